@@ -1,0 +1,50 @@
+// vdnn/error.h — the three tiers of failure.
+//
+// Model: anything a user, a file or a device can cause (bad model file, missing data, a budget too
+// small) throws vdnn::Error with a one-line message that names the file/layer/flag and what would be
+// valid. A broken internal invariant is VDNN_CHECK (throws vdnn::InternalError naming file and line).
+// Vendor calls are wrapped once (VDNN_DNNL_CHECK) so the failing statement is in the message.
+// The library never calls exit(); the CLI catches Error, prints "error: <what>" and exits non-zero.
+//
+//   if (kernel < 1) throw vdnn::Error("model.json: layer 'conv1': field 'kernel' must be >= 1, got 0");
+//   VDNN_CHECK(offset + bytes <= size_, "chunk " << id << " overruns its block");
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace vdnn {
+
+// A problem the caller can fix: bad input, impossible configuration, out of memory.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// A bug in vdnn: an invariant that must hold did not.
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& what) : std::logic_error(what) {}
+};
+
+namespace detail {
+[[noreturn]] void throw_internal(const char* file, int line, const std::string& what);
+}  // namespace detail
+
+}  // namespace vdnn
+
+// Builds a message with stream syntax: VDNN_MSG("layer " << name << " has " << n << " inputs").
+#define VDNN_MSG(stream_expr) \
+  (static_cast<std::ostringstream&&>(std::ostringstream() << stream_expr).str())
+
+// Throws vdnn::Error with a streamed message.
+#define VDNN_THROW(stream_expr) throw ::vdnn::Error(VDNN_MSG(stream_expr))
+
+// Internal invariant; failing it is a bug in vdnn, never the user's fault.
+#define VDNN_CHECK(cond, stream_expr)                                                     \
+  do {                                                                                    \
+    if (!(cond))                                                                          \
+      ::vdnn::detail::throw_internal(__FILE__, __LINE__,                                  \
+                                     VDNN_MSG("check failed: " #cond ": " << stream_expr)); \
+  } while (0)
