@@ -35,11 +35,11 @@ namespace detail {
 }  // namespace vdnn
 
 // Builds a message with stream syntax: VDNN_MSG("layer " << name << " has " << n << " inputs").
-#define VDNN_MSG(stream_expr) \
-  (static_cast<std::ostringstream&&>(std::ostringstream() << stream_expr).str())
+#define VDNN_MSG(...) \
+  (static_cast<std::ostringstream&&>(std::ostringstream() << __VA_ARGS__).str())
 
 // Throws vdnn::Error with a streamed message.
-#define VDNN_THROW(stream_expr) throw ::vdnn::Error(VDNN_MSG(stream_expr))
+#define VDNN_THROW(...) throw ::vdnn::Error(VDNN_MSG(__VA_ARGS__))
 
 // Internal invariant; failing it is a bug in vdnn, never the user's fault.
 #define VDNN_CHECK(cond, stream_expr)                                                     \

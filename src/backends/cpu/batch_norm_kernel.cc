@@ -1,0 +1,117 @@
+// Batch normalization on oneDNN: batch statistics in training (saved for backward, folded into the
+// running averages), running averages in evaluation.
+#include "backends/cpu/dnnl_util.h"
+#include "backends/cpu/kernels.h"
+#include "layers/batch_norm.h"
+
+namespace vdnn {
+namespace {
+
+using dnnl::memory;
+using flags = dnnl::normalization_flags;
+
+class BatchNormKernel : public CpuKernel {
+ public:
+  BatchNormKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine) {
+    const auto& p = static_cast<const BatchNormLayer&>(s.layer).p();
+    momentum_ = static_cast<float>(p.momentum);
+    const Shape& x = s.in_shapes[0];
+    channels_ = x.channels();
+    const int64_t m = s.batch * x.height() * x.width();
+    unbias_ = m > 1 ? static_cast<float>(m) / static_cast<float>(m - 1) : 1.0f;
+    src_md_ = s.in_mds[0];
+    const float eps = static_cast<float>(p.eps);
+    const auto attr = user_scratchpad();
+    const flags f = flags::use_scale | flags::use_shift;
+    dnnl::batch_normalization_forward::desc fd(dnnl::prop_kind::forward_training, src_md_, eps, f);
+    fwd_pd_ = dnnl::batch_normalization_forward::primitive_desc(fd, attr, engine);
+    dnnl::batch_normalization_forward::desc id(dnnl::prop_kind::forward_inference, src_md_, eps,
+                                               f | flags::use_global_stats);
+    infer_pd_ = dnnl::batch_normalization_forward::primitive_desc(id, attr, engine);
+    dnnl::batch_normalization_backward::desc bd(dnnl::prop_kind::backward, src_md_, src_md_, eps, f);
+    bwd_pd_ = dnnl::batch_normalization_backward::primitive_desc(bd, attr, engine, fwd_pd_);
+    out_md = fwd_pd_.dst_desc();
+    const memory::desc c_md = plain_md({channels_});
+    param_mds = {c_md, c_md, c_md, c_md};  // scale, shift, running_mean, running_var
+    saved_mds = {fwd_pd_.mean_desc(), fwd_pd_.variance_desc()};
+    fwd_ = dnnl::batch_normalization_forward(fwd_pd_);
+    infer_ = dnnl::batch_normalization_forward(infer_pd_);
+    bwd_ = dnnl::batch_normalization_backward(bwd_pd_);
+    scratch_bytes = std::max({scratch_of(fwd_pd_), scratch_of(infer_pd_), scratch_of(bwd_pd_)});
+    if (!s.input_needs_grad[0]) {  // diff_src still has to go somewhere: after the scratchpad
+      dsrc_offset_ = (scratch_of(bwd_pd_) + 63) / 64 * 64;
+      scratch_bytes = std::max(scratch_bytes, dsrc_offset_ + src_md_.get_size());
+    }
+    implementation = fwd_pd_.impl_info_str();
+  }
+
+  void forward(dnnl::stream& stream, const KernelArgs& a) override {
+    const memory::desc& c_md = param_mds[0];
+    if (!a.training) {
+      infer_.execute(stream, {{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
+                              {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
+                              {DNNL_ARG_SCALE, bind(c_md, engine_, a.params[0])},
+                              {DNNL_ARG_SHIFT, bind(c_md, engine_, a.params[1])},
+                              {DNNL_ARG_MEAN, bind(c_md, engine_, a.params[2])},
+                              {DNNL_ARG_VARIANCE, bind(c_md, engine_, a.params[3])},
+                              {DNNL_ARG_SCRATCHPAD,
+                               bind(infer_pd_.scratchpad_desc(), engine_, a.scratch)}});
+      return;
+    }
+    fwd_.execute(stream, {{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
+                          {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
+                          {DNNL_ARG_SCALE, bind(c_md, engine_, a.params[0])},
+                          {DNNL_ARG_SHIFT, bind(c_md, engine_, a.params[1])},
+                          {DNNL_ARG_MEAN, bind(saved_mds[0], engine_, a.saved[0])},
+                          {DNNL_ARG_VARIANCE, bind(saved_mds[1], engine_, a.saved[1])},
+                          {DNNL_ARG_SCRATCHPAD,
+                           bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
+    stream.wait();
+    // Running averages (PyTorch's convention: unbiased variance, weight `momentum` on the new value).
+    float* running_mean = static_cast<float*>(a.params[2]);
+    float* running_var = static_cast<float*>(a.params[3]);
+    const float* mean = static_cast<const float*>(a.saved[0]);
+    const float* var = static_cast<const float*>(a.saved[1]);
+    for (int64_t c = 0; c < channels_; ++c) {
+      running_mean[c] = (1.0f - momentum_) * running_mean[c] + momentum_ * mean[c];
+      running_var[c] = (1.0f - momentum_) * running_var[c] + momentum_ * var[c] * unbias_;
+    }
+  }
+
+  void backward(dnnl::stream& stream, const KernelArgs& a) override {
+    const memory::desc& c_md = param_mds[0];
+    void* d_src = a.d_in[0];
+    // The scale/shift gradients need the full backward even when the input needs no gradient.
+    if (!d_src) d_src = static_cast<char*>(a.scratch) + dsrc_offset_;
+    bwd_.execute(stream, {{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
+                          {DNNL_ARG_MEAN, bind(saved_mds[0], engine_, a.saved[0])},
+                          {DNNL_ARG_VARIANCE, bind(saved_mds[1], engine_, a.saved[1])},
+                          {DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
+                          {DNNL_ARG_SCALE, bind(c_md, engine_, a.params[0])},
+                          {DNNL_ARG_SHIFT, bind(c_md, engine_, a.params[1])},
+                          {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, d_src)},
+                          {DNNL_ARG_DIFF_SCALE, bind(c_md, engine_, a.d_params[0])},
+                          {DNNL_ARG_DIFF_SHIFT, bind(c_md, engine_, a.d_params[1])},
+                          {DNNL_ARG_SCRATCHPAD,
+                           bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
+  }
+
+ private:
+  dnnl::engine engine_;
+  int64_t channels_ = 0;
+  size_t dsrc_offset_ = 0;
+  float momentum_ = 0.1f, unbias_ = 1.0f;
+  memory::desc src_md_;
+  dnnl::batch_normalization_forward::primitive_desc fwd_pd_, infer_pd_;
+  dnnl::batch_normalization_backward::primitive_desc bwd_pd_;
+  dnnl::batch_normalization_forward fwd_, infer_;
+  dnnl::batch_normalization_backward bwd_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_batch_norm_kernel(const KernelSetup& s, const dnnl::engine& e) {
+  return std::make_unique<BatchNormKernel>(s, e);
+}
+
+}  // namespace vdnn

@@ -1,0 +1,121 @@
+// Convolution on oneDNN: forward, backward data, backward weights (+bias), all in blocked layouts.
+#include "backends/cpu/dnnl_util.h"
+#include "backends/cpu/kernels.h"
+#include "layers/conv.h"
+
+namespace vdnn {
+namespace {
+
+using dnnl::memory;
+using dnnl::prop_kind;
+
+class ConvKernel : public CpuKernel {
+ public:
+  ConvKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine) {
+    const auto& p = static_cast<const ConvLayer&>(s.layer).p();
+    const Shape& x = s.in_shapes[0];
+    const int64_t n = s.batch, ic = x.channels(), oc = p.channels;
+    memory::dims src{n, ic, x.height(), x.width()};
+    memory::dims dst{n, oc, s.out_shape.height(), s.out_shape.width()};
+    memory::dims wei = p.groups > 1 ? memory::dims{p.groups, oc / p.groups, ic / p.groups, p.kh, p.kw}
+                                    : memory::dims{oc, ic, p.kh, p.kw};
+    memory::dims strides{p.sh, p.sw}, pad{p.ph, p.pw};
+    has_bias_ = p.bias;
+    const memory::desc bias_md = has_bias_ ? plain_md({oc}) : memory::desc();
+    const auto attr = user_scratchpad();
+    const auto algo = dnnl::algorithm::convolution_direct;
+
+    // Let oneDNN pick the layouts; keep the producer's layout for src if oneDNN wants another one
+    // (a reorder per step would cost more than a slightly slower kernel).
+    auto make_fwd = [&](const memory::desc& src_md) {
+      dnnl::convolution_forward::desc d(prop_kind::forward_training, algo, src_md, any_md(wei),
+                                        bias_md, any_md(dst), strides, pad, pad);
+      return dnnl::convolution_forward::primitive_desc(d, attr, engine);
+    };
+    fwd_pd_ = make_fwd(any_md(src));
+    if (fwd_pd_.src_desc() != s.in_mds[0]) fwd_pd_ = make_fwd(s.in_mds[0]);
+    src_md_ = s.in_mds[0];
+    out_md = fwd_pd_.dst_desc();
+    const memory::desc wei_md = fwd_pd_.weights_desc();
+    param_mds = {wei_md};
+    if (has_bias_) param_mds.push_back(bias_md);
+
+    // Backward data usually wants the weights in another blocking (e.g. OIhw16o16i, not
+    // OIhw16i16o); reorder them into scratch each step rather than fall back to a reference kernel.
+    dnnl::convolution_backward_data::desc bd(algo, src_md_, any_md(wei), out_md, strides, pad, pad);
+    bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(bd, attr, engine, fwd_pd_);
+    bwd_wei_md_ = bwd_data_pd_.weights_desc();
+    size_t bwd_data_scratch = scratch_of(bwd_data_pd_);
+    if (bwd_wei_md_ != wei_md) {
+      wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wei_md, engine, bwd_wei_md_));
+      bwd_wei_offset_ = (bwd_data_scratch + 63) / 64 * 64;
+      bwd_data_scratch = bwd_wei_offset_ + bwd_wei_md_.get_size();
+    }
+    dnnl::convolution_backward_weights::desc bw(algo, src_md_, wei_md, bias_md, out_md, strides,
+                                                pad, pad);
+    bwd_weights_pd_ =
+        dnnl::convolution_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_);
+    fwd_ = dnnl::convolution_forward(fwd_pd_);
+    bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
+    bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
+    scratch_bytes = std::max({scratch_of(fwd_pd_), bwd_data_scratch, scratch_of(bwd_weights_pd_)});
+    implementation = fwd_pd_.impl_info_str();
+  }
+
+  void forward(dnnl::stream& stream, const KernelArgs& a) override {
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
+        {DNNL_ARG_WEIGHTS, bind(param_mds[0], engine_, a.params[0])},
+        {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
+        {DNNL_ARG_SCRATCHPAD, bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
+    if (has_bias_) args[DNNL_ARG_BIAS] = bind(param_mds[1], engine_, a.params[1]);
+    fwd_.execute(stream, args);
+  }
+
+  void backward(dnnl::stream& stream, const KernelArgs& a) override {
+    if (a.d_params[0]) {
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
+          {DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
+          {DNNL_ARG_DIFF_WEIGHTS, bind(param_mds[0], engine_, a.d_params[0])},
+          {DNNL_ARG_SCRATCHPAD, bind(bwd_weights_pd_.scratchpad_desc(), engine_, a.scratch)}};
+      if (has_bias_) args[DNNL_ARG_DIFF_BIAS] = bind(param_mds[1], engine_, a.d_params[1]);
+      bwd_weights_.execute(stream, args);
+    }
+    if (a.d_in[0]) {
+      void* weights = a.params[0];
+      if (bwd_wei_offset_ > 0) {
+        weights = static_cast<char*>(a.scratch) + bwd_wei_offset_;
+        run_reorder(wei_reorder_, stream, bind(param_mds[0], engine_, a.params[0]),
+                    bind(bwd_wei_md_, engine_, weights));
+      }
+      bwd_data_.execute(stream,
+                        {{DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
+                         {DNNL_ARG_WEIGHTS, bind(bwd_wei_md_, engine_, weights)},
+                         {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, a.d_in[0])},
+                         {DNNL_ARG_SCRATCHPAD,
+                          bind(bwd_data_pd_.scratchpad_desc(), engine_, a.scratch)}});
+    }
+  }
+
+ private:
+  dnnl::engine engine_;
+  bool has_bias_ = false;
+  memory::desc src_md_, bwd_wei_md_;
+  size_t bwd_wei_offset_ = 0;  // > 0: backward data reads weights reordered into scratch here
+  dnnl::reorder wei_reorder_;
+  dnnl::convolution_forward::primitive_desc fwd_pd_;
+  dnnl::convolution_backward_data::primitive_desc bwd_data_pd_;
+  dnnl::convolution_backward_weights::primitive_desc bwd_weights_pd_;
+  dnnl::convolution_forward fwd_;
+  dnnl::convolution_backward_data bwd_data_;
+  dnnl::convolution_backward_weights bwd_weights_;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> make_conv_kernel(const KernelSetup& s, const dnnl::engine& e) {
+  return std::make_unique<ConvKernel>(s, e);
+}
+
+}  // namespace vdnn

@@ -1,0 +1,48 @@
+// backends/cpu/dnnl_util.h — small helpers shared by the oneDNN kernels.
+//
+//   auto d = plain_md({n, c, h, w});                  // nchw (or x / nc / oihw / goihw by rank)
+//   auto m = bind(md, engine, ptr);                   // a dnnl::memory over a caller's buffer
+//   dnnl::primitive_attr attr = user_scratchpad();    // kernels get scratch from the executor
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace vdnn {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+inline dnnl::memory::desc plain_md(const std::vector<int64_t>& dims) {
+  static const tag by_rank[] = {tag::undef, tag::a, tag::ab, tag::abc, tag::abcd, tag::abcde};
+  return dnnl::memory::desc(dims, dt::f32, by_rank[dims.size()]);
+}
+
+inline dnnl::memory::desc any_md(const std::vector<int64_t>& dims) {
+  return dnnl::memory::desc(dims, dt::f32, tag::any);
+}
+
+inline dnnl::memory bind(const dnnl::memory::desc& md, const dnnl::engine& engine, void* ptr) {
+  return dnnl::memory(md, engine, ptr);
+}
+
+inline dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// Runs a reorder between two bound memories (the C++ API wants lvalues).
+inline void run_reorder(const dnnl::reorder& r, dnnl::stream& stream, const dnnl::memory& from,
+                        const dnnl::memory& to) {
+  r.execute(stream, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+template <typename PrimitiveDesc>
+size_t scratch_of(const PrimitiveDesc& pd) {
+  return pd.scratchpad_desc().get_size();
+}
+
+}  // namespace vdnn

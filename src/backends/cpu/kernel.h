@@ -1,0 +1,68 @@
+// backends/cpu/kernel.h — a layer's computation on oneDNN, with every buffer handed in.
+//
+// Model: a kernel is created once per layer from the layer description and the memory descriptors of
+// its inputs (blocked layouts chosen by oneDNN, format_tag::any). It then declares everything the
+// executor must provide: its output descriptor, its parameters' descriptors, kernel-private state
+// saved from forward to backward (pooling indices, BN statistics, dropout mask, softmax output) and
+// its scratchpad bytes (oneDNN user scratchpad mode). Kernels never allocate: forward/backward get
+// raw pointers in KernelArgs, so the executor decides where each byte lives (device pool, host).
+// Backward overwrites d_in[i] (gradients are accumulated by the executor, not the kernel); a null
+// d_in[i] means that input needs no gradient (the graph input).
+//
+//   KernelSetup setup{layer, /*batch=*/32, in_shapes, out_shape, in_mds, /*in_place=*/false, 7};
+//   auto kernel = make_cpu_kernel(setup, engine);
+//   args.in = {x}; args.out = y; args.params = {w, b}; args.scratch = scratch;
+//   kernel->forward(stream, args);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/layer.h"
+
+namespace vdnn {
+
+struct KernelSetup {
+  const Layer& layer;
+  int64_t batch = 1;
+  std::vector<Shape> in_shapes;
+  Shape out_shape;
+  std::vector<dnnl::memory::desc> in_mds;
+  bool in_place = false;  // output shares input 0's buffer
+  std::vector<bool> input_needs_grad;  // false for the graph input
+  uint64_t seed = 0;      // for dropout masks
+};
+
+struct KernelArgs {
+  std::vector<void*> in, d_in;
+  void* out = nullptr;
+  void* d_out = nullptr;
+  std::vector<void*> params, d_params;  // ParamSpec order; d_params[i] null if not trainable
+  std::vector<void*> saved;             // one per saved_mds
+  void* scratch = nullptr;              // scratch_bytes
+  const int32_t* labels = nullptr;      // loss layer: batch labels
+  int64_t valid = 0;                    // loss layer: real samples in this batch (<= batch)
+  uint64_t step = 0;                    // dropout: a fresh mask per step
+  bool training = true;
+};
+
+class CpuKernel {
+ public:
+  virtual ~CpuKernel() = default;
+  virtual void forward(dnnl::stream& stream, const KernelArgs& args) = 0;
+  virtual void backward(dnnl::stream& stream, const KernelArgs& args) = 0;
+
+  dnnl::memory::desc out_md;
+  std::vector<dnnl::memory::desc> param_mds;
+  std::vector<dnnl::memory::desc> saved_mds;
+  size_t scratch_bytes = 0;
+  std::string implementation;  // oneDNN's name for the forward implementation, e.g. "jit:avx512_core"
+};
+
+// Throws vdnn::Error naming the layer when oneDNN cannot implement it.
+std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl::engine& engine);
+
+}  // namespace vdnn

@@ -1,0 +1,20 @@
+// backends/cpu/kernels.h — one factory per oneDNN kernel; make_cpu_kernel dispatches on layer type.
+#pragma once
+
+#include "backends/cpu/kernel.h"
+
+namespace vdnn {
+
+std::unique_ptr<CpuKernel> make_conv_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_pool_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_lrn_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_batch_norm_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_fc_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_relu_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_dropout_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_flatten_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_concat_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_add_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_softmax_ce_kernel(const KernelSetup& s, const dnnl::engine& e);
+
+}  // namespace vdnn

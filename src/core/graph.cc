@@ -1,0 +1,101 @@
+#include "core/graph.h"
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+Graph::Graph(std::string name, Shape input_shape, int classes)
+    : name_(std::move(name)), classes_(classes) {
+  if (input_shape.rank() != 3 && input_shape.rank() != 1)
+    VDNN_THROW("model '" << name_ << "': input must be [C, H, W] or [K], got "
+                         << input_shape.to_string());
+  for (int64_t d : input_shape.dims)
+    if (d < 1) VDNN_THROW("model '" << name_ << "': input dims must be >= 1, got "
+                                    << input_shape.to_string());
+  if (classes < 1) VDNN_THROW("model '" << name_ << "': classes must be >= 1, got " << classes);
+  values_.push_back(Value{"data", std::move(input_shape), -1, {}});
+}
+
+ValueId Graph::find_value(const std::string& name) const {
+  for (size_t i = 0; i < values_.size(); ++i)
+    if (values_[i].name == name) return static_cast<ValueId>(i);
+  return -1;
+}
+
+int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs) {
+  const std::string& name = layer->name();
+  if (name.empty()) VDNN_THROW("a layer of type '" << layer->type() << "' has an empty name");
+  if (find_value(name) >= 0) layer->fail("the name is already used by an earlier layer or input");
+  if (!nodes_.empty() && nodes_.back().layer->kind() == LayerKind::kLoss)
+    layer->fail("comes after the loss layer '" + nodes_.back().layer->name() +
+                "'; the loss must be last");
+
+  Node node;
+  if (inputs.empty()) {
+    node.inputs = {static_cast<ValueId>(values_.size() - 1)};
+  } else {
+    for (const auto& in : inputs) {
+      ValueId id = find_value(in);
+      if (id < 0) layer->fail("input '" + in + "' is not defined by an earlier layer (or \"data\")");
+      node.inputs.push_back(id);
+    }
+  }
+  const int n = static_cast<int>(node.inputs.size());
+  if (n < layer->min_inputs() || n > layer->max_inputs())
+    layer->fail(VDNN_MSG("takes " << layer->min_inputs() << ".." << layer->max_inputs()
+                                  << " inputs, got " << n));
+  std::vector<Shape> in_shapes;
+  for (ValueId id : node.inputs) in_shapes.push_back(values_[id].shape);
+  Shape out = layer->infer_shape(in_shapes);
+  node.params = layer->params(in_shapes);
+
+  const int index = static_cast<int>(nodes_.size());
+  for (ValueId id : node.inputs) values_[id].consumers.push_back(index);
+  node.output = static_cast<ValueId>(values_.size());
+  values_.push_back(Value{name, out, index, {}});
+  node.layer = std::move(layer);
+  nodes_.push_back(std::move(node));
+  return index;
+}
+
+void Graph::finalize() {
+  if (nodes_.empty()) VDNN_THROW("model '" << name_ << "' has no layers");
+  const Node& last = nodes_.back();
+  if (last.layer->kind() != LayerKind::kLoss)
+    VDNN_THROW("model '" << name_ << "': the last layer '" << last.layer->name()
+                         << "' must be a loss (softmax_cross_entropy)");
+  const Shape& logits = values_[last.inputs[0]].shape;
+  if (logits.elements() != classes_)
+    last.layer->fail(VDNN_MSG("receives " << logits.elements() << " logits but the model has "
+                                          << classes_ << " classes"));
+  for (const Value& v : values_)
+    if (v.consumers.empty() && v.producer != static_cast<int>(nodes_.size()) - 1)
+      VDNN_THROW("model '" << name_ << "': the output of '" << v.name
+                           << "' is never used (every value must lead to the loss)");
+}
+
+int64_t Graph::parameter_count(bool trainable_only) const {
+  int64_t n = 0;
+  for (const Node& node : nodes_)
+    for (const ParamSpec& p : node.params)
+      if (p.trainable || !trainable_only) n += p.elements();
+  return n;
+}
+
+double Graph::forward_flops_per_sample() const {
+  double f = 0;
+  for (const Node& node : nodes_) {
+    std::vector<Shape> in;
+    for (ValueId id : node.inputs) in.push_back(values_[id].shape);
+    f += node.layer->forward_flops(in, values_[node.output].shape);
+  }
+  return f;
+}
+
+int64_t Graph::feature_map_bytes_per_sample() const {
+  int64_t bytes = 0;
+  for (const Value& v : values_) bytes += v.shape.elements() * 4;
+  return bytes;
+}
+
+}  // namespace vdnn

@@ -1,0 +1,69 @@
+// core/graph.h — the network as a DAG of layers and named values, with per-sample shapes.
+//
+// Model: value 0 is the input ("data"); every layer produces exactly one value named after it.
+// Layers are added in an order where inputs exist before use, so insertion order is topological.
+// A layer's input defaults to the previous layer's output. The last layer is the loss.
+//
+//   Graph g("tiny", Shape{1, 28, 28}, 10);
+//   g.add(std::make_unique<ReluLayer>("r"), {});          // input: "data"
+//   g.add(std::make_unique<FcLayer>("fc", FcLayer::Params{10}), {"r"});
+//   g.add(std::make_unique<SoftmaxCrossEntropyLayer>("loss"), {});
+//   g.finalize();   // checks: one loss, last; every value used
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/layer.h"
+
+namespace vdnn {
+
+using ValueId = int;
+
+struct Value {
+  std::string name;
+  Shape shape;                 // per sample
+  int producer = -1;           // node index; -1 for the graph input
+  std::vector<int> consumers;  // node indices, in forward order
+};
+
+struct Node {
+  std::unique_ptr<Layer> layer;
+  std::vector<ValueId> inputs;
+  ValueId output = -1;
+  std::vector<ParamSpec> params;
+};
+
+class Graph {
+ public:
+  Graph(std::string name, Shape input_shape, int classes);
+  Graph(Graph&&) = default;
+  Graph& operator=(Graph&&) = default;
+
+  // Adds a layer; empty `inputs` means the previous layer's output (or "data" for the first).
+  // Throws vdnn::Error naming the layer on unknown inputs, duplicate names or shape mismatch.
+  int add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs);
+  // Checks the whole graph: exactly one loss, it is last, its logits match `classes`, no dead ends.
+  void finalize();
+
+  const std::string& name() const { return name_; }
+  const Shape& input_shape() const { return values_[0].shape; }
+  int classes() const { return classes_; }
+  const std::vector<Value>& values() const { return values_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Value& value(ValueId id) const { return values_.at(id); }
+  ValueId find_value(const std::string& name) const;  // -1 if absent
+
+  int64_t parameter_count(bool trainable_only = true) const;
+  double forward_flops_per_sample() const;
+  int64_t feature_map_bytes_per_sample() const;  // all values a training step keeps, fp32
+
+ private:
+  std::string name_;
+  int classes_;
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace vdnn

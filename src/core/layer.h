@@ -1,0 +1,81 @@
+// core/layer.h — what a layer is, independent of any backend.
+//
+// Model: a Layer describes; a backend Kernel computes. The description says everything the planner
+// needs before any memory exists: the kind, the per-sample output shape, the parameters, which values
+// its backward reads (the offload candidates), whether it may run in place, and its FLOPs.
+// Workspace and layer-private saved state (pooling indices, BN statistics) are backend facts and are
+// declared by the kernel (backends/cpu/kernel.h).
+//
+//   auto conv = make_layer(LayerConfig(json, "x.json: layer 'conv1'"));
+//   Shape out = conv->infer_shape({Shape{3, 32, 32}});   // e.g. 64x32x32
+//   bool offload_candidate = conv->backward_reads_input();
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/layer_kind.h"
+#include "core/shape.h"
+
+namespace vdnn {
+
+// One parameter tensor of a layer, in its plain layout (x, oi, oihw or goihw by rank).
+struct ParamSpec {
+  enum class Init { kHeNormal, kZero, kOne };
+  std::string name;           // "weight", "bias", "scale", "shift", "running_mean", "running_var"
+  std::vector<int64_t> dims;  // plain layout
+  Init init = Init::kZero;
+  int64_t fan_in = 1;       // for kHeNormal: std = sqrt(2 / fan_in)
+  bool trainable = true;    // false: running statistics, updated by the layer, not by SGD
+  bool decay = false;       // weight decay applies
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+};
+
+class Layer {
+ public:
+  Layer(std::string name, std::string type, LayerKind kind)
+      : name_(std::move(name)), type_(std::move(type)), kind_(kind) {}
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& type() const { return type_; }
+  LayerKind kind() const { return kind_; }
+
+  virtual int min_inputs() const { return 1; }
+  virtual int max_inputs() const { return 1; }
+
+  // Per-sample output shape; throws vdnn::Error naming this layer when inputs do not fit.
+  virtual Shape infer_shape(const std::vector<Shape>& in) const = 0;
+  virtual std::vector<ParamSpec> params(const std::vector<Shape>& in) const { return {}; }
+
+  // Which values the backward pass reads. These are what vDNN may offload.
+  virtual bool backward_reads_input() const = 0;
+  virtual bool backward_reads_output() const { return false; }
+  // May overwrite its input (vDNN runs ReLU in place).
+  virtual bool can_run_in_place() const { return false; }
+
+  // FLOPs per sample (multiply and add counted separately: 2 per MAC).
+  virtual double forward_flops(const std::vector<Shape>& in, const Shape& out) const {
+    return static_cast<double>(out.elements());
+  }
+  virtual double backward_flops(const std::vector<Shape>& in, const Shape& out) const {
+    return 2.0 * forward_flops(in, out);
+  }
+
+  // "layer 'conv1' (conv): <what>" as a vdnn::Error.
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  std::string name_;
+  std::string type_;
+  LayerKind kind_;
+};
+
+}  // namespace vdnn

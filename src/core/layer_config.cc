@@ -1,0 +1,89 @@
+#include "core/layer_config.h"
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+LayerConfig::LayerConfig(nlohmann::json fields, std::string where)
+    : fields_(std::move(fields)), where_(std::move(where)) {
+  // Fields every layer may carry; the graph reads them, not the layer.
+  used_ = {"name", "type", "inputs", "input"};
+}
+
+const nlohmann::json* LayerConfig::find(const std::string& key) {
+  used_.insert(key);
+  auto it = fields_.find(key);
+  return it == fields_.end() ? nullptr : &*it;
+}
+
+void LayerConfig::fail(const std::string& key, const std::string& expected) const {
+  std::string got = fields_.contains(key) ? fields_.at(key).dump() : "nothing";
+  VDNN_THROW(where_ << ": field '" << key << "': expected " << expected << ", got " << got);
+}
+
+int64_t LayerConfig::positive_int(const std::string& key) {
+  const nlohmann::json* v = find(key);
+  if (!v || !v->is_number_integer() || v->get<int64_t>() < 1) fail(key, "an integer >= 1");
+  return v->get<int64_t>();
+}
+
+int64_t LayerConfig::integer(const std::string& key, int64_t fallback, int64_t min_value) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_number_integer() || v->get<int64_t>() < min_value)
+    fail(key, "an integer >= " + std::to_string(min_value));
+  return v->get<int64_t>();
+}
+
+std::pair<int64_t, int64_t> LayerConfig::pair(const std::string& key,
+                                               std::pair<int64_t, int64_t> fallback,
+                                               int64_t min_value) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  const std::string expected =
+      "an integer >= " + std::to_string(min_value) + " or a pair [h, w] of them";
+  auto ok = [&](const nlohmann::json& x) {
+    return x.is_number_integer() && x.get<int64_t>() >= min_value;
+  };
+  if (ok(*v)) return {v->get<int64_t>(), v->get<int64_t>()};
+  if (v->is_array() && v->size() == 2 && ok((*v)[0]) && ok((*v)[1]))
+    return {(*v)[0].get<int64_t>(), (*v)[1].get<int64_t>()};
+  fail(key, expected);
+}
+
+double LayerConfig::number(const std::string& key, double fallback, double lo, double hi) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_number() || v->get<double>() < lo || v->get<double>() > hi)
+    fail(key, VDNN_MSG("a number in [" << lo << ", " << hi << "]"));
+  return v->get<double>();
+}
+
+bool LayerConfig::boolean(const std::string& key, bool fallback) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) fail(key, "true or false");
+  return v->get<bool>();
+}
+
+std::string LayerConfig::text(const std::string& key, const std::string& fallback,
+                              const std::set<std::string>& allowed) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  std::string options;
+  for (const auto& a : allowed) options += (options.empty() ? "" : ", ") + a;
+  if (!v->is_string() || !allowed.count(v->get<std::string>())) fail(key, "one of " + options);
+  return v->get<std::string>();
+}
+
+void LayerConfig::check_all_used() const {
+  for (auto it = fields_.begin(); it != fields_.end(); ++it) {
+    if (used_.count(it.key())) continue;
+    std::string valid;
+    for (const auto& u : used_) valid += (valid.empty() ? "" : ", ") + u;
+    VDNN_THROW(where_ << ": unknown field '" << it.key() << "' (valid fields here: " << valid
+                      << ")");
+  }
+}
+
+}  // namespace vdnn

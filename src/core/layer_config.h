@@ -1,0 +1,56 @@
+// core/layer_config.h — typed, checked access to one layer's fields in a model description.
+//
+// Model: a layer's JSON object is read only through LayerConfig, which knows where it came from
+// ("models/x.json: layer 'conv1'") so every error names the file, the layer, the field and what would
+// be valid. Fields nobody read are reported by check_all_used() — a typo never passes silently.
+//
+//   LayerConfig cfg(json_obj, "models/x.json: layer 'conv1'");
+//   int64_t out = cfg.positive_int("channels");
+//   auto [kh, kw] = cfg.pair("kernel", /*fallback=*/{3, 3});
+//   bool bias = cfg.boolean("bias", true);
+//   cfg.check_all_used();
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace vdnn {
+
+class LayerConfig {
+ public:
+  LayerConfig(nlohmann::json fields, std::string where);
+
+  const std::string& where() const { return where_; }
+  bool has(const std::string& key) const { return fields_.contains(key); }
+
+  // A required integer >= 1.
+  int64_t positive_int(const std::string& key);
+  // An integer in [min_value, ∞); `fallback` when absent.
+  int64_t integer(const std::string& key, int64_t fallback, int64_t min_value);
+  // An int (same for both) or [h, w], each >= min_value.
+  std::pair<int64_t, int64_t> pair(const std::string& key, std::pair<int64_t, int64_t> fallback,
+                                   int64_t min_value = 1);
+  // A number in [lo, hi].
+  double number(const std::string& key, double fallback, double lo, double hi);
+  bool boolean(const std::string& key, bool fallback);
+  std::string text(const std::string& key, const std::string& fallback,
+                   const std::set<std::string>& allowed);
+
+  // Throws if a field was never read (unknown or misspelled), listing the valid ones.
+  void check_all_used() const;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
+
+ private:
+  const nlohmann::json* find(const std::string& key);
+
+  nlohmann::json fields_;
+  std::string where_;
+  std::set<std::string> used_;
+};
+
+}  // namespace vdnn

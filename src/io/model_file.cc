@@ -1,0 +1,170 @@
+#include "io/model_file.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/layer_registry.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+namespace fs = std::filesystem;
+
+static Shape read_input_shape(const nlohmann::json& model, const std::string& source) {
+  const auto it = model.find("input");
+  bool ok = it != model.end() && it->is_array() && (it->size() == 3 || it->size() == 1);
+  std::vector<int64_t> dims;
+  if (ok)
+    for (const auto& d : *it) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 1) ok = false;
+      else dims.push_back(d.get<int64_t>());
+    }
+  if (!ok)
+    VDNN_THROW(source << ": field 'input': expected [C, H, W] or [K] of integers >= 1, got "
+                      << (it == model.end() ? "nothing" : it->dump()));
+  return Shape(dims);
+}
+
+static std::vector<std::string> read_inputs(const nlohmann::json& obj, const std::string& where) {
+  std::vector<std::string> inputs;
+  const auto it = obj.find("inputs");
+  if (it == obj.end()) return inputs;
+  if (!it->is_array() || it->empty())
+    VDNN_THROW(where << ": field 'inputs': expected a non-empty list of value names, got "
+                     << it->dump());
+  for (const auto& v : *it) {
+    if (!v.is_string()) VDNN_THROW(where << ": field 'inputs': names must be strings, got " << v.dump());
+    inputs.push_back(v.get<std::string>());
+  }
+  return inputs;
+}
+
+Graph parse_model(const nlohmann::json& model, const std::string& source,
+                  const ModelOptions& options) {
+  if (!model.is_object()) VDNN_THROW(source << ": a model must be a JSON object");
+  for (auto it = model.begin(); it != model.end(); ++it)
+    if (it.key() != "name" && it.key() != "input" && it.key() != "classes" &&
+        it.key() != "layers" && it.key() != "description")
+      VDNN_THROW(source << ": unknown top-level field '" << it.key()
+                        << "' (valid: name, description, input, classes, layers)");
+  const std::string name = model.value("name", fs::path(source).stem().string());
+  Shape input = options.input ? *options.input : read_input_shape(model, source);
+  int classes = 0;
+  if (options.classes) {
+    classes = *options.classes;
+  } else {
+    const auto c = model.find("classes");
+    if (c == model.end() || !c->is_number_integer() || c->get<int64_t>() < 1)
+      VDNN_THROW(source << ": field 'classes': expected an integer >= 1");
+    classes = c->get<int>();
+  }
+  const auto layers = model.find("layers");
+  if (layers == model.end() || !layers->is_array() || layers->empty())
+    VDNN_THROW(source << ": field 'layers': expected a non-empty list of layer objects");
+
+  Graph graph(name, input, classes);
+  int index = 0;
+  for (nlohmann::json obj : *layers) {
+    ++index;
+    const std::string at = VDNN_MSG(source << ": layer #" << index);
+    if (!obj.is_object()) VDNN_THROW(at << ": expected a JSON object, got " << obj.dump());
+    if (!obj.contains("name") || !obj["name"].is_string() || obj["name"].get<std::string>().empty())
+      VDNN_THROW(at << ": field 'name': expected a non-empty string");
+    if (!obj.contains("type") || !obj["type"].is_string())
+      VDNN_THROW(at << " ('" << obj["name"].get<std::string>() << "'): field 'type': expected a string");
+    const std::string layer_name = obj["name"].get<std::string>();
+    const std::string where = VDNN_MSG(source << ": layer '" << layer_name << "'");
+    if (obj.contains("units") && obj["units"] == "classes") obj["units"] = classes;
+    LayerConfig cfg(obj, where);
+    auto layer = make_layer(layer_name, obj["type"].get<std::string>(), cfg);
+    auto inputs = read_inputs(obj, where);
+    try {
+      graph.add(std::move(layer), inputs);
+    } catch (const Error& e) {
+      VDNN_THROW(source << ": " << e.what());
+    }
+  }
+  try {
+    graph.finalize();
+  } catch (const Error& e) {
+    VDNN_THROW(source << ": " << e.what());
+  }
+  return graph;
+}
+
+std::string models_dir() {
+  if (const char* env = std::getenv("VDNN_MODELS_DIR")) return env;
+  return std::string(VDNN_SOURCE_DIR) + "/models";
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(models_dir(), ec))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Graph load_model(const std::string& name_or_path, const ModelOptions& options) {
+  fs::path path = name_or_path;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    path = fs::path(models_dir()) / (name_or_path + ".json");
+    if (name_or_path.find('/') != std::string::npos || !fs::is_regular_file(path, ec)) {
+      std::string names;
+      for (const auto& n : model_names()) names += (names.empty() ? "" : ", ") + n;
+      VDNN_THROW("model '" << name_or_path << "' is neither a file nor a known model (known: "
+                           << names << ")");
+    }
+  }
+  std::ifstream in(path);
+  if (!in) VDNN_THROW(path.string() << ": cannot open");
+  nlohmann::json model;
+  try {
+    model = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    VDNN_THROW(path.string() << ": not valid JSON: " << e.what());
+  }
+  return parse_model(model, path.string(), options);
+}
+
+Shape parse_shape(const std::string& text, const std::string& flag) {
+  std::vector<int64_t> dims;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('x', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(start, end - start);
+    char* stop = nullptr;
+    const long long d = std::strtoll(part.c_str(), &stop, 10);
+    if (part.empty() || *stop != '\0' || d < 1 || d > (1LL << 31))
+      VDNN_THROW(flag << ": expected CxHxW or K with positive integers (e.g. 3x224x224), got '"
+                      << text << "'");
+    dims.push_back(d);
+    start = end + 1;
+  }
+  if (dims.size() != 3 && dims.size() != 1)
+    VDNN_THROW(flag << ": expected CxHxW or K (e.g. 3x224x224), got '" << text << "'");
+  return Shape(dims);
+}
+
+ModelBuilder::ModelBuilder(std::string name, std::vector<int64_t> input, int classes) {
+  model_ = {{"name", name}, {"input", input}, {"classes", classes},
+            {"layers", nlohmann::json::array()}};
+}
+
+ModelBuilder& ModelBuilder::layer(const std::string& type, const std::string& name,
+                                  nlohmann::json fields, std::vector<std::string> inputs) {
+  fields["type"] = type;
+  fields["name"] = name;
+  if (!inputs.empty()) fields["inputs"] = inputs;
+  model_["layers"].push_back(std::move(fields));
+  return *this;
+}
+
+Graph ModelBuilder::build() const { return parse_model(model_, "<builder " + model_["name"].get<std::string>() + ">"); }
+
+}  // namespace vdnn

@@ -1,0 +1,19 @@
+// io/report.h — the JSON run report written by `vdnn train --report FILE.json`.
+//
+//   nlohmann::json r = train_report(model_name, config, batch, result);
+//   write_json_file("run.json", r);      // throws vdnn::Error naming the file on failure
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/trainer.h"
+
+namespace vdnn {
+
+nlohmann::json train_report(const std::string& model, const TrainConfig& config, int64_t batch,
+                            const TrainResult& result);
+void write_json_file(const std::string& path, const nlohmann::json& j);
+
+}  // namespace vdnn

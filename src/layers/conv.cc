@@ -1,0 +1,52 @@
+#include "layers/conv.h"
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+std::unique_ptr<Layer> ConvLayer::parse(const std::string& name, LayerConfig& cfg) {
+  Params p;
+  p.channels = cfg.positive_int("channels");
+  if (!cfg.has("kernel")) cfg.fail("kernel", "an integer >= 1 or a pair [h, w] of them");
+  std::tie(p.kh, p.kw) = cfg.pair("kernel", {1, 1});
+  std::tie(p.sh, p.sw) = cfg.pair("stride", {1, 1});
+  std::tie(p.ph, p.pw) = cfg.pair("pad", {0, 0}, 0);
+  p.groups = cfg.integer("groups", 1, 1);
+  p.bias = cfg.boolean("bias", true);
+  if (p.channels % p.groups != 0)
+    cfg.fail("groups", VDNN_MSG("a divisor of channels (" << p.channels << ")"));
+  return std::make_unique<ConvLayer>(name, p);
+}
+
+Shape ConvLayer::infer_shape(const std::vector<Shape>& in) const {
+  const Shape& x = in[0];
+  if (!x.is_image()) fail("needs an image input CxHxW, got " + x.to_string());
+  if (x.channels() % p_.groups != 0)
+    fail(VDNN_MSG("input channels " << x.channels() << " are not divisible by groups "
+                                    << p_.groups));
+  const int64_t oh = (x.height() + 2 * p_.ph - p_.kh) / p_.sh + 1;
+  const int64_t ow = (x.width() + 2 * p_.pw - p_.kw) / p_.sw + 1;
+  if (x.height() + 2 * p_.ph < p_.kh || x.width() + 2 * p_.pw < p_.kw)
+    fail(VDNN_MSG("kernel " << p_.kh << "x" << p_.kw << " does not fit input " << x.to_string()
+                            << " with pad " << p_.ph << "x" << p_.pw));
+  return Shape{p_.channels, oh, ow};
+}
+
+std::vector<ParamSpec> ConvLayer::params(const std::vector<Shape>& in) const {
+  const int64_t ic_per_group = in[0].channels() / p_.groups;
+  ParamSpec w{"weight", {}, ParamSpec::Init::kHeNormal, ic_per_group * p_.kh * p_.kw, true, true};
+  if (p_.groups > 1)
+    w.dims = {p_.groups, p_.channels / p_.groups, ic_per_group, p_.kh, p_.kw};
+  else
+    w.dims = {p_.channels, ic_per_group, p_.kh, p_.kw};
+  std::vector<ParamSpec> out{w};
+  if (p_.bias) out.push_back({"bias", {p_.channels}, ParamSpec::Init::kZero, 1, true, false});
+  return out;
+}
+
+double ConvLayer::forward_flops(const std::vector<Shape>& in, const Shape& out) const {
+  const double macs_per_output = static_cast<double>(in[0].channels() / p_.groups) * p_.kh * p_.kw;
+  return 2.0 * macs_per_output * static_cast<double>(out.elements());
+}
+
+}  // namespace vdnn

@@ -1,0 +1,48 @@
+// layers/fc.h — fully connected (inner product); takes CxHxW or K inputs without a flatten.
+//
+//   {"name": "fc1", "type": "fc", "units": 512, "bias": true}
+// Weights are [units, C, H, W] (or [units, K]): the same bytes as [units, C*H*W] in NCHW order.
+// Backward reads the input.
+#pragma once
+
+#include "core/layer.h"
+#include "core/layer_config.h"
+
+namespace vdnn {
+
+class FcLayer : public Layer {
+ public:
+  struct Params {
+    int64_t units = 0;
+    bool bias = true;
+  };
+  FcLayer(std::string name, Params p) : Layer(std::move(name), "fc", LayerKind::kFc), p_(p) {}
+  static std::unique_ptr<Layer> parse(const std::string& name, LayerConfig& cfg) {
+    Params p;
+    p.units = cfg.positive_int("units");
+    p.bias = cfg.boolean("bias", true);
+    return std::make_unique<FcLayer>(name, p);
+  }
+  const Params& p() const { return p_; }
+  Shape infer_shape(const std::vector<Shape>& in) const override {
+    if (in[0].rank() != 1 && in[0].rank() != 3)
+      fail("needs a CxHxW or K input, got " + in[0].to_string());
+    return Shape{p_.units};
+  }
+  std::vector<ParamSpec> params(const std::vector<Shape>& in) const override {
+    ParamSpec w{"weight", {p_.units}, ParamSpec::Init::kHeNormal, in[0].elements(), true, true};
+    w.dims.insert(w.dims.end(), in[0].dims.begin(), in[0].dims.end());
+    std::vector<ParamSpec> out{w};
+    if (p_.bias) out.push_back({"bias", {p_.units}, ParamSpec::Init::kZero, 1, true, false});
+    return out;
+  }
+  bool backward_reads_input() const override { return true; }
+  double forward_flops(const std::vector<Shape>& in, const Shape& out) const override {
+    return 2.0 * static_cast<double>(in[0].elements()) * static_cast<double>(p_.units);
+  }
+
+ private:
+  Params p_;
+};
+
+}  // namespace vdnn

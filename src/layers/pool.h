@@ -1,0 +1,40 @@
+// layers/pool.h — max and average pooling, including global pooling and Caffe's ceil mode.
+//
+//   {"name": "pool1", "type": "max_pool", "kernel": 2, "stride": 2}
+//   {"name": "gap",   "type": "avg_pool", "global": true}
+//   {"name": "p3",    "type": "max_pool", "kernel": 3, "stride": 2, "ceil": true}
+// Average pooling excludes padded cells from the divisor unless "exclude_padding": false.
+// Backward of max pooling reads only its saved indices (a kernel-owned buffer), not the input;
+// average pooling reads nothing: neither is an offload candidate for its input.
+#pragma once
+
+#include "core/layer.h"
+#include "core/layer_config.h"
+
+namespace vdnn {
+
+class PoolLayer : public Layer {
+ public:
+  struct Params {
+    bool max = true, global = false, ceil = false, exclude_padding = true;
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  };
+  struct Window {  // resolved for a concrete input
+    int64_t kh, kw, sh, sw, pt, pl, pb, pr, oh, ow;
+  };
+  PoolLayer(std::string name, std::string type, Params p)
+      : Layer(std::move(name), std::move(type), LayerKind::kPool), p_(p) {}
+  static std::unique_ptr<Layer> parse(const std::string& name, const std::string& type,
+                                      LayerConfig& cfg);
+
+  const Params& p() const { return p_; }
+  Window window(const Shape& in) const;
+  Shape infer_shape(const std::vector<Shape>& in) const override;
+  bool backward_reads_input() const override { return false; }
+  double forward_flops(const std::vector<Shape>& in, const Shape& out) const override;
+
+ private:
+  Params p_;
+};
+
+}  // namespace vdnn

@@ -1,0 +1,49 @@
+// runtime/sgd.h — stochastic gradient descent with momentum and weight decay (PyTorch semantics),
+// and the learning-rate schedules.
+//
+//   g = grad + weight_decay * w   (weights only, not biases or BN parameters)
+//   v = momentum * v + g
+//   w = w - lr * v
+//
+//   Sgd sgd({.momentum = 0.9, .weight_decay = 5e-4});
+//   LrSchedule schedule{.base = 0.05, .kind = LrSchedule::kCosine, .total_steps = 4690};
+//   sgd.step(net.params(), schedule.at(step, epoch));
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/net.h"
+#include "util/aligned_buffer.h"
+
+namespace vdnn {
+
+struct SgdConfig {
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+};
+
+class Sgd {
+ public:
+  explicit Sgd(SgdConfig config) : config_(config) {}
+  void step(std::vector<ParamTensor>& params, double lr);
+  // Momentum buffers, in the parameters' kernel layouts (for checkpoints).
+  std::vector<AlignedBuffer>& velocity() { return velocity_; }
+
+ private:
+  SgdConfig config_;
+  std::vector<AlignedBuffer> velocity_;
+};
+
+struct LrSchedule {
+  enum Kind { kConstant, kStep, kCosine };
+  double base = 0.05;
+  Kind kind = kCosine;
+  int64_t total_steps = 1;   // cosine: steps until lr reaches 0
+  int step_epochs = 5;       // step: decay every `step_epochs` epochs
+  double gamma = 0.1;        // step: by this factor
+  double at(int64_t step, int epoch) const;
+  static Kind parse(const std::string& name);  // "constant" | "step" | "cosine"
+};
+
+}  // namespace vdnn

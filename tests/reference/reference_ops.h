@@ -1,0 +1,194 @@
+// tests/reference/reference_ops.h — plain reference implementations of vdnn's layers, for tests.
+//
+// Model: every operation is a set of nested loops that reads like its textbook formula, accumulates
+// in double and rounds to float once per output element. Nothing here is fast or clever; it is the
+// yardstick the oneDNN layers are compared against. Shapes are checked and a bad one throws
+// std::invalid_argument naming the operation, so a wrong test fails loudly instead of reading
+// garbage.
+//
+// Layout: every tensor is a Tensor4 — dense NCHW float data in a std::vector<float>, element
+// (n, c, h, w) at index ((n*C + c)*H + h)*W + w. A 2-D (N, C) tensor is a Tensor4 with h = w = 1,
+// so its data is the same row-major (N, C) matrix. Convolution weights are a Tensor4 in OIHW order
+// (n = O output channels, c = I = in_channels / groups, h = KH, w = KW). Vectors (bias, gamma,
+// beta, per-channel statistics, FC weights) are plain std::vector<float>.
+//
+//   vdnn::ref::Tensor4 x(2, 3, 5, 7);                 // zero-filled
+//   x.at(1, 2, 4, 6) = 1.0f;
+//   vdnn::ref::Conv2dParams p{.groups = 3, .sh = 2, .sw = 2, .pt = 1, .pl = 0, .pb = 2, .pr = 1};
+//   vdnn::ref::Tensor4 y = vdnn::ref::conv2d_forward(x, w, bias, p);
+//   vdnn::ref::Conv2dGrads g = vdnn::ref::conv2d_backward(x, w, dy, p);
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace vdnn::ref {
+
+// Dense NCHW float tensor. The fields are public and plain; `v.size()` must equal n*c*h*w (the
+// constructors guarantee it; code that edits the fields directly must keep it so).
+struct Tensor4 {
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  std::vector<float> v;
+
+  Tensor4() = default;
+  Tensor4(int64_t n, int64_t c, int64_t h, int64_t w, float fill = 0.0f);
+  // Takes `data` as the NCHW contents; throws std::invalid_argument if its size is not n*c*h*w.
+  Tensor4(int64_t n, int64_t c, int64_t h, int64_t w, std::vector<float> data);
+
+  int64_t size() const { return n * c * h * w; }
+  int64_t index(int64_t in, int64_t ic, int64_t ih, int64_t iw) const {
+    return ((in * c + ic) * h + ih) * w + iw;
+  }
+  // Unchecked element access (use plain indices you computed from the shape).
+  float& at(int64_t in, int64_t ic, int64_t ih, int64_t iw) { return v[index(in, ic, ih, iw)]; }
+  const float& at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const {
+    return v[index(in, ic, ih, iw)];
+  }
+  bool same_shape(const Tensor4& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
+};
+
+// floor((in + pad_lo + pad_hi - k) / stride) + 1: the output extent of a convolution or pooling
+// window sweep. Throws std::invalid_argument if the padded input is smaller than the kernel.
+int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad_lo, int64_t pad_hi);
+
+// ---------------------------------------------------------------------------------------------
+// 2-D convolution (cross-correlation, as in every DL framework), grouped, strided, padded with
+// zeros; no dilation. Input channels C = groups * I, output channels O divisible by groups; output
+// channel o belongs to group g = o / (O / groups) and reads input channels [g*I, (g+1)*I).
+//   y[n,o,oh,ow] = bias[o]
+//                + sum_{i,kh,kw} x[n, g*I+i, oh*sh - pt + kh, ow*sw - pl + kw] * w[o,i,kh,kw]
+// with out-of-range input positions contributing zero.
+struct Conv2dParams {
+  int64_t groups = 1;
+  int64_t sh = 1, sw = 1;                  // strides
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;  // padding: top, left, bottom, right
+};
+
+// `bias` is empty (no bias) or has O entries.
+Tensor4 conv2d_forward(const Tensor4& x, const Tensor4& w, const std::vector<float>& bias,
+                       const Conv2dParams& p);
+
+struct Conv2dGrads {
+  Tensor4 dx;               // shape of x
+  Tensor4 dw;               // shape of w (OIHW)
+  std::vector<float> db;    // O entries: sum of dy over n, oh, ow (always computed)
+};
+// Gradients of conv2d_forward given dy (shape of its output). The bias does not affect them.
+Conv2dGrads conv2d_backward(const Tensor4& x, const Tensor4& w, const Tensor4& dy,
+                            const Conv2dParams& p);
+
+// ---------------------------------------------------------------------------------------------
+// 2-D pooling over each (n, c) plane. Window for output (oh, ow) covers input rows
+// oh*sh - pt .. oh*sh - pt + kh - 1 and the analogous columns. Padded positions are never read:
+//   max                  : max over the real cells (padding never wins, even over negative values);
+//                          backward routes dy to the FIRST maximal cell in row-major window order.
+//   avg_include_padding  : sum of real cells / (kh * kw)   (oneDNN pooling_avg_include_padding)
+//   avg_exclude_padding  : sum of real cells / (number of real cells in the window)
+//                          (oneDNN pooling_avg_exclude_padding)
+// A window with no real cell (only possible when padding >= kernel) throws std::invalid_argument.
+enum class PoolKind { max, avg_include_padding, avg_exclude_padding };
+
+struct Pool2dParams {
+  PoolKind kind = PoolKind::max;
+  int64_t kh = 2, kw = 2;
+  int64_t sh = 2, sw = 2;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+};
+
+Tensor4 pool2d_forward(const Tensor4& x, const Pool2dParams& p);
+// dx (shape of x) given x and dy (shape of the forward output).
+Tensor4 pool2d_backward(const Tensor4& x, const Tensor4& dy, const Pool2dParams& p);
+
+// ---------------------------------------------------------------------------------------------
+// Local response normalization across channels, exactly as oneDNN 2.x (lrn_across_channels):
+//   y[n,c,h,w] = x[n,c,h,w] * (k + alpha / size * sum_{c' in window(c)} x[n,c',h,w]^2)^(-beta)
+//   window(c) = [c - (size-1)/2, c + (size-1)/2] (integer division) clipped to [0, C).
+// The divisor is always `size`, also at the channel borders where fewer channels are summed.
+// This is oneDNN's reference kernel (src/cpu/ref_lrn.cpp: half_size = (size-1)/2, channels
+// [c-half_size, c+half_size]) and its documented sum bounds i = -(size-1)/2 .. (size+1)/2 - 1 in
+// integer arithmetic. For odd size (the usual 5) it is the centered window of `size` channels; for
+// an EVEN size it sums only size-1 channels (NOT c-(size-1)/2 .. c+size/2), so prefer odd sizes in
+// tests against optimized kernels.
+struct LrnParams {
+  int64_t size = 5;
+  double alpha = 1e-4;
+  double beta = 0.75;
+  double k = 1.0;
+};
+
+Tensor4 lrn_forward(const Tensor4& x, const LrnParams& p);
+// dx given x and dy (exact derivative of lrn_forward, including the window-sum terms).
+Tensor4 lrn_backward(const Tensor4& x, const Tensor4& dy, const LrnParams& p);
+
+// ---------------------------------------------------------------------------------------------
+// Batch normalization, training mode: per-channel statistics over (N, H, W),
+//   mean[c] = E[x],  var[c] = E[(x - mean)^2]  (biased: divide by N*H*W),
+//   y = gamma[c] * (x - mean[c]) / sqrt(var[c] + eps) + beta[c].
+// gamma and beta must have C entries (pass 1s and 0s for "no scale/shift").
+struct BatchNormForward {
+  Tensor4 y;
+  std::vector<float> mean;  // C entries
+  std::vector<float> var;   // C entries, biased
+};
+BatchNormForward batchnorm_forward_training(const Tensor4& x, const std::vector<float>& gamma,
+                                            const std::vector<float>& beta, double eps);
+
+// Inference mode: same formula with the given (running) mean and var instead of batch statistics.
+Tensor4 batchnorm_forward_inference(const Tensor4& x, const std::vector<float>& gamma,
+                                    const std::vector<float>& beta, const std::vector<float>& mean,
+                                    const std::vector<float>& var, double eps);
+
+struct BatchNormGrads {
+  Tensor4 dx;                 // shape of x
+  std::vector<float> dgamma;  // sum over (n,h,w) of dy * xhat
+  std::vector<float> dbeta;   // sum over (n,h,w) of dy
+};
+// Full training-mode gradient (mean and var depend on x):
+//   dx = gamma / sqrt(var + eps) * (dy - mean(dy) - xhat * mean(dy * xhat)),
+// means over (N, H, W) of each channel. Batch mean/var are recomputed from x in double (they equal
+// batchnorm_forward_training's up to float rounding), so no saved statistics are needed.
+BatchNormGrads batchnorm_backward_training(const Tensor4& x, const Tensor4& dy,
+                                           const std::vector<float>& gamma, double eps);
+
+// ---------------------------------------------------------------------------------------------
+// Fully connected (inner product). x is read as an (N, K) matrix with K = c*h*w (the NCHW flatten
+// of each sample), w is an (M, K) row-major matrix (w.size() must be a multiple of K; M =
+// w.size()/K), bias is empty or M entries. y[n, m] = bias[m] + sum_k x[n, k] * w[m, k]; y is
+// returned as a Tensor4 of shape (N, M, 1, 1).
+Tensor4 fc_forward(const Tensor4& x, const std::vector<float>& w, const std::vector<float>& bias);
+
+struct FcGrads {
+  Tensor4 dx;              // shape of x (the gradient of the flattened input, unflattened)
+  std::vector<float> dw;   // (M, K) row-major
+  std::vector<float> db;   // M entries (always computed)
+};
+// dy has shape (N, M, 1, 1) (any shape with dy.n == N and dy.c*dy.h*dy.w == M is accepted).
+FcGrads fc_backward(const Tensor4& x, const std::vector<float>& w, const Tensor4& dy);
+
+// ---------------------------------------------------------------------------------------------
+// ReLU: y = max(x, 0). Backward: dx = dy where x > 0, else 0 (at x == 0 the gradient is 0, as in
+// oneDNN's eltwise_relu backward with alpha = 0).
+Tensor4 relu_forward(const Tensor4& x);
+Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy);
+
+// ---------------------------------------------------------------------------------------------
+// Softmax over the classes of each sample. `logits` must be (N, C, 1, 1); throws otherwise.
+// Computed as exp(z - max z) / sum exp(z - max z).
+Tensor4 softmax_forward(const Tensor4& logits);
+
+// Mean over the batch of -log softmax(logits[n])[labels[n]]; labels has N entries in [0, C).
+double softmax_cross_entropy(const Tensor4& logits, const std::vector<int64_t>& labels);
+// d(loss)/d(logits) = (softmax(logits) - onehot(labels)) / N, shape (N, C, 1, 1).
+Tensor4 softmax_cross_entropy_backward(const Tensor4& logits, const std::vector<int64_t>& labels);
+
+// ---------------------------------------------------------------------------------------------
+// Concatenation along channels: all inputs share n, h, w; output channels are the inputs' channels
+// in order. Backward splits dy back into pieces with the given channel counts.
+Tensor4 concat_channels(const std::vector<Tensor4>& xs);
+std::vector<Tensor4> concat_channels_backward(const Tensor4& dy,
+                                              const std::vector<int64_t>& channels);
+
+// Elementwise sum of two same-shape tensors (the backward of add passes dy to both inputs).
+Tensor4 add(const Tensor4& a, const Tensor4& b);
+
+}  // namespace vdnn::ref

@@ -1,0 +1,47 @@
+// vdnn — command-line entry point.
+//
+//   vdnn train [--model fmnist_cnn] [--data fashion-mnist|synthetic|DIR] [--epochs N] ...
+//   vdnn models
+// User errors print one line "error: ..." and exit 1; a bug in vdnn exits 70.
+#include <iostream>
+#include <map>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "commands.h"
+#include "vdnn/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"vdnn: train deep networks larger than the accelerator's memory"};
+  app.require_subcommand(1);
+  std::map<CLI::App*, vdnn::cli::Runner> runners;
+  auto add = [&](const char* name, const char* help, auto adder) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    runners[sub] = adder(*sub);
+  };
+  add("train", "train a network", vdnn::cli::add_train_command);
+  add("models", "list the shipped networks with parameters, FLOPs and feature-map bytes",
+      vdnn::cli::add_models_command);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto& [sub, run] : runners)
+      if (sub->parsed()) return run();
+  } catch (const vdnn::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const vdnn::InternalError& e) {
+    std::cerr << "internal error (a bug in vdnn, please report): " << e.what() << "\n";
+    return 70;
+  } catch (const dnnl::error& e) {
+    std::cerr << "internal error (oneDNN, please report): " << e.what() << "\n";
+    return 70;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of host memory\n";
+    return 1;
+  }
+  return 0;
+}

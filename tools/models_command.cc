@@ -1,0 +1,24 @@
+// `vdnn models`: the shipped networks with parameters, forward FLOPs and feature-map bytes per image.
+#include <cstdio>
+
+#include "commands.h"
+#include "io/model_file.h"
+
+namespace vdnn::cli {
+
+Runner add_models_command(CLI::App& app) {
+  return [] {
+    std::printf("%-16s %8s %12s %14s %16s %s\n", "model", "layers", "params", "GFLOP/image",
+                "fmap MiB/image", "input");
+    for (const std::string& name : model_names()) {
+      Graph g = load_model(name);
+      std::printf("%-16s %8zu %12lld %14.3f %16.3f %s\n", name.c_str(), g.nodes().size(),
+                  static_cast<long long>(g.parameter_count()), g.forward_flops_per_sample() / 1e9,
+                  static_cast<double>(g.feature_map_bytes_per_sample()) / (1 << 20),
+                  g.input_shape().to_string().c_str());
+    }
+    return 0;
+  };
+}
+
+}  // namespace vdnn::cli

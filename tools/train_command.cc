@@ -1,0 +1,114 @@
+// `vdnn train`: trains a network on Fashion-MNIST (default), synthetic data or an IDX folder.
+#include <omp.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.h"
+#include "data/fashion_mnist.h"
+#include "data/synthetic.h"
+#include "io/model_file.h"
+#include "io/report.h"
+#include "runtime/trainer.h"
+#include "vdnn/error.h"
+
+namespace vdnn::cli {
+namespace {
+
+struct TrainOptions {
+  std::string model = "fmnist_cnn";
+  std::string data = "fashion-mnist";
+  std::string input, report, schedule = "cosine";
+  int classes = 0, threads = 0;
+  int64_t batch = 128, synthetic_samples = 2048;
+  bool no_eval = false;
+  TrainConfig config;
+};
+
+void load_data(const TrainOptions& o, const Graph& g, Dataset& train, Dataset& test) {
+  if (o.data == "synthetic") {
+    const Shape& s = g.input_shape();
+    const int64_t c = s.channels(), h = s.height(), w = s.width();
+    train = make_synthetic(o.synthetic_samples, c, h, w, g.classes(), o.config.seed);
+    test = make_synthetic(std::max<int64_t>(o.synthetic_samples / 4, 1), c, h, w, g.classes(),
+                          o.config.seed + 1);
+    return;
+  }
+  const std::string dir = o.data == "fashion-mnist" ? kFashionMnistDefaultDir : o.data;
+  train = load_fashion_mnist(dir, /*train=*/true);
+  test = load_fashion_mnist(dir, /*train=*/false);
+}
+
+int run_train(TrainOptions& o) {
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  o.config.schedule = LrSchedule::parse(o.schedule);
+  o.config.evaluate = !o.no_eval;
+  ModelOptions mo;
+  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
+  if (o.classes > 0) mo.classes = o.classes;
+  Graph graph = load_model(o.model, mo);
+  const std::string model_name = graph.name();
+  Dataset train, test;
+  load_data(o, graph, train, test);
+  Net net(std::move(graph), {o.batch, o.config.seed});
+  std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
+              "test); batch %lld, %d threads\n",
+              model_name.c_str(), static_cast<long long>(net.graph().parameter_count()),
+              net.graph().forward_flops_per_sample() / 1e6, train.name.c_str(),
+              static_cast<long long>(train.count), static_cast<long long>(test.count),
+              static_cast<long long>(o.batch), omp_get_max_threads());
+  Trainer trainer(net, o.config);
+  TrainResult r = trainer.run(train, &test, [](const EpochResult& e) {
+    std::printf("epoch %3d  lr %.4f  loss %.4f  train acc %.4f", e.epoch, e.lr, e.train_loss,
+                e.train_accuracy);
+    if (e.test.samples > 0) std::printf("  test loss %.4f  test acc %.4f", e.test.loss, e.test.accuracy);
+    std::printf("  %.0f img/s  %.1f s\n", e.images_per_second, e.train_seconds);
+    std::fflush(stdout);
+  });
+  std::printf("done: %lld iterations, final loss %.4f, test accuracy %.4f, %.0f images/s\n"
+              "weights_sha256 %s\n",
+              static_cast<long long>(r.iterations), r.final_loss, r.test_accuracy,
+              r.images_per_second, r.weights_sha256.c_str());
+  if (!o.report.empty()) write_json_file(o.report, train_report(model_name, o.config, o.batch, r));
+  return 0;
+}
+
+}  // namespace
+
+Runner add_train_command(CLI::App& app) {
+  auto o = std::make_shared<TrainOptions>();
+  app.add_option("--model", o->model, "model name (see `vdnn models`) or JSON file")
+      ->capture_default_str();
+  app.add_option("--data", o->data, "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
+      ->capture_default_str();
+  app.add_option("--epochs", o->config.epochs, "epochs")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--iterations", o->config.iterations, "stop after N steps (overrides --epochs)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--lr", o->config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  app.add_option("--lr-schedule", o->schedule, "constant, step or cosine")
+      ->check(CLI::IsMember({"constant", "step", "cosine"}))->capture_default_str();
+  app.add_option("--lr-step-epochs", o->config.step_epochs, "step schedule: decay every N epochs")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--lr-gamma", o->config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--momentum", o->config.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))
+      ->capture_default_str();
+  app.add_option("--weight-decay", o->config.weight_decay, "L2 weight decay (weights only)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--seed", o->config.seed, "seed for initialization, shuffling and dropout")
+      ->capture_default_str();
+  app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
+  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--synthetic-samples", o->synthetic_samples, "training samples for --data synthetic")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_flag("--no-eval", o->no_eval, "skip test-set evaluation after each epoch");
+  app.add_option("--report", o->report, "write a JSON report to this file");
+  return [o] { return run_train(*o); };
+}
+
+}  // namespace vdnn::cli
