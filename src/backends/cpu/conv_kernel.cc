@@ -48,6 +48,7 @@ class ConvKernel : public CpuKernel {
     size_t bwd_data_scratch = scratch_of(bwd_data_pd_);
     if (bwd_wei_md_ != wei_md) {
       wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wei_md, engine, bwd_wei_md_));
+      reorder_weights_ = true;
       bwd_wei_offset_ = (bwd_data_scratch + 63) / 64 * 64;
       bwd_data_scratch = bwd_wei_offset_ + bwd_wei_md_.get_size();
     }
@@ -84,7 +85,7 @@ class ConvKernel : public CpuKernel {
     }
     if (a.d_in[0]) {
       void* weights = a.params[0];
-      if (bwd_wei_offset_ > 0) {
+      if (reorder_weights_) {
         weights = static_cast<char*>(a.scratch) + bwd_wei_offset_;
         run_reorder(wei_reorder_, stream, bind(param_mds[0], engine_, a.params[0]),
                     bind(bwd_wei_md_, engine_, weights));
@@ -102,7 +103,8 @@ class ConvKernel : public CpuKernel {
   dnnl::engine engine_;
   bool has_bias_ = false;
   memory::desc src_md_, bwd_wei_md_;
-  size_t bwd_wei_offset_ = 0;  // > 0: backward data reads weights reordered into scratch here
+  bool reorder_weights_ = false;  // backward data reads weights reordered into scratch
+  size_t bwd_wei_offset_ = 0;     // ... at this offset
   dnnl::reorder wei_reorder_;
   dnnl::convolution_forward::primitive_desc fwd_pd_;
   dnnl::convolution_backward_data::primitive_desc bwd_data_pd_;

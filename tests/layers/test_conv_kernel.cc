@@ -1,0 +1,82 @@
+// Convolution kernel: forward and backward against the plain reference, backward by finite
+// differences; odd sizes, stride 2, groups, depthwise, blocked and plain input layouts.
+#include "layers/conv.h"
+#include "layers/layer_test_util.h"
+
+namespace vdnn::test {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+
+struct ConvCase {
+  int64_t n, c, h, w, oc, k, stride, pad, groups;
+  bool bias;
+  tag layout;
+};
+
+class ConvKernelTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvKernelTest, MatchesReferenceForwardAndBackward) {
+  const ConvCase c = GetParam();
+  auto layer = layer_from({{"type", "conv"}, {"channels", c.oc}, {"kernel", c.k},
+                           {"stride", c.stride}, {"pad", c.pad}, {"groups", c.groups},
+                           {"bias", c.bias}});
+  KernelHarness h(*layer, c.n, {Shape{c.c, c.h, c.w}}, c.layout);
+  const int64_t icg = c.c / c.groups;
+  auto x = ref::random_vector(c.n * c.c * c.h * c.w, 1);
+  auto w = ref::random_vector(c.oc * icg * c.k * c.k, 2);
+  auto b = ref::random_vector(c.bias ? c.oc : 0, 3);
+  std::vector<std::vector<float>> params{w};
+  if (c.bias) params.push_back(b);
+  h.set_params(params);
+  const auto y = h.forward({x});
+
+  ref::Conv2dParams p{c.groups, c.stride, c.stride, c.pad, c.pad, c.pad, c.pad};
+  const ref::Tensor4 rx(c.n, c.c, c.h, c.w, x), rw(c.oc, icg, c.k, c.k, w);
+  const ref::Tensor4 ry = ref::conv2d_forward(rx, rw, b, p);
+  EXPECT_TRUE(ref::values_close(y, ry.v, 1e-4, 1e-4));
+
+  const auto dy = ref::random_vector(y.size(), 4);
+  const auto g = h.backward(dy);
+  const auto rg = ref::conv2d_backward(rx, rw, ref::Tensor4(ry.n, ry.c, ry.h, ry.w, dy), p);
+  EXPECT_TRUE(ref::values_close(g.d_in[0], rg.dx.v, 1e-4, 1e-4));
+  EXPECT_TRUE(ref::values_close(g.d_params[0], rg.dw.v, 1e-4, 1e-4));
+  if (c.bias) EXPECT_TRUE(ref::values_close(g.d_params[1], rg.db, 1e-4, 1e-4));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvKernelTest,
+    ::testing::Values(ConvCase{2, 3, 7, 5, 4, 3, 1, 1, 1, true, tag::nchw},
+                      ConvCase{3, 4, 9, 9, 6, 3, 2, 1, 2, true, tag::nchw},
+                      ConvCase{2, 16, 8, 7, 32, 1, 2, 0, 1, false, tag::aBcd16b},
+                      ConvCase{2, 32, 6, 7, 16, 3, 1, 0, 1, true, tag::aBcd16b},
+                      ConvCase{2, 16, 5, 5, 16, 3, 1, 1, 16, true, tag::aBcd16b},   // depthwise
+                      ConvCase{1, 8, 11, 6, 24, 5, 2, 2, 4, false, tag::aBcd8b},
+                      ConvCase{4, 1, 28, 28, 8, 3, 1, 1, 1, true, tag::nchw}));
+
+TEST(ConvKernel, BackwardMatchesFiniteDifferences) {
+  auto layer = layer_from({{"type", "conv"}, {"channels", 4}, {"kernel", 3}, {"stride", 2},
+                           {"pad", 1}, {"groups", 2}});
+  KernelHarness h(*layer, 2, {Shape{4, 5, 7}}, tag::nchw);
+  h.set_params({ref::random_vector(4 * 2 * 9, 5), ref::random_vector(4, 6)});
+  check_gradients(h, {ref::random_vector(2 * 4 * 5 * 7, 7)}, 1e-2, 1e-2, 1e-3);
+}
+
+TEST(ConvKernel, BlockedBackwardMatchesFiniteDifferences) {
+  auto layer = layer_from({{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"pad", 1}});
+  KernelHarness h(*layer, 2, {Shape{16, 4, 5}}, tag::aBcd16b);
+  h.set_params({ref::random_vector(16 * 16 * 9, 8, -0.2f, 0.2f), ref::random_vector(16, 9)});
+  check_gradients(h, {ref::random_vector(2 * 16 * 4 * 5, 10)}, 1e-2, 1e-2, 2e-3);
+}
+
+TEST(ConvKernel, DeclaresWorkspaceAndBlockedLayouts) {
+  auto layer = layer_from({{"type", "conv"}, {"channels", 64}, {"kernel", 3}, {"pad", 1}});
+  KernelHarness h(*layer, 8, {Shape{64, 14, 14}}, tag::aBcd16b);
+  // oneDNN picks a blocked output layout for 64 channels; weights are blocked too.
+  EXPECT_NE(h.kernel().out_md, dnnl::memory::desc({8, 64, 14, 14}, dnnl::memory::data_type::f32, tag::nchw));
+  EXPECT_FALSE(h.kernel().implementation.empty());
+  EXPECT_EQ(h.kernel().implementation.find("ref"), std::string::npos) << h.kernel().implementation;
+}
+
+}  // namespace
+}  // namespace vdnn::test

@@ -1,0 +1,77 @@
+// Pooling kernels (max, average with and without padding, global, ceil mode) against the reference.
+#include "layers/layer_test_util.h"
+#include "layers/pool.h"
+
+namespace vdnn::test {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+
+// Inputs with no ties: a permutation of well-separated values.
+std::vector<float> distinct_values(size_t n, uint64_t seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i) * 0.05f - static_cast<float>(n) * 0.025f;
+  Rng rng(seed);
+  for (size_t i = n; i > 1; --i) std::swap(v[i - 1], v[rng.below(i)]);
+  return v;
+}
+
+struct PoolCase {
+  nlohmann::json fields;
+  int64_t n, c, h, w;
+  tag layout;
+};
+
+class PoolKernelTest : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolKernelTest, MatchesReferenceAndFiniteDifferences) {
+  const PoolCase pc = GetParam();
+  auto layer = layer_from(pc.fields);
+  const auto& pool = static_cast<const PoolLayer&>(*layer);
+  const Shape in{pc.c, pc.h, pc.w};
+  const PoolLayer::Window win = pool.window(in);
+  KernelHarness h(*layer, pc.n, {in}, pc.layout);
+  const auto x = distinct_values(static_cast<size_t>(pc.n * pc.c * pc.h * pc.w), 11);
+  const auto y = h.forward({x});
+  ref::Pool2dParams p;
+  p.kind = pool.p().max ? ref::PoolKind::max
+           : pool.p().exclude_padding ? ref::PoolKind::avg_exclude_padding
+                                      : ref::PoolKind::avg_include_padding;
+  p.kh = win.kh, p.kw = win.kw, p.sh = win.sh, p.sw = win.sw;
+  p.pt = win.pt, p.pl = win.pl, p.pb = win.pb, p.pr = win.pr;
+  const ref::Tensor4 rx(pc.n, pc.c, pc.h, pc.w, x);
+  const ref::Tensor4 ry = ref::pool2d_forward(rx, p);
+  ASSERT_EQ(ry.h, win.oh);
+  ASSERT_EQ(ry.w, win.ow);
+  EXPECT_TRUE(ref::values_close(y, ry.v, 1e-5, 1e-5));
+  const auto dy = ref::random_vector(y.size(), 12);
+  const auto g = h.backward(dy);
+  const auto rdx = ref::pool2d_backward(rx, ref::Tensor4(ry.n, ry.c, ry.h, ry.w, dy), p);
+  EXPECT_TRUE(ref::values_close(g.d_in[0], rdx.v, 1e-5, 1e-5));
+  check_gradients(h, {x}, 1e-3, 1e-2, 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, PoolKernelTest,
+    ::testing::Values(
+        PoolCase{{{"type", "max_pool"}, {"kernel", 2}}, 2, 3, 6, 8, tag::nchw},
+        PoolCase{{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}}, 2, 16, 7, 5,
+                 tag::aBcd16b},
+        PoolCase{{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}}, 1, 4, 8, 9,
+                 tag::nchw},
+        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}}, 2, 3, 7, 6,
+                 tag::nchw},
+        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 1}, {"pad", 1},
+                  {"exclude_padding", false}}, 2, 8, 5, 5, tag::aBcd8b},
+        PoolCase{{{"type", "avg_pool"}, {"global", true}}, 3, 16, 5, 3, tag::aBcd16b}));
+
+TEST(PoolKernel, MaxPoolSavesIndicesNotInput) {
+  auto layer = layer_from({{"type", "max_pool"}, {"kernel", 2}});
+  EXPECT_FALSE(layer->backward_reads_input());
+  KernelHarness h(*layer, 2, {Shape{16, 8, 8}}, tag::aBcd16b);
+  ASSERT_EQ(h.kernel().saved_mds.size(), 1u);  // the argmax workspace
+  EXPECT_GT(h.kernel().saved_mds[0].get_size(), 0u);
+}
+
+}  // namespace
+}  // namespace vdnn::test
