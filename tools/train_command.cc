@@ -50,6 +50,7 @@ int run_train(TrainOptions& o) {
   const std::string model_name = graph.name();
   Dataset train, test;
   load_data(o, graph, train, test);
+  check_data_fits(graph, train);
   Net net(std::move(graph), {o.batch, o.config.seed});
   std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
               "test); batch %lld, %d threads\n",

@@ -12,8 +12,7 @@ using Clock = std::chrono::steady_clock;
 Trainer::Trainer(Net& net, TrainConfig config)
     : net_(net), config_(config), sgd_({config.momentum, config.weight_decay}) {}
 
-void Trainer::check_fits(const Dataset& data) const {
-  const Graph& g = net_.graph();
+void check_data_fits(const Graph& g, const Dataset& data) {
   const Shape sample = g.input_shape().rank() == 3
                            ? Shape{data.channels, data.height, data.width}
                            : Shape{data.channels * data.height * data.width};
@@ -28,7 +27,7 @@ void Trainer::check_fits(const Dataset& data) const {
 }
 
 EvalResult Trainer::evaluate(const Dataset& data) {
-  check_fits(data);
+  check_data_fits(net_.graph(), data);
   BatchLoader loader(data, net_.batch(), /*shuffle=*/false, config_.seed);
   loader.start_epoch(0);
   std::vector<float> images(static_cast<size_t>(net_.batch() * loader.sample_floats()));
@@ -49,7 +48,7 @@ EvalResult Trainer::evaluate(const Dataset& data) {
 
 TrainResult Trainer::run(const Dataset& train, const Dataset* test,
                          const std::function<void(const EpochResult&)>& on_epoch) {
-  check_fits(train);
+  check_data_fits(net_.graph(), train);
   BatchLoader loader(train, net_.batch(), /*shuffle=*/true, config_.seed);
   const int64_t per_epoch = loader.batches_per_epoch();
   int epochs = config_.epochs;

@@ -55,6 +55,9 @@ struct TrainResult {
   std::string weights_sha256;
 };
 
+// Throws vdnn::Error when the data's sample shape or class count does not fit the model.
+void check_data_fits(const Graph& graph, const Dataset& data);
+
 class Trainer {
  public:
   Trainer(Net& net, TrainConfig config);
@@ -63,8 +66,6 @@ class Trainer {
   EvalResult evaluate(const Dataset& data);
 
  private:
-  void check_fits(const Dataset& data) const;
-
   Net& net_;
   TrainConfig config_;
   Sgd sgd_;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — installs the Debian packages vdnn needs (only those missing) and builds it.
+# Sourced by scripts/train.sh and scripts/test.sh; safe to run on its own: `bash scripts/setup.sh`.
+# Environment: BUILD_DIR (default build), BUILD_TYPE (default Release), JOBS (default nproc).
+set -euo pipefail
+
+VDNN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$VDNN_ROOT/build}"
+BUILD_TYPE="${BUILD_TYPE:-Release}"
+JOBS="${JOBS:-$(nproc)}"
+
+VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev nlohmann-json3-dev libcli11-dev
+               zlib1g-dev libgtest-dev libbenchmark-dev dataset-fashion-mnist)
+
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
+build_vdnn() {
+  cmake -S "$VDNN_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "$@" >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  ensure_packages "${VDNN_PACKAGES[@]}"
+  build_vdnn
+fi

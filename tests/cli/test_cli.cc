@@ -1,0 +1,118 @@
+// The `vdnn` binary end to end: bad input gives one clear line and a non-zero exit, never a crash;
+// a short synthetic run writes the report fields.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code;
+  std::string output;
+};
+
+CliRun vdnn(const std::string& args) {
+  const std::string cmd = std::string(VDNN_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("vdnn_cli_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+// A user error: exit code 1 and exactly one line starting "error:" that contains `fragment`.
+void expect_user_error(const std::string& args, const std::string& fragment) {
+  const CliRun r = vdnn(args);
+  EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+  EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_NE(r.output.find(fragment), std::string::npos) << fragment << " not in: " << r.output;
+}
+
+TEST(Cli, NonsenseFlagValuesAreRejected) {
+  for (const char* args : {"train --batch abc", "train --batch 0", "train --lr -1",
+                           "train --lr-schedule sometimes", "train --epochs 1.5", "train --bogus",
+                           "frobnicate"}) {
+    const CliRun r = vdnn(args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_LT(r.exit_code, 128) << "crashed: " << args;
+    EXPECT_FALSE(r.output.empty()) << args;
+  }
+  const CliRun r = vdnn("train --batch abc");
+  EXPECT_NE(r.output.find("--batch"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MissingDataFolder) {
+  expect_user_error("train --data /nonexistent/fmnist", "/nonexistent/fmnist");
+}
+
+TEST(Cli, TruncatedIdxFile) {
+  const fs::path dir = temp_dir("trunc");
+  for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                           "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) {
+    gzFile f = gzopen((dir / name).c_str(), "wb");
+    const unsigned char header[] = {0, 0, 8, 3, 0, 0, 0, 100, 0, 0, 0, 28, 0, 0, 0, 28, 1, 2, 3};
+    gzwrite(f, header, sizeof header);
+    gzclose(f);
+  }
+  expect_user_error("train --data " + dir.string(), "truncated");
+  fs::remove_all(dir);
+}
+
+TEST(Cli, MalformedAndInconsistentModelFiles) {
+  const fs::path dir = temp_dir("models");
+  std::ofstream(dir / "broken.json") << "{\"name\": \"x\", \"layers\": [";
+  expect_user_error("train --data synthetic --model " + (dir / "broken.json").string(), "not valid JSON");
+  std::ofstream(dir / "wrong.json")
+      << R"({"input": [1, 28, 28], "classes": 10, "layers": [
+             {"name": "c", "type": "conv", "channels": 4, "kernel": 3},
+             {"name": "fc", "type": "fc", "units": 9},
+             {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  expect_user_error("train --data synthetic --model " + (dir / "wrong.json").string(), "9 logits");
+  expect_user_error("train --model no_such_model", "no_such_model");
+  fs::remove_all(dir);
+}
+
+TEST(Cli, DataThatDoesNotFitTheModel) {
+  expect_user_error("train --model vgg_cifar --iterations 1", "expects 3x32x32");
+}
+
+TEST(Cli, SyntheticRunWritesTheReport) {
+  const fs::path dir = temp_dir("report");
+  const fs::path report = dir / "r.json";
+  const CliRun r = vdnn("train --data synthetic --synthetic-samples 256 --batch 32 --iterations 5 --report " +
+                     report.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (const char* key : {"final_loss", "test_accuracy", "images_per_second", "iterations", "weights_sha256"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["iterations"], 5);
+  EXPECT_EQ(j["weights_sha256"].get<std::string>().size(), 64u);
+  EXPECT_GT(j["images_per_second"].get<double>(), 0.0);
+  fs::remove_all(dir);
+}
+
+TEST(Cli, ModelsListsTheShippedNetworks) {
+  const CliRun r = vdnn("models");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* name : {"fmnist_cnn", "fmnist_dag", "vgg_cifar"})
+    EXPECT_NE(r.output.find(name), std::string::npos) << name;
+}
+
+}  // namespace
