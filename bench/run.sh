@@ -7,7 +7,12 @@
 #      (1.13, used through /usr/bin/python3) when apt can install it,
 #   3. for each case (fmnist_cnn batch 128, vgg_cifar batch 64) runs vdnn and each PyTorch
 #      variant interleaved, A B C A B C ..., for ROUNDS rounds, each run a fresh process,
-#   4. writes bench/results/train_throughput.md (plus the raw reports and runs.jsonl).
+#   4. writes bench/results/train_throughput.md (plus runs.tsv and the raw outputs in raw/).
+#
+# vdnn's report gives training-only images/s (evaluation is outside its timer, and --no-eval skips
+# it), but over every iteration, warm-up included.  vdnn is therefore run for W + N iterations
+# in epochs of W batches; the table shows both its own figure and the steady state of epochs 2..,
+# the same N-after-W iterations that PyTorch times.
 #
 # Usage: bench/run.sh [--setup-only]
 #
@@ -39,7 +44,7 @@ THREADS=${THREADS:-2}
 SKIP_BUILD=${SKIP_BUILD:-0}
 SKIP_DEBIAN_TORCH=${SKIP_DEBIAN_TORCH:-0}
 CHANNELS_LAST=${CHANNELS_LAST:-0}
-RESULTS=${RESULTS:-$BENCH/results}
+RESULTS=$(realpath -m "${RESULTS:-$BENCH/results}")
 DEBIAN_PY=/usr/bin/python3
 
 log() { printf '[bench] %s\n' "$*" >&2; }
@@ -55,7 +60,7 @@ SETUP_ONLY=0
 case "${1:-}" in
   --setup-only) SETUP_ONLY=1 ;;
   "") ;;
-  -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
   *) die "unknown argument '$1' (expected --setup-only or nothing)" ;;
 esac
 
@@ -185,6 +190,10 @@ pytorch_cmd() {  # python flags model batch iters warmup
     " --iterations $iters --warmup $warmup --threads $THREADS${flags:+ $flags}"
 }
 
+load1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+if awk -v l="$load1" 'BEGIN { exit !(l > 0.5) }'; then
+  log "warning: load average $load1 before measuring: other work is running, results will be noisy"
+fi
 log "vdnn $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'); pip torch ${PIP_TORCH:-none};" \
   "Debian torch ${DEBIAN_TORCH:-not used}; $ROUNDS round(s); OMP_NUM_THREADS=$THREADS;" \
   "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-<unset>}"
@@ -234,7 +243,7 @@ BENCH_THREADS_PER_CORE=$(lscpu_field 'Thread(s) per core')
 BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 BENCH_VDNN_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')
 BENCH_VDNN_DIRTY=no
-if git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q .; then
+if git -C "$ROOT" status --porcelain -- . ':!bench' ':!docs' 2>/dev/null | grep -q .; then
   BENCH_VDNN_DIRTY=yes
 fi
 BENCH_PIP_TORCH="${PIP_TORCH:-none}"

@@ -95,7 +95,7 @@ def render(cases) -> str:
     w(f"- Machine: {env('BENCH_CPU_MODEL')}, {env('BENCH_CPUS')} logical CPUs "
       f"({env('BENCH_SOCKETS')} socket(s) × {env('BENCH_CORES_PER_SOCKET')} core(s) × "
       f"{env('BENCH_THREADS_PER_CORE')} thread(s))")
-    w(f"- vdnn: commit {env('BENCH_VDNN_COMMIT')} (tracked files modified: "
+    w(f"- vdnn: commit {env('BENCH_VDNN_COMMIT')} (working tree differs outside bench/ and docs/: "
       f"{env('BENCH_VDNN_DIRTY')}), build/vdnn")
     w(f"- PyTorch: {env('BENCH_PIP_TORCH')} (pip, bench/.venv); Debian python3-torch: "
       f"{env('BENCH_DEBIAN_TORCH')}")
@@ -143,7 +143,7 @@ def render(cases) -> str:
                 for v in (STEADY, REPORT):
                     rs = [r[v] / r[t] for r in c["rounds"].values()
                           if v in r and t in r and r[t] > 0]
-                    cells.append(f"{ratio(statistics.median(rs))} ({len(rs)} rounds)"
+                    cells.append(f"{ratio(statistics.median(rs))} (n={len(rs)})"
                                  if rs else "—")
                 w(f"| vs {t} | {cells[0]} | {cells[1]} |")
         w("")

@@ -66,10 +66,13 @@ int run_train(TrainOptions& o) {
     std::printf("  %.0f img/s  %.1f s\n", e.images_per_second, e.train_seconds);
     std::fflush(stdout);
   });
-  std::printf("done: %lld iterations, final loss %.4f, test accuracy %.4f, %.0f images/s\n"
-              "weights_sha256 %s\n",
-              static_cast<long long>(r.iterations), r.final_loss, r.test_accuracy,
-              r.images_per_second, r.weights_sha256.c_str());
+  std::printf("done: %lld iterations, final loss %.4f, ", static_cast<long long>(r.iterations),
+              r.final_loss);
+  if (o.config.evaluate)
+    std::printf("test accuracy %.4f, ", r.test_accuracy);
+  else
+    std::printf("no evaluation, ");
+  std::printf("%.0f images/s\nweights_sha256 %s\n", r.images_per_second, r.weights_sha256.c_str());
   if (!o.report.empty()) write_json_file(o.report, train_report(model_name, o.config, o.batch, r));
   return 0;
 }
