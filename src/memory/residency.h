@@ -1,0 +1,60 @@
+// memory/residency.h — where an offloaded tensor lives, as a checked state machine.
+//
+// Model (Caffe's SyncedMemory head, extended with in-flight states): a tensor is absent, then on
+// the device; offloading (a device->host copy in flight, owning its event); on the host (device
+// copy released); prefetching (host->device copy in flight, owning its event); on the device again;
+// absent after its last use. Any other transition is a bug in the Program or the executor and
+// fails loudly (vdnn::InternalError).
+//
+//   Residency r("conv1:out");
+//   r.to(Residency::kDevice);
+//   r.to(Residency::kOffloading, copy_event);
+//   r.to(Residency::kHost);             // only once the copy is known to be done
+#pragma once
+
+#include <string>
+
+#include "device/device.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+class Residency {
+ public:
+  enum State { kAbsent, kDevice, kOffloading, kHost, kPrefetching };
+
+  explicit Residency(std::string name = {}) : name_(std::move(name)) {}
+
+  State state() const { return state_; }
+  const Event& event() const { return event_; }
+
+  void to(State next, Event event = {}) {
+    VDNN_CHECK(allowed(state_, next), "tensor '" << name_ << "': illegal residency transition "
+                                                 << name(state_) << " -> " << name(next));
+    state_ = next;
+    event_ = std::move(event);
+  }
+
+  static const char* name(State s) {
+    static const char* names[] = {"absent", "device", "offloading", "host", "prefetching"};
+    return names[s];
+  }
+
+ private:
+  static bool allowed(State from, State to) {
+    switch (from) {
+      case kAbsent: return to == kDevice;
+      case kDevice: return to == kOffloading || to == kAbsent;
+      case kOffloading: return to == kHost;
+      case kHost: return to == kPrefetching;
+      case kPrefetching: return to == kDevice;
+    }
+    return false;
+  }
+
+  std::string name_;
+  State state_ = kAbsent;
+  Event event_;
+};
+
+}  // namespace vdnn

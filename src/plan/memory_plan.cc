@@ -1,0 +1,100 @@
+#include "plan/memory_plan.h"
+
+#include <algorithm>
+#include <map>
+
+#include "memory/offset_allocator.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+struct Tenant {
+  size_t begin, end;
+  std::vector<int> events;  // completing these ends every use of [begin, end)
+};
+
+std::string format_mib(size_t bytes) { return VDNN_MSG(static_cast<double>(bytes) / (1 << 20) << " MiB"); }
+
+}  // namespace
+
+MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
+  MemoryPlan plan;
+  plan.capacity_bytes = capacity_bytes;
+  OffsetAllocator allocator(capacity_bytes);
+  std::map<int, int32_t> handle_of;  // tensor -> allocator handle while on the device
+  std::vector<Tenant> history;
+  auto place = [&](int t) -> std::optional<Allocation> {
+    const ProgramTensor& tensor = program.tensors[t];
+    auto a = allocator.allocate(tensor.bytes, tensor.cls);
+    if (!a) {
+      plan.failure = VDNN_MSG("'" << tensor.name << "' (" << format_mib(tensor.bytes) << ", "
+                                  << to_string(tensor.cls) << ") does not fit: "
+                                  << format_mib(allocator.in_use_bytes()) << " in use of "
+                                  << format_mib(capacity_bytes) << ", largest free block "
+                                  << format_mib(allocator.largest_free_block()));
+      return std::nullopt;
+    }
+    handle_of[t] = a->handle;
+    return a;
+  };
+  for (size_t t = 0; t < program.tensors.size(); ++t)
+    if (program.tensors[t].persistent && !place(static_cast<int>(t))) return plan;
+
+  std::vector<Step> out;
+  out.reserve(program.steps.size() * 2);
+  double in_use_sum = 0;
+  for (Step& step : program.steps) {
+    if (step.op == Op::kAlloc) {
+      auto a = place(step.tensor);
+      if (!a) return plan;
+      step.offset = a->offset;
+      out.push_back(step);
+      const size_t begin = a->offset, end = a->offset + a->bytes;
+      std::vector<int> waits;
+      std::erase_if(history, [&](const Tenant& old) {
+        if (old.end <= begin || old.begin >= end) return false;
+        waits.insert(waits.end(), old.events.begin(), old.events.end());
+        return old.begin >= begin && old.end <= end;  // fully covered: superseded
+      });
+      std::sort(waits.begin(), waits.end());
+      waits.erase(std::unique(waits.begin(), waits.end()), waits.end());
+      for (int e : waits) out.push_back({Op::kWait, step.stream, -1, -1, -1, e});
+    } else if (step.op == Op::kFree) {
+      const Allocation a = allocator.allocation(handle_of.at(step.tensor));
+      history.push_back({a.offset, a.offset + a.bytes, step.events});
+      allocator.free(handle_of.at(step.tensor));
+      handle_of.erase(step.tensor);
+      out.push_back(step);
+    } else {
+      out.push_back(step);
+    }
+    in_use_sum += static_cast<double>(allocator.in_use_bytes());
+  }
+  program.steps = std::move(out);
+  plan.fits = true;
+  plan.peak_bytes = allocator.peak_in_use_bytes();
+  plan.high_water_bytes = allocator.high_water_offset();
+  plan.average_bytes = program.steps.empty() ? 0 : in_use_sum / static_cast<double>(program.steps.size());
+  plan.by_class = allocator.stats();
+  for (const ProgramTensor& t : program.tensors)
+    if (t.offloaded) plan.host_bytes += t.bytes;
+  return plan;
+}
+
+size_t minimum_budget(const Program& program) {
+  size_t total = 0;
+  for (const ProgramTensor& t : program.tensors) total += OffsetAllocator::round_up(t.bytes);
+  Program probe = program;
+  const MemoryPlan unlimited = plan_memory(probe, total);
+  VDNN_CHECK(unlimited.fits, "a plan must fit when every tensor has its own memory");
+  size_t capacity = unlimited.high_water_bytes;
+  // Best fit can place differently when the tail of the pool is smaller; grow until it fits.
+  while (true) {
+    Program again = program;
+    if (plan_memory(again, capacity).fits) return capacity;
+    capacity += std::max<size_t>(OffsetAllocator::kAlignment, capacity / 64);
+  }
+}
+
+}  // namespace vdnn

@@ -1,0 +1,40 @@
+// plan/memory_plan.h — fixes every device offset of a Program before it runs.
+//
+// Model: the Program's allocs and frees are replayed, in order, through the best-fit offset
+// allocator (memory/offset_allocator.h), so the executor uses exactly the addresses — and reaches
+// exactly the peak, fragmentation included — that the planner saw: a budget the plan accepts can
+// never run out of memory mid-step. Stream-ordered reuse: after each alloc the planner inserts
+// waits, on the stream that first writes the new tensor, for the events that ended the previous
+// tenants of its address range (PyTorch's caching-allocator rule, made static).
+// Persistent tensors (weights, their gradients, momentum) are placed first, in tensor order, so
+// every Program of the same graph puts them at the same offsets.
+//
+//   MemoryPlan m = plan_memory(program, 512 << 20);
+//   if (!m.fits) throw Error(m.failure);
+//   size_t smallest = minimum_budget(program);     // the least capacity that fits
+#pragma once
+
+#include <string>
+
+#include "memory/memory_class.h"
+#include "plan/program.h"
+
+namespace vdnn {
+
+struct MemoryPlan {
+  bool fits = false;
+  size_t capacity_bytes = 0;
+  size_t peak_bytes = 0;        // most bytes in use at once (rounded sizes)
+  size_t high_water_bytes = 0;  // highest address used: the budget this placement needs
+  double average_bytes = 0;     // mean bytes in use over the steps
+  ClassStats by_class;          // current (at the end) and peak per memory class
+  size_t host_bytes = 0;        // host memory for offloaded tensors
+  std::string failure;          // when !fits: which alloc did not fit, and the pool's state
+};
+
+// Fills the offsets of `program`'s kAlloc steps and inserts the reuse waits.
+MemoryPlan plan_memory(Program& program, size_t capacity_bytes);
+// The smallest capacity for which plan_memory(program, capacity) fits (does not modify program).
+size_t minimum_budget(const Program& program);
+
+}  // namespace vdnn

@@ -1,0 +1,39 @@
+// plan/policy.h — what vDNN offloads (policy) and how the streams synchronize (sync mode).
+//
+//   none  everything stays on the device (the baseline)
+//   all   offload every value some backward reads, and kernel-saved state (vDNN_all)
+//   conv  offload only the inputs of convolutions (vDNN_conv)
+//   sync event  only true dependencies wait (default)     sync layer  barrier after every layer (vDNN)
+//
+//   Policy p = parse_policy("all");        // throws vdnn::Error naming --policy otherwise
+//   SyncMode s = parse_sync_mode("layer");
+#pragma once
+
+#include <string>
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+enum class Policy { kNone, kAll, kConv };
+enum class SyncMode { kEvent, kLayer };
+
+inline const char* to_string(Policy p) {
+  return p == Policy::kNone ? "none" : p == Policy::kAll ? "all" : "conv";
+}
+inline const char* to_string(SyncMode s) { return s == SyncMode::kEvent ? "event" : "layer"; }
+
+inline Policy parse_policy(const std::string& text) {
+  if (text == "none") return Policy::kNone;
+  if (text == "all") return Policy::kAll;
+  if (text == "conv") return Policy::kConv;
+  VDNN_THROW("--policy: expected none, all or conv, got '" << text << "'");
+}
+
+inline SyncMode parse_sync_mode(const std::string& text) {
+  if (text == "event") return SyncMode::kEvent;
+  if (text == "layer") return SyncMode::kLayer;
+  VDNN_THROW("--sync: expected event or layer, got '" << text << "'");
+}
+
+}  // namespace vdnn

@@ -1,0 +1,54 @@
+#include "plan/program.h"
+
+#include <sstream>
+
+namespace vdnn {
+
+size_t Program::offloaded_bytes() const {
+  size_t bytes = 0;
+  for (const ProgramTensor& t : tensors)
+    if (t.offloaded) bytes += t.bytes;
+  return bytes;
+}
+
+static const char* op_name(Op op) {
+  switch (op) {
+    case Op::kAlloc: return "alloc";
+    case Op::kFree: return "free";
+    case Op::kLoadInput: return "load_input";
+    case Op::kForward: return "forward";
+    case Op::kBackward: return "backward";
+    case Op::kAccumulate: return "accumulate";
+    case Op::kOffload: return "offload";
+    case Op::kPrefetch: return "prefetch";
+    case Op::kRecord: return "record";
+    case Op::kWait: return "wait";
+    case Op::kSync: return "sync";
+    case Op::kPhaseEnd: return "phase_end";
+  }
+  return "?";
+}
+
+std::string Program::to_text() const {
+  std::ostringstream out;
+  out << "# program: policy " << to_string(policy) << ", sync " << to_string(sync) << ", "
+      << (training ? "training" : "evaluation") << ", " << steps.size() << " steps, "
+      << tensors.size() << " tensors, " << event_count << " events\n";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    out << i << "\t" << stream_name(s.stream) << "\t" << op_name(s.op);
+    if (s.node >= 0) out << " " << node_names[s.node];
+    if (s.tensor >= 0) out << " " << tensors[s.tensor].name;
+    if (s.tensor2 >= 0) out << " += " << tensors[s.tensor2].name;
+    if (s.op == Op::kAlloc) out << " " << tensors[s.tensor].bytes << " B @" << s.offset;
+    if (s.event >= 0) out << " e" << s.event;
+    if (!s.events.empty()) {
+      out << " after";
+      for (int e : s.events) out << " e" << e;
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace vdnn

@@ -1,0 +1,94 @@
+// plan/program.h — one training step as an ordered list of steps over named tensors.
+//
+// Model: the Program is the single artefact both the executor and (issue 4) the simulator read.
+// Tensors are every buffer a step touches: parameters, their gradients and momentum (persistent),
+// feature-map storages (in-place ReLU shares its input's), gradient storages, kernel-saved state,
+// per-kernel workspace and gradient-accumulation temporaries. Steps are issued in order by one
+// host thread onto three streams; cross-stream order comes only from record/wait events (or from
+// `sync`, the faithful vDNN barrier). Device offsets are fixed by the memory planner
+// (plan/memory_plan.h): an `alloc` step carries its offset and is followed by waits on the events
+// that ended the previous tenants of that address range (stream-ordered reuse).
+//
+//   Program p = build_program(graph, facts, {Policy::kAll, SyncMode::kEvent});
+//   MemoryPlan m = plan_memory(p, budget_bytes);   // offsets, peaks, the smallest budget
+//   std::cout << p.to_text();                       // `vdnn plan --print`
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "device/device.h"
+#include "memory/memory_class.h"
+#include "plan/policy.h"
+
+namespace vdnn {
+
+struct ProgramTensor {
+  std::string name;  // "conv1:out", "conv1:grad", "pool1:saved0", "conv1:scratch", "conv1.weight"
+  size_t bytes = 0;
+  MemoryClass cls = MemoryClass::kFeatureMaps;
+  bool persistent = false;  // parameters, gradients, momentum: allocated once, never freed
+  bool offloaded = false;   // has a host copy; leaves the device in forward, returns for backward
+};
+
+enum class Op {
+  kAlloc,       // tensor gets device memory at `offset`
+  kFree,        // tensor's device memory returns to the pool; `events` end its last uses
+  kLoadInput,   // compute: the batch is copied into the input tensor (the graph's edge)
+  kForward,     // compute: node's forward kernel
+  kBackward,    // compute: node's backward kernel
+  kAccumulate,  // compute: tensor += tensor2 (gradient of a value read by several layers)
+  kOffload,     // d2h: device -> host copy of tensor; completes `event`
+  kPrefetch,    // h2d: host -> device copy of tensor; completes `event`
+  kRecord,      // `event` completes when `stream` reaches this point
+  kWait,        // `stream` waits for `event`
+  kSync,        // the host waits for every stream (sync layer)
+  kPhaseEnd,    // end of the forward pass: the loss is ready
+};
+
+struct Step {
+  Op op;
+  StreamKind stream = StreamKind::kCompute;
+  int node = -1;
+  int tensor = -1;
+  int tensor2 = -1;
+  int event = -1;
+  size_t offset = 0;        // kAlloc, filled by the memory planner
+  std::vector<int> events;  // kFree: the events after which the memory may be reused
+};
+
+// Which tensors a node's kernel reads and writes; d_in[i] < 0: no gradient for that input.
+struct NodeBinding {
+  std::vector<int> in, params, d_params, saved;
+  int out = -1, d_out = -1, scratch = -1;
+  std::vector<int> d_in;
+};
+
+struct Program {
+  Policy policy = Policy::kNone;
+  SyncMode sync = SyncMode::kEvent;
+  bool training = true;
+  std::vector<ProgramTensor> tensors;
+  std::vector<NodeBinding> nodes;
+  std::vector<Step> steps;
+  int event_count = 0;
+  int input_tensor = -1;
+  int loss_tensor = -1;
+  int logits_tensor = -1;
+  std::vector<std::string> node_names;
+
+  size_t offloaded_bytes() const;  // bytes copied each way per step
+  std::string to_text() const;     // one line per step
+};
+
+// What a backend kernel declared for one node (sizes are the kernel's layouts, padding included).
+struct NodeFacts {
+  size_t out_bytes = 0;
+  std::vector<size_t> saved_bytes;
+  size_t scratch_bytes = 0;
+  std::vector<size_t> param_bytes;
+  bool in_place = false;
+};
+
+}  // namespace vdnn

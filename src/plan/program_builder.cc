@@ -1,0 +1,311 @@
+#include "plan/program_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+// A storage: a value plus the in-place layers that overwrite it, sharing one buffer.
+struct Storage {
+  int tensor = -1, grad = -1;
+  int first_writer = -1, last_writer = -1;  // node indices; -1: the graph input
+  int last_forward_use = -1;
+  std::set<int> backward_readers;           // nodes whose backward reads this storage
+  bool kept_to_phase_end = false;           // the logits and the loss (read by the host)
+};
+
+class Builder {
+ public:
+  Builder(const Graph& g, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& f,
+          const ProgramOptions& o)
+      : g_(g), value_bytes_(value_bytes), facts_(f), o_(o) {
+    p_.policy = o.policy;
+    p_.sync = o.sync;
+    p_.training = o.training;
+    for (const Node& n : g.nodes()) p_.node_names.push_back(n.layer->name());
+    p_.nodes.resize(g.nodes().size());
+  }
+
+  Program build() {
+    make_parameters();
+    make_storages();
+    choose_offloads();
+    emit_forward();
+    if (o_.training) emit_backward();
+    free_leftovers();
+    return std::move(p_);
+  }
+
+ private:
+  int add_tensor(std::string name, size_t bytes, MemoryClass cls, bool persistent = false) {
+    p_.tensors.push_back({std::move(name), std::max<size_t>(bytes, 1), cls, persistent, false});
+    return static_cast<int>(p_.tensors.size() - 1);
+  }
+  void emit(Step s) { p_.steps.push_back(std::move(s)); }
+  int record(StreamKind s) {
+    const int e = p_.event_count++;
+    emit({Op::kRecord, s, -1, -1, -1, e});
+    return e;
+  }
+  void alloc(int t, StreamKind s = StreamKind::kCompute) {
+    emit({Op::kAlloc, s, -1, t});
+    live_.insert(t);
+  }
+  void free_after(int t, std::vector<int> events) {
+    Step s{Op::kFree, StreamKind::kCompute, -1, t};
+    s.events = std::move(events);
+    emit(std::move(s));
+    live_.erase(t);
+  }
+  // Frees once the compute stream is past this point and, if offloaded, its copy is done.
+  void free_now(int t) {
+    std::vector<int> events{record(StreamKind::kCompute)};
+    if (offload_event_.count(t)) events.push_back(offload_event_[t]);
+    free_after(t, events);
+  }
+
+  void make_parameters();
+  void make_storages();
+  void choose_offloads();
+  void offload(int t);
+  void prefetch(int t);
+  std::vector<int> backward_needs(int node) const;
+  void emit_forward();
+  void emit_forward_frees(int i);
+  void emit_backward();
+  void emit_backward_node(int j);
+  void free_leftovers();
+
+  const Graph& g_;
+  const std::vector<size_t>& value_bytes_;
+  const std::vector<NodeFacts>& facts_;
+  ProgramOptions o_;
+  Program p_;
+  std::vector<int> group_;          // value -> storage index
+  std::vector<Storage> storages_;
+  std::set<int> live_;
+  std::map<int, int> offload_event_, prefetch_event_;
+  std::set<int> prefetched_, waited_, grad_allocated_;
+};
+
+void Builder::make_parameters() {
+  for (size_t i = 0; i < g_.nodes().size(); ++i) {
+    const Node& node = g_.nodes()[i];
+    NodeBinding& b = p_.nodes[i];
+    for (size_t k = 0; k < node.params.size(); ++k) {
+      const ParamSpec& spec = node.params[k];
+      const std::string name = node.layer->name() + "." + spec.name;
+      const size_t bytes = facts_[i].param_bytes[k];
+      b.params.push_back(add_tensor(name, bytes, MemoryClass::kWeights, true));
+      // Gradients and momentum exist in every Program of the graph (evaluation too), so that
+      // persistent tensors land at the same offsets in the training and evaluation plans.
+      int grad = -1;
+      if (spec.trainable) {
+        grad = add_tensor(name + ":grad", bytes, MemoryClass::kWeightGrads, true);
+        add_tensor(name + ":momentum", bytes, MemoryClass::kOptimizerState, true);
+      }
+      b.d_params.push_back(o_.training ? grad : -1);
+    }
+  }
+}
+
+void Builder::make_storages() {
+  const auto& values = g_.values();
+  const auto& nodes = g_.nodes();
+  group_.assign(values.size(), -1);
+  group_[0] = 0;
+  storages_.push_back({});
+  storages_[0].tensor = add_tensor("data", value_bytes_[0], MemoryClass::kFeatureMaps);
+  p_.input_tensor = storages_[0].tensor;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& node = nodes[i];
+    const int v = node.output;
+    if (facts_[i].in_place) {
+      group_[v] = group_[node.inputs[0]];
+    } else {
+      group_[v] = static_cast<int>(storages_.size());
+      Storage s;
+      s.tensor = add_tensor(node.layer->name() + ":out", value_bytes_[v], MemoryClass::kFeatureMaps);
+      s.first_writer = static_cast<int>(i);
+      const bool is_loss = node.layer->kind() == LayerKind::kLoss;
+      if (o_.training && !is_loss)
+        s.grad = add_tensor(node.layer->name() + ":grad", value_bytes_[v], MemoryClass::kGradientMaps);
+      storages_.push_back(s);
+    }
+    Storage& out = storages_[group_[v]];
+    out.last_writer = static_cast<int>(i);
+    out.last_forward_use = static_cast<int>(i);
+    NodeBinding& b = p_.nodes[i];
+    b.out = out.tensor;
+    b.d_out = out.grad;
+    for (size_t k = 0; k < facts_[i].saved_bytes.size(); ++k)
+      b.saved.push_back(add_tensor(node.layer->name() + ":saved" + std::to_string(k),
+                                   facts_[i].saved_bytes[k], MemoryClass::kFeatureMaps));
+    if (facts_[i].scratch_bytes > 0)
+      b.scratch = add_tensor(node.layer->name() + ":scratch", facts_[i].scratch_bytes,
+                             MemoryClass::kWorkspace);
+    for (ValueId in : node.inputs) {
+      Storage& s = storages_[group_[in]];
+      b.in.push_back(s.tensor);
+      s.last_forward_use = std::max(s.last_forward_use, static_cast<int>(i));
+      if (node.layer->backward_reads_input()) s.backward_readers.insert(static_cast<int>(i));
+    }
+    if (node.layer->backward_reads_output()) out.backward_readers.insert(static_cast<int>(i));
+    if (node.layer->kind() == LayerKind::kLoss) {
+      storages_[group_[node.inputs[0]]].kept_to_phase_end = true;
+      out.kept_to_phase_end = true;
+      p_.loss_tensor = out.tensor;
+      p_.logits_tensor = storages_[group_[node.inputs[0]]].tensor;
+    }
+  }
+}
+
+void Builder::choose_offloads() {
+  if (!o_.training || o_.policy == Policy::kNone) return;
+  const auto& nodes = g_.nodes();
+  for (Storage& s : storages_) {
+    if (s.backward_readers.empty() || s.kept_to_phase_end) continue;
+    bool offload = o_.policy == Policy::kAll;
+    for (int r : s.backward_readers)
+      if (nodes[r].layer->kind() == LayerKind::kConv) offload = true;
+    p_.tensors[s.tensor].offloaded = offload;
+  }
+  if (o_.policy != Policy::kAll) return;
+  for (const NodeBinding& b : p_.nodes)
+    for (int t : b.saved)
+      if (p_.tensors[t].bytes >= o_.min_offload_bytes) p_.tensors[t].offloaded = true;
+}
+
+void Builder::offload(int t) {
+  const int ready = record(StreamKind::kCompute);
+  emit({Op::kWait, StreamKind::kD2H, -1, -1, -1, ready});
+  const int done = p_.event_count++;
+  emit({Op::kOffload, StreamKind::kD2H, -1, t, -1, done});
+  offload_event_[t] = done;
+}
+
+void Builder::prefetch(int t) {
+  alloc(t, StreamKind::kH2D);
+  const int done = p_.event_count++;
+  emit({Op::kPrefetch, StreamKind::kH2D, -1, t, -1, done});
+  prefetch_event_[t] = done;
+  prefetched_.insert(t);
+}
+
+std::vector<int> Builder::backward_needs(int node) const {
+  std::vector<int> needs;
+  for (const Storage& s : storages_)
+    if (s.backward_readers.count(node)) needs.push_back(s.tensor);
+  for (int t : p_.nodes[node].saved) needs.push_back(t);
+  return needs;
+}
+
+void Builder::emit_forward() {
+  alloc(p_.input_tensor);
+  emit({Op::kLoadInput, StreamKind::kCompute, -1, p_.input_tensor});
+  if (p_.tensors[p_.input_tensor].offloaded) offload(p_.input_tensor);
+  for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
+    const NodeBinding& b = p_.nodes[i];
+    if (!facts_[i].in_place) alloc(b.out);
+    for (int t : b.saved) alloc(t);
+    if (b.scratch >= 0) alloc(b.scratch);
+    emit({Op::kForward, StreamKind::kCompute, i});
+    if (o_.sync == SyncMode::kLayer) emit({Op::kSync});
+    if (b.scratch >= 0) free_now(b.scratch);
+    const Storage& out = storages_[group_[g_.nodes()[i].output]];
+    if (out.last_writer == i && p_.tensors[out.tensor].offloaded) offload(out.tensor);
+    for (int t : b.saved) {
+      if (!o_.training) free_now(t);
+      else if (p_.tensors[t].offloaded) {
+        offload(t);
+        free_now(t);
+      }
+    }
+    emit_forward_frees(i);
+  }
+  emit({Op::kPhaseEnd});
+  for (const Storage& s : storages_)
+    if (s.kept_to_phase_end && live_.count(s.tensor) && (!o_.training || s.backward_readers.empty()))
+      free_now(s.tensor);
+}
+
+void Builder::emit_forward_frees(int i) {
+  std::set<int> seen;
+  for (const Storage& s : storages_) {
+    if (s.last_forward_use != i || s.kept_to_phase_end || !live_.count(s.tensor)) continue;
+    if (!seen.insert(s.tensor).second) continue;
+    const bool needed_later = o_.training && !s.backward_readers.empty();
+    if (!needed_later || p_.tensors[s.tensor].offloaded) free_now(s.tensor);
+  }
+}
+
+void Builder::emit_backward() {
+  for (int j = static_cast<int>(g_.nodes().size()) - 1; j >= 0; --j) emit_backward_node(j);
+}
+
+void Builder::emit_backward_node(int j) {
+  const Node& node = g_.nodes()[j];
+  NodeBinding& b = p_.nodes[j];
+  const std::vector<int> needs = backward_needs(j);
+  for (int t : needs)
+    if (p_.tensors[t].offloaded && !prefetched_.count(t)) prefetch(t);
+  for (int k = j - 1; k >= 0; --k) {  // vDNN's look-ahead: one layer, never past a convolution
+    bool any = false;
+    for (int t : backward_needs(k))
+      if (p_.tensors[t].offloaded && !prefetched_.count(t)) prefetch(t), any = true;
+    if (any || g_.nodes()[k].layer->kind() == LayerKind::kConv) break;
+  }
+  for (int t : needs)
+    if (prefetched_.count(t) && waited_.insert(t).second)
+      emit({Op::kWait, StreamKind::kCompute, -1, -1, -1, prefetch_event_[t]});
+  std::vector<std::pair<int, int>> sums;
+  b.d_in.clear();
+  for (size_t m = 0; m < node.inputs.size(); ++m) {
+    const int grad = storages_[group_[node.inputs[m]]].grad;
+    if (grad < 0) {
+      b.d_in.push_back(-1);
+    } else if (facts_[j].in_place || grad_allocated_.insert(grad).second) {
+      if (!facts_[j].in_place) alloc(grad);
+      b.d_in.push_back(grad);
+    } else {
+      const int temp = add_tensor(node.layer->name() + ":accum" + std::to_string(m),
+                                  p_.tensors[grad].bytes, MemoryClass::kGradientMaps);
+      alloc(temp);
+      b.d_in.push_back(temp);
+      sums.push_back({grad, temp});
+    }
+  }
+  if (b.scratch >= 0) alloc(b.scratch);
+  emit({Op::kBackward, StreamKind::kCompute, j});
+  for (auto [grad, temp] : sums) emit({Op::kAccumulate, StreamKind::kCompute, -1, grad, temp});
+  if (o_.sync == SyncMode::kLayer) emit({Op::kSync});
+  for (auto [grad, temp] : sums) free_now(temp);
+  if (b.scratch >= 0) free_now(b.scratch);
+  const Storage& out = storages_[group_[node.output]];
+  if (out.first_writer == j && out.grad >= 0 && live_.count(out.grad)) free_now(out.grad);
+  for (const Storage& s : storages_)
+    if (!s.backward_readers.empty() && *s.backward_readers.begin() == j && live_.count(s.tensor))
+      free_now(s.tensor);
+  for (int t : b.saved)
+    if (live_.count(t)) free_now(t);
+}
+
+void Builder::free_leftovers() {
+  std::vector<int> rest(live_.begin(), live_.end());
+  for (int t : rest) free_now(t);
+}
+
+}  // namespace
+
+Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes,
+                      const std::vector<NodeFacts>& facts, const ProgramOptions& options) {
+  VDNN_CHECK(facts.size() == graph.nodes().size(), "one NodeFacts per node");
+  VDNN_CHECK(value_bytes.size() == graph.values().size(), "one size per value");
+  return Builder(graph, value_bytes, facts, options).build();
+}
+
+}  // namespace vdnn

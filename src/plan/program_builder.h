@@ -1,0 +1,35 @@
+// plan/program_builder.h — compiles Graph + kernel facts + policy into a Program.
+//
+// Model (vDNN, generalised to DAGs): a storage (a value and the in-place ReLUs that overwrite it)
+// is offloaded once, right after its last writer in the forward pass, overlapping the next layers;
+// its device copy is released after its last forward reader and the copy are both done. In the
+// backward pass it is prefetched before its first backward reader at the latest, and earlier by
+// vDNN's rule: when layer m's backward is issued, the nearest earlier layer with offloaded inputs
+// not yet prefetched is prefetched too, never looking past a convolution. Gradient storages are
+// allocated by their first writer in backward order and released after their producer's
+// backward; workspace lives for one kernel.
+//
+//   std::vector<NodeFacts> facts = ...;   // from the backend's kernels
+//   Program train = build_program(graph, value_bytes, facts, {Policy::kConv, SyncMode::kEvent});
+//   Program eval = build_program(graph, value_bytes, facts, {Policy::kNone, SyncMode::kEvent, false});
+#pragma once
+
+#include <vector>
+
+#include "core/graph.h"
+#include "plan/program.h"
+
+namespace vdnn {
+
+struct ProgramOptions {
+  Policy policy = Policy::kNone;
+  SyncMode sync = SyncMode::kEvent;
+  bool training = true;
+  // Kernel-saved state smaller than this stays on the device under `all` (BN statistics etc.).
+  size_t min_offload_bytes = 16 * 1024;
+};
+
+Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes,
+                      const std::vector<NodeFacts>& facts, const ProgramOptions& options);
+
+}  // namespace vdnn
