@@ -10,6 +10,7 @@
 #include "io/model_file.h"
 #include "io/report.h"
 #include "runtime/trainer.h"
+#include "util/size_parse.h"
 #include "vdnn/error.h"
 
 namespace vdnn::cli {
@@ -22,6 +23,7 @@ struct TrainOptions {
   int classes = 0, threads = 0;
   int64_t batch = 128, synthetic_samples = 2048;
   bool no_eval = false;
+  std::string policy = "none", sync = "event", device_memory, link_bandwidth = "0", link_latency = "0";
   TrainConfig config;
 };
 
@@ -51,7 +53,18 @@ int run_train(TrainOptions& o) {
   Dataset train, test;
   load_data(o, graph, train, test);
   check_data_fits(graph, train);
-  Net net(std::move(graph), {o.batch, o.config.seed});
+  NetOptions net_options;
+  net_options.batch = o.batch;
+  net_options.seed = o.config.seed;
+  net_options.policy = parse_policy(o.policy);
+  net_options.sync = parse_sync_mode(o.sync);
+  net_options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  net_options.link = parse_link(o.link_bandwidth, o.link_latency);
+  Net net(std::move(graph), net_options);
+  const MemoryPlan& plan = net.train_plan();
+  std::printf("device memory %s (policy %s, sync %s): plan peak %s, host %s for offloaded tensors\n",
+              format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
+              format_bytes(plan.peak_bytes).c_str(), format_bytes(plan.host_bytes).c_str());
   std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
               "test); batch %lld, %d threads\n",
               model_name.c_str(), static_cast<long long>(net.graph().parameter_count()),
@@ -111,6 +124,16 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--synthetic-samples", o->synthetic_samples, "training samples for --data synthetic")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--no-eval", o->no_eval, "skip test-set evaluation after each epoch");
+  app.add_option("--policy", o->policy, "what to offload: none, all (vDNN_all) or conv (vDNN_conv)")
+      ->check(CLI::IsMember({"none", "all", "conv"}))->capture_default_str();
+  app.add_option("--sync", o->sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
+      ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
+  app.add_option("--device-memory", o->device_memory,
+                 "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs)");
+  app.add_option("--link-bandwidth", o->link_bandwidth, "emulated host link in GB/s (0: unlimited)")
+      ->capture_default_str();
+  app.add_option("--link-latency", o->link_latency, "emulated per-copy latency, e.g. 10us")
+      ->capture_default_str();
   app.add_option("--report", o->report, "write a JSON report to this file");
   return [o] { return run_train(*o); };
 }

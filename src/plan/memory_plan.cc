@@ -38,8 +38,14 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
     handle_of[t] = a->handle;
     return a;
   };
-  for (size_t t = 0; t < program.tensors.size(); ++t)
-    if (program.tensors[t].persistent && !place(static_cast<int>(t))) return plan;
+  plan.persistent_offsets.assign(program.tensors.size(), 0);
+  for (size_t t = 0; t < program.tensors.size(); ++t) {
+    if (!program.tensors[t].persistent) continue;
+    auto a = place(static_cast<int>(t));
+    if (!a) return plan;
+    plan.persistent_offsets[t] = a->offset;
+    program.tensors[t].offset = a->offset;
+  }
 
   std::vector<Step> out;
   out.reserve(program.steps.size() * 2);

@@ -30,6 +30,7 @@ struct MemoryPlan {
   ClassStats by_class;          // current (at the end) and peak per memory class
   size_t host_bytes = 0;        // host memory for offloaded tensors
   std::string failure;          // when !fits: which alloc did not fit, and the pool's state
+  std::vector<size_t> persistent_offsets;  // per tensor; meaningful for persistent tensors
 };
 
 // Fills the offsets of `program`'s kAlloc steps and inserts the reuse waits.

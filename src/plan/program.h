@@ -30,6 +30,7 @@ struct ProgramTensor {
   MemoryClass cls = MemoryClass::kFeatureMaps;
   bool persistent = false;  // parameters, gradients, momentum: allocated once, never freed
   bool offloaded = false;   // has a host copy; leaves the device in forward, returns for backward
+  size_t offset = 0;        // persistent tensors: their fixed place, set by the memory planner
 };
 
 enum class Op {
@@ -63,6 +64,7 @@ struct NodeBinding {
   std::vector<int> in, params, d_params, saved;
   int out = -1, d_out = -1, scratch = -1;
   std::vector<int> d_in;
+  bool backward_reads_in = false, backward_reads_out = false;  // else they may be gone by then
 };
 
 struct Program {

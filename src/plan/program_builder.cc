@@ -140,6 +140,8 @@ void Builder::make_storages() {
     out.last_writer = static_cast<int>(i);
     out.last_forward_use = static_cast<int>(i);
     NodeBinding& b = p_.nodes[i];
+    b.backward_reads_in = node.layer->backward_reads_input();
+    b.backward_reads_out = node.layer->backward_reads_output();
     b.out = out.tensor;
     b.d_out = out.grad;
     for (size_t k = 0; k < facts_[i].saved_bytes.size(); ++k)

@@ -1,18 +1,19 @@
-// runtime/net.h — a graph bound to oneDNN kernels and buffers for one batch size; runs a step.
+// runtime/net.h — a graph bound to kernels, a budgeted device arena and a planned Program.
 //
-// Model: every value gets one buffer in the layout its producer's kernel chose (in-place ReLU shares
-// its input's buffer); every value but the input gets a gradient buffer. A value read by several
-// layers receives the sum of their gradients. Parameters live in the kernels' preferred (blocked)
-// layouts; export/import and the weights hash go through plain layouts, so they do not depend on
-// what oneDNN chose. Issue 3's Program executor replaces this plain allocation with the budgeted
-// device pool and offloading; the kernels do not change.
+// Model: the kernels are created once (oneDNN picks blocked layouts); their declared sizes feed
+// the Program builder for the training step (with the chosen offload policy and sync mode) and for
+// evaluation; the memory planner fixes every offset inside one arena of `device_memory` bytes
+// (0: exactly what the plans need) and the Executor runs the Programs on a CPU device whose copy
+// engine may emulate a PCIe link. A budget below what a Program needs is refused here, before
+// training, with the smallest budget that works. Parameters, their gradients and momentum live in
+// the arena too; export/import and the weights hash go through plain layouts.
 //
-//   Net net(load_model("fmnist_cnn"), {.batch = 128, .seed = 1});
+//   Net net(load_model("fmnist_cnn"), {.batch = 128, .seed = 1, .policy = Policy::kAll,
+//                                      .device_memory = 64 << 20});
 //   net.set_batch(images, labels, 128);
 //   float loss = net.forward(/*training=*/true);
 //   net.backward();
 //   sgd.step(net.params(), lr);
-//   std::string h = net.weights_sha256();
 #pragma once
 
 #include <memory>
@@ -23,6 +24,11 @@
 
 #include "backends/cpu/kernel.h"
 #include "core/graph.h"
+#include "device/cpu_device.h"
+#include "memory/host_pool.h"
+#include "plan/memory_plan.h"
+#include "plan/program.h"
+#include "runtime/executor.h"
 #include "util/aligned_buffer.h"
 
 namespace vdnn {
@@ -30,6 +36,10 @@ namespace vdnn {
 struct NetOptions {
   int64_t batch = 64;
   uint64_t seed = 1;
+  Policy policy = Policy::kNone;
+  SyncMode sync = SyncMode::kEvent;
+  size_t device_memory = 0;  // bytes; 0: as much as the plans need
+  LinkModel link;
 };
 
 struct ParamTensor {
@@ -37,7 +47,8 @@ struct ParamTensor {
   ParamSpec spec;
   dnnl::memory::desc md;  // the kernel's layout
   float* data = nullptr;
-  float* grad = nullptr;  // null for non-trainable (running statistics)
+  float* grad = nullptr;      // null for non-trainable (running statistics)
+  float* velocity = nullptr;  // SGD momentum, null for non-trainable
 };
 
 class Net {
@@ -49,6 +60,7 @@ class Net {
 
   const Graph& graph() const { return graph_; }
   int64_t batch() const { return batch_; }
+  const NetOptions& options() const { return options_; }
 
   // Copies `valid` <= batch samples (plain NCHW floats) and labels in; the rest is zero-filled.
   void set_batch(const float* images, const int32_t* labels, int64_t valid);
@@ -57,7 +69,7 @@ class Net {
   // Runs the backward pass: gradients of every trainable parameter are ready afterwards.
   void backward();
   // Samples among the valid ones whose arg-max logit equals their label (after forward).
-  int64_t correct() const;
+  int64_t correct() const { return result_.correct; }
 
   std::vector<ParamTensor>& params() { return params_; }
   const std::vector<ParamTensor>& params() const { return params_; }
@@ -66,39 +78,40 @@ class Net {
   // SHA-256 over every parameter and running statistic, plain layouts, in graph order.
   std::string weights_sha256() const;
 
-  // Introspection for reports and tests.
   const CpuKernel& kernel(int node) const { return *kernels_[node]; }
-  const dnnl::memory::desc& value_md(ValueId v) const { return value_mds_[v]; }
-  const float* value_data(ValueId v) const;
-  const float* value_grad(ValueId v) const;
-  size_t allocated_bytes() const;
+  const Program& train_program() const { return train_; }
+  const MemoryPlan& train_plan() const { return train_plan_; }
+  const MemoryPlan& eval_plan() const { return eval_plan_; }
+  size_t arena_bytes() const { return arena_.bytes(); }
+  Device& device() { return *device_; }
 
  private:
   void build_kernels(uint64_t seed);
-  void allocate();
+  std::vector<NodeFacts> facts() const;
+  void plan(const NetOptions& options);
+  void bind_params();
   void init_params(uint64_t seed);
-  void accumulate(ValueId v, void* addend);
-  KernelArgs args_for(int node) const;
 
   Graph graph_;
   int64_t batch_;
+  NetOptions options_;
   dnnl::engine engine_;
   mutable dnnl::stream stream_;
   std::vector<std::unique_ptr<CpuKernel>> kernels_;
-  std::vector<bool> in_place_;                 // per node
-  std::vector<dnnl::memory::desc> value_mds_;  // per value
-  std::vector<AlignedBuffer> buffers_;
-  std::vector<int> data_of_, grad_of_;         // value -> buffer index (-1: none)
-  std::vector<std::vector<int>> saved_of_;     // node -> buffer indices of kernel-saved state
-  std::vector<int> param_buffer_;              // param -> buffer index
+  std::vector<bool> in_place_;
+  std::vector<dnnl::memory::desc> value_mds_;
+  Program train_, eval_;
+  MemoryPlan train_plan_, eval_plan_;
+  AlignedBuffer arena_;
+  std::unique_ptr<Device> device_;
+  HostPool host_pool_;
+  std::unique_ptr<Executor> executor_;
   std::vector<ParamTensor> params_;
-  std::vector<std::vector<size_t>> params_of_node_;  // node -> indices into params_
-  std::vector<AlignedBuffer> accum_temps_;    // one per input slot, for gradient accumulation
-  std::vector<bool> grad_written_;
-  AlignedBuffer scratch_;
-  AlignedBuffer labels_;
+  std::vector<float> images_;
+  std::vector<int32_t> labels_;
   int64_t valid_ = 0;
   uint64_t step_ = 0;
+  StepResult result_;
 };
 
 }  // namespace vdnn
