@@ -86,7 +86,18 @@ int run_train(TrainOptions& o) {
   else
     std::printf("no evaluation, ");
   std::printf("%.0f images/s\nweights_sha256 %s\n", r.images_per_second, r.weights_sha256.c_str());
-  if (!o.report.empty()) write_json_file(o.report, train_report(model_name, o.config, o.batch, r));
+  nlohmann::json memory = memory_report(net, r);
+  std::printf("memory: peak %s of %s, offloaded %s/iteration, compute stalled %.1f ms/iteration, "
+              "%.1f ms/iteration\n",
+              format_bytes(memory["peak_device_bytes"].get<size_t>()).c_str(),
+              format_bytes(net.arena_bytes()).c_str(),
+              format_bytes(static_cast<size_t>(memory["offloaded_bytes_per_iteration"].get<double>())).c_str(),
+              memory["stall_ms_per_iteration"].get<double>(), memory["iteration_ms"].get<double>());
+  if (!o.report.empty()) {
+    nlohmann::json report = train_report(model_name, o.config, o.batch, r);
+    report.update(memory);
+    write_json_file(o.report, report);
+  }
   return 0;
 }
 

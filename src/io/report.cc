@@ -1,5 +1,6 @@
 #include "io/report.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "vdnn/error.h"
@@ -32,6 +33,32 @@ nlohmann::json train_report(const std::string& model, const TrainConfig& config,
       {"images_per_second", result.images_per_second},
       {"train_seconds", result.train_seconds},
       {"weights_sha256", result.weights_sha256},
+  };
+}
+
+nlohmann::json memory_report(Net& net, const TrainResult& result) {
+  const MemoryPlan& plan = net.train_plan();
+  nlohmann::json by_class = nlohmann::json::object();
+  for (MemoryClass c : kAllMemoryClasses) by_class[to_string(c)] = plan.by_class.peak(c);
+  const StreamStats compute = net.device().stats(StreamKind::kCompute);
+  const StreamStats d2h = net.device().stats(StreamKind::kD2H);
+  const StreamStats h2d = net.device().stats(StreamKind::kH2D);
+  const double iterations = std::max<double>(1.0, static_cast<double>(result.iterations));
+  return {
+      {"policy", to_string(net.options().policy)},
+      {"sync", to_string(net.options().sync)},
+      {"device_memory_bytes", net.arena_bytes()},
+      {"peak_device_bytes", plan.peak_bytes},
+      {"peak_by_class", by_class},
+      {"average_device_bytes", plan.average_bytes},
+      {"host_bytes", plan.host_bytes},
+      {"offloaded_bytes", d2h.bytes_copied},
+      {"prefetched_bytes", h2d.bytes_copied},
+      {"offloaded_bytes_per_iteration", static_cast<double>(d2h.bytes_copied) / iterations},
+      {"stall_ms", compute.wait_seconds * 1e3},
+      {"stall_ms_per_iteration", compute.wait_seconds * 1e3 / iterations},
+      {"iteration_ms", result.train_seconds * 1e3 / iterations},
+      {"link_bandwidth_bytes_per_second", net.options().link.bandwidth_bytes_per_second},
   };
 }
 

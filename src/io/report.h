@@ -14,6 +14,8 @@ namespace vdnn {
 
 nlohmann::json train_report(const std::string& model, const TrainConfig& config, int64_t batch,
                             const TrainResult& result);
+// The memory runtime's figures: planned peaks by class, average, bytes moved, stall time.
+nlohmann::json memory_report(Net& net, const TrainResult& result);
 void write_json_file(const std::string& path, const nlohmann::json& j);
 
 }  // namespace vdnn

@@ -50,6 +50,7 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
   std::vector<Step> out;
   out.reserve(program.steps.size() * 2);
   double in_use_sum = 0;
+  const size_t step_count = program.steps.size();
   for (Step& step : program.steps) {
     if (step.op == Op::kAlloc) {
       auto a = place(step.tensor);
@@ -81,7 +82,7 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
   plan.fits = true;
   plan.peak_bytes = allocator.peak_in_use_bytes();
   plan.high_water_bytes = allocator.high_water_offset();
-  plan.average_bytes = program.steps.empty() ? 0 : in_use_sum / static_cast<double>(program.steps.size());
+  plan.average_bytes = step_count == 0 ? 0 : in_use_sum / static_cast<double>(step_count);
   plan.by_class = allocator.stats();
   for (const ProgramTensor& t : program.tensors)
     if (t.offloaded) plan.host_bytes += t.bytes;

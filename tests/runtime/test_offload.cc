@@ -1,0 +1,195 @@
+// The vDNN memory runtime end to end: offloading never changes the math (bit-identical weights
+// under every policy, sync mode and link model, on a linear net and on a DAG), the Program's
+// offload/prefetch structure, the memory it saves, and budgets refused before training.
+#include <gtest/gtest.h>
+
+#include "data/synthetic.h"
+#include "io/model_file.h"
+#include "memory/residency.h"
+#include "plan/program_builder.h"
+#include "runtime/net.h"
+#include "runtime/trainer.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+Graph linear_net() {
+  return load_model("fmnist_cnn");
+}
+
+Graph dag_net() {
+  ModelBuilder b("offload_dag", {3, 12, 12}, 5);
+  b.layer("conv", "stem", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
+      .layer("batch_norm", "bn")
+      .layer("relu", "relu")
+      .layer("conv", "a", {{"channels", 16}, {"kernel", 1}}, {"relu"})
+      .layer("conv", "b", {{"channels", 16}, {"kernel", 3}, {"pad", 1}}, {"relu"})
+      .layer("concat", "cat", {}, {"a", "b"})
+      .layer("lrn", "lrn", {{"size", 3}})
+      .layer("max_pool", "pool", {{"kernel", 2}})
+      .layer("conv", "c", {{"channels", 32}, {"kernel", 3}, {"pad", 1}})
+      .layer("add", "res", {}, {"c", "pool"})
+      .layer("relu", "res_relu")
+      .layer("dropout", "drop", {{"rate", 0.2}})
+      .layer("avg_pool", "gap", {{"global", true}})
+      .layer("fc", "fc", {{"units", 5}})
+      .layer("softmax_cross_entropy", "loss");
+  return b.build();
+}
+
+std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0) {
+  const Shape& s = g.input_shape();
+  Dataset data = make_synthetic(64, s.channels(), s.height(), s.width(), g.classes(), 11);
+  NetOptions o;
+  o.batch = 16;
+  o.seed = 4;
+  o.policy = policy;
+  o.sync = sync;
+  o.link = link;
+  o.device_memory = budget;
+  Net net(std::move(g), o);
+  TrainConfig cfg;
+  cfg.iterations = 6;
+  cfg.seed = 4;
+  cfg.evaluate = false;
+  Trainer trainer(net, cfg);
+  return trainer.run(data, nullptr).weights_sha256;
+}
+
+TEST(Offload, BitIdenticalWeightsUnderEveryPolicySyncModeAndLink) {
+  for (auto make : {linear_net, dag_net}) {
+    const std::string expected = train_hash(make(), Policy::kNone, SyncMode::kEvent, {});
+    for (Policy policy : {Policy::kNone, Policy::kConv, Policy::kAll})
+      for (SyncMode sync : {SyncMode::kEvent, SyncMode::kLayer})
+        for (LinkModel link : {LinkModel{}, LinkModel{2e9, 20e-6}})
+          EXPECT_EQ(train_hash(make(), policy, sync, link), expected)
+              << to_string(policy) << " " << to_string(sync) << " link " << link.bandwidth_bytes_per_second;
+  }
+}
+
+Program program_for(Graph& g, Policy policy, int64_t batch = 4) {
+  NetOptions o;
+  o.batch = batch;
+  o.policy = policy;
+  Net net(std::move(g), o);
+  return net.train_program();
+}
+
+TEST(Offload, EveryOffloadedTensorLeavesOnceAndIsBackBeforeItsBackwardRead) {
+  Graph g = dag_net();
+  const Program p = program_for(g, Policy::kAll);
+  int offloaded = 0;
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    if (!p.tensors[t].offloaded) continue;
+    ++offloaded;
+    int offloads = 0, prefetches = 0, prefetch_event = -1;
+    bool waited = false, phase_end_seen = false;
+    for (const Step& s : p.steps) {
+      if (s.op == Op::kPhaseEnd) phase_end_seen = true;
+      if (s.op == Op::kOffload && s.tensor == static_cast<int>(t)) {
+        ++offloads;
+        EXPECT_FALSE(phase_end_seen) << p.tensors[t].name << " offloaded in the backward pass";
+      }
+      if (s.op == Op::kPrefetch && s.tensor == static_cast<int>(t)) {
+        ++prefetches;
+        prefetch_event = s.event;
+        EXPECT_TRUE(phase_end_seen) << p.tensors[t].name << " prefetched in the forward pass";
+      }
+      if (s.op == Op::kWait && s.stream == StreamKind::kCompute && s.event == prefetch_event) waited = true;
+      if (s.op == Op::kBackward && phase_end_seen) {
+        const NodeBinding& b = p.nodes[s.node];
+        bool reads = false;
+        if (b.backward_reads_in)
+          for (int in : b.in) reads |= in == static_cast<int>(t);
+        if (b.backward_reads_out) reads |= b.out == static_cast<int>(t);
+        for (int sv : b.saved) reads |= sv == static_cast<int>(t);
+        if (reads) EXPECT_TRUE(waited) << p.node_names[s.node] << " reads " << p.tensors[t].name << " before it is back";
+      }
+    }
+    EXPECT_EQ(offloads, 1) << p.tensors[t].name;
+    EXPECT_EQ(prefetches, 1) << p.tensors[t].name;
+  }
+  EXPECT_GE(offloaded, 5);
+}
+
+TEST(Offload, PoliciesChooseTheirTensors) {
+  Graph g1 = dag_net(), g2 = dag_net(), g3 = dag_net();
+  const Program none = program_for(g1, Policy::kNone), conv = program_for(g2, Policy::kConv),
+                all = program_for(g3, Policy::kAll);
+  EXPECT_EQ(none.offloaded_bytes(), 0u);
+  auto offloaded = [](const Program& p, const std::string& name) {
+    for (const auto& t : p.tensors)
+      if (t.name == name) return t.offloaded;
+    ADD_FAILURE() << "no tensor " << name;
+    return false;
+  };
+  // conv reads: data (stem), bn:out via relu (a, b), pool:out (c). bn reads stem:out.
+  EXPECT_TRUE(offloaded(conv, "bn:out"));
+  EXPECT_TRUE(offloaded(conv, "pool:out"));
+  EXPECT_FALSE(offloaded(conv, "stem:out"));  // read only by batch norm's backward
+  EXPECT_TRUE(offloaded(all, "stem:out"));
+  EXPECT_TRUE(offloaded(all, "cat:out"));     // read by LRN's backward
+  EXPECT_FALSE(offloaded(all, "fc:out"));     // the logits stay for the host
+  EXPECT_LT(conv.offloaded_bytes(), all.offloaded_bytes());
+}
+
+TEST(Offload, VggShapedNetSavesFeatureMapMemory) {
+  ModelOptions mo{Shape{3, 32, 32}, 10};
+  size_t fm[3], total[3];
+  int i = 0;
+  for (Policy policy : {Policy::kNone, Policy::kConv, Policy::kAll}) {
+    NetOptions o;
+    o.batch = 8;
+    o.policy = policy;
+    Net net(load_model("vgg16", mo), o);
+    fm[i] = net.train_plan().by_class.peak(MemoryClass::kFeatureMaps);
+    total[i] = net.train_plan().peak_bytes;
+    ++i;
+  }
+  EXPECT_LT(fm[2], fm[1]);
+  EXPECT_LT(fm[1], fm[0]);
+  EXPECT_LE(fm[2] * 2, fm[0]) << "all keeps at most half of none's feature maps";
+  EXPECT_LT(total[2], total[1]);
+  EXPECT_LT(total[1], total[0]);
+}
+
+TEST(Offload, TooSmallBudgetIsRefusedBeforeTrainingWithTheSmallestThatWorks) {
+  NetOptions o;
+  o.batch = 16;
+  o.policy = Policy::kAll;
+  o.device_memory = 1 << 20;
+  try {
+    Net net(linear_net(), o);
+    ADD_FAILURE() << "1 MiB accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    for (const char* f : {"--device-memory", "too small", "policy all", "needs at least", "none ", "conv ", "all "})
+      EXPECT_NE(what.find(f), std::string::npos) << f << " not in: " << what;
+  }
+  // The smallest budget of `all` trains, and gives the same weights.
+  o.device_memory = 0;
+  const size_t smallest = Net(linear_net(), o).arena_bytes();
+  EXPECT_EQ(train_hash(linear_net(), Policy::kAll, SyncMode::kEvent, {}, smallest),
+            train_hash(linear_net(), Policy::kNone, SyncMode::kEvent, {}));
+  o.policy = Policy::kNone;
+  EXPECT_GT(Net(linear_net(), o).arena_bytes(), smallest) << "the budget fits all but not none";
+  o.device_memory = smallest;
+  EXPECT_THROW(Net(linear_net(), o), Error);
+}
+
+TEST(Residency, IllegalTransitionsFailLoudly) {
+  Residency r("x");
+  EXPECT_THROW(r.to(Residency::kHost), InternalError);
+  r.to(Residency::kDevice);
+  EXPECT_THROW(r.to(Residency::kPrefetching), InternalError);
+  r.to(Residency::kOffloading);
+  EXPECT_THROW(r.to(Residency::kDevice), InternalError);
+  r.to(Residency::kHost);
+  r.to(Residency::kPrefetching);
+  r.to(Residency::kDevice);
+  r.to(Residency::kAbsent);
+}
+
+}  // namespace
+}  // namespace vdnn
