@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   add("train", "train a network", vdnn::cli::add_train_command);
   add("models", "list the shipped networks with parameters, FLOPs and feature-map bytes",
       vdnn::cli::add_models_command);
+  add("plan", "what each offload policy needs on the device, before training",
+      vdnn::cli::add_plan_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "memory/offset_allocator.h"
 #include "vdnn/error.h"
@@ -49,6 +50,12 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
 
   std::vector<Step> out;
   out.reserve(program.steps.size() * 2);
+  // Which stream completes each event, and which events each stream already waited for: a wait
+  // on an event of the same stream, or a repeated wait, is dropped.
+  std::map<int, StreamKind> event_stream;
+  for (const Step& s : program.steps)
+    if (s.event >= 0 && s.op != Op::kWait) event_stream[s.event] = s.stream;
+  std::map<StreamKind, std::set<int>> waited;
   double in_use_sum = 0;
   const size_t step_count = program.steps.size();
   for (Step& step : program.steps) {
@@ -66,7 +73,9 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
       });
       std::sort(waits.begin(), waits.end());
       waits.erase(std::unique(waits.begin(), waits.end()), waits.end());
-      for (int e : waits) out.push_back({Op::kWait, step.stream, -1, -1, -1, e});
+      for (int e : waits)
+        if (event_stream.at(e) != step.stream && waited[step.stream].insert(e).second)
+          out.push_back({Op::kWait, step.stream, -1, -1, -1, e});
     } else if (step.op == Op::kFree) {
       const Allocation a = allocator.allocation(handle_of.at(step.tensor));
       history.push_back({a.offset, a.offset + a.bytes, step.events});
@@ -74,6 +83,7 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
       handle_of.erase(step.tensor);
       out.push_back(step);
     } else {
+      if (step.op == Op::kWait) waited[step.stream].insert(step.event);
       out.push_back(step);
     }
     in_use_sum += static_cast<double>(allocator.in_use_bytes());

@@ -17,13 +17,12 @@ Net::Net(Graph graph, const NetOptions& options)
     : graph_(std::move(graph)), batch_(options.batch), options_(options),
       engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
-  build_kernels(options.seed);
+  compiled_ = std::make_unique<CompiledGraph>(graph_, batch_, options.seed, engine_);
   plan(options);
   arena_ = AlignedBuffer(train_plan_.capacity_bytes);
   device_ = make_cpu_device(options.link);
-  std::vector<CpuKernel*> kernels;
-  for (auto& k : kernels_) kernels.push_back(k.get());
-  executor_ = std::make_unique<Executor>(*device_, arena_.as<char>(), kernels, host_pool_, engine_);
+  executor_ = std::make_unique<Executor>(*device_, arena_.as<char>(), compiled_->kernels(),
+                                         host_pool_, engine_);
   bind_params();
   init_params(options.seed);
   images_.assign(static_cast<size_t>(batch_ * graph_.input_shape().elements()), 0.0f);
@@ -35,56 +34,9 @@ Net::~Net() {
   device_.reset();
 }
 
-// ReLU may overwrite its input when nothing else reads it: the input has no other consumer and its
-// producer's backward does not read its own output.
-static bool may_run_in_place(const Graph& g, const Node& node) {
-  if (!node.layer->can_run_in_place()) return false;
-  const Value& in = g.value(node.inputs[0]);
-  if (in.producer < 0 || in.consumers.size() != 1) return false;
-  return !g.nodes()[in.producer].layer->backward_reads_output();
-}
-
-void Net::build_kernels(uint64_t seed) {
-  const auto& values = graph_.values();
-  value_mds_.resize(values.size());
-  value_mds_[0] = plain_md(graph_.input_shape().with_batch(batch_));
-  for (size_t i = 0; i < graph_.nodes().size(); ++i) {
-    const Node& node = graph_.nodes()[i];
-    KernelSetup setup{*node.layer, batch_, {}, values[node.output].shape, {}, false, {}, 0};
-    for (ValueId v : node.inputs) {
-      setup.in_shapes.push_back(values[v].shape);
-      setup.in_mds.push_back(value_mds_[v]);
-      setup.input_needs_grad.push_back(v != 0);
-    }
-    setup.in_place = may_run_in_place(graph_, node);
-    setup.seed = seed * 0x9E3779B97F4A7C15ULL + i;
-    kernels_.push_back(make_cpu_kernel(setup, engine_));
-    in_place_.push_back(setup.in_place);
-    value_mds_[node.output] = kernels_.back()->out_md;
-  }
-}
-
-std::vector<NodeFacts> Net::facts() const {
-  std::vector<NodeFacts> out;
-  for (size_t i = 0; i < kernels_.size(); ++i) {
-    const CpuKernel& k = *kernels_[i];
-    NodeFacts f;
-    f.out_bytes = k.out_md.get_size();
-    for (const auto& md : k.saved_mds) f.saved_bytes.push_back(md.get_size());
-    f.scratch_bytes = k.scratch_bytes;
-    for (const auto& md : k.param_mds) f.param_bytes.push_back(md.get_size());
-    f.in_place = in_place_[i];
-    out.push_back(f);
-  }
-  return out;
-}
-
 void Net::plan(const NetOptions& options) {
-  std::vector<size_t> value_bytes;
-  for (const auto& md : value_mds_) value_bytes.push_back(md.get_size());
-  const std::vector<NodeFacts> f = facts();
   auto build = [&](Policy policy, bool training) {
-    return build_program(graph_, value_bytes, f, {policy, options.sync, training});
+    return compiled_->program(policy, options.sync, training);
   };
   train_ = build(options.policy, true);
   eval_ = build(Policy::kNone, false);
@@ -125,7 +77,8 @@ void Net::bind_params() {
     const Node& node = graph_.nodes()[i];
     for (size_t k = 0; k < node.params.size(); ++k) {
       const std::string name = node.layer->name() + "." + node.params[k].name;
-      ParamTensor t{name, node.params[k], kernels_[i]->param_mds[k], at(name), nullptr, nullptr};
+      ParamTensor t{name, node.params[k], compiled_->kernel(static_cast<int>(i)).param_mds[k], at(name),
+                    nullptr, nullptr};
       if (node.params[k].trainable) {
         t.grad = at(name + ":grad");
         t.velocity = at(name + ":momentum");

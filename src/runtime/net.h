@@ -28,6 +28,7 @@
 #include "memory/host_pool.h"
 #include "plan/memory_plan.h"
 #include "plan/program.h"
+#include "runtime/compiled_graph.h"
 #include "runtime/executor.h"
 #include "util/aligned_buffer.h"
 
@@ -78,7 +79,7 @@ class Net {
   // SHA-256 over every parameter and running statistic, plain layouts, in graph order.
   std::string weights_sha256() const;
 
-  const CpuKernel& kernel(int node) const { return *kernels_[node]; }
+  const CpuKernel& kernel(int node) const { return compiled_->kernel(node); }
   const Program& train_program() const { return train_; }
   const MemoryPlan& train_plan() const { return train_plan_; }
   const MemoryPlan& eval_plan() const { return eval_plan_; }
@@ -86,8 +87,6 @@ class Net {
   Device& device() { return *device_; }
 
  private:
-  void build_kernels(uint64_t seed);
-  std::vector<NodeFacts> facts() const;
   void plan(const NetOptions& options);
   void bind_params();
   void init_params(uint64_t seed);
@@ -97,9 +96,7 @@ class Net {
   NetOptions options_;
   dnnl::engine engine_;
   mutable dnnl::stream stream_;
-  std::vector<std::unique_ptr<CpuKernel>> kernels_;
-  std::vector<bool> in_place_;
-  std::vector<dnnl::memory::desc> value_mds_;
+  std::unique_ptr<CompiledGraph> compiled_;
   Program train_, eval_;
   MemoryPlan train_plan_, eval_plan_;
   AlignedBuffer arena_;

@@ -1,0 +1,48 @@
+// runtime/compiled_graph.h — a graph's kernels for one batch size, and what they declare.
+//
+// Model: kernels are created in graph order; each value's layout is what its producer chose
+// (blocked, format_tag::any), the input is plain NCHW. The kernels' declared sizes are the facts
+// the Program builder and the memory planner work from, so `vdnn plan` and `vdnn train` see the
+// same numbers. Nothing here allocates tensor memory.
+//
+//   CompiledGraph cg(graph, /*batch=*/64, /*seed=*/1, engine);
+//   Program p = build_program(graph, cg.value_bytes(), cg.facts(), {Policy::kAll});
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "backends/cpu/kernel.h"
+#include "core/graph.h"
+#include "plan/program_builder.h"
+
+namespace vdnn {
+
+class CompiledGraph {
+ public:
+  CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, const dnnl::engine& engine);
+
+  int64_t batch() const { return batch_; }
+  const CpuKernel& kernel(int node) const { return *kernels_[node]; }
+  std::vector<CpuKernel*> kernels() const;
+  const dnnl::memory::desc& value_md(ValueId v) const { return value_mds_[v]; }
+  std::vector<size_t> value_bytes() const;
+  std::vector<NodeFacts> facts() const;
+  // The training Program (with `policy`, `sync`) or the evaluation Program (no backward).
+  Program program(Policy policy, SyncMode sync, bool training) const;
+
+ private:
+  const Graph& graph_;
+  int64_t batch_;
+  std::vector<std::unique_ptr<CpuKernel>> kernels_;
+  std::vector<bool> in_place_;
+  std::vector<dnnl::memory::desc> value_mds_;
+};
+
+// ReLU may overwrite its input when nothing else reads it: the input has no other consumer and its
+// producer's backward does not read its own output.
+bool may_run_in_place(const Graph& graph, const Node& node);
+
+}  // namespace vdnn
