@@ -105,6 +105,7 @@ int run_train(TrainOptions& o) {
 
 Runner add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later wins
   app.add_option("--model", o->model, "model name (see `vdnn models`) or JSON file")
       ->capture_default_str();
   app.add_option("--data", o->data, "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
