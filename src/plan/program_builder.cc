@@ -192,6 +192,9 @@ void Builder::offload(int t) {
 
 void Builder::prefetch(int t) {
   alloc(t, StreamKind::kH2D);
+  // The host copy must be complete before it is read back (found by ThreadSanitizer: with a slow
+  // link, a tensor offloaded late in the forward pass is prefetched early in the backward pass).
+  emit({Op::kWait, StreamKind::kH2D, -1, -1, -1, offload_event_.at(t)});
   const int done = p_.event_count++;
   emit({Op::kPrefetch, StreamKind::kH2D, -1, t, -1, done});
   prefetch_event_[t] = done;

@@ -83,20 +83,24 @@ TEST(Offload, EveryOffloadedTensorLeavesOnceAndIsBackBeforeItsBackwardRead) {
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     if (!p.tensors[t].offloaded) continue;
     ++offloaded;
-    int offloads = 0, prefetches = 0, prefetch_event = -1;
-    bool waited = false, phase_end_seen = false;
+    int offloads = 0, prefetches = 0, prefetch_event = -1, offload_event = -1;
+    bool waited = false, phase_end_seen = false, h2d_waited_for_offload = false;
     for (const Step& s : p.steps) {
       if (s.op == Op::kPhaseEnd) phase_end_seen = true;
       if (s.op == Op::kOffload && s.tensor == static_cast<int>(t)) {
         ++offloads;
+        offload_event = s.event;
         EXPECT_FALSE(phase_end_seen) << p.tensors[t].name << " offloaded in the backward pass";
       }
       if (s.op == Op::kPrefetch && s.tensor == static_cast<int>(t)) {
         ++prefetches;
         prefetch_event = s.event;
+        EXPECT_TRUE(h2d_waited_for_offload) << p.tensors[t].name << " read back before its host copy is complete";
         EXPECT_TRUE(phase_end_seen) << p.tensors[t].name << " prefetched in the forward pass";
       }
       if (s.op == Op::kWait && s.stream == StreamKind::kCompute && s.event == prefetch_event) waited = true;
+      if (s.op == Op::kWait && s.stream == StreamKind::kH2D && s.event == offload_event)
+        h2d_waited_for_offload = true;
       if (s.op == Op::kBackward && phase_end_seen) {
         const NodeBinding& b = p.nodes[s.node];
         bool reads = false;
