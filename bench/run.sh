@@ -23,6 +23,7 @@
 #   VGG_ITERS [30]             timed iterations, vgg_cifar
 #   VGG_WARMUP [5]             warm-up iterations, vgg_cifar
 #   THREADS [2]                OMP_NUM_THREADS / torch.set_num_threads for every run
+#   LR [0.01]                  learning rate for both (constant schedule)
 #   SKIP_BUILD [0]             1: don't call cmake (the binary must already exist)
 #   SKIP_DEBIAN_TORCH [0]      1: don't try apt-get install python3-torch
 #   CHANNELS_LAST [0]          1: also run the pip PyTorch with --channels-last
@@ -41,6 +42,7 @@ FMNIST_WARMUP=${FMNIST_WARMUP:-10}
 VGG_ITERS=${VGG_ITERS:-30}
 VGG_WARMUP=${VGG_WARMUP:-5}
 THREADS=${THREADS:-2}
+LR=${LR:-0.01}   # the same for both; 0.05 diverges on vgg_cifar (no batch norm) and NaNs are not a fair race
 SKIP_BUILD=${SKIP_BUILD:-0}
 SKIP_DEBIAN_TORCH=${SKIP_DEBIAN_TORCH:-0}
 CHANNELS_LAST=${CHANNELS_LAST:-0}
@@ -182,12 +184,13 @@ vdnn_cmd() {  # model batch iters warmup report
   ((warmup > 0)) || per_epoch=$iters
   printf '%s' "OMP_NUM_THREADS=$THREADS build/vdnn train --model $model --batch $batch" \
     " --data synthetic --synthetic-samples $((batch * per_epoch))" \
-    " --iterations $((warmup + iters)) --no-eval --threads $THREADS --report $(printf %q "$report")"
+    " --iterations $((warmup + iters)) --no-eval --threads $THREADS --lr $LR --lr-schedule constant" \
+    " --report $(printf %q "$report")"
 }
 pytorch_cmd() {  # python flags model batch iters warmup
   local py=${1#"$ROOT"/} flags=$2 model=$3 batch=$4 iters=$5 warmup=$6
   printf '%s' "OMP_NUM_THREADS=$THREADS $(printf %q "$py") bench/pytorch_train.py --model $model --batch $batch" \
-    " --iterations $iters --warmup $warmup --threads $THREADS${flags:+ $flags}"
+    " --iterations $iters --warmup $warmup --threads $THREADS --lr $LR${flags:+ $flags}"
 }
 
 load1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)

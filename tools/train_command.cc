@@ -23,7 +23,7 @@ struct TrainOptions {
   int classes = 0, threads = 0;
   int64_t batch = 128, synthetic_samples = 2048;
   bool no_eval = false;
-  std::string policy = "none", sync = "event", device_memory, link_bandwidth = "0", link_latency = "0";
+  std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, link_bandwidth = "0", link_latency = "0";
   TrainConfig config;
 };
 
@@ -33,7 +33,7 @@ void load_data(const TrainOptions& o, const Graph& g, Dataset& train, Dataset& t
     const int64_t c = s.channels(), h = s.height(), w = s.width();
     train = make_synthetic(o.synthetic_samples, c, h, w, g.classes(), o.config.seed);
     test = make_synthetic(std::max<int64_t>(o.synthetic_samples / 4, 1), c, h, w, g.classes(),
-                          o.config.seed + 1);
+                          o.config.seed, /*split=*/1);
     return;
   }
   const std::string dir = o.data == "fashion-mnist" ? kFashionMnistDefaultDir : o.data;
@@ -60,10 +60,15 @@ int run_train(TrainOptions& o) {
   net_options.sync = parse_sync_mode(o.sync);
   net_options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   net_options.link = parse_link(o.link_bandwidth, o.link_latency);
+  net_options.prefetch_ahead = o.prefetch == "ahead";
+  net_options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
+                          : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
+                                                      : ConvAlgo::kAuto;
   Net net(std::move(graph), net_options);
   const MemoryPlan& plan = net.train_plan();
-  std::printf("device memory %s (policy %s, sync %s): plan peak %s, host %s for offloaded tensors\n",
+  std::printf("device memory %s (policy %s, sync %s, prefetch %s): plan peak %s, host %s for offloaded tensors\n",
               format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
+              net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
               format_bytes(plan.peak_bytes).c_str(), format_bytes(plan.host_bytes).c_str());
   std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
               "test); batch %lld, %d threads\n",
@@ -140,6 +145,12 @@ Runner add_train_command(CLI::App& app) {
       ->check(CLI::IsMember({"none", "all", "conv"}))->capture_default_str();
   app.add_option("--sync", o->sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
       ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
+  app.add_option("--conv-algo", o->conv_algo,
+                 "convolution algorithm: auto (oneDNN picks, Winograd where it pays), direct, winograd")
+      ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
+  app.add_option("--prefetch", o->prefetch,
+                 "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")
+      ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
   app.add_option("--device-memory", o->device_memory,
                  "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs)");
   app.add_option("--link-bandwidth", o->link_bandwidth, "emulated host link in GB/s (0: unlimited)")

@@ -22,11 +22,13 @@ namespace vdnn {
 
 // One parameter tensor of a layer, in its plain layout (x, oi, oihw or goihw by rank).
 struct ParamSpec {
-  enum class Init { kHeNormal, kZero, kOne };
+  // kHeNormal: std sqrt(2/fan_in) (convolutions, followed by ReLU); kLecunNormal: std
+  // sqrt(1/fan_in) (fully connected layers, so the classifier starts with small logits).
+  enum class Init { kHeNormal, kLecunNormal, kZero, kOne };
   std::string name;           // "weight", "bias", "scale", "shift", "running_mean", "running_var"
   std::vector<int64_t> dims;  // plain layout
   Init init = Init::kZero;
-  int64_t fan_in = 1;       // for kHeNormal: std = sqrt(2 / fan_in)
+  int64_t fan_in = 1;       // for the normal initializations
   bool trainable = true;    // false: running statistics, updated by the layer, not by SGD
   bool decay = false;       // weight decay applies
   int64_t elements() const {

@@ -17,7 +17,7 @@ void require_positive(const char* what, int64_t value) {
 
 }  // namespace
 
-Dataset make_synthetic(int64_t count, int64_t c, int64_t h, int64_t w, int classes, uint64_t seed) {
+Dataset make_synthetic(int64_t count, int64_t c, int64_t h, int64_t w, int classes, uint64_t seed, uint64_t split) {
   require_positive("count", count);
   require_positive("channels", c);
   require_positive("height", h);
@@ -48,7 +48,7 @@ Dataset make_synthetic(int64_t count, int64_t c, int64_t h, int64_t w, int class
   out.labels.resize(static_cast<size_t>(count));
   out.images.resize(static_cast<size_t>(count * sample));
 
-  Rng rng(seed, kSampleStream);
+  Rng rng(seed, kSampleStream + 1000 * split);
   for (int64_t i = 0; i < count; ++i) {
     const auto label = static_cast<int32_t>(rng.below(static_cast<uint64_t>(classes)));
     out.labels[static_cast<size_t>(i)] = label;

@@ -47,6 +47,7 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
   return {
       {"policy", to_string(net.options().policy)},
       {"sync", to_string(net.options().sync)},
+      {"prefetch_depth", net.prefetch_depth()},
       {"device_memory_bytes", net.arena_bytes()},
       {"peak_device_bytes", plan.peak_bytes},
       {"peak_by_class", by_class},

@@ -30,7 +30,7 @@ class FcLayer : public Layer {
     return Shape{p_.units};
   }
   std::vector<ParamSpec> params(const std::vector<Shape>& in) const override {
-    ParamSpec w{"weight", {p_.units}, ParamSpec::Init::kHeNormal, in[0].elements(), true, true};
+    ParamSpec w{"weight", {p_.units}, ParamSpec::Init::kLecunNormal, in[0].elements(), true, true};
     w.dims.insert(w.dims.end(), in[0].dims.begin(), in[0].dims.end());
     std::vector<ParamSpec> out{w};
     if (p_.bias) out.push_back({"bias", {p_.units}, ParamSpec::Init::kZero, 1, true, false});

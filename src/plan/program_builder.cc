@@ -258,11 +258,17 @@ void Builder::emit_backward_node(int j) {
   const std::vector<int> needs = backward_needs(j);
   for (int t : needs)
     if (p_.tensors[t].offloaded && !prefetched_.count(t)) prefetch(t);
-  for (int k = j - 1; k >= 0; --k) {  // vDNN's look-ahead: one layer, never past a convolution
-    bool any = false;
-    for (int t : backward_needs(k))
-      if (p_.tensors[t].offloaded && !prefetched_.count(t)) prefetch(t), any = true;
-    if (any || g_.nodes()[k].layer->kind() == LayerKind::kConv) break;
+  if (o_.prefetch_depth > 0) {  // look-ahead: the next N layers of the backward pass
+    for (int k = j - 1; k >= std::max(0, j - o_.prefetch_depth); --k)
+      for (int t : backward_needs(k))
+        if (p_.tensors[t].offloaded && !prefetched_.count(t)) prefetch(t);
+  } else {
+    for (int k = j - 1; k >= 0; --k) {  // vDNN's rule: one layer, never past a convolution
+      bool any = false;
+      for (int t : backward_needs(k))
+        if (p_.tensors[t].offloaded && !prefetched_.count(t)) prefetch(t), any = true;
+      if (any || g_.nodes()[k].layer->kind() == LayerKind::kConv) break;
+    }
   }
   for (int t : needs)
     if (prefetched_.count(t) && waited_.insert(t).second)

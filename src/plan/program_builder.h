@@ -27,6 +27,10 @@ struct ProgramOptions {
   bool training = true;
   // Kernel-saved state smaller than this stays on the device under `all` (BN statistics etc.).
   size_t min_offload_bytes = 16 * 1024;
+  // 0: vDNN's rule (the nearest earlier layer with offloaded inputs, never past a convolution).
+  // N > 0: look-ahead — when a layer's backward is issued, prefetch what the next N layers of the
+  // backward pass read (the budget-driven option picks the largest N that fits, see Net).
+  int prefetch_depth = 0;
 };
 
 Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes,

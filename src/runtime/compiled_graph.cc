@@ -12,7 +12,7 @@ bool may_run_in_place(const Graph& g, const Node& node) {
 }
 
 CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
-                             const dnnl::engine& engine)
+                             const dnnl::engine& engine, ConvAlgo conv_algo)
     : graph_(graph), batch_(batch) {
   const auto& values = graph.values();
   value_mds_.resize(values.size());
@@ -27,6 +27,7 @@ CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
     }
     setup.in_place = may_run_in_place(graph, node);
     setup.seed = seed * 0x9E3779B97F4A7C15ULL + i;
+    setup.conv_algo = conv_algo;
     kernels_.push_back(make_cpu_kernel(setup, engine));
     in_place_.push_back(setup.in_place);
     value_mds_[node.output] = kernels_.back()->out_md;
@@ -60,8 +61,11 @@ std::vector<NodeFacts> CompiledGraph::facts() const {
   return out;
 }
 
-Program CompiledGraph::program(Policy policy, SyncMode sync, bool training) const {
-  return build_program(graph_, value_bytes(), facts(), {policy, sync, training});
+Program CompiledGraph::program(Policy policy, SyncMode sync, bool training,
+                               int prefetch_depth) const {
+  ProgramOptions o{policy, sync, training};
+  o.prefetch_depth = prefetch_depth;
+  return build_program(graph_, value_bytes(), facts(), o);
 }
 
 }  // namespace vdnn

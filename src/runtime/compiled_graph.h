@@ -22,7 +22,8 @@ namespace vdnn {
 
 class CompiledGraph {
  public:
-  CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, const dnnl::engine& engine);
+  CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, const dnnl::engine& engine,
+                ConvAlgo conv_algo = ConvAlgo::kAuto);
 
   int64_t batch() const { return batch_; }
   const CpuKernel& kernel(int node) const { return *kernels_[node]; }
@@ -31,7 +32,7 @@ class CompiledGraph {
   std::vector<size_t> value_bytes() const;
   std::vector<NodeFacts> facts() const;
   // The training Program (with `policy`, `sync`) or the evaluation Program (no backward).
-  Program program(Policy policy, SyncMode sync, bool training) const;
+  Program program(Policy policy, SyncMode sync, bool training, int prefetch_depth = 0) const;
 
  private:
   const Graph& graph_;

@@ -17,7 +17,7 @@ Net::Net(Graph graph, const NetOptions& options)
     : graph_(std::move(graph)), batch_(options.batch), options_(options),
       engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
-  compiled_ = std::make_unique<CompiledGraph>(graph_, batch_, options.seed, engine_);
+  compiled_ = std::make_unique<CompiledGraph>(graph_, batch_, options.seed, engine_, options.conv_algo);
   plan(options);
   arena_ = AlignedBuffer(train_plan_.capacity_bytes);
   device_ = make_cpu_device(options.link);
@@ -55,6 +55,7 @@ void Net::plan(const NetOptions& options) {
                                   << format_bytes(need) << " (smallest budget by policy: " << others
                                   << ")");
   }
+  if (options.prefetch_ahead && options.policy != Policy::kNone) choose_prefetch_depth(capacity, train_try, t);
   train_ = std::move(train_try);
   eval_ = std::move(eval_try);
   train_plan_ = t;
@@ -63,6 +64,26 @@ void Net::plan(const NetOptions& options) {
     VDNN_CHECK(eval_.tensors[i].name == train_.tensors[i].name &&
                    t.persistent_offsets[i] == e.persistent_offsets[i],
                "parameter '" << train_.tensors[i].name << "' must not move between plans");
+}
+
+// The deepest look-ahead whose plan still fits `capacity` (deeper needs more memory: binary search).
+void Net::choose_prefetch_depth(size_t capacity, Program& program, MemoryPlan& plan) {
+  const int layers = static_cast<int>(graph_.nodes().size());
+  int lo = 1, hi = layers, best = 0;
+  while (lo <= hi) {
+    const int mid = (lo + hi) / 2;
+    Program candidate = compiled_->program(options_.policy, options_.sync, true, mid);
+    MemoryPlan m = plan_memory(candidate, capacity);
+    if (m.fits) {
+      best = mid;
+      program = std::move(candidate);
+      plan = m;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  prefetch_depth_ = best;
 }
 
 void Net::bind_params() {
@@ -95,6 +116,7 @@ static void fill_plain(const ParamSpec& spec, Rng& rng, std::vector<float>& out)
   for (float& x : out) {
     switch (spec.init) {
       case ParamSpec::Init::kHeNormal: x = rng.normal() * std_dev; break;
+      case ParamSpec::Init::kLecunNormal: x = rng.normal() * std_dev * 0.70710678f; break;
       case ParamSpec::Init::kZero: x = 0.0f; break;
       case ParamSpec::Init::kOne: x = 1.0f; break;
     }

@@ -41,6 +41,10 @@ struct NetOptions {
   SyncMode sync = SyncMode::kEvent;
   size_t device_memory = 0;  // bytes; 0: as much as the plans need
   LinkModel link;
+  // false: vDNN's prefetch rule. true: look ahead as many backward layers as the budget allows
+  // (without a budget: as far as fits in what vDNN's rule needs).
+  bool prefetch_ahead = false;
+  ConvAlgo conv_algo = ConvAlgo::kAuto;
 };
 
 struct ParamTensor {
@@ -84,10 +88,12 @@ class Net {
   const MemoryPlan& train_plan() const { return train_plan_; }
   const MemoryPlan& eval_plan() const { return eval_plan_; }
   size_t arena_bytes() const { return arena_.bytes(); }
+  int prefetch_depth() const { return prefetch_depth_; }  // 0: vDNN's rule
   Device& device() { return *device_; }
 
  private:
   void plan(const NetOptions& options);
+  void choose_prefetch_depth(size_t capacity, Program& program, MemoryPlan& plan);
   void bind_params();
   void init_params(uint64_t seed);
 
@@ -108,6 +114,7 @@ class Net {
   std::vector<int32_t> labels_;
   int64_t valid_ = 0;
   uint64_t step_ = 0;
+  int prefetch_depth_ = 0;
   StepResult result_;
 };
 

@@ -38,7 +38,8 @@ Graph dag_net() {
   return b.build();
 }
 
-std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0) {
+std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0,
+                       bool ahead = false) {
   const Shape& s = g.input_shape();
   Dataset data = make_synthetic(64, s.channels(), s.height(), s.width(), g.classes(), 11);
   NetOptions o;
@@ -48,6 +49,7 @@ std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, si
   o.sync = sync;
   o.link = link;
   o.device_memory = budget;
+  o.prefetch_ahead = ahead;
   Net net(std::move(g), o);
   TrainConfig cfg;
   cfg.iterations = 6;
@@ -180,6 +182,22 @@ TEST(Offload, TooSmallBudgetIsRefusedBeforeTrainingWithTheSmallestThatWorks) {
   EXPECT_GT(Net(linear_net(), o).arena_bytes(), smallest) << "the budget fits all but not none";
   o.device_memory = smallest;
   EXPECT_THROW(Net(linear_net(), o), Error);
+}
+
+TEST(Offload, LookAheadPrefetchGoesAsFarAsTheBudgetAllows) {
+  NetOptions o;
+  o.batch = 16;
+  o.policy = Policy::kAll;
+  o.prefetch_ahead = true;
+  Net tight(dag_net(), o);  // no budget: what vDNN's rule needs
+  o.device_memory = 256 << 20;
+  Net roomy(dag_net(), o);
+  EXPECT_EQ(roomy.prefetch_depth(), static_cast<int>(roomy.graph().nodes().size()));
+  EXPECT_LE(tight.prefetch_depth(), roomy.prefetch_depth());
+  EXPECT_LE(tight.arena_bytes(), Net(dag_net(), {.batch = 16, .policy = Policy::kAll}).arena_bytes());
+  const std::string expected = train_hash(dag_net(), Policy::kNone, SyncMode::kEvent, {});
+  EXPECT_EQ(train_hash(dag_net(), Policy::kAll, SyncMode::kEvent, {2e9, 0}, 0, true), expected);
+  EXPECT_EQ(train_hash(dag_net(), Policy::kConv, SyncMode::kLayer, {}, 256 << 20, true), expected);
 }
 
 TEST(Residency, IllegalTransitionsFailLoudly) {

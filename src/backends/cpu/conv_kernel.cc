@@ -23,7 +23,9 @@ class ConvKernel : public CpuKernel {
     has_bias_ = p.bias;
     const memory::desc bias_md = has_bias_ ? plain_md({oc}) : memory::desc();
     const auto attr = user_scratchpad();
-    const auto algo = dnnl::algorithm::convolution_direct;
+    const auto algo = s.conv_algo == ConvAlgo::kDirect     ? dnnl::algorithm::convolution_direct
+                      : s.conv_algo == ConvAlgo::kWinograd ? dnnl::algorithm::convolution_winograd
+                                                           : dnnl::algorithm::convolution_auto;
 
     // Let oneDNN pick the layouts; keep the producer's layout for src if oneDNN wants another one
     // (a reorder per step would cost more than a slightly slower kernel).

@@ -25,6 +25,10 @@
 
 namespace vdnn {
 
+// Convolution algorithm: direct, Winograd (3x3, stride 1; faster, more workspace, slightly
+// different rounding), or auto (oneDNN picks per layer: Winograd where it pays off).
+enum class ConvAlgo { kAuto, kDirect, kWinograd };
+
 struct KernelSetup {
   const Layer& layer;
   int64_t batch = 1;
@@ -34,6 +38,7 @@ struct KernelSetup {
   bool in_place = false;  // output shares input 0's buffer
   std::vector<bool> input_needs_grad;  // false for the graph input
   uint64_t seed = 0;      // for dropout masks
+  ConvAlgo conv_algo = ConvAlgo::kAuto;
 };
 
 struct KernelArgs {
