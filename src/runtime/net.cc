@@ -181,6 +181,11 @@ float Net::forward(bool training) {
   return result_.loss;
 }
 
+void Net::run_on_compute(const std::function<void()>& work) {
+  device_->launch(StreamKind::kCompute, work);
+  device_->synchronize(StreamKind::kCompute);
+}
+
 void Net::backward() {
   BatchView view{images_.data(), labels_.data(), valid_, graph_.classes(), step_, true};
   executor_->run(train_, Executor::Phase::kBackward, view);

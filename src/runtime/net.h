@@ -13,9 +13,10 @@
 //   net.set_batch(images, labels, 128);
 //   float loss = net.forward(/*training=*/true);
 //   net.backward();
-//   sgd.step(net.params(), lr);
+//   net.run_on_compute([&] { sgd.step(net.params(), lr); });
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,10 @@ class Net {
   float forward(bool training);
   // Runs the backward pass: gradients of every trainable parameter are ready afterwards.
   void backward();
+  // Runs `work` (e.g. the optimizer step) on the compute stream and waits for it. All OpenMP work
+  // must start from that one thread: a second OpenMP master (the host thread) keeps a second team
+  // of spinning threads that steals the two cores from the kernels.
+  void run_on_compute(const std::function<void()>& work);
   // Samples among the valid ones whose arg-max logit equals their label (after forward).
   int64_t correct() const { return result_.correct; }
 

@@ -7,7 +7,7 @@
 //
 //   Sgd sgd({.momentum = 0.9, .weight_decay = 5e-4});
 //   LrSchedule schedule{.base = 0.05, .kind = LrSchedule::kCosine, .total_steps = 4690};
-//   sgd.step(net.params(), schedule.at(step, epoch));
+//   net.run_on_compute([&] { sgd.step(net.params(), schedule.at(step, epoch)); });
 #pragma once
 
 #include <string>
