@@ -3,6 +3,7 @@
 //   vdnn train [--model fmnist_cnn] [--data fashion-mnist|synthetic|DIR] [--epochs N] ...
 //   vdnn models
 // User errors print one line "error: ..." and exit 1; a bug in vdnn exits 70.
+#include <cstdio>
 #include <iostream>
 #include <map>
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
     for (auto& [sub, run] : runners)
       if (sub->parsed()) return run();
   } catch (const vdnn::Error& e) {
+    std::fflush(stdout);
     std::cerr << "error: " << e.what() << "\n";
     return 1;
   } catch (const vdnn::InternalError& e) {

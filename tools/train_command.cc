@@ -53,6 +53,12 @@ int run_train(TrainOptions& o) {
   Dataset train, test;
   load_data(o, graph, train, test);
   check_data_fits(graph, train);
+  std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
+              "test); batch %lld, %d threads\n",
+              model_name.c_str(), static_cast<long long>(graph.parameter_count()),
+              graph.forward_flops_per_sample() / 1e6, train.name.c_str(),
+              static_cast<long long>(train.count), static_cast<long long>(test.count),
+              static_cast<long long>(o.batch), omp_get_max_threads());
   NetOptions net_options;
   net_options.batch = o.batch;
   net_options.seed = o.config.seed;
@@ -70,12 +76,6 @@ int run_train(TrainOptions& o) {
               format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
               net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
               format_bytes(plan.peak_bytes).c_str(), format_bytes(plan.host_bytes).c_str());
-  std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
-              "test); batch %lld, %d threads\n",
-              model_name.c_str(), static_cast<long long>(net.graph().parameter_count()),
-              net.graph().forward_flops_per_sample() / 1e6, train.name.c_str(),
-              static_cast<long long>(train.count), static_cast<long long>(test.count),
-              static_cast<long long>(o.batch), omp_get_max_threads());
   Trainer trainer(net, o.config);
   TrainResult r = trainer.run(train, &test, [](const EpochResult& e) {
     std::printf("epoch %3d  lr %.4f  loss %.4f  train acc %.4f", e.epoch, e.lr, e.train_loss,

@@ -53,7 +53,8 @@ void Net::plan(const NetOptions& options) {
                                   << graph_.name() << "' at batch " << batch_ << " with policy "
                                   << to_string(options.policy) << ": it needs at least "
                                   << format_bytes(need) << " (smallest budget by policy: " << others
-                                  << ")");
+                                  << "); first allocation that does not fit: "
+                                  << (t.fits ? e.failure : t.failure));
   }
   if (options.prefetch_ahead && options.policy != Policy::kNone) choose_prefetch_depth(capacity, train_try, t);
   train_ = std::move(train_try);

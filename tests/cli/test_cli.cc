@@ -108,6 +108,26 @@ TEST(Cli, SyntheticRunWritesTheReport) {
   fs::remove_all(dir);
 }
 
+TEST(Cli, TooSmallBudgetNamesTheSmallestThatWorks) {
+  const CliRun r = vdnn("train --data synthetic --device-memory 4MiB --policy all --iterations 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  for (const char* f : {"error: --device-memory 4.00 MiB is too small", "needs at least", "smallest budget by policy"})
+    EXPECT_NE(r.output.find(f), std::string::npos) << f << " not in: " << r.output;
+  const CliRun bad = vdnn("train --data synthetic --device-memory 12parsecs");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("--device-memory"), std::string::npos) << bad.output;
+}
+
+TEST(Cli, PlanPrintsEveryPolicyAndTheProgram) {
+  const CliRun r = vdnn("plan --model fmnist_dag --batch 8 --device-memory 64MiB");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* f : {"none", "conv", "all", "min budget", "yes"}) EXPECT_NE(r.output.find(f), std::string::npos) << f;
+  const CliRun p = vdnn("plan --model fmnist_dag --batch 8 --policy all --print");
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  for (const char* f : {"offload", "prefetch", "wait", "backward res_add", "phase_end"})
+    EXPECT_NE(p.output.find(f), std::string::npos) << f;
+}
+
 TEST(Cli, ModelsListsTheShippedNetworks) {
   const CliRun r = vdnn("models");
   EXPECT_EQ(r.exit_code, 0);
