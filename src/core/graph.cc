@@ -92,9 +92,18 @@ double Graph::forward_flops_per_sample() const {
   return f;
 }
 
+bool Graph::runs_in_place(int node) const {
+  const Node& n = nodes_.at(node);
+  if (!n.layer->can_run_in_place()) return false;
+  const Value& in = values_[n.inputs[0]];
+  if (in.producer < 0 || in.consumers.size() != 1) return false;
+  return !nodes_[in.producer].layer->backward_reads_output();
+}
+
 int64_t Graph::feature_map_bytes_per_sample() const {
   int64_t bytes = 0;
-  for (const Value& v : values_) bytes += v.shape.elements() * 4;
+  for (const Value& v : values_)
+    if (v.producer < 0 || !runs_in_place(v.producer)) bytes += v.shape.elements() * 4;
   return bytes;
 }
 

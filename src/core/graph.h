@@ -55,9 +55,14 @@ class Graph {
   const Value& value(ValueId id) const { return values_.at(id); }
   ValueId find_value(const std::string& name) const;  // -1 if absent
 
+  // ReLU may overwrite its input when nothing else reads it: the input has no other consumer and
+  // its producer's backward does not read its own output.
+  bool runs_in_place(int node) const;
+
   int64_t parameter_count(bool trainable_only = true) const;
   double forward_flops_per_sample() const;
-  int64_t feature_map_bytes_per_sample() const;  // all values a training step keeps, fp32
+  // fp32 bytes of every value with a buffer of its own (in-place ReLU outputs share their input's).
+  int64_t feature_map_bytes_per_sample() const;
 
  private:
   std::string name_;

@@ -4,13 +4,6 @@
 
 namespace vdnn {
 
-bool may_run_in_place(const Graph& g, const Node& node) {
-  if (!node.layer->can_run_in_place()) return false;
-  const Value& in = g.value(node.inputs[0]);
-  if (in.producer < 0 || in.consumers.size() != 1) return false;
-  return !g.nodes()[in.producer].layer->backward_reads_output();
-}
-
 CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
                              const dnnl::engine& engine, ConvAlgo conv_algo)
     : graph_(graph), batch_(batch) {
@@ -25,7 +18,7 @@ CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
       setup.in_mds.push_back(value_mds_[v]);
       setup.input_needs_grad.push_back(v != 0);
     }
-    setup.in_place = may_run_in_place(graph, node);
+    setup.in_place = graph.runs_in_place(static_cast<int>(i));
     setup.seed = seed * 0x9E3779B97F4A7C15ULL + i;
     setup.conv_algo = conv_algo;
     kernels_.push_back(make_cpu_kernel(setup, engine));

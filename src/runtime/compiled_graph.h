@@ -42,8 +42,4 @@ class CompiledGraph {
   std::vector<dnnl::memory::desc> value_mds_;
 };
 
-// ReLU may overwrite its input when nothing else reads it: the input has no other consumer and its
-// producer's backward does not read its own output.
-bool may_run_in_place(const Graph& graph, const Node& node);
-
 }  // namespace vdnn
