@@ -1,0 +1,49 @@
+// plan/simulator.h — runs a Program on virtual streams to predict its time (issue 4's core).
+//
+// Model: the same Program the executor runs, interpreted with clocks instead of kernels. The host
+// issues steps in order at no cost; each stream (compute, d2h, h2d) runs its ops back to back; an
+// op starts when its stream is free and the host has issued it; `record` stamps an event with its
+// stream's clock, `wait` holds a stream until the event's time (the wait on the compute stream is
+// its stall), `sync` and the end of the forward pass hold the host until the streams are done.
+// Durations come from a CostModel (measured per layer, or a roofline of a device profile).
+//
+//   struct MyCosts : CostModel { ... };
+//   SimResult r = simulate(program, costs);
+//   r.iteration_seconds; r.stall_seconds; r.busy_seconds[kCompute];
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "plan/program.h"
+
+namespace vdnn {
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual double forward_seconds(int node) const = 0;
+  virtual double backward_seconds(int node) const = 0;
+  virtual double copy_seconds(size_t bytes) const = 0;  // one direction of the host link
+  virtual double accumulate_seconds(size_t bytes) const { return 0.0; }
+  virtual double load_input_seconds(size_t bytes) const { return 0.0; }
+};
+
+struct SimOp {
+  StreamKind stream;
+  std::string name;  // "forward conv1", "offload conv1:out", ...
+  double start = 0, end = 0;
+};
+
+struct SimResult {
+  double iteration_seconds = 0;
+  double forward_seconds = 0;  // when the loss is ready
+  double stall_seconds = 0;    // time the compute stream waited on other streams
+  std::array<double, kStreamCount> busy_seconds{};
+  std::vector<SimOp> ops;      // every op, in issue order (a predicted trace)
+};
+
+SimResult simulate(const Program& program, const CostModel& costs);
+
+}  // namespace vdnn

@@ -1,0 +1,89 @@
+// The simulator interprets the executor's Program with clocks: it must agree with what the
+// schedule implies (no copies: the sum of the kernels; infinitely fast link: no cost; slow link:
+// bounded below by the copies, vDNN's barrier never faster than events, look-ahead never slower).
+#include <gtest/gtest.h>
+
+#include "io/model_file.h"
+#include "plan/memory_plan.h"
+#include "plan/simulator.h"
+#include "runtime/compiled_graph.h"
+
+namespace vdnn {
+namespace {
+
+struct FixedCosts : CostModel {
+  double bytes_per_second;
+  explicit FixedCosts(double bw) : bytes_per_second(bw) {}
+  double forward_seconds(int node) const override { return 1e-3 * (1 + node % 3); }
+  double backward_seconds(int node) const override { return 2e-3 * (1 + node % 3); }
+  double copy_seconds(size_t bytes) const override {
+    return bytes_per_second > 0 ? static_cast<double>(bytes) / bytes_per_second : 0.0;
+  }
+};
+
+class SimulatorTest : public ::testing::Test {
+ protected:
+  SimulatorTest() : graph_(load_model("fmnist_cnn")), compiled_(graph_, 32, 1, engine_) {}
+  Program planned(Policy policy, SyncMode sync, int depth = 0) {
+    Program p = compiled_.program(policy, sync, true, depth);
+    const size_t budget = minimum_budget(p);
+    EXPECT_TRUE(plan_memory(p, budget).fits);
+    return p;
+  }
+  double kernels() const {
+    double t = 0;
+    for (int i = 0; i < static_cast<int>(graph_.nodes().size()); ++i)
+      t += FixedCosts(0).forward_seconds(i) + FixedCosts(0).backward_seconds(i);
+    return t;
+  }
+  dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+  Graph graph_;
+  CompiledGraph compiled_;
+};
+
+TEST_F(SimulatorTest, WithoutCopiesTheStepIsTheSumOfItsKernels) {
+  const SimResult r = simulate(planned(Policy::kNone, SyncMode::kEvent), FixedCosts(1e9));
+  EXPECT_NEAR(r.iteration_seconds, kernels(), 1e-12);
+  EXPECT_EQ(r.stall_seconds, 0.0);
+  EXPECT_EQ(r.busy_seconds[1] + r.busy_seconds[2], 0.0);
+  EXPECT_GT(r.forward_seconds, 0.0);
+  EXPECT_LT(r.forward_seconds, r.iteration_seconds);
+}
+
+TEST_F(SimulatorTest, AnInfinitelyFastLinkCostsNothing) {
+  for (SyncMode sync : {SyncMode::kEvent, SyncMode::kLayer})
+    EXPECT_NEAR(simulate(planned(Policy::kAll, sync), FixedCosts(0)).iteration_seconds, kernels(), 1e-12);
+}
+
+TEST_F(SimulatorTest, ASlowLinkIsBoundedByItsCopiesAndStallsTheComputeStream) {
+  const Program p = planned(Policy::kAll, SyncMode::kEvent);
+  const double bw = 1e9;
+  const SimResult r = simulate(p, FixedCosts(bw));
+  const double copy_each_way = static_cast<double>(p.offloaded_bytes()) / bw;
+  EXPECT_NEAR(r.busy_seconds[1], copy_each_way, 1e-12);
+  EXPECT_NEAR(r.busy_seconds[2], copy_each_way, 1e-12);
+  EXPECT_GE(r.iteration_seconds, std::max(kernels(), copy_each_way));
+  EXPECT_GT(r.iteration_seconds, kernels());
+  EXPECT_GT(r.stall_seconds, 0.0);
+  for (const SimOp& op : r.ops) EXPECT_GE(op.end, op.start);
+  double compute_free = 0;  // ops of one stream never overlap
+  for (const SimOp& op : r.ops)
+    if (op.stream == StreamKind::kCompute) {
+      EXPECT_GE(op.start, compute_free - 1e-15) << op.name;
+      compute_free = op.end;
+    }
+}
+
+TEST_F(SimulatorTest, TheLayerBarrierIsNeverFasterAndLookAheadNeverSlower) {
+  for (double bw : {2e8, 1e9, 8e9}) {
+    const double event = simulate(planned(Policy::kAll, SyncMode::kEvent), FixedCosts(bw)).iteration_seconds;
+    const double layer = simulate(planned(Policy::kAll, SyncMode::kLayer), FixedCosts(bw)).iteration_seconds;
+    const double ahead =
+        simulate(planned(Policy::kAll, SyncMode::kEvent, 100), FixedCosts(bw)).iteration_seconds;
+    EXPECT_GE(layer, event - 1e-12) << bw;
+    EXPECT_LE(ahead, event + 1e-12) << bw;
+  }
+}
+
+}  // namespace
+}  // namespace vdnn
