@@ -12,8 +12,9 @@ bias. Head: global average pool + fc classes. Layer names follow torchvision's
 
     python3 models/generate_resnet.py          # rewrites the files next to this script
 """
-import json
 import os
+
+from model_json import dump
 
 CONFIGS = {  # name: (block, blocks per stage, published parameter count)
     "resnet18": ("basic", [2, 2, 2, 2], "11.69"),
@@ -82,14 +83,6 @@ def resnet(name):
                    "models/generate_resnet.py).")
     return {"name": name, "description": description, "input": [3, 224, 224], "classes": 1000,
             "layers": layers}
-
-
-def dump(model):
-    """One layer per line, as the hand-written model files."""
-    head = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}"
-                       for k, v in model.items() if k != "layers")
-    body = ",\n".join("    " + json.dumps(layer) for layer in model["layers"])
-    return "{\n" + head + ",\n  \"layers\": [\n" + body + "\n  ]\n}\n"
 
 
 def main():

@@ -10,8 +10,9 @@ the input (3x224x224) are VGG-16's; only depth (and memory) grows. VGG-19 is con
 
     python3 models/generate_vgg_deep.py          # rewrites the files next to this script
 """
-import json
 import os
+
+from model_json import dump
 
 CHANNELS = [64, 128, 256, 512, 512]
 VGG16 = [2, 2, 3, 3, 3]
@@ -37,14 +38,6 @@ def vgg(name, convs, description):
     ]
     return {"name": name, "description": description, "input": [3, 224, 224], "classes": 1000,
             "layers": layers}
-
-
-def dump(model):
-    """One layer per line, as the hand-written model files."""
-    head = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}"
-                       for k, v in model.items() if k != "layers")
-    body = ",\n".join("    " + json.dumps(layer) for layer in model["layers"])
-    return "{\n" + head + ",\n  \"layers\": [\n" + body + "\n  ]\n}\n"
 
 
 def models():

@@ -37,11 +37,21 @@ int run_plan(const PlanOptions& o) {
   if (!o.json)
     std::printf("%-6s %10s %10s %10s %10s %10s %10s %12s %s\n", "policy", "peak MiB", "fmaps", "grads",
                 "params*", "workspace", "host MiB", "min budget", budget ? "fits" : "");
+  // Training also needs the evaluation Program to fit (as `vdnn train` checks); it does not depend
+  // on the policy, so it is planned once.
+  const Program eval = compiled.program(Policy::kNone, sync, false);
+  const size_t eval_min = minimum_budget(eval);
+  bool eval_fits = true;
+  if (budget) {
+    Program e = eval;
+    eval_fits = plan_memory(e, budget).fits;
+  }
   for (Policy policy : policies) {
     Program p = compiled.program(policy, sync, true);
-    const size_t smallest = std::max(minimum_budget(p), minimum_budget(compiled.program(Policy::kNone, sync, false)));
+    const size_t smallest = std::max(minimum_budget(p), eval_min);
     Program probe = p;
-    const MemoryPlan plan = plan_memory(probe, budget ? budget : smallest);
+    MemoryPlan plan = plan_memory(probe, budget ? budget : smallest);
+    plan.fits = plan.fits && eval_fits;
     const MemoryPlan at_min = plan.fits ? plan : [&] { Program q = p; return plan_memory(q, smallest); }();
     const ClassStats& c = at_min.by_class;
     const size_t params = c.peak(MemoryClass::kWeights) + c.peak(MemoryClass::kWeightGrads) +

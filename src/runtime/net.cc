@@ -38,11 +38,11 @@ void Net::plan(const NetOptions& options) {
   auto build = [&](Policy policy, bool training) {
     return compiled_->program(policy, options.sync, training);
   };
-  train_ = build(options.policy, true);
-  eval_ = build(Policy::kNone, false);
-  const size_t need = std::max(minimum_budget(train_), minimum_budget(eval_));
-  const size_t capacity = options.device_memory ? options.device_memory : need;
-  Program train_try = train_, eval_try = eval_;
+  Program train = build(options.policy, true), eval = build(Policy::kNone, false);
+  // The smallest budget is searched (several plans) only when no budget is given or it fails.
+  auto smallest = [&] { return std::max(minimum_budget(train), minimum_budget(eval)); };
+  const size_t capacity = options.device_memory ? options.device_memory : smallest();
+  Program train_try = train, eval_try = eval;
   MemoryPlan t = plan_memory(train_try, capacity), e = plan_memory(eval_try, capacity);
   if (!t.fits || !e.fits) {
     std::string others;
@@ -52,8 +52,8 @@ void Net::plan(const NetOptions& options) {
     VDNN_THROW("--device-memory " << format_bytes(capacity) << " is too small for model '"
                                   << graph_.name() << "' at batch " << batch_ << " with policy "
                                   << to_string(options.policy) << ": it needs at least "
-                                  << format_bytes(need) << " (smallest budget by policy: " << others
-                                  << "); first allocation that does not fit: "
+                                  << format_bytes(smallest()) << " (smallest budget by policy: "
+                                  << others << "); first allocation that does not fit: "
                                   << (t.fits ? e.failure : t.failure));
   }
   if (options.prefetch_ahead && options.policy != Policy::kNone) choose_prefetch_depth(capacity, train_try, t);

@@ -7,19 +7,15 @@
 namespace vdnn {
 
 void Sgd::step(std::vector<ParamTensor>& params, double lr) {
-  if (velocity_.empty())
-    for (const ParamTensor& p : params)
-      velocity_.emplace_back(p.grad && !p.velocity ? p.md.get_size() : 0);
-  VDNN_CHECK(velocity_.size() == params.size(), "parameter list changed between steps");
   const float mu = static_cast<float>(config_.momentum);
   const float rate = static_cast<float>(lr);
-  for (size_t i = 0; i < params.size(); ++i) {
-    ParamTensor& p = params[i];
+  for (ParamTensor& p : params) {
     if (!p.grad) continue;
     const float wd = p.spec.decay ? static_cast<float>(config_.weight_decay) : 0.0f;
     float* w = p.data;
     const float* g = p.grad;
-    float* v = p.velocity ? p.velocity : velocity_[i].as<float>();
+    VDNN_CHECK(p.velocity, "parameter '" << p.name << "' has a gradient but no momentum buffer");
+    float* v = p.velocity;
     const int64_t n = static_cast<int64_t>(p.md.get_size() / sizeof(float));
 #pragma omp parallel for simd schedule(static) if (n > 65536)
     for (int64_t k = 0; k < n; ++k) {

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "runtime/net.h"
-#include "util/aligned_buffer.h"
 
 namespace vdnn {
 
@@ -26,13 +25,12 @@ struct SgdConfig {
 class Sgd {
  public:
   explicit Sgd(SgdConfig config) : config_(config) {}
+  // Updates every trainable parameter; its momentum buffer (ParamTensor::velocity) lives with the
+  // parameters in the device arena, so the optimizer state is counted like every other byte.
   void step(std::vector<ParamTensor>& params, double lr);
-  // Momentum buffers, in the parameters' kernel layouts (for checkpoints).
-  std::vector<AlignedBuffer>& velocity() { return velocity_; }
 
  private:
   SgdConfig config_;
-  std::vector<AlignedBuffer> velocity_;
 };
 
 struct LrSchedule {

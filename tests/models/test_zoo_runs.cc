@@ -2,12 +2,11 @@
 // with identical weights, and is planned at ImageNet size for batch 32 and 256.
 #include <gtest/gtest.h>
 
-#include "data/synthetic.h"
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/net.h"
-#include "runtime/trainer.h"
+#include "runtime/train_for_hash.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -34,19 +33,10 @@ Graph reduced(const std::string& name) {
 }
 
 std::string train_hash(const std::string& name, Policy policy) {
-  Graph g = reduced(name);
-  const Shape& s = g.input_shape();
-  Dataset data = make_synthetic(4, s.channels(), s.height(), s.width(), g.classes(), 5);
   NetOptions o;
   o.batch = 2;
   o.policy = policy;
-  Net net(std::move(g), o);
-  TrainConfig cfg;
-  cfg.iterations = 2;
-  cfg.lr = 0.001;
-  cfg.evaluate = false;
-  Trainer trainer(net, cfg);
-  return trainer.run(data, nullptr).weights_sha256;
+  return test::train_for_hash(reduced(name), o, /*iterations=*/2, /*lr=*/0.001, /*samples=*/4, 5);
 }
 
 TEST(ModelZooRuns, EveryNetworkTrainsWithIdenticalWeightsUnderNoneAndAll) {

@@ -3,12 +3,11 @@
 // offload/prefetch structure, the memory it saves, and budgets refused before training.
 #include <gtest/gtest.h>
 
-#include "data/synthetic.h"
 #include "io/model_file.h"
 #include "memory/residency.h"
 #include "plan/program_builder.h"
 #include "runtime/net.h"
-#include "runtime/trainer.h"
+#include "runtime/train_for_hash.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -40,8 +39,6 @@ Graph dag_net() {
 
 std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0,
                        bool ahead = false) {
-  const Shape& s = g.input_shape();
-  Dataset data = make_synthetic(64, s.channels(), s.height(), s.width(), g.classes(), 11);
   NetOptions o;
   o.batch = 16;
   o.seed = 4;
@@ -50,13 +47,7 @@ std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, si
   o.link = link;
   o.device_memory = budget;
   o.prefetch_ahead = ahead;
-  Net net(std::move(g), o);
-  TrainConfig cfg;
-  cfg.iterations = 6;
-  cfg.seed = 4;
-  cfg.evaluate = false;
-  Trainer trainer(net, cfg);
-  return trainer.run(data, nullptr).weights_sha256;
+  return test::train_for_hash(std::move(g), o, /*iterations=*/6);
 }
 
 TEST(Offload, BitIdenticalWeightsUnderEveryPolicySyncModeAndLink) {

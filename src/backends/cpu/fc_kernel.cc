@@ -1,6 +1,7 @@
 // Fully connected layer on oneDNN's inner product; accepts blocked 4-D inputs directly.
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/weighted_args.h"
 #include "layers/fc.h"
 
 namespace vdnn {
@@ -39,23 +40,12 @@ class FcKernel : public CpuKernel {
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
-        {DNNL_ARG_WEIGHTS, bind(param_mds[0], engine_, a.params[0])},
-        {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
-        {DNNL_ARG_SCRATCHPAD, bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
-    if (has_bias_) args[DNNL_ARG_BIAS] = bind(param_mds[1], engine_, a.params[1]);
-    fwd_.execute(stream, args);
+    fwd_.execute(stream, forward_args(mds(), engine_, a, fwd_pd_.scratchpad_desc()));
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
-        {DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
-        {DNNL_ARG_DIFF_WEIGHTS, bind(param_mds[0], engine_, a.d_params[0])},
-        {DNNL_ARG_SCRATCHPAD, bind(bwd_weights_pd_.scratchpad_desc(), engine_, a.scratch)}};
-    if (has_bias_) args[DNNL_ARG_DIFF_BIAS] = bind(param_mds[1], engine_, a.d_params[1]);
-    bwd_weights_.execute(stream, args);
+    bwd_weights_.execute(stream,
+                         backward_weights_args(mds(), engine_, a, bwd_weights_pd_.scratchpad_desc()));
     if (!a.d_in[0]) return;
     bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
                                {DNNL_ARG_WEIGHTS, bind(param_mds[0], engine_, a.params[0])},
@@ -65,6 +55,10 @@ class FcKernel : public CpuKernel {
   }
 
  private:
+  WeightedMds mds() const {
+    return {src_md_, param_mds[0], has_bias_ ? param_mds[1] : memory::desc(), out_md};
+  }
+
   dnnl::engine engine_;
   bool has_bias_ = false;
   memory::desc src_md_;
