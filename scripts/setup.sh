@@ -9,8 +9,9 @@ BUILD_DIR="${BUILD_DIR:-$VDNN_ROOT/build}"
 BUILD_TYPE="${BUILD_TYPE:-Release}"
 JOBS="${JOBS:-$(nproc)}"
 
-VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev nlohmann-json3-dev libcli11-dev
-               zlib1g-dev libgtest-dev libbenchmark-dev dataset-fashion-mnist)
+# ocl-icd-opencl-dev: Debian's dnnl-config.cmake requires OpenCL (only a recommendation of libdnnl-dev).
+VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev
+               libcli11-dev zlib1g-dev libgtest-dev libbenchmark-dev dataset-fashion-mnist)
 
 ensure_packages() {
   local missing=()

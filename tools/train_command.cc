@@ -9,6 +9,9 @@
 #include "data/synthetic.h"
 #include "io/model_file.h"
 #include "io/report.h"
+#include "plan/dyn.h"
+#include "runtime/plan_source.h"
+#include "runtime/profiler.h"
 #include "runtime/trainer.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
@@ -23,6 +26,8 @@ struct TrainOptions {
   int classes = 0, threads = 0;
   int64_t batch = 128, synthetic_samples = 2048;
   bool no_eval = false;
+  std::string costs;  // --policy dyn: a saved `vdnn profile` (default: measure now)
+  std::string backend = "cpu";
   std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, link_bandwidth = "0", link_latency = "0";
   TrainConfig config;
 };
@@ -41,8 +46,33 @@ void load_data(const TrainOptions& o, const Graph& g, Dataset& train, Dataset& t
   test = load_fashion_mnist(dir, /*train=*/false);
 }
 
+// vDNN_dyn: profile this network on this machine (or read --costs), then take the first
+// configuration of the paper's order that fits --device-memory (plan/dyn.h).
+void choose_dyn_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
+  const size_t budget = parse_size(o.device_memory, "--device-memory");
+  PlanSourceOptions source{.costs_file = o.costs};
+  source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
+  const PlanInputs in = plan_inputs(graph, o.batch, source);
+  const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
+  const DynChoice d = choose_dyn(planner, budget);
+  if (!d.fits)
+    VDNN_THROW("--device-memory " << format_bytes(budget) << " is too small for model '" << graph.name()
+                                  << "' at batch " << o.batch << " with policy dyn: " << d.why);
+  std::printf("dyn picks %s (step %d): %s\n", describe(d.config, planner.costs()).c_str(), d.step, d.why.c_str());
+  net_options.policy = d.config.policy;
+  net_options.conv_algos = conv_algos_of(planner.costs(), d.config.algos);
+}
+
 int run_train(TrainOptions& o) {
+  if (o.policy == "dyn" && o.device_memory.empty())
+    VDNN_THROW("--policy dyn needs --device-memory: it picks what fits a budget");
   if (o.threads > 0) omp_set_num_threads(o.threads);
+  const BackendKind backend = parse_backend(o.backend);  // before any output: one line if unusable
+  if (o.policy == "dyn" && backend != BackendKind::kCpu)
+    VDNN_THROW("--policy dyn is implemented for --backend cpu only so far (it plans from costs measured "
+               "with the CPU kernels); on cuda use --policy none, conv or all");
+  if (const std::string why = backend_unavailable_reason(backend); !why.empty())
+    VDNN_THROW("--backend " << o.backend << ": " << why);
   o.config.schedule = LrSchedule::parse(o.schedule);
   o.config.evaluate = !o.no_eval;
   ModelOptions mo;
@@ -62,12 +92,18 @@ int run_train(TrainOptions& o) {
   NetOptions net_options;
   net_options.batch = o.batch;
   net_options.seed = o.config.seed;
-  net_options.policy = parse_policy(o.policy);
+  net_options.backend = backend;
+  if (o.policy == "dyn") {
+    choose_dyn_configuration(graph, o, net_options);
+  } else {
+    net_options.policy = parse_policy(o.policy);
+  }
   net_options.sync = parse_sync_mode(o.sync);
   net_options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   net_options.link = parse_link(o.link_bandwidth, o.link_latency);
   net_options.prefetch_ahead = o.prefetch == "ahead";
-  net_options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
+  if (o.policy != "dyn")
+    net_options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
                           : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
                                                       : ConvAlgo::kAuto;
   Net net(std::move(graph), net_options);
@@ -141,12 +177,18 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--synthetic-samples", o->synthetic_samples, "training samples for --data synthetic")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--no-eval", o->no_eval, "skip test-set evaluation after each epoch");
-  app.add_option("--policy", o->policy, "what to offload: none, all (vDNN_all) or conv (vDNN_conv)")
-      ->check(CLI::IsMember({"none", "all", "conv"}))->capture_default_str();
+  app.add_option("--policy", o->policy,
+                 "what to offload: none, all (vDNN_all), conv (vDNN_conv) or dyn (vDNN_dyn: profile, then the "
+                 "first policy and convolution algorithms that fit --device-memory)")
+      ->check(CLI::IsMember({"none", "all", "conv", "dyn"}))->capture_default_str();
+  app.add_option("--costs", o->costs, "--policy dyn: costs saved by `vdnn profile --save` (default: measure now)");
   app.add_option("--sync", o->sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
       ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
+  app.add_option("--backend", o->backend, "cpu (oneDNN) or cuda (cuDNN and cuBLAS on GPU 0)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   app.add_option("--conv-algo", o->conv_algo,
-                 "convolution algorithm: auto (oneDNN picks, Winograd where it pays), direct, winograd")
+                 "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
+                 "(cuda: least workspace), winograd")
       ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
   app.add_option("--prefetch", o->prefetch,
                  "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")

@@ -45,6 +45,7 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
   const StreamStats h2d = net.device().stats(StreamKind::kH2D);
   const double iterations = std::max<double>(1.0, static_cast<double>(result.iterations));
   return {
+      {"backend", net.backend().name()},
       {"policy", to_string(net.options().policy)},
       {"sync", to_string(net.options().sync)},
       {"prefetch_depth", net.prefetch_depth()},

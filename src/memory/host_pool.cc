@@ -1,6 +1,8 @@
 #include "memory/host_pool.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <utility>
@@ -9,14 +11,29 @@
 
 namespace vdnn {
 
-HostPool::HostPool(size_t slab_bytes)
-    : slab_bytes_(OffsetAllocator::round_up(std::max(slab_bytes, OffsetAllocator::kAlignment))) {}
+HostMemory HostMemory::aligned() {
+  return {[](size_t bytes) -> void* {
+            void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+            if (p) std::memset(p, 0, bytes);
+            return p;
+          },
+          [](void* p) { std::free(p); }};
+}
+
+HostBuffer::HostBuffer(size_t bytes, const HostMemory& source, const char* what)
+    : memory_(static_cast<char*>(bytes ? source.allocate(bytes) : nullptr), source.release),
+      bytes_(bytes) {
+  if (bytes && !memory_) VDNN_THROW(what << ": cannot take " << bytes << " B of host memory");
+}
+
+HostPool::HostPool(size_t slab_bytes, HostMemory memory)
+    : slab_bytes_(OffsetAllocator::round_up(std::max(slab_bytes, OffsetAllocator::kAlignment))),
+      source_(std::move(memory)) {}
 
 int32_t HostPool::add_slab(size_t bytes) {
   try {
-    AlignedBuffer memory(bytes);
-    slabs_.push_back(Slab{std::move(memory), OffsetAllocator(bytes)});
-  } catch (const std::bad_alloc&) {
+    slabs_.push_back(Slab{HostBuffer(bytes, source_), OffsetAllocator(bytes)});
+  } catch (const Error&) {
     VDNN_THROW("host pool: cannot take a slab of " << bytes << " B (already reserved "
                                                    << reserved_bytes_ << " B in " << slabs_.size()
                                                    << " slabs)");
@@ -37,12 +54,12 @@ HostBlock HostPool::allocate(size_t bytes) {
   if (!a) {
     slab = add_slab(std::max(rounded, slab_bytes_));
     a = slabs_[slab].allocator.allocate(bytes, MemoryClass::kFeatureMaps);
-    VDNN_CHECK(a.has_value(), "fresh host slab of " << slabs_[slab].memory.bytes()
+    VDNN_CHECK(a.has_value(), "fresh host slab of " << std::max(rounded, slab_bytes_)
                                                     << " B cannot hold " << bytes << " B");
   }
   in_use_bytes_ += a->bytes;
   peak_in_use_bytes_ = std::max(peak_in_use_bytes_, in_use_bytes_);
-  return HostBlock{slab, a->handle, slabs_[slab].memory.as<char>() + a->offset, a->bytes};
+  return HostBlock{slab, a->handle, slabs_[slab].memory.data() + a->offset, a->bytes};
 }
 
 void HostPool::free(const HostBlock& block) {
@@ -52,7 +69,7 @@ void HostPool::free(const HostBlock& block) {
   VDNN_CHECK(allocator.is_live(block.handle),
              "free of unknown or already-free host block " << block.slab << ":" << block.handle);
   const Allocation a = allocator.allocation(block.handle);
-  VDNN_CHECK(block.bytes == a.bytes && block.ptr == slabs_[block.slab].memory.as<char>() + a.offset,
+  VDNN_CHECK(block.bytes == a.bytes && block.ptr == slabs_[block.slab].memory.data() + a.offset,
              "host block " << block.slab << ":" << block.handle << " does not match its slab");
   allocator.free(block.handle);
   in_use_bytes_ -= a.bytes;

@@ -6,10 +6,12 @@
 // when nothing fits and are never returned before destruction, so once the slabs exist (reserve()
 // ahead of the first step) allocate/free do no system allocation. A request larger than the slab
 // size gets a dedicated slab of its own (rounded) size, which later requests may reuse. Blocks are
-// at least 64-byte aligned. Slabs are AlignedBuffers today (the CUDA backend will pin them). Not
-// thread-safe.
+// at least 64-byte aligned. Slabs come from a HostMemory source: 64-byte aligned, zero-filled RAM
+// by default; the CUDA backend supplies page-locked memory (cudaMallocHost), so the copies to and
+// from it run asynchronously. Not thread-safe.
 //
-//   HostPool host;                                  // 64 MiB slabs
+//   HostPool host;                                  // 64 MiB slabs of plain RAM
+//   HostPool pinned(HostPool::kDefaultSlabBytes, backend.host_memory());
 //   host.reserve(plan.peak_host_bytes);             // take slabs before training starts
 //   HostBlock h = host.allocate(feature_map_bytes);
 //   copy_engine.offload(device_block.ptr, h.ptr, h.bytes);
@@ -19,12 +21,36 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "memory/offset_allocator.h"
-#include "util/aligned_buffer.h"
 
 namespace vdnn {
+
+// Where slabs come from. `allocate` returns null when the system cannot provide the memory.
+struct HostMemory {
+  std::function<void*(size_t bytes)> allocate;
+  std::function<void(void* ptr)> release;
+  static HostMemory aligned();  // std::aligned_alloc(64, ...), zero-filled; std::free
+};
+
+// One buffer from a HostMemory source, released on destruction (move-only). Throws vdnn::Error
+// naming `what` when the source cannot provide it.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(size_t bytes, const HostMemory& source, const char* what = "host buffer");
+  char* data() const { return memory_.get(); }
+  template <typename T>
+  T* as() const { return reinterpret_cast<T*>(memory_.get()); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  std::unique_ptr<char, std::function<void(void*)>> memory_;
+  size_t bytes_ = 0;
+};
 
 // A host block: slab index and the slab allocator's handle; `bytes` is the rounded size.
 struct HostBlock {
@@ -39,7 +65,7 @@ class HostPool {
   static constexpr size_t kDefaultSlabBytes = size_t{64} << 20;
 
   // slab_bytes is rounded up to a multiple of OffsetAllocator::kAlignment (and is at least that).
-  explicit HostPool(size_t slab_bytes = kDefaultSlabBytes);
+  explicit HostPool(size_t slab_bytes = kDefaultSlabBytes, HostMemory memory = HostMemory::aligned());
   HostPool(const HostPool&) = delete;
   HostPool& operator=(const HostPool&) = delete;
   HostPool(HostPool&&) = default;
@@ -61,13 +87,14 @@ class HostPool {
 
  private:
   struct Slab {
-    AlignedBuffer memory;
+    HostBuffer memory;
     OffsetAllocator allocator;
   };
 
   int32_t add_slab(size_t bytes);
 
   size_t slab_bytes_;
+  HostMemory source_;
   std::vector<Slab> slabs_;
   size_t reserved_bytes_ = 0;
   size_t in_use_bytes_ = 0;

@@ -1,13 +1,17 @@
 #include "runtime/compiled_graph.h"
 
 #include "backends/cpu/dnnl_util.h"
+#include "vdnn/error.h"
 
 namespace vdnn {
 
 CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
-                             const dnnl::engine& engine, ConvAlgo conv_algo)
+                             const dnnl::engine& engine, ConvAlgo conv_algo,
+                             std::vector<ConvAlgo> per_node)
     : graph_(graph), batch_(batch) {
   const auto& values = graph.values();
+  VDNN_CHECK(per_node.empty() || per_node.size() == graph.nodes().size(),
+             "per-node convolution algorithms: " << per_node.size() << " for " << graph.nodes().size() << " nodes");
   value_mds_.resize(values.size());
   value_mds_[0] = plain_md(graph.input_shape().with_batch(batch));
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -20,7 +24,7 @@ CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
     }
     setup.in_place = graph.runs_in_place(static_cast<int>(i));
     setup.seed = seed * 0x9E3779B97F4A7C15ULL + i;
-    setup.conv_algo = conv_algo;
+    setup.conv_algo = per_node.empty() ? conv_algo : per_node[i];
     kernels_.push_back(make_cpu_kernel(setup, engine));
     in_place_.push_back(setup.in_place);
     value_mds_[node.output] = kernels_.back()->out_md;

@@ -3,7 +3,8 @@
 // Model: kernels are created in graph order; each value's layout is what its producer chose
 // (blocked, format_tag::any), the input is plain NCHW. The kernels' declared sizes are the facts
 // the Program builder and the memory planner work from, so `vdnn plan` and `vdnn train` see the
-// same numbers. Nothing here allocates tensor memory.
+// same numbers. Nothing here allocates tensor memory. Convolutions use `conv_algo`, or per node
+// `per_node[i]` when given (vDNN_dyn's choice; other layers ignore it).
 //
 //   CompiledGraph cg(graph, /*batch=*/64, /*seed=*/1, engine);
 //   Program p = build_program(graph, cg.value_bytes(), cg.facts(), {Policy::kAll});
@@ -23,7 +24,7 @@ namespace vdnn {
 class CompiledGraph {
  public:
   CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, const dnnl::engine& engine,
-                ConvAlgo conv_algo = ConvAlgo::kAuto);
+                ConvAlgo conv_algo = ConvAlgo::kAuto, std::vector<ConvAlgo> per_node = {});
 
   int64_t batch() const { return batch_; }
   const CpuKernel& kernel(int node) const { return *kernels_[node]; }

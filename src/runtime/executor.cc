@@ -1,16 +1,11 @@
 #include "runtime/executor.h"
 
-#include <cstring>
-
-#include "backends/cpu/dnnl_util.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 
-Executor::Executor(Device& device, char* arena, const std::vector<CpuKernel*>& kernels,
-                   HostPool& host, const dnnl::engine& engine)
-    : device_(device), arena_(arena), kernels_(kernels), host_(host), engine_(engine),
-      stream_(engine_) {}
+Executor::Executor(Backend& backend, char* arena, HostPool& host)
+    : backend_(backend), device_(backend.device()), arena_(arena), host_(host) {}
 
 Executor::~Executor() {
   try {
@@ -68,7 +63,8 @@ void Executor::issue(const Program& p, const Step& s, const BatchView& batch) {
       void* dst = ptr_[t];
       const size_t bytes = p.tensors[t].bytes;
       const float* src = batch.images;
-      device_.launch(StreamKind::kCompute, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+      device_.launch(StreamKind::kCompute,
+                     [this, dst, src, bytes] { backend_.load_input(dst, src, bytes); });
       break;
     }
     case Op::kForward: launch_kernel(p, s.node, false, batch); break;
@@ -77,7 +73,8 @@ void Executor::issue(const Program& p, const Step& s, const BatchView& batch) {
       void* into = ptr_[t];
       const void* addend = ptr_[s.tensor2];
       const size_t bytes = p.tensors[t].bytes;
-      device_.launch(StreamKind::kCompute, [this, into, addend, bytes] { accumulate(into, addend, bytes); });
+      device_.launch(StreamKind::kCompute,
+                     [this, into, addend, bytes] { backend_.accumulate(into, addend, bytes); });
       break;
     }
     case Op::kOffload:
@@ -123,32 +120,20 @@ void Executor::launch_kernel(const Program& p, int node, bool backward, const Ba
     for (int t : reads)
       if (t >= 0 && residency_[t].state() == Residency::kPrefetching) residency_[t].to(Residency::kDevice);
   }
-  CpuKernel* k = kernels_[node];
-  device_.launch(StreamKind::kCompute, [this, k, a, backward] {
+  device_.launch(StreamKind::kCompute, [this, node, a, backward] {
     if (backward)
-      k->backward(stream_, a);
+      backend_.backward(node, a);
     else
-      k->forward(stream_, a);
-    stream_.wait();
+      backend_.forward(node, a);
   });
-}
-
-void Executor::accumulate(void* into, const void* addend, size_t bytes) {
-  const auto md = plain_md({static_cast<int64_t>(bytes / sizeof(float))});
-  auto it = sums_.find(bytes);
-  if (it == sums_.end())
-    it = sums_.emplace(bytes, dnnl::sum(dnnl::sum::primitive_desc(md, {1.0f, 1.0f}, {md, md}, engine_))).first;
-  dnnl::memory dst(md, engine_, into);
-  it->second.execute(stream_, {{DNNL_ARG_MULTIPLE_SRC, dst},
-                               {DNNL_ARG_MULTIPLE_SRC + 1, dnnl::memory(md, engine_, const_cast<void*>(addend))},
-                               {DNNL_ARG_DST, dst}});
-  stream_.wait();
 }
 
 void Executor::read_results(const Program& p, const BatchView& batch) {
   device_.synchronize(StreamKind::kCompute);
-  result_.loss = *static_cast<const float*>(ptr_[p.loss_tensor]);
-  const float* logits = static_cast<const float*>(ptr_[p.logits_tensor]);
+  backend_.download(&result_.loss, ptr_[p.loss_tensor], sizeof(float));
+  logits_.resize(static_cast<size_t>(batch.valid * batch.classes));
+  backend_.download(logits_.data(), ptr_[p.logits_tensor], logits_.size() * sizeof(float));
+  const float* logits = logits_.data();
   for (int64_t n = 0; n < batch.valid; ++n) {
     const float* row = logits + n * batch.classes;
     int64_t best = 0;

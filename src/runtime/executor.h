@@ -1,12 +1,13 @@
-// runtime/executor.h — runs a planned Program on a Device with the CPU kernels.
+// runtime/executor.h — runs a planned Program on a Backend (its Device and its kernels).
 //
 // Model: one host thread walks the steps in order and issues them: kernels are launched on the
 // compute stream with the device pointers the plan fixed (arena base + offset), copies go to the
 // d2h/h2d streams, record/wait steps become device events, `sync` is a full barrier. Offloaded
 // tensors own a host block (from the host pool, taken at construction) and a Residency state
-// machine. At the end of the forward pass the host reads the loss and the arg-max of the logits.
+// machine. At the end of the forward pass the host downloads the loss and the logits and takes
+// the arg-max. Nothing here knows which backend runs the kernels.
 //
-//   Executor ex(device, arena, kernels, host_pool);
+//   Executor ex(backend, arena, host_pool);
 //   ex.run(train_program, Executor::Phase::kForward, batch);   // loss, correct after it
 //   ex.run(train_program, Executor::Phase::kBackward, batch);
 #pragma once
@@ -15,13 +16,11 @@
 #include <memory>
 #include <vector>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
-#include "backends/cpu/kernel.h"
 #include "device/device.h"
 #include "memory/host_pool.h"
 #include "memory/residency.h"
 #include "plan/program.h"
+#include "runtime/backend.h"
 
 namespace vdnn {
 
@@ -43,9 +42,8 @@ class Executor {
  public:
   enum class Phase { kForward, kBackward, kAll };
 
-  // `engine` must be the one the kernels were created on.
-  Executor(Device& device, char* arena, const std::vector<CpuKernel*>& kernels, HostPool& host,
-           const dnnl::engine& engine);
+  // `arena` is the base of the device memory the Programs were planned for.
+  Executor(Backend& backend, char* arena, HostPool& host);
   ~Executor();
 
   // Issues the steps of `phase`; returns once the streams are done with them.
@@ -54,21 +52,18 @@ class Executor {
  private:
   void issue(const Program& p, const Step& s, const BatchView& batch);
   void launch_kernel(const Program& p, int node, bool backward, const BatchView& batch);
-  void accumulate(void* into, const void* addend, size_t bytes);
   void ensure_host_copies(const Program& p);
   void read_results(const Program& p, const BatchView& batch);
 
+  Backend& backend_;
   Device& device_;
   char* arena_;
-  std::vector<CpuKernel*> kernels_;
   HostPool& host_;
-  dnnl::engine engine_;
-  dnnl::stream stream_;  // used only on the compute stream's worker
   std::vector<void*> ptr_;
   std::vector<Event> events_;
   std::map<const Program*, std::vector<HostBlock>> host_blocks_;
   std::vector<Residency> residency_;
-  std::map<size_t, dnnl::sum> sums_;  // flat f32 sums by byte size
+  std::vector<float> logits_;  // host copy, read after the forward pass
   StepResult result_;
 };
 

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <map>
 
-#include "backends/cpu/dnnl_util.h"
 #include "plan/program_builder.h"
 #include "util/sha256.h"
 #include "util/size_parse.h"
@@ -14,30 +13,39 @@
 namespace vdnn {
 
 Net::Net(Graph graph, const NetOptions& options)
-    : graph_(std::move(graph)), batch_(options.batch), options_(options),
-      engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+    : graph_(std::move(graph)), batch_(options.batch), options_(options) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
-  compiled_ = std::make_unique<CompiledGraph>(graph_, batch_, options.seed, engine_, options.conv_algo);
+  backend_ = make_backend(graph_, {options.backend, batch_, options.seed, options.conv_algo,
+                                   options.conv_algos, options.link});
+  value_bytes_ = backend_->value_bytes();
+  facts_ = backend_->facts();
   plan(options);
-  arena_ = AlignedBuffer(train_plan_.capacity_bytes);
-  device_ = make_cpu_device(options.link);
-  executor_ = std::make_unique<Executor>(*device_, arena_.as<char>(), compiled_->kernels(),
-                                         host_pool_, engine_);
+  arena_ = backend_->allocate_arena(train_plan_.capacity_bytes);
+  host_pool_ = HostPool(HostPool::kDefaultSlabBytes, backend_->host_memory());
+  executor_ = std::make_unique<Executor>(*backend_, arena_->data(), host_pool_);
   bind_params();
   init_params(options.seed);
-  images_.assign(static_cast<size_t>(batch_ * graph_.input_shape().elements()), 0.0f);
-  labels_.assign(static_cast<size_t>(batch_), 0);
+  // The batch's host side (pinned on a GPU, so its upload is a DMA copy); zero-filled.
+  const HostMemory staging = backend_->host_memory();
+  const size_t image_bytes =
+      static_cast<size_t>(batch_ * graph_.input_shape().elements()) * sizeof(float);
+  images_ = HostBuffer(image_bytes, staging, "input batch");
+  labels_ = HostBuffer(static_cast<size_t>(batch_) * sizeof(int32_t), staging, "labels");
+  std::memset(images_.data(), 0, images_.bytes());
+  std::memset(labels_.data(), 0, labels_.bytes());
 }
 
 Net::~Net() {
-  executor_.reset();
-  device_.reset();
+  executor_.reset();  // waits for the device; then host slabs, arena and backend go, in that order
+}
+
+Program Net::build(Policy policy, bool training, int prefetch_depth) const {
+  ProgramOptions o{policy, options_.sync, training};
+  o.prefetch_depth = prefetch_depth;
+  return build_program(graph_, value_bytes_, facts_, o);
 }
 
 void Net::plan(const NetOptions& options) {
-  auto build = [&](Policy policy, bool training) {
-    return compiled_->program(policy, options.sync, training);
-  };
   Program train = build(options.policy, true), eval = build(Policy::kNone, false);
   // The smallest budget is searched (several plans) only when no budget is given or it fails.
   auto smallest = [&] { return std::max(minimum_budget(train), minimum_budget(eval)); };
@@ -73,7 +81,7 @@ void Net::choose_prefetch_depth(size_t capacity, Program& program, MemoryPlan& p
   int lo = 1, hi = layers, best = 0;
   while (lo <= hi) {
     const int mid = (lo + hi) / 2;
-    Program candidate = compiled_->program(options_.policy, options_.sync, true, mid);
+    Program candidate = build(options_.policy, true, mid);
     MemoryPlan m = plan_memory(candidate, capacity);
     if (m.fits) {
       best = mid;
@@ -93,18 +101,19 @@ void Net::bind_params() {
   auto at = [&](const std::string& name) -> float* {
     auto it = by_name.find(name);
     if (it == by_name.end()) return nullptr;
-    return reinterpret_cast<float*>(arena_.as<char>() + train_plan_.persistent_offsets[it->second]);
+    return reinterpret_cast<float*>(arena_->data() + train_plan_.persistent_offsets[it->second]);
   };
   for (size_t i = 0; i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
     for (size_t k = 0; k < node.params.size(); ++k) {
       const std::string name = node.layer->name() + "." + node.params[k].name;
-      ParamTensor t{name, node.params[k], compiled_->kernel(static_cast<int>(i)).param_mds[k], at(name),
-                    nullptr, nullptr};
+      ParamTensor t{name, node.params[k], static_cast<int>(i), static_cast<int>(k),
+                    facts_[i].param_bytes[k], at(name), nullptr, nullptr};
       if (node.params[k].trainable) {
         t.grad = at(name + ":grad");
         t.velocity = at(name + ":momentum");
-        std::memset(t.velocity, 0, t.md.get_size());
+        const std::vector<char> zeros(t.bytes, 0);
+        backend_->upload(t.velocity, zeros.data(), t.bytes);
       }
       params_.push_back(t);
     }
@@ -135,12 +144,13 @@ void Net::init_params(uint64_t seed) {
 
 std::vector<float> Net::export_param(size_t i) const {
   const ParamTensor& t = params_.at(i);
-  std::vector<float> plain(static_cast<size_t>(t.spec.elements()));
-  dnnl::memory src(t.md, engine_, t.data);
-  dnnl::memory dst(plain_md(t.spec.dims), engine_, plain.data());
-  dnnl::reorder(src, dst).execute(stream_, src, dst);
-  stream_.wait();
-  return plain;
+  return backend_->export_param(t.node, t.index, t.data);
+}
+
+std::vector<float> Net::export_grad(size_t i) const {
+  const ParamTensor& t = params_.at(i);
+  VDNN_CHECK(t.grad, "parameter '" << t.name << "' is not trainable: it has no gradient");
+  return backend_->export_param(t.node, t.index, t.grad);
 }
 
 void Net::import_param(size_t i, const std::vector<float>& plain) {
@@ -148,10 +158,7 @@ void Net::import_param(size_t i, const std::vector<float>& plain) {
   if (static_cast<int64_t>(plain.size()) != t.spec.elements())
     VDNN_THROW("parameter '" << t.name << "' has " << t.spec.elements() << " elements, got "
                              << plain.size());
-  dnnl::memory src(plain_md(t.spec.dims), engine_, const_cast<float*>(plain.data()));
-  dnnl::memory dst(t.md, engine_, t.data);
-  dnnl::reorder(src, dst).execute(stream_, src, dst);
-  stream_.wait();
+  backend_->import_param(t.node, t.index, plain, t.data);
 }
 
 std::string Net::weights_sha256() const {
@@ -166,16 +173,19 @@ std::string Net::weights_sha256() const {
 void Net::set_batch(const float* images, const int32_t* labels, int64_t valid) {
   VDNN_CHECK(valid >= 1 && valid <= batch_, "valid " << valid << " outside 1.." << batch_);
   const size_t per_sample = static_cast<size_t>(graph_.input_shape().elements());
-  std::memcpy(images_.data(), images, valid * per_sample * sizeof(float));
-  std::fill(images_.begin() + static_cast<int64_t>(valid * per_sample), images_.end(), 0.0f);
-  std::memcpy(labels_.data(), labels, valid * sizeof(int32_t));
-  std::fill(labels_.begin() + valid, labels_.end(), 0);
+  float* x = images_.as<float>();
+  int32_t* y = labels_.as<int32_t>();
+  std::memcpy(x, images, valid * per_sample * sizeof(float));
+  std::fill(x + valid * per_sample, x + batch_ * per_sample, 0.0f);
+  std::memcpy(y, labels, valid * sizeof(int32_t));
+  std::fill(y + valid, y + batch_, 0);
   valid_ = valid;
 }
 
 float Net::forward(bool training) {
   VDNN_CHECK(valid_ > 0, "forward() before set_batch()");
-  BatchView view{images_.data(), labels_.data(), valid_, graph_.classes(), step_, training};
+  BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), step_,
+                 training};
   result_ = executor_->run(training ? train_ : eval_,
                            training ? Executor::Phase::kForward : Executor::Phase::kAll, view);
   if (training) ++step_;
@@ -183,12 +193,12 @@ float Net::forward(bool training) {
 }
 
 void Net::run_on_compute(const std::function<void()>& work) {
-  device_->launch(StreamKind::kCompute, work);
-  device_->synchronize(StreamKind::kCompute);
+  device().launch(StreamKind::kCompute, work);
+  device().synchronize(StreamKind::kCompute);
 }
 
 void Net::backward() {
-  BatchView view{images_.data(), labels_.data(), valid_, graph_.classes(), step_, true};
+  BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), step_, true};
   executor_->run(train_, Executor::Phase::kBackward, view);
 }
 

@@ -1,19 +1,20 @@
-// runtime/net.h — a graph bound to kernels, a budgeted device arena and a planned Program.
+// runtime/net.h — a graph bound to a backend's kernels, a budgeted device arena and planned Programs.
 //
-// Model: the kernels are created once (oneDNN picks blocked layouts); their declared sizes feed
-// the Program builder for the training step (with the chosen offload policy and sync mode) and for
+// Model: the backend (CPU: oneDNN in blocked layouts on a CPU device whose copy engine may emulate
+// a PCIe link; CUDA: cuDNN/cuBLAS on a GPU) creates the kernels once; their declared sizes feed the
+// Program builder for the training step (with the chosen offload policy and sync mode) and for
 // evaluation; the memory planner fixes every offset inside one arena of `device_memory` bytes
-// (0: exactly what the plans need) and the Executor runs the Programs on a CPU device whose copy
-// engine may emulate a PCIe link. A budget below what a Program needs is refused here, before
-// training, with the smallest budget that works. Parameters, their gradients and momentum live in
-// the arena too; export/import and the weights hash go through plain layouts.
+// (0: exactly what the plans need) and the Executor runs the Programs on the backend. A budget
+// below what a Program needs is refused here, before training, with the smallest budget that
+// works. Parameters, their gradients and momentum live in the arena too; export/import and the
+// weights hash go through plain layouts.
 //
 //   Net net(load_model("fmnist_cnn"), {.batch = 128, .seed = 1, .policy = Policy::kAll,
 //                                      .device_memory = 64 << 20});
 //   net.set_batch(images, labels, 128);
 //   float loss = net.forward(/*training=*/true);
 //   net.backward();
-//   net.run_on_compute([&] { sgd.step(net.params(), lr); });
+//   net.run_on_compute([&] { sgd.step(net.backend(), net.params(), lr); });
 #pragma once
 
 #include <functional>
@@ -21,17 +22,15 @@
 #include <string>
 #include <vector>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
-#include "backends/cpu/kernel.h"
+#include "core/conv_algo.h"
 #include "core/graph.h"
 #include "device/cpu_device.h"
 #include "memory/host_pool.h"
 #include "plan/memory_plan.h"
+#include "plan/policy.h"
 #include "plan/program.h"
-#include "runtime/compiled_graph.h"
+#include "runtime/backend.h"
 #include "runtime/executor.h"
-#include "util/aligned_buffer.h"
 
 namespace vdnn {
 
@@ -46,13 +45,16 @@ struct NetOptions {
   // (without a budget: as far as fits in what vDNN's rule needs).
   bool prefetch_ahead = false;
   ConvAlgo conv_algo = ConvAlgo::kAuto;
+  std::vector<ConvAlgo> conv_algos;  // per node (vDNN_dyn's choice); empty: conv_algo everywhere
+  BackendKind backend = BackendKind::kCpu;
 };
 
 struct ParamTensor {
   std::string name;  // "conv1.weight"
   ParamSpec spec;
-  dnnl::memory::desc md;  // the kernel's layout
-  float* data = nullptr;
+  int node = -1, index = -1;  // the layer and its parameter number (ParamSpec order)
+  size_t bytes = 0;           // in the kernel's layout (padding included): data, grad, velocity
+  float* data = nullptr;      // device memory (the arena)
   float* grad = nullptr;      // null for non-trainable (running statistics)
   float* velocity = nullptr;  // SGD momentum, null for non-trainable
 };
@@ -84,19 +86,21 @@ class Net {
   std::vector<ParamTensor>& params() { return params_; }
   const std::vector<ParamTensor>& params() const { return params_; }
   std::vector<float> export_param(size_t i) const;                 // plain layout
+  std::vector<float> export_grad(size_t i) const;                  // plain layout (trainable only)
   void import_param(size_t i, const std::vector<float>& plain);   // plain layout
   // SHA-256 over every parameter and running statistic, plain layouts, in graph order.
   std::string weights_sha256() const;
 
-  const CpuKernel& kernel(int node) const { return compiled_->kernel(node); }
+  Backend& backend() { return *backend_; }
   const Program& train_program() const { return train_; }
   const MemoryPlan& train_plan() const { return train_plan_; }
   const MemoryPlan& eval_plan() const { return eval_plan_; }
-  size_t arena_bytes() const { return arena_.bytes(); }
+  size_t arena_bytes() const { return arena_->bytes(); }
   int prefetch_depth() const { return prefetch_depth_; }  // 0: vDNN's rule
-  Device& device() { return *device_; }
+  Device& device() { return backend_->device(); }
 
  private:
+  Program build(Policy policy, bool training, int prefetch_depth = 0) const;
   void plan(const NetOptions& options);
   void choose_prefetch_depth(size_t capacity, Program& program, MemoryPlan& plan);
   void bind_params();
@@ -105,18 +109,17 @@ class Net {
   Graph graph_;
   int64_t batch_;
   NetOptions options_;
-  dnnl::engine engine_;
-  mutable dnnl::stream stream_;
-  std::unique_ptr<CompiledGraph> compiled_;
+  std::unique_ptr<Backend> backend_;
+  std::vector<size_t> value_bytes_;  // the backend's facts, for the Program builder
+  std::vector<NodeFacts> facts_;
   Program train_, eval_;
   MemoryPlan train_plan_, eval_plan_;
-  AlignedBuffer arena_;
-  std::unique_ptr<Device> device_;
+  std::unique_ptr<DeviceBuffer> arena_;
   HostPool host_pool_;
   std::unique_ptr<Executor> executor_;
   std::vector<ParamTensor> params_;
-  std::vector<float> images_;
-  std::vector<int32_t> labels_;
+  HostBuffer images_;  // the batch, plain NCHW (host side of the input upload)
+  HostBuffer labels_;
   int64_t valid_ = 0;
   uint64_t step_ = 0;
   int prefetch_depth_ = 0;

@@ -6,22 +6,19 @@
 
 namespace vdnn {
 
-void Sgd::step(std::vector<ParamTensor>& params, double lr) {
-  const float mu = static_cast<float>(config_.momentum);
-  const float rate = static_cast<float>(lr);
+void Sgd::step(Backend& backend, std::vector<ParamTensor>& params, double lr) {
   for (ParamTensor& p : params) {
     if (!p.grad) continue;
-    const float wd = p.spec.decay ? static_cast<float>(config_.weight_decay) : 0.0f;
-    float* w = p.data;
-    const float* g = p.grad;
     VDNN_CHECK(p.velocity, "parameter '" << p.name << "' has a gradient but no momentum buffer");
-    float* v = p.velocity;
-    const int64_t n = static_cast<int64_t>(p.md.get_size() / sizeof(float));
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t k = 0; k < n; ++k) {
-      v[k] = mu * v[k] + (g[k] + wd * w[k]);
-      w[k] -= rate * v[k];
-    }
+    SgdUpdate u;
+    u.weights = p.data;
+    u.grads = p.grad;
+    u.velocity = p.velocity;
+    u.count = static_cast<int64_t>(p.bytes / sizeof(float));
+    u.lr = static_cast<float>(lr);
+    u.momentum = static_cast<float>(config_.momentum);
+    u.weight_decay = p.spec.decay ? static_cast<float>(config_.weight_decay) : 0.0f;
+    backend.sgd_update(u);
   }
 }
 

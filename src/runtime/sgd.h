@@ -7,7 +7,7 @@
 //
 //   Sgd sgd({.momentum = 0.9, .weight_decay = 5e-4});
 //   LrSchedule schedule{.base = 0.05, .kind = LrSchedule::kCosine, .total_steps = 4690};
-//   net.run_on_compute([&] { sgd.step(net.params(), schedule.at(step, epoch)); });
+//   net.run_on_compute([&] { sgd.step(net.backend(), net.params(), schedule.at(step, epoch)); });
 #pragma once
 
 #include <string>
@@ -25,9 +25,10 @@ struct SgdConfig {
 class Sgd {
  public:
   explicit Sgd(SgdConfig config) : config_(config) {}
-  // Updates every trainable parameter; its momentum buffer (ParamTensor::velocity) lives with the
+  // Updates every trainable parameter with the backend's update kernel (compute work: call it
+  // inside Net::run_on_compute). Its momentum buffer (ParamTensor::velocity) lives with the
   // parameters in the device arena, so the optimizer state is counted like every other byte.
-  void step(std::vector<ParamTensor>& params, double lr);
+  void step(Backend& backend, std::vector<ParamTensor>& params, double lr);
 
  private:
   SgdConfig config_;

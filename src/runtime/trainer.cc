@@ -74,7 +74,7 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
       seen += count;
       net_.backward();
       e.lr = schedule.at(step, epoch);
-      net_.run_on_compute([&] { sgd_.step(net_.params(), e.lr); });
+      net_.run_on_compute([&] { sgd_.step(net_.backend(), net_.params(), e.lr); });
       ++step;
     }
     e.train_seconds = std::chrono::duration<double>(Clock::now() - start).count();

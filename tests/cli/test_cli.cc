@@ -9,40 +9,17 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_run.h"
+#include "runtime/backend.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code;
-  std::string output;
-};
-
-CliRun vdnn(const std::string& args) {
-  const std::string cmd = std::string(VDNN_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("vdnn_cli_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-// A user error: exit code 1 and exactly one line starting "error:" that contains `fragment`.
-void expect_user_error(const std::string& args, const std::string& fragment) {
-  const CliRun r = vdnn(args);
-  EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
-  EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << r.output;
-  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
-  EXPECT_NE(r.output.find(fragment), std::string::npos) << fragment << " not in: " << r.output;
-}
+using vdnn::test::CliRun;
+using vdnn::test::expect_user_error;
+using vdnn::test::temp_dir;
+using vdnn::test::vdnn;
 
 TEST(Cli, NonsenseFlagValuesAreRejected) {
   for (const char* args : {"train --batch abc", "train --batch 0", "train --lr -1",
@@ -116,6 +93,18 @@ TEST(Cli, TooSmallBudgetNamesTheSmallestThatWorks) {
   const CliRun bad = vdnn("train --data synthetic --device-memory 12parsecs");
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_NE(bad.output.find("--device-memory"), std::string::npos) << bad.output;
+}
+
+TEST(Cli, BackendCudaTrainsOrFailsWithOneLineNamingTheReason) {
+  const std::string why = ::vdnn::backend_unavailable_reason(::vdnn::BackendKind::kCuda);
+  const std::string args = "train --backend cuda --data synthetic --synthetic-samples 64 --batch 16 --iterations 3 --no-eval";
+  if (!why.empty()) {  // no driver here: "error: --backend cuda: cudaGetDeviceCount: ... (..., error 35)"
+    expect_user_error(args, "error: --backend cuda: " + why);
+    return;
+  }
+  const CliRun r = vdnn(args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("weights_sha256"), std::string::npos) << r.output;
 }
 
 TEST(Cli, PlanPrintsEveryPolicyAndTheProgram) {

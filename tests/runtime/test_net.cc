@@ -42,7 +42,7 @@ TEST(Net, EveryParameterGradientMatchesFiniteDifferences) {
     if (!p.grad) continue;
     // The analytic gradient, exported to the plain layout through a scratch copy of the values.
     const std::vector<float> w = net.export_param(i);
-    std::vector<float> saved_grad(p.md.get_size() / 4);
+    std::vector<float> saved_grad(p.bytes / 4);
     std::copy(p.grad, p.grad + saved_grad.size(), saved_grad.data());
     std::copy(saved_grad.begin(), saved_grad.end(), p.data);
     const std::vector<float> analytic = net.export_param(i);

@@ -17,25 +17,7 @@ Graph linear_net() {
   return load_model("fmnist_cnn");
 }
 
-Graph dag_net() {
-  ModelBuilder b("offload_dag", {3, 12, 12}, 5);
-  b.layer("conv", "stem", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
-      .layer("batch_norm", "bn")
-      .layer("relu", "relu")
-      .layer("conv", "a", {{"channels", 16}, {"kernel", 1}}, {"relu"})
-      .layer("conv", "b", {{"channels", 16}, {"kernel", 3}, {"pad", 1}}, {"relu"})
-      .layer("concat", "cat", {}, {"a", "b"})
-      .layer("lrn", "lrn", {{"size", 3}})
-      .layer("max_pool", "pool", {{"kernel", 2}})
-      .layer("conv", "c", {{"channels", 32}, {"kernel", 3}, {"pad", 1}})
-      .layer("add", "res", {}, {"c", "pool"})
-      .layer("relu", "res_relu")
-      .layer("dropout", "drop", {{"rate", 0.2}})
-      .layer("avg_pool", "gap", {{"global", true}})
-      .layer("fc", "fc", {{"units", 5}})
-      .layer("softmax_cross_entropy", "loss");
-  return b.build();
-}
+Graph dag_net() { return test::offload_test_dag("offload_dag"); }
 
 std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0,
                        bool ahead = false) {

@@ -5,15 +5,39 @@
 //   o.batch = 16;
 //   o.policy = Policy::kAll;
 //   EXPECT_EQ(train_for_hash(make_net(), o, 6), train_for_hash(make_net(), {.batch = 16}, 6));
+//   Graph dag = offload_test_dag();   // the DAG the offload tests share
 #pragma once
 
 #include <string>
 
 #include "data/synthetic.h"
+#include "io/model_file.h"
 #include "runtime/net.h"
 #include "runtime/trainer.h"
 
 namespace vdnn::test {
+
+// A small DAG with every kind of node offloading must handle: conv, BN, in-place ReLU, concat,
+// LRN, pools, a residual add, dropout.
+inline Graph offload_test_dag(const std::string& name = "offload_dag") {
+  ModelBuilder b(name, {3, 12, 12}, 5);
+  b.layer("conv", "stem", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
+      .layer("batch_norm", "bn")
+      .layer("relu", "relu")
+      .layer("conv", "a", {{"channels", 16}, {"kernel", 1}}, {"relu"})
+      .layer("conv", "b", {{"channels", 16}, {"kernel", 3}, {"pad", 1}}, {"relu"})
+      .layer("concat", "cat", {}, {"a", "b"})
+      .layer("lrn", "lrn", {{"size", 3}})
+      .layer("max_pool", "pool", {{"kernel", 2}})
+      .layer("conv", "c", {{"channels", 32}, {"kernel", 3}, {"pad", 1}})
+      .layer("add", "res", {}, {"c", "pool"})
+      .layer("relu", "res_relu")
+      .layer("dropout", "drop", {{"rate", 0.2}})
+      .layer("avg_pool", "gap", {{"global", true}})
+      .layer("fc", "fc", {{"units", 5}})
+      .layer("softmax_cross_entropy", "loss");
+  return b.build();
+}
 
 inline std::string train_for_hash(Graph g, const NetOptions& options, int64_t iterations,
                                   double lr = 0.05, int64_t samples = 64, uint64_t data_seed = 11) {

@@ -21,13 +21,11 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "core/conv_algo.h"
 #include "core/layer.h"
+#include "runtime/kernel_args.h"
 
 namespace vdnn {
-
-// Convolution algorithm: direct, Winograd (3x3, stride 1; faster, more workspace, slightly
-// different rounding), or auto (oneDNN picks per layer: Winograd where it pays off).
-enum class ConvAlgo { kAuto, kDirect, kWinograd };
 
 struct KernelSetup {
   const Layer& layer;
@@ -39,19 +37,6 @@ struct KernelSetup {
   std::vector<bool> input_needs_grad;  // false for the graph input
   uint64_t seed = 0;      // for dropout masks
   ConvAlgo conv_algo = ConvAlgo::kAuto;
-};
-
-struct KernelArgs {
-  std::vector<void*> in, d_in;
-  void* out = nullptr;
-  void* d_out = nullptr;
-  std::vector<void*> params, d_params;  // ParamSpec order; d_params[i] null if not trainable
-  std::vector<void*> saved;             // one per saved_mds
-  void* scratch = nullptr;              // scratch_bytes
-  const int32_t* labels = nullptr;      // loss layer: batch labels
-  int64_t valid = 0;                    // loss layer: real samples in this batch (<= batch)
-  uint64_t step = 0;                    // dropout: a fresh mask per step
-  bool training = true;
 };
 
 class CpuKernel {

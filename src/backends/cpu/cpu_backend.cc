@@ -1,0 +1,110 @@
+#include "backends/cpu/cpu_backend.h"
+
+#include <cstring>
+
+#include "backends/cpu/dnnl_util.h"
+#include "util/aligned_buffer.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+class HostArena final : public DeviceBuffer {
+ public:
+  explicit HostArena(size_t bytes) : buffer_(bytes) {}
+  char* data() const override { return buffer_.as<char>(); }
+  size_t bytes() const override { return buffer_.bytes(); }
+
+ private:
+  AlignedBuffer buffer_;
+};
+
+}  // namespace
+
+CpuBackend::CpuBackend(const Graph& graph, const BackendOptions& options)
+    : graph_(graph),
+      engine_(dnnl::engine::kind::cpu, 0),
+      compute_stream_(engine_),
+      host_stream_(engine_),
+      compiled_(graph, options.batch, options.seed, engine_, options.conv_algo, options.conv_algos),
+      kernels_(compiled_.kernels()),
+      device_(make_cpu_device(options.link)) {}
+
+CpuBackend::~CpuBackend() {
+  device_.reset();  // stop the workers before the kernels and sums they may be running go away
+}
+
+std::unique_ptr<DeviceBuffer> CpuBackend::allocate_arena(size_t bytes) {
+  return std::make_unique<HostArena>(bytes);
+}
+
+void CpuBackend::forward(int node, const KernelArgs& args) {
+  kernels_[node]->forward(compute_stream_, args);
+  compute_stream_.wait();
+}
+
+void CpuBackend::backward(int node, const KernelArgs& args) {
+  kernels_[node]->backward(compute_stream_, args);
+  compute_stream_.wait();
+}
+
+void CpuBackend::accumulate(void* into, const void* addend, size_t bytes) {
+  const auto md = plain_md({static_cast<int64_t>(bytes / sizeof(float))});
+  auto it = sums_.find(bytes);
+  if (it == sums_.end())
+    it = sums_
+             .emplace(bytes,
+                      dnnl::sum(dnnl::sum::primitive_desc(md, {1.0f, 1.0f}, {md, md}, engine_)))
+             .first;
+  dnnl::memory dst(md, engine_, into);
+  it->second.execute(compute_stream_, {{DNNL_ARG_MULTIPLE_SRC, dst},
+                                       {DNNL_ARG_MULTIPLE_SRC + 1,
+                                        dnnl::memory(md, engine_, const_cast<void*>(addend))},
+                                       {DNNL_ARG_DST, dst}});
+  compute_stream_.wait();
+}
+
+void CpuBackend::load_input(void* dst, const float* host_src, size_t bytes) {
+  std::memcpy(dst, host_src, bytes);
+}
+
+void CpuBackend::sgd_update(const SgdUpdate& u) {
+  const float mu = u.momentum, rate = u.lr, wd = u.weight_decay;
+  float* w = u.weights;
+  const float* g = u.grads;
+  float* v = u.velocity;
+  const int64_t n = u.count;
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+  for (int64_t k = 0; k < n; ++k) {
+    v[k] = mu * v[k] + (g[k] + wd * w[k]);
+    w[k] -= rate * v[k];
+  }
+}
+
+void CpuBackend::download(void* host_dst, const void* device_src, size_t bytes) {
+  std::memcpy(host_dst, device_src, bytes);
+}
+
+void CpuBackend::upload(void* device_dst, const void* host_src, size_t bytes) {
+  std::memcpy(device_dst, host_src, bytes);
+}
+
+std::vector<float> CpuBackend::export_param(int node, int k, const void* device_data) {
+  const ParamSpec& spec = graph_.nodes()[node].params[k];
+  std::vector<float> plain(static_cast<size_t>(spec.elements()));
+  dnnl::memory src(compiled_.kernel(node).param_mds[k], engine_, const_cast<void*>(device_data));
+  dnnl::memory dst(plain_md(spec.dims), engine_, plain.data());
+  dnnl::reorder(src, dst).execute(host_stream_, src, dst);
+  host_stream_.wait();
+  return plain;
+}
+
+void CpuBackend::import_param(int node, int k, const std::vector<float>& plain, void* device_data) {
+  const ParamSpec& spec = graph_.nodes()[node].params[k];
+  dnnl::memory src(plain_md(spec.dims), engine_, const_cast<float*>(plain.data()));
+  dnnl::memory dst(compiled_.kernel(node).param_mds[k], engine_, device_data);
+  dnnl::reorder(src, dst).execute(host_stream_, src, dst);
+  host_stream_.wait();
+}
+
+}  // namespace vdnn

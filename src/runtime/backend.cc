@@ -1,0 +1,36 @@
+#include "runtime/backend.h"
+
+#include "backends/cpu/cpu_backend.h"
+#include "vdnn/error.h"
+#ifdef VDNN_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
+
+namespace vdnn {
+
+BackendKind parse_backend(const std::string& text) {
+  if (text == "cpu") return BackendKind::kCpu;
+  if (text == "cuda") return BackendKind::kCuda;
+  VDNN_THROW("--backend: expected cpu or cuda, got '" << text << "'");
+}
+
+std::string backend_unavailable_reason(BackendKind kind) {
+  if (kind == BackendKind::kCpu) return {};
+#ifdef VDNN_HAVE_CUDA
+  return cuda_unavailable_reason();
+#else
+  return "this vdnn was built without the CUDA backend (configure with -DVDNN_CUDA=ON on a "
+         "machine with nvcc and cuDNN)";
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options) {
+  if (options.kind == BackendKind::kCpu) return std::make_unique<CpuBackend>(graph, options);
+#ifdef VDNN_HAVE_CUDA
+  return make_cuda_backend(graph, options);
+#else
+  VDNN_THROW("--backend cuda: " << backend_unavailable_reason(BackendKind::kCuda));
+#endif
+}
+
+}  // namespace vdnn

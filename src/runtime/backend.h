@@ -1,0 +1,122 @@
+// runtime/backend.h — what the executor and the Net need from a compute backend (CPU or CUDA).
+//
+// Model: a Backend = a Device (streams, events, asynchronous copies; device/device.h) + the kernels
+// of one graph at one batch size. It declares the facts the Program builder and the memory planner
+// work from (value and kernel sizes in its own layouts), runs a node's forward/backward with every
+// pointer handed in (KernelArgs), and offers the few other operations a training step needs:
+// gradient sums, the input upload, the SGD update, reading results back, parameters in and out in
+// plain layouts, the device arena and the host memory offloaded tensors are copied to.
+//
+// Where things run. The "compute work" methods (forward, backward, accumulate, load_input,
+// sgd_update) must be called from inside device().launch(StreamKind::kCompute, ...): the CPU
+// backend then runs them on the compute stream's worker thread; the CUDA backend runs the launched
+// function on the host at once and the methods enqueue kernels onto the compute stream. The "host
+// side" methods (download, upload, export_param, import_param) block until done and must only be
+// called while no compute work that touches their buffers is in flight (after a synchronize).
+//
+//   BackendOptions o{.kind = BackendKind::kCuda, .batch = 64};
+//   std::unique_ptr<Backend> b = make_backend(graph, o);            // throws Error without a GPU
+//   Program p = build_program(graph, b->value_bytes(), b->facts(), {Policy::kAll});
+//   std::unique_ptr<DeviceBuffer> arena = b->allocate_arena(plan.capacity_bytes);
+//   b->device().launch(StreamKind::kCompute, [&] { b->forward(node, args); });
+//   b->device().synchronize_all();
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/conv_algo.h"
+#include "core/graph.h"
+#include "device/cpu_device.h"
+#include "device/device.h"
+#include "memory/host_pool.h"
+#include "plan/program.h"
+#include "runtime/kernel_args.h"
+
+namespace vdnn {
+
+enum class BackendKind { kCpu, kCuda };
+
+inline const char* to_string(BackendKind k) { return k == BackendKind::kCpu ? "cpu" : "cuda"; }
+// "cpu" or "cuda"; throws vdnn::Error naming --backend otherwise.
+BackendKind parse_backend(const std::string& text);
+
+// Empty when a backend of this kind can be created here, else why not in one line ("this vdnn
+// was built without the CUDA backend", "cudaGetDeviceCount: ... (error 35)").
+std::string backend_unavailable_reason(BackendKind kind);
+
+struct BackendOptions {
+  BackendKind kind = BackendKind::kCpu;
+  int64_t batch = 64;
+  uint64_t seed = 1;  // dropout masks
+  ConvAlgo conv_algo = ConvAlgo::kAuto;
+  std::vector<ConvAlgo> conv_algos;  // per node; empty: conv_algo everywhere
+  LinkModel link;                    // CPU only: the emulated PCIe link of the copy engine
+};
+
+// One block of device memory, zero-filled, released on destruction (RAII).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  virtual ~DeviceBuffer() = default;
+  virtual char* data() const = 0;
+  virtual size_t bytes() const = 0;
+};
+
+// One parameter's SGD step (PyTorch semantics), all pointers on the device, `count` floats:
+//   v = momentum * v + (g + weight_decay * w);   w = w - lr * v
+struct SgdUpdate {
+  float* weights = nullptr;
+  const float* grads = nullptr;
+  float* velocity = nullptr;
+  int64_t count = 0;
+  float lr = 0, momentum = 0, weight_decay = 0;
+};
+
+class Backend {
+ public:
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  virtual ~Backend() = default;
+
+  virtual const char* name() const = 0;  // "cpu", "cuda"
+  virtual Device& device() = 0;
+
+  // What the kernels declared: bytes of every graph value, and per node (graph order) its output,
+  // saved state, scratch and parameter bytes. The Program builder's input.
+  virtual std::vector<size_t> value_bytes() const = 0;
+  virtual std::vector<NodeFacts> facts() const = 0;
+
+  // The arena every planned tensor lives in (one allocation of `bytes`), and the memory offloaded
+  // tensors are copied to (CUDA: pinned, so copies are truly asynchronous).
+  virtual std::unique_ptr<DeviceBuffer> allocate_arena(size_t bytes) = 0;
+  virtual HostMemory host_memory() const = 0;
+
+  // Compute work (inside device().launch(StreamKind::kCompute, ...)).
+  virtual void forward(int node, const KernelArgs& args) = 0;
+  virtual void backward(int node, const KernelArgs& args) = 0;
+  virtual void accumulate(void* into, const void* addend, size_t bytes) = 0;  // float sum
+  virtual void load_input(void* dst, const float* host_src, size_t bytes) = 0;
+  virtual void sgd_update(const SgdUpdate& update) = 0;
+
+  // Host side (blocking; no compute work on these buffers in flight).
+  virtual void download(void* host_dst, const void* device_src, size_t bytes) = 0;
+  virtual void upload(void* device_dst, const void* host_src, size_t bytes) = 0;
+  // Parameter `k` of `node` in its plain layout (ParamSpec::dims) from/to the kernel's layout.
+  virtual std::vector<float> export_param(int node, int k, const void* device_data) = 0;
+  virtual void import_param(int node, int k, const std::vector<float>& plain,
+                            void* device_data) = 0;
+};
+
+// The backend `options.kind` for `graph` (kernels created, convolution algorithms chosen). Throws
+// vdnn::Error when that backend is unavailable (backend_unavailable_reason) or a layer cannot be
+// implemented. `graph` must outlive the backend.
+std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options);
+
+}  // namespace vdnn

@@ -1,0 +1,32 @@
+// runtime/kernel_args.h — the buffers one kernel call reads and writes, on any backend.
+//
+// Model: kernels never allocate; the executor hands every pointer in (device pointers: arena base
+// + the offset the memory planner fixed). Backward overwrites d_in[i] (the executor sums gradients,
+// not the kernel); a null d_in[i] means that input needs no gradient (the graph input), a null
+// in/out in backward means the layer's backward does not read it (it may be offloaded by then).
+// `labels` points to HOST memory (the loss layer's backend copies them where it needs them).
+//
+//   KernelArgs a;
+//   a.in = {x}; a.out = y; a.params = {w, b}; a.scratch = workspace;
+//   backend.forward(node, a);        // inside device.launch(StreamKind::kCompute, ...)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace vdnn {
+
+struct KernelArgs {
+  std::vector<void*> in, d_in;
+  void* out = nullptr;
+  void* d_out = nullptr;
+  std::vector<void*> params, d_params;  // ParamSpec order; d_params[i] null if not trainable
+  std::vector<void*> saved;             // one per declared saved buffer
+  void* scratch = nullptr;              // the declared scratch bytes
+  const int32_t* labels = nullptr;      // loss layer: batch labels, host memory
+  int64_t valid = 0;                    // loss layer: real samples in this batch (<= batch)
+  uint64_t step = 0;                    // dropout: a fresh mask per step
+  bool training = true;
+};
+
+}  // namespace vdnn

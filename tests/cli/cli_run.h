@@ -1,0 +1,51 @@
+// tests/cli/cli_run.h — runs the `vdnn` binary and checks what a user sees.
+//
+//   CliRun r = vdnn("plan --model vgg16 --batch 256 --device titan-x-maxwell");
+//   EXPECT_EQ(r.exit_code, 0) << r.output;
+//   expect_user_error("train --policy dyn", "needs --device-memory");   // one "error:" line, exit 1
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace vdnn::test {
+
+struct CliRun {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+inline CliRun vdnn(const std::string& args) {
+  const std::string cmd = std::string(VDNN_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+// A fresh, empty folder under the system's temporary directory.
+inline std::filesystem::path temp_dir(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("vdnn_cli_" + name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+// A user error: exit code 1 and exactly one line starting "error:" that contains `fragment`.
+inline void expect_user_error(const std::string& args, const std::string& fragment) {
+  const CliRun r = vdnn(args);
+  EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+  EXPECT_EQ(r.output.rfind("error: ", 0), 0u) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_NE(r.output.find(fragment), std::string::npos) << fragment << " not in: " << r.output;
+}
+
+}  // namespace vdnn::test

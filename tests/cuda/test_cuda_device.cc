@@ -1,0 +1,104 @@
+// The CUDA device: copies and events order the three streams, a failing work item is kept and
+// rethrown like a sticky CUDA error, the arena is zero-filled, pinned host slabs carry copies; the
+// vendor-call wrapper names the statement. Tests needing a GPU skip without one.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_device.h"
+#include "backends/cuda/cuda_memory.h"
+#include "cuda/cuda_test_util.h"
+#include "memory/host_pool.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+TEST(CudaCheck, FailuresNameTheStatementAndTheLibraryError) {
+  try {
+    VDNN_CUDA_CHECK(cudaErrorInvalidValue);
+    ADD_FAILURE() << "no throw";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("CUDA call failed: cudaErrorInvalidValue"), std::string::npos) << what;
+    EXPECT_NE(what.find("test_cuda_device.cc"), std::string::npos) << what;
+    EXPECT_NE(what.find("error 1)"), std::string::npos) << what;
+  }
+  EXPECT_THROW(VDNN_CUDA_CHECK(CUDNN_STATUS_BAD_PARAM), Error);
+  EXPECT_THROW(VDNN_CUDA_CHECK(CUBLAS_STATUS_INVALID_VALUE), Error);
+  EXPECT_NO_THROW(VDNN_CUDA_CHECK(CUBLAS_STATUS_SUCCESS));
+  EXPECT_NE(describe(cudaErrorInsufficientDriver).find("cudaErrorInsufficientDriver, error 35"),
+            std::string::npos);
+}
+
+TEST(CudaDevice, WithoutAGpuConstructionFailsWithTheRuntimeReason) {
+  const std::string why = cuda_unavailable_reason();
+  if (why.empty()) GTEST_SKIP() << "a GPU answers here";
+  try {
+    CudaDevice device;
+    ADD_FAILURE() << "constructed without a GPU";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaDevice, CopiesAndEventsOrderTheStreams) {
+  VDNN_REQUIRE_GPU();
+  CudaDevice dev;
+  const size_t n = 1 << 20, bytes = n * sizeof(float);
+  HostPool host(HostPool::kDefaultSlabBytes, pinned_host_memory());
+  HostBlock in = host.allocate(bytes), out = host.allocate(bytes);
+  float* src = static_cast<float*>(in.ptr);
+  std::iota(src, src + n, 0.0f);
+  auto arena = allocate_cuda_arena(2 * bytes);
+  char* a = arena->data();
+  char* b = a + bytes;
+  Event up = dev.copy_async(StreamKind::kH2D, a, src, bytes);
+  dev.wait(StreamKind::kCompute, up);
+  dev.launch(StreamKind::kCompute, [&] {
+    VDNN_CUDA_CHECK(
+        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, dev.stream(StreamKind::kCompute)));
+  });
+  dev.wait(StreamKind::kD2H, dev.record(StreamKind::kCompute));
+  Event down = dev.copy_async(StreamKind::kD2H, out.ptr, b, bytes);
+  down.synchronize();
+  EXPECT_TRUE(down.query());
+  const float* result = static_cast<const float*>(out.ptr);
+  for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(result[i], static_cast<float>(i));
+  EXPECT_EQ(dev.stats(StreamKind::kD2H).bytes_copied, bytes);
+  EXPECT_EQ(dev.stats(StreamKind::kH2D).bytes_copied, bytes);
+  dev.synchronize_all();
+  host.free(in);
+  host.free(out);
+  EXPECT_TRUE(host.all_free());
+}
+
+TEST(CudaDevice, AFailedWorkItemIsKeptSkipsLaterWorkAndIsRethrown) {
+  VDNN_REQUIRE_GPU();
+  CudaDevice dev;
+  int ran = 0;
+  dev.launch(StreamKind::kCompute, [] { throw Error("kernel failed"); });
+  dev.launch(StreamKind::kCompute, [&] { ++ran; });
+  EXPECT_THROW(dev.synchronize(StreamKind::kCompute), Error);
+  EXPECT_THROW(dev.synchronize_all(), Error);  // rethrown once more, then cleared
+  EXPECT_EQ(ran, 0);
+  dev.launch(StreamKind::kCompute, [&] { ++ran; });
+  dev.synchronize_all();
+  EXPECT_EQ(ran, 1);
+}
+
+TEST(CudaMemory, ArenaIsZeroFilled) {
+  VDNN_REQUIRE_GPU();
+  CudaDevice dev;
+  auto arena = allocate_cuda_arena(size_t{3} << 20);
+  std::vector<char> host(arena->bytes(), 1);
+  VDNN_CUDA_CHECK(cudaMemcpy(host.data(), arena->data(), host.size(), cudaMemcpyDeviceToHost));
+  for (char c : host) ASSERT_EQ(c, 0);
+}
+
+}  // namespace
+}  // namespace vdnn
