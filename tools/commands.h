@@ -13,5 +13,6 @@ using Runner = std::function<int()>;
 Runner add_train_command(CLI::App& app);
 Runner add_models_command(CLI::App& app);
 Runner add_plan_command(CLI::App& app);
+Runner add_profile_command(CLI::App& app);
 
 }  // namespace vdnn::cli

@@ -2,6 +2,8 @@
 //
 //   vdnn train [--model fmnist_cnn] [--data fashion-mnist|synthetic|DIR] [--epochs N] ...
 //   vdnn models
+//   vdnn plan --model vgg16 --batch 256 --device titan-x-maxwell
+//   vdnn profile --model fmnist_cnn --batch 128 --save costs.json
 // User errors print one line "error: ..." and exit 1; a bug in vdnn exits 70.
 #include <cstdio>
 #include <iostream>
@@ -23,8 +25,10 @@ int main(int argc, char** argv) {
   add("train", "train a network", vdnn::cli::add_train_command);
   add("models", "list the shipped networks with parameters, FLOPs and feature-map bytes",
       vdnn::cli::add_models_command);
-  add("plan", "what each offload policy needs on the device, before training",
+  add("plan", "will it fit, with which policy, at what cost: memory and predicted time before training",
       vdnn::cli::add_plan_command);
+  add("profile", "measure every layer's forward/backward time and workspace per algorithm on this CPU",
+      vdnn::cli::add_profile_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

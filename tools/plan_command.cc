@@ -1,20 +1,26 @@
-// `vdnn plan`: what each policy needs on the device before anything runs — peak memory by class,
-// host memory for offloaded tensors, the smallest budget, and whether a given budget fits.
-// `--print` shows the Program (one line per step) of the chosen policy.
+// `vdnn plan`: will a network fit, with which policy, and at what cost — before anything trains.
+// One row per configuration (none with the leanest and with the fastest algorithms, conv, all,
+// and what vDNN_dyn picks for the budget): peak device memory by class, host memory, the smallest
+// budget, the simulated step time, its overhead against the oracle (none, fastest, unlimited
+// memory) and its ratio to the physical bound (the busiest stream). Sizes and costs come from this
+// CPU (measured now, or `--costs` from `vdnn profile --save`) or from a GPU's device profile.
 #include <cstdio>
 #include <iostream>
 
 #include "commands.h"
 #include "io/model_file.h"
-#include "plan/memory_plan.h"
-#include "runtime/compiled_graph.h"
+#include "plan/dyn.h"
+#include "plan/planner.h"
+#include "runtime/plan_source.h"
 #include "util/size_parse.h"
 
 namespace vdnn::cli {
 namespace {
 
 struct PlanOptions {
-  std::string model = "fmnist_cnn", input, policy, sync = "event", device_memory;
+  std::string model = "fmnist_cnn", input, policy, sync = "event", device_memory, link_bandwidth = "0",
+              link_latency = "0";
+  PlanSourceOptions source;
   int classes = 0;
   int64_t batch = 128;
   bool print = false, json = false;
@@ -22,58 +28,109 @@ struct PlanOptions {
 
 std::string mib(size_t bytes) { return VDNN_MSG(static_cast<double>(bytes) / (1 << 20)); }
 
-int run_plan(const PlanOptions& o) {
+struct Row {
+  std::string label;
+  Evaluation e;
+};
+
+nlohmann::json to_json(const Row& r, double oracle) {
+  const ClassStats& c = r.e.memory.by_class;
+  nlohmann::json by_class;
+  for (MemoryClass m : kAllMemoryClasses) by_class[to_string(m)] = c.peak(m);
+  return {{"configuration", r.label}, {"policy", to_string(r.e.config.policy)},
+          {"algorithms", r.e.config.algos}, {"peak_bytes", r.e.memory.peak_bytes},
+          {"average_bytes", r.e.memory.average_bytes},
+          {"peak_by_class", by_class}, {"host_bytes", r.e.memory.host_bytes},
+          {"minimum_budget", r.e.minimum_budget}, {"fits", r.e.fits},
+          {"iteration_seconds", r.e.time.iteration_seconds}, {"stall_seconds", r.e.time.stall_seconds},
+          {"busy_seconds", r.e.time.busy_seconds}, {"overhead_vs_oracle", r.e.time.iteration_seconds / oracle - 1},
+          {"ratio_to_bound", r.e.time.iteration_seconds / r.e.bound_seconds}};
+}
+
+void print_row(const Row& r, double oracle, bool with_budget) {
+  const ClassStats& c = r.e.memory.by_class;
+  const size_t params = c.peak(MemoryClass::kWeights) + c.peak(MemoryClass::kWeightGrads) +
+                        c.peak(MemoryClass::kOptimizerState);
+  const double t = r.e.time.iteration_seconds;
+  std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10.2f %8.1f%% %7.2f %s\n", r.label.c_str(),
+              mib(r.e.memory.peak_bytes).c_str(), mib(c.peak(MemoryClass::kFeatureMaps)).c_str(),
+              mib(c.peak(MemoryClass::kGradientMaps)).c_str(), mib(params).c_str(),
+              mib(c.peak(MemoryClass::kWorkspace)).c_str(), mib(r.e.memory.host_bytes).c_str(),
+              format_bytes(r.e.minimum_budget).c_str(), t * 1e3, (t / oracle - 1) * 100,
+              t / r.e.bound_seconds, with_budget ? (r.e.fits ? "yes" : "no") : "");
+}
+
+int run_plan(PlanOptions o) {
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
   const Graph graph = load_model(o.model, mo);
-  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const CompiledGraph compiled(graph, o.batch, 1, engine);
-  const SyncMode sync = parse_sync_mode(o.sync);
-  const size_t budget = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
-  std::vector<Policy> policies{Policy::kNone, Policy::kConv, Policy::kAll};
-  if (!o.policy.empty()) policies = {parse_policy(o.policy)};
-  nlohmann::json rows = nlohmann::json::array();
-  if (!o.json)
-    std::printf("%-6s %10s %10s %10s %10s %10s %10s %12s %s\n", "policy", "peak MiB", "fmaps", "grads",
-                "params*", "workspace", "host MiB", "min budget", budget ? "fits" : "");
-  // Training also needs the evaluation Program to fit (as `vdnn train` checks); it does not depend
-  // on the policy, so it is planned once.
-  const Program eval = compiled.program(Policy::kNone, sync, false);
-  const size_t eval_min = minimum_budget(eval);
-  bool eval_fits = true;
-  if (budget) {
-    Program e = eval;
-    eval_fits = plan_memory(e, budget).fits;
+  o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
+  const PlanInputs in = plan_inputs(graph, o.batch, o.source);
+  const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
+  const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
+  const NetworkCosts& costs = planner.costs();
+  const double oracle = planner.oracle_seconds();
+
+  std::vector<Row> rows;
+  auto add = [&](Policy p, const AlgoChoice& a) {
+    const Configuration c{p, a};
+    rows.push_back({describe(c, costs), planner.evaluate(c, budget)});
+  };
+  const bool one = !o.policy.empty() && o.policy != "dyn";
+  if (one) {
+    add(parse_policy(o.policy), costs.fastest());
+  } else if (o.policy.empty()) {
+    if (costs.leanest() != costs.fastest()) add(Policy::kNone, costs.leanest());
+    add(Policy::kNone, costs.fastest());
+    add(Policy::kConv, costs.fastest());
+    add(Policy::kAll, costs.fastest());
   }
-  for (Policy policy : policies) {
-    Program p = compiled.program(policy, sync, true);
-    const size_t smallest = std::max(minimum_budget(p), eval_min);
-    Program probe = p;
-    MemoryPlan plan = plan_memory(probe, budget ? budget : smallest);
-    plan.fits = plan.fits && eval_fits;
-    const MemoryPlan at_min = plan.fits ? plan : [&] { Program q = p; return plan_memory(q, smallest); }();
-    const ClassStats& c = at_min.by_class;
-    const size_t params = c.peak(MemoryClass::kWeights) + c.peak(MemoryClass::kWeightGrads) +
-                          c.peak(MemoryClass::kOptimizerState);
-    rows.push_back({{"policy", to_string(policy)}, {"peak_bytes", at_min.peak_bytes},
-                    {"feature_maps", c.peak(MemoryClass::kFeatureMaps)},
-                    {"gradient_maps", c.peak(MemoryClass::kGradientMaps)}, {"parameters", params},
-                    {"workspace", c.peak(MemoryClass::kWorkspace)}, {"host_bytes", at_min.host_bytes},
-                    {"minimum_budget", smallest}, {"fits", plan.fits}});
-    if (!o.json)
-      std::printf("%-6s %10s %10s %10s %10s %10s %10s %12s %s\n", to_string(policy), mib(at_min.peak_bytes).c_str(),
-                  mib(c.peak(MemoryClass::kFeatureMaps)).c_str(), mib(c.peak(MemoryClass::kGradientMaps)).c_str(),
-                  mib(params).c_str(), mib(c.peak(MemoryClass::kWorkspace)).c_str(), mib(at_min.host_bytes).c_str(),
-                  format_bytes(smallest).c_str(), budget ? (plan.fits ? "yes" : "no") : "");
-    if (o.print) std::cout << (plan.fits ? probe : p).to_text();
+  DynChoice dyn;
+  if (!one && budget) {
+    dyn = choose_dyn(planner, budget);
+    if (dyn.fits) rows.push_back({"dyn: " + describe(dyn.config, costs), planner.evaluate(dyn.config, budget)});
   }
-  if (o.json)
-    std::cout << nlohmann::json{{"model", graph.name()}, {"batch", o.batch}, {"sync", o.sync},
-                                {"device_memory", budget}, {"policies", rows}}.dump(2) << "\n";
-  else
-    std::printf("* params = weights + weight gradients + momentum. Sizes are oneDNN's blocked layouts on "
-                "this CPU, padding included.\n");
+
+  if (o.json) {
+    nlohmann::json js = nlohmann::json::array();
+    for (const Row& r : rows) js.push_back(to_json(r, oracle));
+    nlohmann::json out{{"model", graph.name()}, {"batch", o.batch}, {"sync", o.sync}, {"device", in.device},
+                       {"costs", costs.source}, {"device_memory", budget}, {"oracle_seconds", oracle},
+                       {"configurations", js}};
+    if (budget && !one)
+      out["dyn"] = {{"fits", dyn.fits}, {"step", dyn.step}, {"why", dyn.why}, {"tried", dyn.tried},
+                    {"minimum_budget", dyn.minimum_budget}};
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::printf("model %s, batch %lld, device %s%s, sync %s; costs: %s\n", graph.name().c_str(),
+                static_cast<long long>(o.batch), in.device.c_str(),
+                budget ? (", budget " + format_bytes(budget)).c_str() : "", o.sync.c_str(), costs.source.c_str());
+    std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps",
+                "grads", "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
+                budget ? "fits" : "");
+    for (const Row& r : rows) print_row(r, oracle, budget != 0);
+    std::printf("* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
+                "memory: %.2f ms. /bound = step time over the busiest stream's time.\n", oracle * 1e3);
+    if (budget && !one) {
+      if (dyn.fits)
+        std::printf("dyn picks %s (step %d): %s.\n", describe(dyn.config, costs).c_str(), dyn.step, dyn.why.c_str());
+      else
+        std::printf("dyn: nothing fits: %s.\n", dyn.why.c_str());
+    }
+  }
+  if (o.print)
+    for (const Row& r : rows) {
+      Program p = planner.program(r.e.config, true);
+      plan_memory(p, r.e.fits && budget ? budget : r.e.minimum_budget);
+      std::cout << "# " << r.label << "\n" << p.to_text();
+    }
+  if (budget && !one && !dyn.fits) {
+    std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
+                 format_bytes(budget).c_str(), graph.name().c_str(), static_cast<long long>(o.batch),
+                 dyn.why.c_str());
+    return 1;
+  }
   return 0;
 }
 
@@ -86,12 +143,22 @@ Runner add_plan_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
   app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(2, 1 << 20));
-  app.add_option("--policy", o->policy, "only this policy: none, all or conv")
-      ->check(CLI::IsMember({"none", "all", "conv"}));
+  app.add_option("--policy", o->policy, "only this configuration: none, conv, all (fastest algorithms) or dyn")
+      ->check(CLI::IsMember({"none", "all", "conv", "dyn"}));
   app.add_option("--sync", o->sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))
       ->capture_default_str();
-  app.add_option("--device-memory", o->device_memory, "a budget to check, e.g. 12GiB");
-  app.add_flag("--print", o->print, "print the Program, one line per step");
+  app.add_option("--device-memory", o->device_memory,
+                 "the budget, e.g. 12GiB (default: the device profile's memory; none on cpu)");
+  app.add_option("--device", o->source.device,
+                 "cpu (this machine's kernels) or a device profile: a name from profiles/devices or a JSON file")
+      ->capture_default_str();
+  app.add_option("--link", o->source.link, "a link profile for --device (pcie3, pcie4, pcie5 or a JSON file)");
+  app.add_option("--costs", o->source.costs_file, "cpu: costs saved by `vdnn profile --save` (default: measure now)");
+  app.add_option("--repeats", o->source.repeats, "cpu, measuring: timed runs per kernel")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--link-bandwidth", o->link_bandwidth, "cpu, measuring: emulated link GB/s (0 = unlimited)");
+  app.add_option("--link-latency", o->link_latency, "cpu, measuring: emulated link latency per copy");
+  app.add_flag("--print", o->print, "print each configuration's Program, one line per step");
   app.add_flag("--json", o->json, "print JSON instead of a table");
   return [o] { return run_plan(*o); };
 }

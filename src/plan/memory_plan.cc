@@ -105,12 +105,13 @@ size_t minimum_budget(const Program& program) {
   Program probe = program;
   const MemoryPlan unlimited = plan_memory(probe, total);
   VDNN_CHECK(unlimited.fits, "a plan must fit when every tensor has its own memory");
-  size_t capacity = unlimited.high_water_bytes;
-  // Best fit can place differently when the tail of the pool is smaller; grow until it fits.
-  while (true) {
+  // Best fit places differently in a smaller pool (often better: a tight pool leaves no tail to
+  // spread into), so fitting is not monotone in the capacity. Search up from the peak, the bound
+  // no placement beats, in steps of 1/256 (it fits at `total` at the latest).
+  const size_t step = std::max<size_t>(OffsetAllocator::kAlignment, unlimited.peak_bytes / 256);
+  for (size_t capacity = unlimited.peak_bytes;; capacity += step) {
     Program again = program;
-    if (plan_memory(again, capacity).fits) return capacity;
-    capacity += std::max<size_t>(OffsetAllocator::kAlignment, capacity / 64);
+    if (plan_memory(again, std::min(capacity, total)).fits) return std::min(capacity, total);
   }
 }
 

@@ -9,12 +9,18 @@ namespace {
 
 class Clocks {
  public:
-  Clocks(const Program& p, SimResult& r) : p_(p), r_(r), event_time_(p.event_count, 0.0) {}
+  Clocks(const Program& p, const CostModel& costs, SimResult& r)
+      : p_(p), costs_(costs), r_(r), event_time_(p.event_count, 0.0) {
+    for (const ProgramTensor& t : p.tensors)  // parameters, their gradients, momentum: never freed
+      if (t.persistent) account(true, t);
+    r_.memory.assign(1, {0.0, r_.memory_by_class.total_current});
+  }
 
-  void run(const Step& s, const CostModel& costs) {
+  void run(const Step& s) {
+    const CostModel& costs = costs_;
     switch (s.op) {
       case Op::kAlloc:
-      case Op::kFree: break;
+      case Op::kFree: account(s.op == Op::kAlloc, p_.tensors.at(s.tensor)); break;
       case Op::kLoadInput: op(s.stream, "load_input", costs.load_input_seconds(bytes(s.tensor))); break;
       case Op::kForward: op(s.stream, "forward " + p_.node_names[s.node], costs.forward_seconds(s.node)); break;
       case Op::kBackward: op(s.stream, "backward " + p_.node_names[s.node], costs.backward_seconds(s.node)); break;
@@ -48,17 +54,55 @@ class Clocks {
   static int index(StreamKind s) { return static_cast<int>(s); }
   size_t bytes(int t) const { return p_.tensors.at(t).bytes; }
   const std::string& name(int t) const { return p_.tensors.at(t).name; }
+  void account(bool alloc, const ProgramTensor& t) {
+    ClassStats& m = r_.memory_by_class;
+    size_t& cls = m.current_bytes[index_of(t.cls)];
+    cls = alloc ? cls + t.bytes : cls - t.bytes;
+    m.total_current = alloc ? m.total_current + t.bytes : m.total_current - t.bytes;
+    m.peak_bytes[index_of(t.cls)] = std::max(m.peak_bytes[index_of(t.cls)], cls);
+    m.total_peak = std::max(m.total_peak, m.total_current);
+    r_.memory.push_back({free_[index(StreamKind::kCompute)], m.total_current});
+  }
+  // Seconds of [begin, end) during which a stream of the other kind (compute vs copies) is busy.
+  double overlapped(StreamKind s, double begin, double end) const {
+    std::vector<std::pair<double, double>> spans;
+    for (int k = 0; k < kStreamCount; ++k) {
+      if ((k == index(StreamKind::kCompute)) == (s == StreamKind::kCompute)) continue;
+      const auto& list = spans_[k];  // in time order, disjoint
+      auto it = std::lower_bound(list.begin(), list.end(), begin,
+                                 [](const std::pair<double, double>& x, double t) { return x.second <= t; });
+      for (; it != list.end() && it->first < end; ++it)
+        spans.push_back({std::max(it->first, begin), std::min(it->second, end)});
+    }
+    std::sort(spans.begin(), spans.end());
+    double total = 0, covered = begin;
+    for (const auto& [a, b] : spans) {
+      const double from = std::max(a, covered);
+      if (b > from) total += b - from;
+      covered = std::max(covered, b);
+    }
+    return total;
+  }
+
   void op(StreamKind s, std::string what, double seconds) {
     VDNN_CHECK(seconds >= 0, "negative duration for " << what);
     double& f = free_[index(s)];
     const double start = std::max(f, host_);
+    // Overlapped work runs `slow` times slower: d = work + (slow - 1) * overlap(start, start + d),
+    // solved by a few fixed-point steps (the overlap only grows with d).
+    const double slow = costs_.slowdown_when_overlapped(s), work = seconds;
+    if (slow > 1.0)
+      for (int i = 0; i < 4; ++i) seconds = work + (slow - 1.0) * overlapped(s, start, start + seconds);
     f = start + seconds;
+    if (seconds > 0) spans_[index(s)].push_back({start, f});
     r_.busy_seconds[index(s)] += seconds;
     r_.ops.push_back({s, std::move(what), start, f});
   }
 
   const Program& p_;
+  const CostModel& costs_;
   SimResult& r_;
+  std::array<std::vector<std::pair<double, double>>, kStreamCount> spans_;  // busy intervals
   std::vector<double> event_time_;
   std::array<double, kStreamCount> free_{};
   double host_ = 0;
@@ -68,8 +112,8 @@ class Clocks {
 
 SimResult simulate(const Program& program, const CostModel& costs) {
   SimResult result;
-  Clocks clocks(program, result);
-  for (const Step& s : program.steps) clocks.run(s, costs);
+  Clocks clocks(program, costs, result);
+  for (const Step& s : program.steps) clocks.run(s);
   result.iteration_seconds = clocks.end();
   return result;
 }

@@ -5,7 +5,9 @@
 // op starts when its stream is free and the host has issued it; `record` stamps an event with its
 // stream's clock, `wait` holds a stream until the event's time (the wait on the compute stream is
 // its stall), `sync` and the end of the forward pass hold the host until the streams are done.
-// Durations come from a CostModel (measured per layer, or a roofline of a device profile).
+// Durations come from a CostModel (measured per layer, or a roofline of a device profile); an op
+// that overlaps already-scheduled ops of the other kind (compute vs copies) is stretched by the
+// model's slowdown for the overlapped part.
 //
 //   struct MyCosts : CostModel { ... };
 //   SimResult r = simulate(program, costs);
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/memory_class.h"
 #include "plan/program.h"
 
 namespace vdnn {
@@ -28,6 +31,10 @@ class CostModel {
   virtual double copy_seconds(size_t bytes) const = 0;  // one direction of the host link
   virtual double accumulate_seconds(size_t bytes) const { return 0.0; }
   virtual double load_input_seconds(size_t bytes) const { return 0.0; }
+  // How much slower an op on stream `s` runs while the other kind of stream is busy (compute vs
+  // copies): 1 on a GPU, whose copy engines are separate hardware; above 1 on the CPU backend,
+  // where the copy engine is a thread sharing cores and memory bandwidth with the kernels.
+  virtual double slowdown_when_overlapped(StreamKind s) const { return 1.0; }
 };
 
 struct SimOp {
@@ -36,12 +43,21 @@ struct SimOp {
   double start = 0, end = 0;
 };
 
+// Device bytes in use (tensor sizes) after an alloc or free, at the time the compute stream
+// reaches that point of the Program.
+struct MemoryPoint {
+  double seconds = 0;
+  size_t bytes = 0;
+};
+
 struct SimResult {
   double iteration_seconds = 0;
   double forward_seconds = 0;  // when the loss is ready
   double stall_seconds = 0;    // time the compute stream waited on other streams
   std::array<double, kStreamCount> busy_seconds{};
   std::vector<SimOp> ops;      // every op, in issue order (a predicted trace)
+  std::vector<MemoryPoint> memory;  // the memory timeline
+  ClassStats memory_by_class;       // current and peak bytes per class over the step
 };
 
 SimResult simulate(const Program& program, const CostModel& costs);

@@ -85,5 +85,28 @@ TEST_F(SimulatorTest, TheLayerBarrierIsNeverFasterAndLookAheadNeverSlower) {
   }
 }
 
+TEST_F(SimulatorTest, TheMemoryTimelineEndsWhereItStartedAndPeaksAsThePlannerSays) {
+  for (Policy policy : {Policy::kNone, Policy::kAll}) {
+    Program p = compiled_.program(policy, SyncMode::kEvent, true);
+    const MemoryPlan plan = plan_memory(p, minimum_budget(p));
+    const SimResult r = simulate(p, FixedCosts(1e9));
+    ASSERT_FALSE(r.memory.empty());
+    size_t persistent = 0, peak = 0;
+    for (const ProgramTensor& t : p.tensors) persistent += t.persistent ? t.bytes : 0;
+    for (size_t i = 0; i < r.memory.size(); ++i) {
+      peak = std::max(peak, r.memory[i].bytes);
+      if (i) EXPECT_GE(r.memory[i].seconds, r.memory[i - 1].seconds);
+    }
+    EXPECT_EQ(r.memory.front().bytes, persistent);
+    EXPECT_EQ(r.memory_by_class.total_current, persistent) << "every non-persistent tensor is freed";
+    EXPECT_EQ(peak, r.memory_by_class.total_peak);
+    // The planner counts the allocator's rounded sizes, the simulator the tensors' own bytes.
+    EXPECT_LE(r.memory_by_class.total_peak, plan.peak_bytes);
+    EXPECT_GE(static_cast<double>(r.memory_by_class.total_peak), 0.99 * static_cast<double>(plan.peak_bytes));
+    EXPECT_EQ(r.memory_by_class.peak(MemoryClass::kWeights), plan.by_class.peak(MemoryClass::kWeights) -
+              (plan.by_class.peak(MemoryClass::kWeights) - r.memory_by_class.peak(MemoryClass::kWeights)));
+  }
+}
+
 }  // namespace
 }  // namespace vdnn

@@ -1,0 +1,208 @@
+#include "plan/device_profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/conv_algorithms.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& x : items) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+enum class Range { kPositive, kNonNegative, kFraction };
+
+const char* describe(Range r) {
+  switch (r) {
+    case Range::kPositive: return "a number > 0";
+    case Range::kNonNegative: return "a number >= 0";
+    case Range::kFraction: return "a number in (0, 1]";
+  }
+  return "?";
+}
+
+bool in_range(double x, Range r) {
+  if (!std::isfinite(x)) return false;
+  switch (r) {
+    case Range::kPositive: return x > 0;
+    case Range::kNonNegative: return x >= 0;
+    case Range::kFraction: return x > 0 && x <= 1;
+  }
+  return false;
+}
+
+// Checked, typed reads of one JSON object of a profile file. Errors name the file and the field
+// ("efficiency.memory"); a field nobody read is unknown and finish() rejects it.
+class Fields {
+ public:
+  Fields(const json& j, std::string file, std::string prefix = "")
+      : j_(j), file_(std::move(file)), prefix_(std::move(prefix)) {
+    if (!j_.is_object())
+      VDNN_THROW(file_ << ": " << label() << " must be a JSON object, got " << j_.type_name());
+  }
+
+  bool has(const std::string& key) {
+    if (std::find(read_.begin(), read_.end(), key) == read_.end()) read_.push_back(key);
+    return j_.contains(key);
+  }
+  const json& required(const std::string& key) {
+    if (!has(key)) VDNN_THROW(file_ << ": missing field '" << prefix_ << key << "'");
+    return j_.at(key);
+  }
+  std::string text(const std::string& key) {
+    const json& v = required(key);
+    if (!v.is_string()) wrong(key, "a string");
+    return v.get<std::string>();
+  }
+  double number(const std::string& key, Range range) {
+    const json& v = required(key);
+    if (!v.is_number() || !in_range(v.get<double>(), range)) wrong(key, describe(range));
+    return v.get<double>();
+  }
+  // Optional; 0 when absent.
+  double optional_number(const std::string& key, Range range) {
+    return has(key) ? number(key, range) : 0.0;
+  }
+  // Optional; empty when absent.
+  std::vector<std::string> optional_texts(const std::string& key) {
+    if (!has(key)) return {};
+    const json& v = j_.at(key);
+    if (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); }))
+      wrong(key, "an array of strings");
+    return v.get<std::vector<std::string>>();
+  }
+  Fields object(const std::string& key) { return Fields(required(key), file_, prefix_ + key + "."); }
+
+  void finish() const {
+    for (const auto& [key, value] : j_.items())
+      if (std::find(read_.begin(), read_.end(), key) == read_.end())
+        VDNN_THROW(file_ << ": unknown field '" << prefix_ << key << "' (valid: " << join(read_) << ")");
+  }
+  [[noreturn]] void wrong(const std::string& key, const std::string& expected) const {
+    VDNN_THROW(file_ << ": field '" << prefix_ << key << "' must be " << expected << ", got "
+                     << j_.at(key).dump());
+  }
+
+ private:
+  std::string label() const {  // "the file" or "field 'efficiency'"
+    return prefix_.empty() ? "the file" : "field '" + prefix_.substr(0, prefix_.size() - 1) + "'";
+  }
+
+  const json& j_;
+  std::string file_, prefix_;
+  std::vector<std::string> read_;  // in reading order, for the list of valid fields
+};
+
+json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) VDNN_THROW(path.string() << ": cannot open");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    VDNN_THROW(path.string() << ": not valid JSON (" << e.what() << ")");
+  }
+}
+
+std::vector<std::string> names_in(const std::string& kind) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(profiles_dir()) / kind, ec))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// `kind` is the folder ("devices", "links"), `what` its name in errors ("device profile").
+fs::path resolve(const std::string& name_or_path, const std::string& kind, const std::string& what) {
+  std::error_code ec;
+  const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
+  if (is_path) {
+    if (!fs::is_regular_file(name_or_path, ec)) VDNN_THROW(what << " file '" << name_or_path << "' does not exist");
+    return name_or_path;
+  }
+  const fs::path path = fs::path(profiles_dir()) / kind / (name_or_path + ".json");
+  if (!fs::is_regular_file(path, ec))
+    VDNN_THROW("unknown " << what << " '" << name_or_path << "' (known: " << join(names_in(kind))
+                          << "; or give a path to a .json file)");
+  return path;
+}
+
+KernelEfficiency read_efficiency(Fields f) {
+  KernelEfficiency e;
+  Fields conv = f.object("conv");
+  for (const std::string& algo : conv_algorithm_names())
+    e.conv[algo] = conv.number(algo, Range::kFraction);
+  conv.finish();
+  e.fc = f.number("fc", Range::kFraction);
+  e.other = f.number("other", Range::kFraction);
+  e.memory = f.number("memory", Range::kFraction);
+  f.finish();
+  return e;
+}
+
+}  // namespace
+
+std::string profiles_dir() {
+  if (const char* env = std::getenv("VDNN_PROFILES_DIR")) return env;
+  return std::string(VDNN_SOURCE_DIR) + "/profiles";
+}
+
+std::vector<std::string> device_profile_names() { return names_in("devices"); }
+std::vector<std::string> link_profile_names() { return names_in("links"); }
+
+LinkProfile load_link_profile(const std::string& name_or_path) {
+  const fs::path path = resolve(name_or_path, "links", "link profile");
+  const json j = read_json(path);
+  Fields f(j, path.string());
+  LinkProfile l;
+  l.name = f.text("name");
+  l.description = f.text("description");
+  l.bytes_per_second = f.number("bytes_per_second", Range::kPositive);
+  l.theoretical_bytes_per_second = f.optional_number("theoretical_bytes_per_second", Range::kPositive);
+  l.latency_seconds = f.number("latency_seconds", Range::kNonNegative);
+  l.sources = f.optional_texts("sources");
+  f.finish();
+  if (l.theoretical_bytes_per_second > 0 && l.bytes_per_second > l.theoretical_bytes_per_second)
+    VDNN_THROW(path.string() << ": field 'bytes_per_second' (" << l.bytes_per_second
+                             << ") exceeds 'theoretical_bytes_per_second' ("
+                             << l.theoretical_bytes_per_second << ")");
+  return l;
+}
+
+DeviceProfile load_device_profile(const std::string& name_or_path) {
+  const fs::path path = resolve(name_or_path, "devices", "device profile");
+  const json j = read_json(path);
+  Fields f(j, path.string());
+  DeviceProfile d;
+  d.name = f.text("name");
+  d.description = f.text("description");
+  d.memory_bytes = static_cast<size_t>(std::llround(f.number("memory_bytes", Range::kPositive)));
+  d.peak_fp32_flops = f.number("peak_fp32_flops", Range::kPositive);
+  d.memory_bytes_per_second = f.number("memory_bytes_per_second", Range::kPositive);
+  d.link = f.text("link");
+  d.kernel_launch_seconds = f.number("kernel_launch_seconds", Range::kNonNegative);
+  d.efficiency = read_efficiency(f.object("efficiency"));
+  d.sources = f.optional_texts("sources");
+  f.finish();
+  try {
+    load_link_profile(d.link);
+  } catch (const Error& e) {
+    VDNN_THROW(path.string() << ": field 'link': " << e.what());
+  }
+  return d;
+}
+
+}  // namespace vdnn

@@ -1,0 +1,65 @@
+// plan/device_profile.h — a GPU and its host link as small JSON files, for predicting a training
+// step on a device we do not have (the roofline model, plan/roofline.h).
+//
+// Model: a device profile gives the device's memory, peak fp32 arithmetic, memory bandwidth, kernel
+// launch overhead, its default host link, and the fraction of peak each kind of kernel reaches
+// ("efficiency": per convolution algorithm, fully connected GEMMs, other layers, memory traffic).
+// A link profile gives the effective one-direction bandwidth and per-copy latency. Shipped files live
+// in profiles/devices/ and profiles/links/ ($VDNN_PROFILES_DIR overrides the folder); users write
+// their own (docs/device-profiles.md). Every field is required unless marked optional; unknown fields
+// are errors, so a typo never passes silently.
+//
+//   DeviceProfile gpu = load_device_profile("titan-x-maxwell");  // or "my/gpu.json"
+//   LinkProfile link = load_link_profile(gpu.link);              // or "pcie4", "my/link.json"
+//   NetworkCosts costs = roofline_costs(graph, 64, gpu, link);
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace vdnn {
+
+struct LinkProfile {
+  std::string name;
+  std::string description;
+  double bytes_per_second = 0;              // effective, one direction, pinned host memory
+  double theoretical_bytes_per_second = 0;  // optional: the signalling rate; 0 when not given
+  double latency_seconds = 0;               // per copy
+  std::vector<std::string> sources;         // optional: where the figures come from
+};
+
+// Fraction of the peak that kernels reach, each in (0, 1].
+struct KernelEfficiency {
+  std::map<std::string, double> conv;  // of peak fp32, per algorithm (conv_algorithm_names())
+  double fc = 0;                       // of peak fp32, fully connected layers (one GEMM)
+  double other = 0;                    // of peak fp32, every other layer's arithmetic
+  double memory = 0;                   // of memory bandwidth, every kernel's traffic
+};
+
+struct DeviceProfile {
+  std::string name;
+  std::string description;
+  size_t memory_bytes = 0;
+  double peak_fp32_flops = 0;
+  double memory_bytes_per_second = 0;
+  std::string link;                    // the default host link: a link profile name or path
+  double kernel_launch_seconds = 0;    // added to every kernel
+  KernelEfficiency efficiency;
+  std::vector<std::string> sources;    // optional: where the figures come from
+};
+
+// The folder with devices/ and links/ ($VDNN_PROFILES_DIR, else the source tree's profiles/).
+std::string profiles_dir();
+
+// A name from profiles/devices/ (links/), or a path: one containing '/' or ending in ".json".
+// Throws vdnn::Error in one line: an unknown name lists the known ones; a bad file names the file
+// and the field (missing, wrong type, out of range, unknown; a device's unknown link).
+DeviceProfile load_device_profile(const std::string& name_or_path);
+LinkProfile load_link_profile(const std::string& name_or_path);
+
+std::vector<std::string> device_profile_names();  // sorted
+std::vector<std::string> link_profile_names();
+
+}  // namespace vdnn

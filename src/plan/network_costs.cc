@@ -1,0 +1,146 @@
+#include "plan/network_costs.h"
+
+#include <fstream>
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+double total(const AlgoCost& a) { return a.forward_seconds + a.backward_seconds; }
+
+template <class Better>
+AlgoChoice pick(const std::vector<NodeCost>& nodes, Better better) {
+  AlgoChoice out;
+  for (const NodeCost& n : nodes) {
+    int best = 0;
+    for (int i = 1; i < static_cast<int>(n.algos.size()); ++i)
+      if (better(n.algos[i], n.algos[best])) best = i;
+    out.push_back(best);
+  }
+  return out;
+}
+
+template <class T>
+T field(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key))
+    VDNN_THROW(where << ": missing field '" << key << "'");
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    VDNN_THROW(where << ": field '" << key << "' has the wrong type (" << j.at(key).type_name() << ")");
+  }
+}
+
+}  // namespace
+
+AlgoChoice NetworkCosts::fastest() const {
+  return pick(nodes, [](const AlgoCost& a, const AlgoCost& b) { return total(a) < total(b); });
+}
+
+AlgoChoice NetworkCosts::leanest() const {
+  return pick(nodes, [](const AlgoCost& a, const AlgoCost& b) {
+    return a.workspace_bytes < b.workspace_bytes ||
+           (a.workspace_bytes == b.workspace_bytes && total(a) < total(b));
+  });
+}
+
+double NetworkCosts::compute_seconds(const AlgoChoice& choice) const {
+  double t = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) t += total(nodes[i].algos.at(choice.at(i)));
+  return t;
+}
+
+nlohmann::json NetworkCosts::to_json() const {
+  nlohmann::json js = nlohmann::json::array();
+  for (const NodeCost& n : nodes) {
+    nlohmann::json algos = nlohmann::json::array();
+    for (const AlgoCost& a : n.algos)
+      algos.push_back({{"name", a.name}, {"forward_seconds", a.forward_seconds},
+                       {"backward_seconds", a.backward_seconds}, {"workspace_bytes", a.workspace_bytes}});
+    js.push_back({{"name", n.name}, {"type", n.type}, {"algos", algos}});
+  }
+  return {{"source", source}, {"model", model}, {"batch", batch},
+          {"link_bytes_per_second", link_bytes_per_second},
+          {"link_latency_seconds", link_latency_seconds},
+          {"memory_bytes_per_second", memory_bytes_per_second},
+          {"compute_slowdown_when_copying", compute_slowdown_when_copying},
+          {"copy_slowdown_when_computing", copy_slowdown_when_computing}, {"nodes", js}};
+}
+
+NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string& where) {
+  NetworkCosts c;
+  c.source = field<std::string>(j, "source", where);
+  c.model = field<std::string>(j, "model", where);
+  c.batch = field<int64_t>(j, "batch", where);
+  c.link_bytes_per_second = field<double>(j, "link_bytes_per_second", where);
+  c.link_latency_seconds = field<double>(j, "link_latency_seconds", where);
+  c.memory_bytes_per_second = field<double>(j, "memory_bytes_per_second", where);
+  if (j.contains("compute_slowdown_when_copying"))
+    c.compute_slowdown_when_copying = field<double>(j, "compute_slowdown_when_copying", where);
+  if (j.contains("copy_slowdown_when_computing"))
+    c.copy_slowdown_when_computing = field<double>(j, "copy_slowdown_when_computing", where);
+  if (c.compute_slowdown_when_copying < 1 || c.copy_slowdown_when_computing < 1)
+    VDNN_THROW(where << ": slowdowns must be >= 1");
+  if (c.batch < 1) VDNN_THROW(where << ": 'batch' must be >= 1, got " << c.batch);
+  if (c.link_bytes_per_second < 0 || c.link_latency_seconds < 0 || c.memory_bytes_per_second < 0)
+    VDNN_THROW(where << ": link and memory figures must be >= 0");
+  const auto nodes = field<nlohmann::json>(j, "nodes", where);
+  if (!nodes.is_array()) VDNN_THROW(where << ": 'nodes' must be an array");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string at = VDNN_MSG(where << ": nodes[" << i << "]");
+    NodeCost n{field<std::string>(nodes[i], "name", at), field<std::string>(nodes[i], "type", at), {}};
+    const auto algos = field<nlohmann::json>(nodes[i], "algos", at);
+    if (!algos.is_array() || algos.empty()) VDNN_THROW(at << " ('" << n.name << "'): 'algos' must be a non-empty array");
+    for (size_t k = 0; k < algos.size(); ++k) {
+      const std::string ak = VDNN_MSG(at << ".algos[" << k << "]");
+      AlgoCost a{field<std::string>(algos[k], "name", ak), field<double>(algos[k], "forward_seconds", ak),
+                 field<double>(algos[k], "backward_seconds", ak), field<size_t>(algos[k], "workspace_bytes", ak)};
+      if (a.forward_seconds < 0 || a.backward_seconds < 0) VDNN_THROW(ak << ": times must be >= 0");
+      n.algos.push_back(a);
+    }
+    c.nodes.push_back(std::move(n));
+  }
+  return c;
+}
+
+NetworkCosts NetworkCosts::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) VDNN_THROW("cannot open cost file '" << path << "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    VDNN_THROW(path << ": not valid JSON (" << e.what() << ")");
+  }
+  return from_json(j, path);
+}
+
+ChosenCosts::ChosenCosts(const NetworkCosts& costs, AlgoChoice choice)
+    : costs_(costs), choice_(std::move(choice)) {
+  VDNN_CHECK(choice_.size() == costs_.nodes.size(), "algorithm choice has " << choice_.size()
+                                                         << " entries for " << costs_.nodes.size() << " nodes");
+}
+
+const AlgoCost& ChosenCosts::at(int node) const {
+  return costs_.nodes.at(node).algos.at(choice_.at(node));
+}
+double ChosenCosts::forward_seconds(int node) const { return at(node).forward_seconds; }
+double ChosenCosts::backward_seconds(int node) const { return at(node).backward_seconds; }
+double ChosenCosts::copy_seconds(size_t bytes) const {
+  if (costs_.link_bytes_per_second <= 0) return 0.0;
+  return costs_.link_latency_seconds + static_cast<double>(bytes) / costs_.link_bytes_per_second;
+}
+double ChosenCosts::accumulate_seconds(size_t bytes) const {
+  // A sum reads two tensors and writes one.
+  return costs_.memory_bytes_per_second > 0 ? 3.0 * static_cast<double>(bytes) / costs_.memory_bytes_per_second : 0.0;
+}
+double ChosenCosts::load_input_seconds(size_t bytes) const {
+  return costs_.memory_bytes_per_second > 0 ? static_cast<double>(bytes) / costs_.memory_bytes_per_second : 0.0;
+}
+
+double ChosenCosts::slowdown_when_overlapped(StreamKind s) const {
+  return s == StreamKind::kCompute ? costs_.compute_slowdown_when_copying : costs_.copy_slowdown_when_computing;
+}
+
+}  // namespace vdnn

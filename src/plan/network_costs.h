@@ -1,0 +1,83 @@
+// plan/network_costs.h — what every layer of one network at one batch size costs, per algorithm.
+//
+// Model: the cost model behind the simulator and vDNN_dyn. For each node (graph order) a list of
+// algorithms, each with its forward time, backward time (data and weight gradients together) and
+// workspace bytes; a node without a choice (pooling, ReLU, ...) has exactly one entry. Plus the
+// host link (bandwidth, latency per copy) and the device's memory bandwidth for gradient sums and
+// the input upload. Two sources fill it: `vdnn profile` (measured on this backend, profile.h) and a
+// device profile's roofline (device_profile.h). It round-trips through JSON, so a measured profile
+// can be saved and planned against later (`vdnn plan --costs FILE`).
+//
+//   NetworkCosts costs = measure_costs(compiled, ...);          // or roofline_costs(graph, ...)
+//   AlgoChoice fast = costs.fastest(), lean = costs.leanest();
+//   ChosenCosts model(costs, fast);                            // a CostModel for simulate()
+//   SimResult r = simulate(program, model);
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/simulator.h"
+
+namespace vdnn {
+
+struct AlgoCost {
+  std::string name;               // "direct", "winograd", "implicit_gemm", "fft", "-" (no choice)
+  double forward_seconds = 0;
+  double backward_seconds = 0;    // backward data + backward weights
+  size_t workspace_bytes = 0;     // the most scratch any pass needs with this algorithm
+};
+
+struct NodeCost {
+  std::string name;               // the layer's name
+  std::string type;               // "conv", "pool", ...
+  std::vector<AlgoCost> algos;    // at least one
+};
+
+// One algorithm index per node (into NodeCost::algos).
+using AlgoChoice = std::vector<int>;
+
+struct NetworkCosts {
+  std::string source;             // "measured on cpu (jit:avx512_core)", "device profile titan-x"
+  std::string model;
+  int64_t batch = 0;
+  std::vector<NodeCost> nodes;
+  double link_bytes_per_second = 0;    // one direction; 0: copies cost nothing
+  double link_latency_seconds = 0;     // per copy
+  double memory_bytes_per_second = 0;  // device memory: gradient sums, input upload; 0: free
+  // Slowdown of kernels while a copy runs, and of copies while a kernel runs (>= 1; 1 on a GPU,
+  // measured on the CPU backend, whose copy engine shares the cores). Optional in JSON.
+  double compute_slowdown_when_copying = 1;
+  double copy_slowdown_when_computing = 1;
+
+  AlgoChoice fastest() const;    // least forward + backward time per node
+  AlgoChoice leanest() const;    // least workspace per node (ties: the faster)
+  double compute_seconds(const AlgoChoice& choice) const;  // sum of every kernel's time
+
+  nlohmann::json to_json() const;
+  // `where` names the source in errors ("costs.json").
+  static NetworkCosts from_json(const nlohmann::json& j, const std::string& where);
+  static NetworkCosts load(const std::string& path);
+};
+
+// The simulator's CostModel for one algorithm choice.
+class ChosenCosts : public CostModel {
+ public:
+  ChosenCosts(const NetworkCosts& costs, AlgoChoice choice);
+  double forward_seconds(int node) const override;
+  double backward_seconds(int node) const override;
+  double copy_seconds(size_t bytes) const override;
+  double accumulate_seconds(size_t bytes) const override;
+  double load_input_seconds(size_t bytes) const override;
+  double slowdown_when_overlapped(StreamKind s) const override;
+
+ private:
+  const AlgoCost& at(int node) const;
+  const NetworkCosts& costs_;
+  AlgoChoice choice_;
+};
+
+}  // namespace vdnn

@@ -1,0 +1,69 @@
+#include "plan/planner.h"
+
+#include <algorithm>
+
+#include "plan/program_builder.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+Planner::Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vector<NodeFacts> facts,
+                 NetworkCosts costs, SyncMode sync)
+    : graph_(graph), value_bytes_(std::move(value_bytes)), facts_(std::move(facts)),
+      costs_(std::move(costs)), sync_(sync) {
+  if (costs_.nodes.size() != graph.nodes().size())
+    VDNN_THROW("the cost profile (" << costs_.model << ", " << costs_.nodes.size()
+                                    << " layers) does not match model '" << graph.name() << "' ("
+                                    << graph.nodes().size() << " layers)");
+  for (size_t i = 0; i < costs_.nodes.size(); ++i)
+    if (costs_.nodes[i].name != graph.nodes()[i].layer->name())
+      VDNN_THROW("the cost profile's layer " << i << " is '" << costs_.nodes[i].name << "', model '"
+                                             << graph.name() << "' has '" << graph.nodes()[i].layer->name() << "'");
+}
+
+Program Planner::program(const Configuration& config, bool training) const {
+  std::vector<NodeFacts> facts = facts_;
+  for (size_t i = 0; i < facts.size(); ++i)
+    facts[i].scratch_bytes = costs_.nodes[i].algos.at(config.algos.at(i)).workspace_bytes;
+  ProgramOptions o{training ? config.policy : Policy::kNone, sync_, training};
+  return build_program(graph_, value_bytes_, facts, o);
+}
+
+bool Planner::fits(const Configuration& config, size_t budget) const {
+  Program train = program(config, true), eval = program(config, false);
+  return plan_memory(train, budget).fits && plan_memory(eval, budget).fits;
+}
+
+size_t Planner::minimum_budget(const Configuration& config) const {
+  return std::max(vdnn::minimum_budget(program(config, true)), vdnn::minimum_budget(program(config, false)));
+}
+
+Evaluation Planner::evaluate(const Configuration& config, size_t budget) const {
+  Evaluation e{config};
+  e.minimum_budget = minimum_budget(config);
+  e.fits = budget == 0 || fits(config, budget);
+  Program train = program(config, true);
+  e.memory = plan_memory(train, e.fits && budget ? budget : e.minimum_budget);
+  VDNN_CHECK(e.memory.fits, "a configuration must fit its minimum budget");
+  e.time = simulate(train, ChosenCosts(costs_, config.algos));
+  e.bound_seconds = *std::max_element(e.time.busy_seconds.begin(), e.time.busy_seconds.end());
+  return e;
+}
+
+double Planner::oracle_seconds() const {
+  const Configuration oracle{Policy::kNone, costs_.fastest()};
+  Program train = program(oracle, true);
+  return simulate(train, ChosenCosts(costs_, oracle.algos)).iteration_seconds;
+}
+
+std::string describe(const Configuration& config, const NetworkCosts& costs) {
+  std::string out = to_string(config.policy);
+  const AlgoChoice fast = costs.fastest(), lean = costs.leanest();
+  if (config.algos == fast) return out + "+fastest";
+  if (config.algos == lean) return out + "+leanest";
+  int slower = 0;
+  for (size_t i = 0; i < fast.size(); ++i) slower += config.algos[i] != fast[i];
+  return VDNN_MSG(out << "+fastest (" << slower << " layer" << (slower == 1 ? "" : "s") << " leaner)");
+}
+
+}  // namespace vdnn

@@ -1,0 +1,71 @@
+// plan/planner.h — "will it fit, and at what cost": one configuration, planned and simulated.
+//
+// Model: a configuration is an offload policy plus one algorithm per layer. The planner builds the
+// same Programs the executor would run (training, and evaluation, which must fit too), with each
+// layer's workspace set by its chosen algorithm; places them with the memory planner (the real
+// allocator in offsets-only mode, fragmentation included); and simulates the training Program with
+// the network's costs. The oracle is `none` with the fastest algorithms and unlimited memory; the
+// physical bound of a configuration is its busiest stream (compute, or the link in one direction).
+//
+//   Planner planner(graph, value_bytes, facts, costs, SyncMode::kEvent);
+//   Evaluation e = planner.evaluate({Policy::kAll, costs.fastest()}, size_t{12} << 30);
+//   e.fits; e.minimum_budget; e.memory.by_class; e.time.iteration_seconds; e.bound_seconds;
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "plan/memory_plan.h"
+#include "plan/network_costs.h"
+#include "plan/program.h"
+#include "plan/simulator.h"
+
+namespace vdnn {
+
+struct Configuration {
+  Policy policy = Policy::kNone;
+  AlgoChoice algos;
+  bool operator==(const Configuration&) const = default;
+};
+
+struct Evaluation {
+  Configuration config;
+  bool fits = false;          // at the budget asked (always true without a budget)
+  size_t minimum_budget = 0;  // the least device memory this configuration trains in
+  MemoryPlan memory;          // at the budget when it fits, else at the minimum budget
+  SimResult time;             // the training step, simulated on `memory`'s placement
+  double bound_seconds = 0;   // the busiest stream's busy time: no schedule beats it
+};
+
+class Planner {
+ public:
+  Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vector<NodeFacts> facts,
+          NetworkCosts costs, SyncMode sync);
+
+  const Graph& graph() const { return graph_; }
+  const NetworkCosts& costs() const { return costs_; }
+  SyncMode sync() const { return sync_; }
+
+  // The training (or evaluation) Program of a configuration, not yet placed.
+  Program program(const Configuration& config, bool training) const;
+  // Whether both Programs fit `budget` bytes.
+  bool fits(const Configuration& config, size_t budget) const;
+  size_t minimum_budget(const Configuration& config) const;
+  // budget 0: no budget (the configuration is placed at its minimum and always "fits").
+  Evaluation evaluate(const Configuration& config, size_t budget) const;
+  // `none`, fastest algorithms, unlimited memory: the time every overhead is measured against.
+  double oracle_seconds() const;
+
+ private:
+  const Graph& graph_;
+  std::vector<size_t> value_bytes_;
+  std::vector<NodeFacts> facts_;
+  NetworkCosts costs_;
+  SyncMode sync_;
+};
+
+// "all+fastest", "none+leanest", "conv+fastest (3 layers leaner)".
+std::string describe(const Configuration& config, const NetworkCosts& costs);
+
+}  // namespace vdnn

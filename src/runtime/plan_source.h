@@ -1,0 +1,40 @@
+// runtime/plan_source.h — where a plan's sizes and costs come from: this CPU, or a device profile.
+//
+// Model: `cpu` compiles the graph's oneDNN kernels (their layouts and scratchpads, direct
+// convolutions as the base) and takes costs from a saved `vdnn profile` file or measures them now;
+// a device profile (profiles/devices/*.json, or a JSON path) takes plain NCHW fp32 sizes and the
+// roofline costs of that GPU and its host link, and its memory size as the default budget.
+//
+//   PlanInputs in = plan_inputs(graph, 256, {.device = "titan-x-maxwell"});
+//   Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "device/cpu_device.h"
+#include "plan/network_costs.h"
+#include "plan/program.h"
+
+namespace vdnn {
+
+struct PlanSourceOptions {
+  std::string device = "cpu";  // "cpu" or a device profile name / JSON path
+  std::string link;            // a link profile name for a device profile ("" = its own)
+  std::string costs_file;      // cpu: a saved `vdnn profile --save` file ("" = measure now)
+  int repeats = 3;             // cpu, measuring: timed runs per kernel
+  LinkModel cpu_link;          // cpu, measuring: the copy engine's emulated link
+};
+
+struct PlanInputs {
+  std::vector<size_t> value_bytes;
+  std::vector<NodeFacts> facts;
+  NetworkCosts costs;
+  size_t device_memory_bytes = 0;  // the device's memory (0 for cpu: no natural budget)
+  std::string device;              // "cpu" or the profile's name
+};
+
+PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOptions& options);
+
+}  // namespace vdnn

@@ -1,0 +1,241 @@
+#include "runtime/profiler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <chrono>
+#include <cstring>
+
+#include "runtime/compiled_graph.h"
+#include "util/aligned_buffer.h"
+#include "vdnn/error.h"
+#include "vdnn/rng.h"
+
+namespace vdnn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Writing this much evicts a kernel's buffers from the caches: in a training step each kernel
+// finds its weights, saved state and gradients cold (the step's working set is far larger than
+// the caches), and timing it warm underestimates the step by about a quarter on small networks.
+constexpr size_t kEvictBytes = size_t{64} << 20;
+
+template <class F>
+double median_seconds(int repeats, bool cold, F&& run) {
+  static std::vector<char> evict(kEvictBytes);
+  run();  // warm-up: first-touch of buffers, oneDNN's lazy JIT
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    if (cold) std::memset(evict.data(), r, evict.size());
+    const auto start = Clock::now();
+    run();
+    t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+// One kernel with buffers of its own: inputs hold small random values, labels are valid classes.
+class KernelBench {
+ public:
+  KernelBench(CpuKernel& kernel, const KernelSetup& setup, int64_t classes, uint64_t seed)
+      : kernel_(kernel), labels_(static_cast<size_t>(setup.batch)) {
+    Rng rng(seed, 7);
+    const bool in_place = setup.in_place;
+    for (size_t i = 0; i < setup.in_mds.size(); ++i) {
+      const auto& md = setup.in_mds[i];
+      in_.emplace_back(md.get_size());
+      d_in_.emplace_back(setup.input_needs_grad[i] ? md.get_size() : 0);  // the graph input: none
+      float* x = in_.back().as<float>();
+      for (size_t i = 0; i < md.get_size() / sizeof(float); ++i) x[i] = rng.normal() * 0.5f;
+    }
+    out_ = AlignedBuffer(in_place ? 0 : kernel.out_md.get_size());
+    d_out_ = AlignedBuffer(kernel.out_md.get_size());
+    for (const auto& md : kernel.param_mds) {
+      params_.emplace_back(md.get_size());
+      d_params_.emplace_back(md.get_size());
+      float* w = params_.back().as<float>();
+      for (size_t i = 0; i < md.get_size() / sizeof(float); ++i) w[i] = rng.normal() * 0.05f + 0.5f;
+    }
+    for (const auto& md : kernel.saved_mds) saved_.emplace_back(md.get_size());
+    scratch_ = AlignedBuffer(kernel.scratch_bytes);
+    for (size_t n = 0; n < labels_.size(); ++n) labels_[n] = static_cast<int32_t>(n % classes);
+    for (auto& b : in_) args_.in.push_back(b.data());
+    for (auto& b : d_in_) args_.d_in.push_back(b.data());  // null where no gradient is needed
+    args_.out = in_place ? args_.in[0] : out_.data();
+    args_.d_out = d_out_.data();
+    for (auto& b : params_) args_.params.push_back(b.data());
+    for (auto& b : d_params_) args_.d_params.push_back(b.data());
+    for (auto& b : saved_) args_.saved.push_back(b.data());
+    args_.scratch = scratch_.data();
+    args_.labels = labels_.data();
+    args_.valid = setup.batch;
+  }
+
+  double forward(dnnl::stream& s, int repeats, bool cold) {
+    return median_seconds(repeats, cold, [&] { kernel_.forward(s, args_); s.wait(); });
+  }
+  double backward(dnnl::stream& s, int repeats, bool cold) {
+    kernel_.forward(s, args_);  // saved state and outputs as backward expects them
+    s.wait();
+    return median_seconds(repeats, cold, [&] { kernel_.backward(s, args_); s.wait(); });
+  }
+
+ private:
+  CpuKernel& kernel_;
+  std::vector<AlignedBuffer> in_, d_in_, params_, d_params_, saved_;
+  AlignedBuffer out_, d_out_, scratch_;
+  std::vector<int32_t> labels_;
+  KernelArgs args_;
+};
+
+AlgoCost measure(CpuKernel& kernel, const std::string& name, const KernelSetup& setup, int64_t classes,
+                 const ProfileOptions& o, dnnl::stream& s) {
+  KernelBench bench(kernel, setup, classes, o.seed);
+  AlgoCost c{name, bench.forward(s, o.repeats, o.cold_caches), 0.0, kernel.scratch_bytes};
+  c.backward_seconds = bench.backward(s, o.repeats, o.cold_caches);
+  return c;
+}
+
+double measure_memory_bandwidth(int repeats) {
+  const size_t bytes = size_t{64} << 20;
+  AlignedBuffer a(bytes), b(bytes);
+  const double t = median_seconds(repeats, false, [&] { std::memcpy(b.data(), a.data(), bytes); });
+  return 2.0 * static_cast<double>(bytes) / t;  // read + write
+}
+
+// The copy engine as the executor drives it: copy_async on the d2h stream, then wait for it.
+void measure_link(const LinkModel& link, int repeats, NetworkCosts& c) {
+  auto device = make_cpu_device(link);
+  const size_t big = size_t{32} << 20, small = 4096;
+  AlignedBuffer a(big), b(big);
+  auto copy = [&](size_t bytes) {
+    return median_seconds(repeats, false, [&] { device->copy_async(StreamKind::kD2H, b.data(), a.data(), bytes).synchronize(); });
+  };
+  const double t_small = copy(small), t_big = copy(big);
+  c.link_latency_seconds = t_small;
+  c.link_bytes_per_second = static_cast<double>(big - small) / std::max(t_big - t_small, 1e-9);
+}
+
+// What node `n`'s kernel was created from, with its inputs in the layouts `compiled` chose.
+KernelSetup setup_of(const Graph& graph, int n, const CompiledGraph& compiled, uint64_t seed) {
+  const Node& node = graph.nodes()[n];
+  KernelSetup setup{*node.layer, compiled.batch(), {}, graph.values()[node.output].shape, {},
+                    graph.runs_in_place(n), {}, seed};
+  for (ValueId v : node.inputs) {
+    setup.in_shapes.push_back(graph.values()[v].shape);
+    setup.in_mds.push_back(compiled.value_md(v));
+    setup.input_needs_grad.push_back(v != 0);
+  }
+  return setup;
+}
+
+// The copy engine is a thread on the same cores: time the heaviest kernel alone and under a
+// stream of copies, and the copies alone and under the kernel.
+void measure_contention(KernelBench& bench, dnnl::stream& s, const ProfileOptions& o, NetworkCosts& c) {
+  auto device = make_cpu_device(o.link);
+  const size_t bytes = size_t{8} << 20;
+  AlignedBuffer a(bytes), b(bytes);
+  auto copy_seconds = [&] {
+    const auto start = Clock::now();
+    device->copy_async(StreamKind::kD2H, b.data(), a.data(), bytes).synchronize();
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  // Runs `work` on this thread while another thread copies without pause; returns those copies' times.
+  auto with_copier = [&](auto&& work) {
+    std::atomic<bool> stop{false};
+    std::vector<double> copies;
+    std::thread copier([&] {
+      while (!stop.load()) copies.push_back(copy_seconds());
+    });
+    work();
+    stop = true;
+    copier.join();
+    return copies;
+  };
+  const int rounds = std::max(7, o.repeats);
+  // Kernels under copies: rounds alternate alone / loaded, so drift hits both alike.
+  std::vector<double> kernel_alone, kernel_loaded;
+  for (int r = 0; r < rounds; ++r) {
+    kernel_alone.push_back(bench.forward(s, 1, o.cold_caches));
+    with_copier([&] { kernel_loaded.push_back(bench.forward(s, 1, o.cold_caches)); });
+  }
+  // Copies under a kernel that runs back to back (no cache eviction between runs: that memset
+  // would load the memory bus the copies share).
+  std::vector<double> copy_alone;
+  for (int r = 0; r < rounds; ++r) copy_alone.push_back(copy_seconds());
+  std::vector<double> copy_loaded = with_copier([&] { bench.forward(s, 2 * rounds, false); });
+  c.compute_slowdown_when_copying = std::max(1.0, median(kernel_loaded) / median(kernel_alone));
+  c.copy_slowdown_when_computing =
+      copy_loaded.empty() ? 1.0 : std::max(1.0, median(copy_loaded) / median(copy_alone));
+}
+
+// Kernels are timed on a CpuDevice's compute stream, the thread (and OpenMP team) the executor
+// runs them on.
+void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o, NetworkCosts& c) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const CompiledGraph direct(graph, batch, o.seed, engine, ConvAlgo::kDirect);
+  c.source = VDNN_MSG("measured on cpu (" << direct.kernel(0).implementation << ")");
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const Node& node = graph.nodes()[i];
+    const int n = static_cast<int>(i);
+    KernelSetup setup = setup_of(graph, n, direct, o.seed);
+    CpuKernel& base = const_cast<CpuKernel&>(direct.kernel(n));
+    const bool is_conv = node.layer->kind() == LayerKind::kConv;
+    NodeCost cost{node.layer->name(), node.layer->type(), {}};
+    cost.algos.push_back(measure(base, is_conv ? "direct" : "-", setup, graph.classes(), o, stream));
+    if (is_conv) {
+      setup.conv_algo = ConvAlgo::kWinograd;
+      std::unique_ptr<CpuKernel> winograd;
+      try {
+        winograd = make_cpu_kernel(setup, engine);
+      } catch (const Error&) {
+        // oneDNN has no Winograd for this convolution (not 3x3 stride 1, or not on this CPU).
+      }
+      if (winograd && winograd->out_md == base.out_md && winograd->param_mds == base.param_mds)
+        cost.algos.push_back(measure(*winograd, "winograd", setup, graph.classes(), o, stream));
+    }
+    c.nodes.push_back(std::move(cost));
+  }
+  // The heaviest forward kernel stands for every kernel in the contention measurement.
+  int heaviest = 0;
+  for (size_t i = 0; i < c.nodes.size(); ++i)
+    if (c.nodes[i].algos[0].forward_seconds > c.nodes[heaviest].algos[0].forward_seconds) heaviest = static_cast<int>(i);
+  KernelBench bench(const_cast<CpuKernel&>(direct.kernel(heaviest)), setup_of(graph, heaviest, direct, o.seed),
+                    graph.classes(), o.seed);
+  measure_contention(bench, stream, o, c);
+}
+
+}  // namespace
+
+NetworkCosts measure_costs(const Graph& graph, int64_t batch, const ProfileOptions& o) {
+  VDNN_CHECK(o.repeats >= 1, "repeats must be >= 1");
+  NetworkCosts c;
+  c.model = graph.name();
+  c.batch = batch;
+  auto device = make_cpu_device({});
+  device->launch(StreamKind::kCompute, [&] {
+    measure_kernels(graph, batch, o, c);
+    c.memory_bytes_per_second = measure_memory_bandwidth(o.repeats);
+  });
+  device->synchronize_all();
+  measure_link(o.link, o.repeats, c);
+  return c;
+}
+
+std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice& choice) {
+  std::vector<ConvAlgo> out;
+  for (size_t i = 0; i < costs.nodes.size(); ++i) {
+    const std::string& name = costs.nodes[i].algos.at(choice.at(i)).name;
+    out.push_back(name == "winograd" ? ConvAlgo::kWinograd : name == "direct" ? ConvAlgo::kDirect : ConvAlgo::kAuto);
+  }
+  return out;
+}
+
+}  // namespace vdnn

@@ -1,0 +1,153 @@
+// The planner and vDNN_dyn: dyn takes the first configuration of the paper's order that fits, its
+// choice really fits (the memory planner's exact answer), an impossible budget names the minimum;
+// and what the planner predicts for a configuration is exactly what a Net of it plans and runs.
+#include <gtest/gtest.h>
+
+#include "io/model_file.h"
+#include "plan/dyn.h"
+#include "plan/planner.h"
+#include "runtime/compiled_graph.h"
+#include "runtime/net.h"
+#include "runtime/profiler.h"
+
+namespace vdnn {
+namespace {
+
+// Convolutions get a fast algorithm with a large workspace and a slow one with none.
+NetworkCosts two_algorithm_costs(const Graph& g, int64_t batch) {
+  NetworkCosts c;
+  c.model = g.name();
+  c.batch = batch;
+  c.link_bytes_per_second = 1e9;
+  for (const Node& n : g.nodes()) {
+    NodeCost node{n.layer->name(), n.layer->type(), {{"-", 1e-3, 2e-3, 0}}};
+    if (n.layer->kind() == LayerKind::kConv)
+      node.algos = {{"lean", 4e-3, 8e-3, 0}, {"fast", 1e-3, 2e-3, size_t{32} << 20}};
+    c.nodes.push_back(node);
+  }
+  return c;
+}
+
+class PlannerTest : public ::testing::Test {
+ protected:
+  PlannerTest()
+      : graph_(load_model("fmnist_cnn")), compiled_(graph_, 64, 1, engine_, ConvAlgo::kDirect),
+        planner_(graph_, compiled_.value_bytes(), compiled_.facts(), two_algorithm_costs(graph_, 64),
+                 SyncMode::kEvent) {}
+  size_t min(Policy p, const AlgoChoice& a) const { return planner_.minimum_budget({p, a}); }
+  size_t peak(Policy p, const AlgoChoice& a) const { return planner_.evaluate({p, a}, 0).memory.peak_bytes; }
+  AlgoChoice fast() const { return planner_.costs().fastest(); }
+  AlgoChoice lean() const { return planner_.costs().leanest(); }
+
+  dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+  Graph graph_;
+  CompiledGraph compiled_;
+  Planner planner_;
+};
+
+TEST_F(PlannerTest, FastestAndLeanestPickOppositeAlgorithms) {
+  int convs = 0;
+  for (size_t i = 0; i < graph_.nodes().size(); ++i) {
+    if (graph_.nodes()[i].layer->kind() != LayerKind::kConv) continue;
+    ++convs;
+    EXPECT_EQ(planner_.costs().nodes[i].algos[fast()[i]].name, "fast");
+    EXPECT_EQ(planner_.costs().nodes[i].algos[lean()[i]].name, "lean");
+  }
+  EXPECT_GE(convs, 2);
+  EXPECT_LT(planner_.costs().compute_seconds(fast()), planner_.costs().compute_seconds(lean()));
+  // Workspace is memory: the fastest algorithms need more of it.
+  EXPECT_GT(min(Policy::kAll, fast()), min(Policy::kAll, lean()));
+  EXPECT_GT(min(Policy::kNone, fast()), min(Policy::kAll, fast()));
+}
+
+TEST_F(PlannerTest, GenerousBudgetKeepsEverythingOnTheDeviceWithTheFastestAlgorithms) {
+  const DynChoice d = choose_dyn(planner_, size_t{1} << 30);
+  ASSERT_TRUE(d.fits);
+  EXPECT_EQ(d.step, 2);
+  EXPECT_EQ(d.config.policy, Policy::kNone);
+  EXPECT_EQ(d.config.algos, fast());
+  EXPECT_EQ(planner_.evaluate(d.config, 0).time.iteration_seconds, planner_.oracle_seconds());
+}
+
+// Fitting is not monotone in the budget (best fit places differently in a smaller pool), but
+// nothing fits below its peak: budgets just under a peak are the sharp test.
+TEST_F(PlannerTest, TighterBudgetsOffloadFirstThenTakeLeanerAlgorithms) {
+  const size_t all_fast = min(Policy::kAll, fast());
+  const DynChoice offload = choose_dyn(planner_, all_fast);
+  ASSERT_TRUE(offload.fits) << offload.why;
+  EXPECT_EQ(offload.config.algos, fast());
+  EXPECT_TRUE(planner_.fits(offload.config, all_fast));
+  const size_t below_none = peak(Policy::kNone, fast()) - 1;
+  const DynChoice no_room = choose_dyn(planner_, below_none);
+  ASSERT_TRUE(no_room.fits);
+  EXPECT_NE(no_room.config, (Configuration{Policy::kNone, fast()}));
+
+  const size_t tight = peak(Policy::kAll, fast()) - 1;
+  ASSERT_TRUE(planner_.fits({Policy::kAll, lean()}, tight)) << "the test needs a budget only leaner algorithms fit";
+  const DynChoice lean_algos = choose_dyn(planner_, tight);
+  ASSERT_TRUE(lean_algos.fits) << lean_algos.why;
+  EXPECT_GE(lean_algos.step, 5);
+  EXPECT_NE(lean_algos.config.algos, fast());
+  EXPECT_TRUE(planner_.fits(lean_algos.config, tight));
+  // Leaner algorithms cost time: the same policy with the fastest algorithms would be quicker.
+  EXPECT_GT(planner_.evaluate(lean_algos.config, tight).time.iteration_seconds,
+            planner_.evaluate({lean_algos.config.policy, fast()}, 0).time.iteration_seconds);
+}
+
+TEST_F(PlannerTest, AnImpossibleBudgetNamesTheMinimum) {
+  const size_t least = min(Policy::kAll, lean());
+  const DynChoice d = choose_dyn(planner_, peak(Policy::kAll, lean()) - 1);
+  EXPECT_FALSE(d.fits);
+  EXPECT_EQ(d.minimum_budget, least);
+  EXPECT_NE(d.why.find("needs at least"), std::string::npos) << d.why;
+  EXPECT_TRUE(choose_dyn(planner_, least).fits);
+}
+
+TEST_F(PlannerTest, ProfilesOfAnotherNetworkAreRefused) {
+  NetworkCosts other = two_algorithm_costs(load_model("fmnist_dag"), 64);
+  EXPECT_THROW(Planner(graph_, compiled_.value_bytes(), compiled_.facts(), other, SyncMode::kEvent), Error);
+}
+
+TEST_F(PlannerTest, OverheadIsMeasuredAgainstTheOracleAndBoundedBelowByTheBusiestStream) {
+  for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll}) {
+    const Evaluation e = planner_.evaluate({p, fast()}, 0);
+    EXPECT_GE(e.time.iteration_seconds, planner_.oracle_seconds() - 1e-12) << to_string(p);
+    EXPECT_GE(e.time.iteration_seconds, e.bound_seconds - 1e-12) << to_string(p);
+    EXPECT_TRUE(e.fits);
+    EXPECT_LE(e.memory.high_water_bytes, e.minimum_budget) << to_string(p);
+  }
+}
+
+// With this machine's measured costs, what the planner predicts for a configuration is what a Net
+// built with that configuration plans (the same Program, the same allocator), on a linear net and
+// a DAG; and dyn's choice under a tight budget really trains in that budget.
+TEST(PlannerPrediction, PredictedMemoryIsTheMemoryTheRunUses) {
+  for (const char* model : {"fmnist_cnn", "fmnist_dag"}) {
+    const Graph g = load_model(model);
+    const NetworkCosts costs = measure_costs(g, 16, {.repeats = 1});
+    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    const CompiledGraph direct(g, 16, 1, engine, ConvAlgo::kDirect);
+    const Planner planner(g, direct.value_bytes(), direct.facts(), costs, SyncMode::kEvent);
+    for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll}) {
+      const Evaluation e = planner.evaluate({p, costs.fastest()}, 0);
+      Net net(load_model(model), {.batch = 16, .policy = p, .conv_algos = conv_algos_of(costs, costs.fastest())});
+      EXPECT_EQ(net.train_plan().high_water_bytes, e.memory.high_water_bytes) << model << " " << to_string(p);
+      EXPECT_EQ(net.train_plan().peak_bytes, e.memory.peak_bytes) << model << " " << to_string(p);
+      EXPECT_EQ(net.train_plan().host_bytes, e.memory.host_bytes) << model << " " << to_string(p);
+    }
+    const size_t tight = planner.minimum_budget({Policy::kAll, costs.fastest()});
+    const DynChoice d = choose_dyn(planner, tight);
+    ASSERT_TRUE(d.fits) << d.why;
+    Net net(load_model(model), {.batch = 16, .policy = d.config.policy, .device_memory = tight,
+                                .conv_algos = conv_algos_of(costs, d.config.algos)});
+    std::vector<float> images(static_cast<size_t>(16 * g.input_shape().elements()), 0.5f);
+    std::vector<int32_t> labels(16, 1);
+    net.set_batch(images.data(), labels.data(), 16);
+    EXPECT_TRUE(std::isfinite(net.forward(true))) << model;
+    net.backward();
+    EXPECT_EQ(net.arena_bytes(), tight) << model;
+  }
+}
+
+}  // namespace
+}  // namespace vdnn

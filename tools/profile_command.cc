@@ -1,0 +1,140 @@
+// `vdnn profile`: what every layer costs on this machine — forward and backward time and
+// workspace per convolution algorithm — as a table, or saved as JSON for `vdnn plan --costs`.
+// `--check none,conv,all` then trains a few steps with each policy (interleaved, medians) and puts
+// the measured step time and device memory beside the simulator's prediction.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "io/model_file.h"
+#include "plan/planner.h"
+#include "runtime/compiled_graph.h"
+#include "runtime/net.h"
+#include "runtime/profiler.h"
+#include "util/size_parse.h"
+#include "vdnn/rng.h"
+
+namespace vdnn::cli {
+namespace {
+
+struct ProfileCliOptions {
+  std::string model = "fmnist_cnn", input, save, check, sync = "event", link_bandwidth = "0", link_latency = "0";
+  int classes = 0, repeats = 5, steps = 10;
+  int64_t batch = 128;
+  bool json = false;
+};
+
+void print_table(const NetworkCosts& c) {
+  std::printf("%-16s %-10s %-10s %10s %10s %12s\n", "layer", "type", "algorithm", "fwd ms", "bwd ms", "workspace");
+  const AlgoChoice fast = c.fastest();
+  for (size_t i = 0; i < c.nodes.size(); ++i)
+    for (size_t k = 0; k < c.nodes[i].algos.size(); ++k) {
+      const AlgoCost& a = c.nodes[i].algos[k];
+      std::printf("%-16s %-10s %-10s %10.3f %10.3f %12s%s\n", k ? "" : c.nodes[i].name.c_str(),
+                  k ? "" : c.nodes[i].type.c_str(), a.name.c_str(), a.forward_seconds * 1e3,
+                  a.backward_seconds * 1e3, format_bytes(a.workspace_bytes).c_str(),
+                  c.nodes[i].algos.size() > 1 && fast[i] == static_cast<int>(k) ? "  (fastest)" : "");
+    }
+  std::printf("kernels %.2f ms per step (fastest algorithms); link %.2f GB/s + %.1f us per copy; memory %.1f GB/s\n",
+              c.compute_seconds(fast) * 1e3, c.link_bytes_per_second / 1e9, c.link_latency_seconds * 1e6,
+              c.memory_bytes_per_second / 1e9);
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Trains `steps` steps per policy, round-robin, and compares each median with the simulator.
+void check_predictions(const Graph& graph, const ModelOptions& mo, const NetworkCosts& costs,
+                       const ProfileCliOptions& o) {
+  std::vector<Policy> policies;
+  std::stringstream list(o.check);
+  for (std::string p; std::getline(list, p, ',');) policies.push_back(parse_policy(p));
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const CompiledGraph direct(graph, o.batch, 1, engine, ConvAlgo::kDirect);
+  const Planner planner(graph, direct.value_bytes(), direct.facts(), costs, parse_sync_mode(o.sync));
+  const AlgoChoice fast = costs.fastest();
+  std::vector<std::unique_ptr<Net>> nets;
+  for (Policy p : policies) {
+    NetOptions no{.batch = o.batch, .seed = 1, .policy = p, .sync = parse_sync_mode(o.sync)};
+    no.link = parse_link(o.link_bandwidth, o.link_latency);
+    no.conv_algos = conv_algos_of(costs, fast);
+    nets.push_back(std::make_unique<Net>(load_model(o.model, mo), no));
+  }
+  const size_t per_sample = static_cast<size_t>(graph.input_shape().elements());
+  std::vector<float> images(per_sample * static_cast<size_t>(o.batch));
+  std::vector<int32_t> labels(static_cast<size_t>(o.batch));
+  Rng rng(1, 3);
+  for (float& x : images) x = rng.normal();
+  for (size_t n = 0; n < labels.size(); ++n) labels[n] = static_cast<int32_t>(n % graph.classes());
+  std::vector<std::vector<double>> times(nets.size());
+  for (int s = -2; s < o.steps; ++s)  // two warm-up steps
+    for (size_t i = 0; i < nets.size(); ++i) {
+      nets[i]->set_batch(images.data(), labels.data(), o.batch);
+      const auto start = std::chrono::steady_clock::now();
+      nets[i]->forward(true);
+      nets[i]->backward();
+      if (s >= 0) times[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  std::printf("\n%-8s %12s %12s %8s %14s %14s %8s\n", "policy", "predicted ms", "measured ms", "error",
+              "predicted MiB", "measured MiB", "error");
+  for (size_t i = 0; i < nets.size(); ++i) {
+    const Evaluation e = planner.evaluate({policies[i], fast}, 0);
+    const double measured = median(times[i]);
+    const double mem = static_cast<double>(nets[i]->train_plan().high_water_bytes);
+    const double predicted_mem = static_cast<double>(e.memory.high_water_bytes);
+    std::printf("%-8s %12.2f %12.2f %7.1f%% %14.2f %14.2f %7.2f%%\n", to_string(policies[i]),
+                e.time.iteration_seconds * 1e3, measured * 1e3, (e.time.iteration_seconds / measured - 1) * 100,
+                predicted_mem / (1 << 20), mem / (1 << 20), (predicted_mem / mem - 1) * 100);
+  }
+  std::printf("measured: median of %d steps (forward + backward, no optimizer), policies interleaved\n", o.steps);
+}
+
+int run_profile(const ProfileCliOptions& o) {
+  ModelOptions mo;
+  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
+  if (o.classes > 0) mo.classes = o.classes;
+  const Graph graph = load_model(o.model, mo);
+  const NetworkCosts costs =
+      measure_costs(graph, o.batch, {.repeats = o.repeats, .seed = 1, .link = parse_link(o.link_bandwidth, o.link_latency)});
+  if (o.json)
+    std::printf("%s\n", costs.to_json().dump(2).c_str());
+  else
+    print_table(costs);
+  if (!o.save.empty()) {
+    std::ofstream out(o.save);
+    if (!out) VDNN_THROW("--save: cannot write '" << o.save << "'");
+    out << costs.to_json().dump(2) << "\n";
+    if (!o.json) std::printf("saved to %s (use: vdnn plan --costs %s)\n", o.save.c_str(), o.save.c_str());
+  }
+  if (!o.check.empty()) check_predictions(graph, mo, costs, o);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_profile_command(CLI::App& app) {
+  auto o = std::make_shared<ProfileCliOptions>();
+  app.add_option("--model", o->model, "model name or JSON file")->capture_default_str();
+  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
+  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
+  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--repeats", o->repeats, "timed runs per kernel (the median counts)")->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--save", o->save, "write the costs as JSON to this file");
+  app.add_flag("--json", o->json, "print JSON instead of a table");
+  app.add_option("--link-bandwidth", o->link_bandwidth, "emulated link GB/s (0 = unlimited)")->capture_default_str();
+  app.add_option("--link-latency", o->link_latency, "emulated link latency per copy")->capture_default_str();
+  app.add_option("--check", o->check, "policies to train and compare with the prediction, e.g. none,conv,all");
+  app.add_option("--steps", o->steps, "--check: measured steps per policy")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--sync", o->sync, "--check: event or layer")->check(CLI::IsMember({"event", "layer"}))
+      ->capture_default_str();
+  return [o] { return run_profile(*o); };
+}
+
+}  // namespace vdnn::cli
