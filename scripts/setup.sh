@@ -10,8 +10,13 @@ BUILD_TYPE="${BUILD_TYPE:-Release}"
 JOBS="${JOBS:-$(nproc)}"
 
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake requires OpenCL (only a recommendation of libdnnl-dev).
+# libxml2-utils (xmllint) and librsvg2-bin (rsvg-convert): the tests check that vdnn's SVGs are valid
+# XML and render.
 VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev
-               libcli11-dev zlib1g-dev libgtest-dev libbenchmark-dev dataset-fashion-mnist)
+               libcli11-dev zlib1g-dev libgtest-dev libbenchmark-dev dataset-fashion-mnist
+               libxml2-utils librsvg2-bin)
+# The fuzzing run (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
+VDNN_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
 ensure_packages() {
   local missing=()

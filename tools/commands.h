@@ -14,5 +14,6 @@ Runner add_train_command(CLI::App& app);
 Runner add_models_command(CLI::App& app);
 Runner add_plan_command(CLI::App& app);
 Runner add_profile_command(CLI::App& app);
+Runner add_infer_command(CLI::App& app);
 
 }  // namespace vdnn::cli

@@ -4,6 +4,7 @@
 //   vdnn models
 //   vdnn plan --model vgg16 --batch 256 --device titan-x-maxwell
 //   vdnn profile --model fmnist_cnn --batch 128 --save costs.json
+//   vdnn infer --model fmnist_cnn --weights run.safetensors --data fashion-mnist
 // User errors print one line "error: ..." and exit 1; a bug in vdnn exits 70.
 #include <cstdio>
 #include <iostream>
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
       vdnn::cli::add_plan_command);
   add("profile", "measure every layer's forward/backward time and workspace per algorithm on this CPU",
       vdnn::cli::add_profile_command);
+  add("infer", "test loss and accuracy of saved weights (a `train --save` checkpoint)", vdnn::cli::add_infer_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

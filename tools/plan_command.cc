@@ -4,22 +4,28 @@
 // budget, the simulated step time, its overhead against the oracle (none, fastest, unlimited
 // memory) and its ratio to the physical bound (the busiest stream). Sizes and costs come from this
 // CPU (measured now, or `--costs` from `vdnn profile --save`) or from a GPU's device profile.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "commands.h"
+#include "io/chrome_trace.h"
+#include "io/configuration_chart.h"
+#include "io/memory_timeline_chart.h"
 #include "io/model_file.h"
 #include "plan/dyn.h"
 #include "plan/planner.h"
 #include "runtime/plan_source.h"
+#include "util/atomic_file.h"
 #include "util/size_parse.h"
+#include "util/text_file.h"
 
 namespace vdnn::cli {
 namespace {
 
 struct PlanOptions {
   std::string model = "fmnist_cnn", input, policy, sync = "event", device_memory, link_bandwidth = "0",
-              link_latency = "0";
+              link_latency = "0", trace, svg, svg_memory;
   PlanSourceOptions source;
   int classes = 0;
   int64_t batch = 128;
@@ -60,7 +66,38 @@ void print_row(const Row& r, double oracle, bool with_budget) {
               t / r.e.bound_seconds, with_budget ? (r.e.fits ? "yes" : "no") : "");
 }
 
+// --trace, --svg, --svg-memory. The trace shows dyn's pick if there is one, else none+fastest
+// (or the one --policy asked for); the memory panels skip none+leanest.
+void write_pictures(const PlanOptions& o, const std::vector<Row>& rows, const std::string& title, size_t budget,
+                    double oracle, const NetworkCosts& costs) {
+  const auto is_dyn = [](const Row& r) { return r.label.rfind("dyn: ", 0) == 0; };
+  if (!o.trace.empty() && !rows.empty()) {
+    auto traced = std::find_if(rows.begin(), rows.end(), is_dyn);
+    if (traced == rows.end())
+      traced = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+        return r.e.config == Configuration{Policy::kNone, costs.fastest()};
+      });
+    const Row& r = traced == rows.end() ? rows.front() : *traced;
+    write_chrome_trace(o.trace, r.e.time.timeline(), title + ", " + r.label + ", predicted");
+  }
+  if (!o.svg.empty()) {
+    std::vector<ConfigurationBar> bars;
+    for (const Row& r : rows)
+      bars.push_back({r.label, peak_point(r.e.time.memory), r.e.minimum_budget, r.e.time.iteration_seconds, r.e.fits});
+    write_text_file(o.svg, configuration_chart_svg(title, bars, budget, oracle));
+  }
+  if (!o.svg_memory.empty()) {
+    std::vector<MemoryPanel> panels;
+    for (const Row& r : rows)
+      if (is_dyn(r) || r.e.config.algos == costs.fastest())
+        panels.push_back({r.label, r.e.time.memory, r.e.time.iteration_seconds});
+    write_text_file(o.svg_memory, memory_timeline_svg(title, panels, budget));
+  }
+}
+
 int run_plan(PlanOptions o) {
+  for (const auto& [file, flag] : {std::pair{o.trace, "--trace"}, {o.svg, "--svg"}, {o.svg_memory, "--svg-memory"}})
+    if (!file.empty()) check_can_create_file(file, flag);
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
@@ -119,6 +156,7 @@ int run_plan(PlanOptions o) {
         std::printf("dyn: nothing fits: %s.\n", dyn.why.c_str());
     }
   }
+  write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
   if (o.print)
     for (const Row& r : rows) {
       Program p = planner.program(r.e.config, true);
@@ -159,6 +197,12 @@ Runner add_plan_command(CLI::App& app) {
   app.add_option("--link-bandwidth", o->link_bandwidth, "cpu, measuring: emulated link GB/s (0 = unlimited)");
   app.add_option("--link-latency", o->link_latency, "cpu, measuring: emulated link latency per copy");
   app.add_flag("--print", o->print, "print each configuration's Program, one line per step");
+  app.add_option("--trace", o->trace,
+                 "write the predicted step as a Chrome trace (Perfetto, chrome://tracing): dyn's pick if a budget "
+                 "is known, else none+fastest, or the configuration --policy selects");
+  app.add_option("--svg", o->svg, "write an SVG comparing the configurations: peak memory by class and step time");
+  app.add_option("--svg-memory", o->svg_memory,
+                 "write an SVG of device memory over one step by class, one panel per configuration");
   app.add_flag("--json", o->json, "print JSON instead of a table");
   return [o] { return run_plan(*o); };
 }

@@ -14,6 +14,7 @@
 #include "runtime/compiled_graph.h"
 #include "runtime/net.h"
 #include "runtime/profiler.h"
+#include "util/progress.h"
 #include "util/size_parse.h"
 #include "vdnn/rng.h"
 
@@ -21,7 +22,8 @@ namespace vdnn::cli {
 namespace {
 
 struct ProfileCliOptions {
-  std::string model = "fmnist_cnn", input, save, check, sync = "event", link_bandwidth = "0", link_latency = "0";
+  std::string model = "fmnist_cnn", input, save, check, sync = "event", link_bandwidth = "0", link_latency = "0",
+              progress = "auto";
   int classes = 0, repeats = 5, steps = 10;
   int64_t batch = 128;
   bool json = false;
@@ -99,8 +101,11 @@ int run_profile(const ProfileCliOptions& o) {
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
   const Graph graph = load_model(o.model, mo);
-  const NetworkCosts costs =
-      measure_costs(graph, o.batch, {.repeats = o.repeats, .seed = 1, .link = parse_link(o.link_bandwidth, o.link_latency)});
+  ProfileOptions po{.repeats = o.repeats, .seed = 1, .link = parse_link(o.link_bandwidth, o.link_latency)};
+  Progress progress(o.json ? stderr : stdout, Progress::parse(o.progress), "profiling " + graph.name(), "layers/s");
+  po.on_layer = [&](int done, int total) { progress.update(done, total, done); };
+  const NetworkCosts costs = measure_costs(graph, o.batch, po);
+  progress.finish();
   if (o.json)
     std::printf("%s\n", costs.to_json().dump(2).c_str());
   else
@@ -129,6 +134,8 @@ Runner add_profile_command(CLI::App& app) {
   app.add_flag("--json", o->json, "print JSON instead of a table");
   app.add_option("--link-bandwidth", o->link_bandwidth, "emulated link GB/s (0 = unlimited)")->capture_default_str();
   app.add_option("--link-latency", o->link_latency, "emulated link latency per copy")->capture_default_str();
+  app.add_option("--progress", o->progress, "auto (a bar on a terminal), bar, lines or none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
   app.add_option("--check", o->check, "policies to train and compare with the prediction, e.g. none,conv,all");
   app.add_option("--steps", o->steps, "--check: measured steps per policy")->check(CLI::Range(1, 100000))
       ->capture_default_str();

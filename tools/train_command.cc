@@ -2,17 +2,23 @@
 #include <omp.h>
 
 #include <cstdio>
+#include <iomanip>
+#include <memory>
+#include <optional>
 #include <filesystem>
 
 #include "commands.h"
-#include "data/fashion_mnist.h"
-#include "data/synthetic.h"
+#include "data/data_source.h"
+#include "io/chrome_trace.h"
 #include "io/model_file.h"
 #include "io/report.h"
 #include "plan/dyn.h"
+#include "runtime/checkpoint.h"
 #include "runtime/plan_source.h"
 #include "runtime/profiler.h"
 #include "runtime/trainer.h"
+#include "util/atomic_file.h"
+#include "util/progress.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
 
@@ -22,33 +28,23 @@ namespace {
 struct TrainOptions {
   std::string model = "fmnist_cnn";
   std::string data = "fashion-mnist";
-  std::string input, report, schedule = "cosine";
+  std::string input, report, trace, schedule = "cosine";
   int classes = 0, threads = 0;
   int64_t batch = 128, synthetic_samples = 2048;
   bool no_eval = false;
   std::string costs;  // --policy dyn: a saved `vdnn profile` (default: measure now)
   std::string backend = "cpu";
+  std::string resume;  // a checkpoint to continue (o.config.save_path: where to save)
+  std::string progress = "auto";
+  std::string on_nan = "stop";
   std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, link_bandwidth = "0", link_latency = "0";
   TrainConfig config;
 };
 
-void load_data(const TrainOptions& o, const Graph& g, Dataset& train, Dataset& test) {
-  if (o.data == "synthetic") {
-    const Shape& s = g.input_shape();
-    const int64_t c = s.channels(), h = s.height(), w = s.width();
-    train = make_synthetic(o.synthetic_samples, c, h, w, g.classes(), o.config.seed);
-    test = make_synthetic(std::max<int64_t>(o.synthetic_samples / 4, 1), c, h, w, g.classes(),
-                          o.config.seed, /*split=*/1);
-    return;
-  }
-  const std::string dir = o.data == "fashion-mnist" ? kFashionMnistDefaultDir : o.data;
-  train = load_fashion_mnist(dir, /*train=*/true);
-  test = load_fashion_mnist(dir, /*train=*/false);
-}
-
 // vDNN_dyn: profile this network on this machine (or read --costs), then take the first
 // configuration of the paper's order that fits --device-memory (plan/dyn.h).
-void choose_dyn_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
+// Returns the reason for its algorithm choice, for the report.
+std::string choose_dyn_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
   const size_t budget = parse_size(o.device_memory, "--device-memory");
   PlanSourceOptions source{.costs_file = o.costs};
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
@@ -61,6 +57,7 @@ void choose_dyn_configuration(const Graph& graph, const TrainOptions& o, NetOpti
   std::printf("dyn picks %s (step %d): %s\n", describe(d.config, planner.costs()).c_str(), d.step, d.why.c_str());
   net_options.policy = d.config.policy;
   net_options.conv_algos = conv_algos_of(planner.costs(), d.config.algos);
+  return VDNN_MSG("dyn step " << d.step << ": " << d.why);
 }
 
 int run_train(TrainOptions& o) {
@@ -75,13 +72,25 @@ int run_train(TrainOptions& o) {
     VDNN_THROW("--backend " << o.backend << ": " << why);
   o.config.schedule = LrSchedule::parse(o.schedule);
   o.config.evaluate = !o.no_eval;
+  o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
+  if (o.config.checkpoint_every > 0 && o.config.save_path.empty())
+    VDNN_THROW("--checkpoint-every needs --save FILE.safetensors (where to write the checkpoints)");
+  if (!o.config.save_path.empty()) check_can_create_file(o.config.save_path, "--save");
+  if (!o.trace.empty()) check_can_create_file(o.trace, "--trace");
+  std::optional<Checkpoint> resume;
+  try {
+    if (!o.resume.empty()) resume = read_checkpoint(o.resume);
+  } catch (const Error& e) {
+    VDNN_THROW("--resume " << e.what());
+  }
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
   Graph graph = load_model(o.model, mo);
   const std::string model_name = graph.name();
-  Dataset train, test;
-  load_data(o, graph, train, test);
+  if (resume) check_resumable(*resume, model_name, o.batch, o.config.seed);
+  const DataSource source{o.data, o.synthetic_samples, o.config.seed};
+  Dataset train = load_data(source, graph, Split::kTrain), test = load_data(source, graph, Split::kTest);
   check_data_fits(graph, train);
   std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
               "test); batch %lld, %d threads\n",
@@ -93,8 +102,9 @@ int run_train(TrainOptions& o) {
   net_options.batch = o.batch;
   net_options.seed = o.config.seed;
   net_options.backend = backend;
+  std::string algo_reason = "--conv-algo " + o.conv_algo;
   if (o.policy == "dyn") {
-    choose_dyn_configuration(graph, o, net_options);
+    algo_reason = choose_dyn_configuration(graph, o, net_options);
   } else {
     net_options.policy = parse_policy(o.policy);
   }
@@ -113,7 +123,25 @@ int run_train(TrainOptions& o) {
               net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
               format_bytes(plan.peak_bytes).c_str(), format_bytes(plan.host_bytes).c_str());
   Trainer trainer(net, o.config);
-  TrainResult r = trainer.run(train, &test, [](const EpochResult& e) {
+  StepRecorder recorder;  // --trace: the 3rd step, warmed up (or the last, if fewer)
+  if (!o.trace.empty()) net.record_step(3, &recorder);
+  if (resume) {
+    trainer.resume(*resume);
+    const CheckpointPosition& at = resume->position;
+    std::printf("resuming %s at step %lld (epoch %lld, %lld of its %lld batches done)\n", o.resume.c_str(),
+                static_cast<long long>(at.step), static_cast<long long>(at.step / at.steps_per_epoch + 1),
+                static_cast<long long>(at.step % at.steps_per_epoch), static_cast<long long>(at.steps_per_epoch));
+    resume.reset();  // its tensors are in the Net now
+  }
+  std::unique_ptr<Progress> progress;  // one per epoch
+  const Progress::Mode progress_mode = Progress::parse(o.progress);
+  trainer.on_step([&](const StepProgress& p) {
+    if (!progress) progress = std::make_unique<Progress>(stdout, progress_mode, VDNN_MSG("epoch " << p.epoch << "/" << p.epochs), "img/s");
+    progress->update(p.epoch_step, p.steps_per_epoch, static_cast<double>(p.epoch_step * o.batch),
+                     VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss));
+  });
+  TrainResult r = trainer.run(train, &test, [&](const EpochResult& e) {
+    progress.reset();
     std::printf("epoch %3d  lr %.4f  loss %.4f  train acc %.4f", e.epoch, e.lr, e.train_loss,
                 e.train_accuracy);
     if (e.test.samples > 0) std::printf("  test loss %.4f  test acc %.4f", e.test.loss, e.test.accuracy);
@@ -127,6 +155,17 @@ int run_train(TrainOptions& o) {
   else
     std::printf("no evaluation, ");
   std::printf("%.0f images/s\nweights_sha256 %s\n", r.images_per_second, r.weights_sha256.c_str());
+  if (!o.config.save_path.empty())
+    std::printf("saved %s (step %lld)\n", o.config.save_path.c_str(), static_cast<long long>(r.iterations));
+  if (!o.trace.empty()) {
+    write_chrome_trace(o.trace, recorder.timeline(),
+                       VDNN_MSG(model_name << ", batch " << o.batch << ", policy " << to_string(net.options().policy)
+                                           << ", " << o.backend << ", measured step " << recorder.steps_begun()));
+    std::printf("trace: training step %d written to %s\n", recorder.steps_begun(), o.trace.c_str());
+  }
+  if (!r.skipped_steps.empty())
+    std::printf("skipped %zu steps with a NaN or Inf (--on-nan skip); first: %s\n", r.skipped_steps.size(),
+                r.skipped_steps.front().c_str());
   nlohmann::json memory = memory_report(net, r);
   std::printf("memory: peak %s of %s, offloaded %s/iteration, compute stalled %.1f ms/iteration, "
               "%.1f ms/iteration\n",
@@ -137,6 +176,7 @@ int run_train(TrainOptions& o) {
   if (!o.report.empty()) {
     nlohmann::json report = train_report(model_name, o.config, o.batch, r);
     report.update(memory);
+    report["decisions"] = decisions_report(net, algo_reason);
     write_json_file(o.report, report);
   }
   return 0;
@@ -200,6 +240,18 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--link-latency", o->link_latency, "emulated per-copy latency, e.g. 10us")
       ->capture_default_str();
   app.add_option("--report", o->report, "write a JSON report to this file");
+  app.add_option("--on-nan", o->on_nan, "a NaN or Inf in the loss or a gradient: stop (an error naming the step and "
+                                        "layer) or skip (that step makes no update)")
+      ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
+  app.add_option("--trace", o->trace,
+                 "write the 3rd training step (or the last, if fewer) as a Chrome trace (Perfetto, "
+                 "chrome://tracing): ops per stream, memory by class (cuda: host issue times)");
+  app.add_option("--save", o->config.save_path, "write a checkpoint (safetensors) at the end");
+  app.add_option("--checkpoint-every", o->config.checkpoint_every, "also write the --save checkpoint every N steps")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--resume", o->resume, "continue the run saved in this checkpoint (same model, batch, seed, data)");
+  app.add_option("--progress", o->progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
   return [o] { return run_train(*o); };
 }
 

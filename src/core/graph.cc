@@ -12,6 +12,9 @@ Graph::Graph(std::string name, Shape input_shape, int classes)
   for (int64_t d : input_shape.dims)
     if (d < 1) VDNN_THROW("model '" << name_ << "': input dims must be >= 1, got "
                                     << input_shape.to_string());
+  if (elements_up_to(input_shape.dims) < 0)
+    VDNN_THROW("model '" << name_ << "': input " << input_shape.to_string()
+                         << " has more than 2^36 elements per sample");
   if (classes < 1) VDNN_THROW("model '" << name_ << "': classes must be >= 1, got " << classes);
   values_.push_back(Value{"data", std::move(input_shape), -1, {}});
 }
@@ -47,7 +50,12 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
   std::vector<Shape> in_shapes;
   for (ValueId id : node.inputs) in_shapes.push_back(values_[id].shape);
   Shape out = layer->infer_shape(in_shapes);
+  if (elements_up_to(out.dims) < 0)
+    layer->fail(VDNN_MSG("its output " << out.to_string() << " has more than 2^36 elements per sample"));
   node.params = layer->params(in_shapes);
+  for (const ParamSpec& p : node.params)
+    if (elements_up_to(p.dims) < 0)
+      layer->fail(VDNN_MSG("its " << p.name << " " << Shape(p.dims).to_string() << " has more than 2^36 elements"));
 
   const int index = static_cast<int>(nodes_.size());
   for (ValueId id : node.inputs) values_[id].consumers.push_back(index);

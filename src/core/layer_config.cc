@@ -21,17 +21,26 @@ void LayerConfig::fail(const std::string& key, const std::string& expected) cons
   VDNN_THROW(where_ << ": field '" << key << "': expected " << expected << ", got " << got);
 }
 
+bool LayerConfig::is_integer_in(const nlohmann::json& v, int64_t min_value) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxLayerInteger)) return false;
+  return v.get<int64_t>() >= min_value && v.get<int64_t>() <= kMaxLayerInteger;
+}
+
+std::string LayerConfig::integer_range(int64_t min_value) {
+  return "an integer in [" + std::to_string(min_value) + ", " + std::to_string(kMaxLayerInteger) + "]";
+}
+
 int64_t LayerConfig::positive_int(const std::string& key) {
   const nlohmann::json* v = find(key);
-  if (!v || !v->is_number_integer() || v->get<int64_t>() < 1) fail(key, "an integer >= 1");
+  if (!v || !is_integer_in(*v, 1)) fail(key, integer_range(1));
   return v->get<int64_t>();
 }
 
 int64_t LayerConfig::integer(const std::string& key, int64_t fallback, int64_t min_value) {
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
-  if (!v->is_number_integer() || v->get<int64_t>() < min_value)
-    fail(key, "an integer >= " + std::to_string(min_value));
+  if (!is_integer_in(*v, min_value)) fail(key, integer_range(min_value));
   return v->get<int64_t>();
 }
 
@@ -40,11 +49,8 @@ std::pair<int64_t, int64_t> LayerConfig::pair(const std::string& key,
                                                int64_t min_value) {
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
-  const std::string expected =
-      "an integer >= " + std::to_string(min_value) + " or a pair [h, w] of them";
-  auto ok = [&](const nlohmann::json& x) {
-    return x.is_number_integer() && x.get<int64_t>() >= min_value;
-  };
+  const std::string expected = integer_range(min_value) + " or a pair [h, w] of them";
+  auto ok = [&](const nlohmann::json& x) { return is_integer_in(x, min_value); };
   if (ok(*v)) return {v->get<int64_t>(), v->get<int64_t>()};
   if (v->is_array() && v->size() == 2 && ok((*v)[0]) && ok((*v)[1]))
     return {(*v)[0].get<int64_t>(), (*v)[1].get<int64_t>()};

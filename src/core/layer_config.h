@@ -3,6 +3,8 @@
 // Model: a layer's JSON object is read only through LayerConfig, which knows where it came from
 // ("models/x.json: layer 'conv1'") so every error names the file, the layer, the field and what would
 // be valid. Fields nobody read are reported by check_all_used() — a typo never passes silently.
+// Integers are at most kMaxLayerInteger (2^31 - 1): no layer needs more, and shape arithmetic on
+// them (H + 2 * pad, fan-in products) then stays far from int64_t overflow.
 //
 //   LayerConfig cfg(json_obj, "models/x.json: layer 'conv1'");
 //   int64_t out = cfg.positive_int("channels");
@@ -20,6 +22,8 @@
 
 namespace vdnn {
 
+inline constexpr int64_t kMaxLayerInteger = (int64_t{1} << 31) - 1;
+
 class LayerConfig {
  public:
   LayerConfig(nlohmann::json fields, std::string where);
@@ -27,11 +31,11 @@ class LayerConfig {
   const std::string& where() const { return where_; }
   bool has(const std::string& key) const { return fields_.contains(key); }
 
-  // A required integer >= 1.
+  // A required integer in [1, kMaxLayerInteger].
   int64_t positive_int(const std::string& key);
-  // An integer in [min_value, ∞); `fallback` when absent.
+  // An integer in [min_value, kMaxLayerInteger]; `fallback` when absent.
   int64_t integer(const std::string& key, int64_t fallback, int64_t min_value);
-  // An int (same for both) or [h, w], each >= min_value.
+  // An int (same for both) or [h, w], each in [min_value, kMaxLayerInteger].
   std::pair<int64_t, int64_t> pair(const std::string& key, std::pair<int64_t, int64_t> fallback,
                                    int64_t min_value = 1);
   // A number in [lo, hi].
@@ -47,6 +51,8 @@ class LayerConfig {
 
  private:
   const nlohmann::json* find(const std::string& key);
+  static bool is_integer_in(const nlohmann::json& v, int64_t min_value);
+  static std::string integer_range(int64_t min_value);
 
   nlohmann::json fields_;
   std::string where_;

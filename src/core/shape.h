@@ -14,6 +14,21 @@
 
 namespace vdnn {
 
+// The most elements one value or parameter tensor may have per sample: 2^36 (256 GiB of fp32), far
+// beyond any device. Graph refuses more, so every size computed from a graph fits in int64_t.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 36;
+
+// The product of `dims` (each >= 0), or -1 when it is above `limit`; never overflows.
+inline int64_t elements_up_to(const std::vector<int64_t>& dims, int64_t limit = kMaxTensorElements) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d == 0) return 0;
+    if (n > limit / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
 struct Shape {
   std::vector<int64_t> dims;
 

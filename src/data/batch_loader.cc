@@ -53,7 +53,9 @@ BatchLoader::~BatchLoader() {
   worker_.join();
 }
 
-void BatchLoader::start_epoch(int epoch) {
+void BatchLoader::start_epoch(int epoch, int64_t first_batch) {
+  VDNN_CHECK(first_batch >= 0 && first_batch <= batches_,
+             "first batch " << first_batch << " outside 0.." << batches_);
   std::unique_lock<std::mutex> lock(mu_);
   // Park the worker: it starts nothing while !active_, and we wait out a batch in flight.
   active_ = false;
@@ -65,8 +67,8 @@ void BatchLoader::start_epoch(int epoch) {
       std::swap(order_[i], order_[rng.below(i + 1)]);
     }
   }
-  produced_ = 0;
-  consumed_ = 0;
+  produced_ = first_batch;
+  consumed_ = first_batch;
   active_ = true;
   lock.unlock();
   cv_.notify_all();

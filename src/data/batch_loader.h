@@ -42,8 +42,9 @@ class BatchLoader {
   int64_t batch_size() const { return batch_; }
   int64_t sample_floats() const { return sample_; }  // C * H * W
 
-  // Begins epoch `epoch` (any value, any order; abandons an unfinished epoch).
-  void start_epoch(int epoch);
+  // Begins epoch `epoch` (any value, any order; abandons an unfinished epoch) at batch
+  // `first_batch` of it (0..batches_per_epoch(): a resumed run skips the batches it has done).
+  void start_epoch(int epoch, int64_t first_batch = 0);
 
   // Copies the next batch into images (room for batch_size() * sample_floats() floats) and labels
   // (batch_size() entries), sets *count to its size; returns false once the epoch is exhausted.

@@ -1,21 +1,18 @@
-// data/idx_file.cc — IDX reader on top of zlib's gz* stream API.
+// data/idx_file.cc — IDX reader on top of util/gzip_reader.h (gzip or plain bytes in memory).
 #include "data/idx_file.h"
 
-#include <zlib.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <system_error>
 
+#include "util/gzip_reader.h"
+#include "util/mapped_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 namespace {
 
 constexpr uint8_t kTypeUnsignedByte = 0x08;
-constexpr size_t kReadChunk = size_t{1} << 24;  // gzread takes an unsigned int length
 
 const char* type_name(uint8_t type) {
   switch (type) {
@@ -43,92 +40,43 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return s;
 }
 
-// Owns a gzFile and reads through it, turning zlib failures into vdnn::Error.
-class GzReader {
- public:
-  explicit GzReader(const std::string& path) : path_(path) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status)) {
-      VDNN_THROW(path << ": file not found (expected an IDX file, optionally gzip-compressed)");
-    }
-    if (std::filesystem::is_directory(status)) {
-      VDNN_THROW(path << ": is a directory (expected an IDX file, optionally gzip-compressed)");
-    }
-    errno = 0;
-    file_ = gzopen(path.c_str(), "rb");
-    if (file_ == nullptr) {
-      VDNN_THROW(path << ": cannot open: " << (errno ? std::strerror(errno) : "out of memory"));
-    }
-  }
-  ~GzReader() {
-    if (file_ != nullptr) gzclose(file_);
-  }
-  GzReader(const GzReader&) = delete;
-  GzReader& operator=(const GzReader&) = delete;
-
-  // Reads up to `bytes` bytes; returns how many arrived (fewer only at end of file).
-  size_t read(void* dst, size_t bytes) {
-    auto* out = static_cast<uint8_t*>(dst);
-    size_t done = 0;
-    while (done < bytes) {
-      const auto want = static_cast<unsigned>(std::min(bytes - done, kReadChunk));
-      const int got = gzread(file_, out + done, want);
-      if (got < 0) {
-        int code = 0;
-        std::string msg = gzerror(file_, &code);
-        if (msg.starts_with(path_ + ": "))
-          msg.erase(0, path_.size() + 2);  // zlib prefixes the path
-        VDNN_THROW(path_ << ": corrupt or unreadable gzip data near decompressed byte "
-                         << offset_ + done << ": " << msg
-                         << " (expected a valid .gz or plain file)");
-      }
-      if (got == 0) break;
-      done += static_cast<size_t>(got);
-    }
-    offset_ += done;
-    return done;
-  }
-
-  // After a short read: " (gzip stream cut short)" when zlib saw the compressed data end early.
-  std::string short_read_note() {
-    int code = Z_OK;
-    gzerror(file_, &code);
-    return code == Z_BUF_ERROR ? " (gzip stream cut short: the .gz file is incomplete)" : "";
-  }
-
- private:
-  std::string path_;
-  gzFile file_ = nullptr;
-  size_t offset_ = 0;
-};
-
 }  // namespace
 
 IdxArray read_idx(const std::string& path) {
-  GzReader in(path);
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status))
+    VDNN_THROW(path << ": file not found (expected an IDX file, optionally gzip-compressed)");
+  if (std::filesystem::is_directory(status))
+    VDNN_THROW(path << ": is a directory (expected an IDX file, optionally gzip-compressed)");
+  const MappedFile file(path);
+  return parse_idx(file.bytes(), path);
+}
+
+IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& source) {
+  GzipReader in(bytes, source);
 
   uint8_t magic[4];
   const size_t magic_got = in.read(magic, 4);
   if (magic_got < 4) {
-    VDNN_THROW(path << ": truncated: file holds " << magic_got
+    VDNN_THROW(source << ": truncated: file holds " << magic_got
                     << " bytes, an IDX header needs at least 4" << in.short_read_note());
   }
   if (magic[0] != 0 || magic[1] != 0) {
-    VDNN_THROW(path << ": bad magic " << hex_byte(magic[0]) << " " << hex_byte(magic[1])
+    VDNN_THROW(source << ": bad magic " << hex_byte(magic[0]) << " " << hex_byte(magic[1])
                     << " (expected an IDX file starting with 0x00 0x00)");
   }
   if (magic[2] != kTypeUnsignedByte) {
-    VDNN_THROW(path << ": unsupported IDX element type " << hex_byte(magic[2]) << " ("
+    VDNN_THROW(source << ": unsupported IDX element type " << hex_byte(magic[2]) << " ("
                     << type_name(magic[2]) << "); only 0x08 (unsigned byte) is supported");
   }
   const int ndims = magic[3];
-  if (ndims == 0) VDNN_THROW(path << ": IDX header declares 0 dimensions (expected at least 1)");
+  if (ndims == 0) VDNN_THROW(source << ": IDX header declares 0 dimensions (expected at least 1)");
 
   std::vector<uint8_t> dim_bytes(4 * static_cast<size_t>(ndims));
   const size_t dims_got = in.read(dim_bytes.data(), dim_bytes.size());
   if (dims_got < dim_bytes.size()) {
-    VDNN_THROW(path << ": truncated: header declares " << ndims << " dimensions ("
+    VDNN_THROW(source << ": truncated: header declares " << ndims << " dimensions ("
                     << dim_bytes.size() << " bytes of sizes), file holds " << dims_got
                     << in.short_read_note());
   }
@@ -140,11 +88,11 @@ IdxArray read_idx(const std::string& path) {
     const int64_t d = (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | b[3];
     out.dims.push_back(d);
     if (d == 0) {
-      VDNN_THROW(path << ": dimension " << i << " is 0 (expected every dimension >= 1)");
+      VDNN_THROW(source << ": dimension " << i << " is 0 (expected every dimension >= 1)");
     }
     elements *= d;  // d < 2^32 and elements <= 2^31 before, so no overflow
     if (elements > kIdxMaxElements) {
-      VDNN_THROW(path << ": absurd dimensions " << dims_text(out.dims) << "... (more than 2^31"
+      VDNN_THROW(source << ": absurd dimensions " << dims_text(out.dims) << "... (more than 2^31"
                       << " elements; the header is probably corrupt)");
     }
   }
@@ -160,14 +108,14 @@ IdxArray read_idx(const std::string& path) {
     if (got < step) break;
   }
   if (filled < total) {
-    VDNN_THROW(path << ": truncated: header says " << dims_text(out.dims) << " (" << total
+    VDNN_THROW(source << ": truncated: header says " << dims_text(out.dims) << " (" << total
                     << " bytes of data), file holds " << filled << in.short_read_note());
   }
 
   uint8_t extra[256];
   const size_t extra_got = in.read(extra, sizeof(extra));
   if (extra_got > 0) {
-    VDNN_THROW(path << ": trailing garbage: " << (extra_got < sizeof(extra) ? "" : "at least ")
+    VDNN_THROW(source << ": trailing garbage: " << (extra_got < sizeof(extra) ? "" : "at least ")
                     << extra_got << " bytes after the " << total << " data bytes declared by dims "
                     << dims_text(out.dims) << " (expected the file to end there)");
   }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 
 #include "core/layer_registry.h"
+#include "io/json_text.h"
+#include "util/mapped_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -49,6 +51,9 @@ Graph parse_model(const nlohmann::json& model, const std::string& source,
         it.key() != "layers" && it.key() != "description")
       VDNN_THROW(source << ": unknown top-level field '" << it.key()
                         << "' (valid: name, description, input, classes, layers)");
+  const auto name_field = model.find("name");
+  if (name_field != model.end() && !name_field->is_string())
+    VDNN_THROW(source << ": field 'name': expected a string, got " << name_field->dump());
   const std::string name = model.value("name", fs::path(source).stem().string());
   Shape input = options.input ? *options.input : read_input_shape(model, source);
   int classes = 0;
@@ -56,15 +61,23 @@ Graph parse_model(const nlohmann::json& model, const std::string& source,
     classes = *options.classes;
   } else {
     const auto c = model.find("classes");
-    if (c == model.end() || !c->is_number_integer() || c->get<int64_t>() < 1)
-      VDNN_THROW(source << ": field 'classes': expected an integer >= 1");
+    if (c == model.end() || !c->is_number_integer() || c->get<int64_t>() < 1 ||
+        c->get<int64_t>() > std::numeric_limits<int>::max())
+      VDNN_THROW(source << ": field 'classes': expected an integer in [1, 2147483647], got "
+                        << (c == model.end() ? "nothing" : c->dump()));
     classes = c->get<int>();
   }
   const auto layers = model.find("layers");
   if (layers == model.end() || !layers->is_array() || layers->empty())
     VDNN_THROW(source << ": field 'layers': expected a non-empty list of layer objects");
 
-  Graph graph(name, input, classes);
+  Graph graph = [&] {
+    try {
+      return Graph(name, input, classes);
+    } catch (const Error& e) {
+      VDNN_THROW(source << ": " << e.what());
+    }
+  }();
   int index = 0;
   for (nlohmann::json obj : *layers) {
     ++index;
@@ -120,15 +133,12 @@ Graph load_model(const std::string& name_or_path, const ModelOptions& options) {
                            << names << ")");
     }
   }
-  std::ifstream in(path);
-  if (!in) VDNN_THROW(path.string() << ": cannot open");
-  nlohmann::json model;
-  try {
-    model = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    VDNN_THROW(path.string() << ": not valid JSON: " << e.what());
-  }
-  return parse_model(model, path.string(), options);
+  const MappedFile file(path.string());
+  return parse_model_text(file.text(), path.string(), options);
+}
+
+Graph parse_model_text(std::string_view text, const std::string& source, const ModelOptions& options) {
+  return parse_model(parse_json_text(text, source), source, options);
 }
 
 Shape parse_shape(const std::string& text, const std::string& flag) {

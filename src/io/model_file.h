@@ -11,6 +11,7 @@
 //
 //   Graph g = load_model("fmnist_cnn");                 // a name from models/, or a path
 //   Graph h = load_model("my.json", {.input = Shape{3, 64, 64}, .classes = 100});
+//   Graph m = parse_model_text(R"({"input": [8], "classes": 2, "layers": [...]})", "inline");
 //   ModelBuilder b("tiny", {1, 8, 8}, 10);
 //   b.layer("conv", "c1", {{"channels", 4}, {"kernel", 3}}).layer("fc", "fc", {{"units", 10}});
 //   Graph t = b.layer("softmax_cross_entropy", "loss").build();
@@ -18,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +36,9 @@ struct ModelOptions {
 // Builds a graph from a parsed model description; `source` names it in errors.
 Graph parse_model(const nlohmann::json& model, const std::string& source,
                   const ModelOptions& options = {});
+// The same from the text of a model file; invalid JSON is a vdnn::Error too.
+Graph parse_model_text(std::string_view text, const std::string& source,
+                       const ModelOptions& options = {});
 // A path to a .json file, or the name of a model in the models folder.
 Graph load_model(const std::string& name_or_path, const ModelOptions& options = {});
 // The folder holding the shipped models ($VDNN_MODELS_DIR, else the source tree's models/).

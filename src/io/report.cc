@@ -33,13 +33,18 @@ nlohmann::json train_report(const std::string& model, const TrainConfig& config,
       {"images_per_second", result.images_per_second},
       {"train_seconds", result.train_seconds},
       {"weights_sha256", result.weights_sha256},
+      {"skipped_steps", result.skipped_steps},
   };
 }
 
 nlohmann::json memory_report(Net& net, const TrainResult& result) {
   const MemoryPlan& plan = net.train_plan();
   nlohmann::json by_class = nlohmann::json::object();
-  for (MemoryClass c : kAllMemoryClasses) by_class[to_string(c)] = plan.by_class.peak(c);
+  nlohmann::json average_by_class = nlohmann::json::object();
+  for (MemoryClass c : kAllMemoryClasses) {
+    by_class[to_string(c)] = plan.by_class.peak(c);
+    average_by_class[to_string(c)] = plan.average_by_class[index_of(c)];
+  }
   const StreamStats compute = net.device().stats(StreamKind::kCompute);
   const StreamStats d2h = net.device().stats(StreamKind::kD2H);
   const StreamStats h2d = net.device().stats(StreamKind::kH2D);
@@ -53,6 +58,7 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
       {"peak_device_bytes", plan.peak_bytes},
       {"peak_by_class", by_class},
       {"average_device_bytes", plan.average_bytes},
+      {"average_by_class", average_by_class},
       {"host_bytes", plan.host_bytes},
       {"offloaded_bytes", d2h.bytes_copied},
       {"prefetched_bytes", h2d.bytes_copied},
@@ -62,6 +68,31 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
       {"iteration_ms", result.train_seconds * 1e3 / iterations},
       {"link_bandwidth_bytes_per_second", net.options().link.bandwidth_bytes_per_second},
   };
+}
+
+nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
+  const Program& p = net.train_program();
+  const NetOptions& o = net.options();
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t i = 0; i < net.graph().nodes().size(); ++i) {
+    const Layer& layer = *net.graph().nodes()[i].layer;
+    nlohmann::json offloaded = nlohmann::json::array();
+    const NodeBinding& b = p.nodes[i];
+    std::vector<int> own{b.out};
+    own.insert(own.end(), b.saved.begin(), b.saved.end());
+    for (int t : own)
+      if (t >= 0 && p.tensors[t].offloaded) offloaded.push_back({{"tensor", p.tensors[t].name}, {"bytes", p.tensors[t].bytes}});
+    nlohmann::json j{{"layer", layer.name()}, {"type", layer.type()},
+                     {"implementation", net.backend().implementation(static_cast<int>(i))},
+                     {"offloaded", offloaded}};
+    if (layer.kind() == LayerKind::kConv) {
+      j["conv_algorithm"] = to_string(o.conv_algos.empty() ? o.conv_algo : o.conv_algos[i]);
+      j["why"] = algo_reason;
+    }
+    layers.push_back(j);
+  }
+  return {{"policy", to_string(o.policy)}, {"sync", to_string(o.sync)}, {"offloaded_bytes_per_step", p.offloaded_bytes()},
+          {"layers", layers}};
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& j) {

@@ -13,6 +13,7 @@
 //   for (MemoryClass c : kAllMemoryClasses) std::cout << to_string(c) << " " << s.peak(c) << "\n";
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 
@@ -59,6 +60,19 @@ struct ClassStats {
 
   size_t current(MemoryClass cls) const { return current_bytes[index_of(cls)]; }
   size_t peak(MemoryClass cls) const { return peak_bytes[index_of(cls)]; }
+
+  // An allocation of `bytes` in `cls` begins (peaks follow) or ends (must have begun).
+  void add(MemoryClass cls, size_t bytes) {
+    size_t& c = current_bytes[index_of(cls)];
+    c += bytes;
+    peak_bytes[index_of(cls)] = std::max(peak_bytes[index_of(cls)], c);
+    total_current += bytes;
+    total_peak = std::max(total_peak, total_current);
+  }
+  void remove(MemoryClass cls, size_t bytes) {
+    current_bytes[index_of(cls)] -= bytes;
+    total_current -= bytes;
+  }
 };
 
 }  // namespace vdnn

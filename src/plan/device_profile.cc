@@ -4,11 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_text.h"
 #include "plan/conv_algorithms.h"
+#include "util/mapped_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -23,13 +24,18 @@ std::string join(const std::vector<std::string>& items) {
   return s;
 }
 
-enum class Range { kPositive, kNonNegative, kFraction };
+enum class Range { kPositive, kNonNegative, kFraction, kByteCount };
+
+// The largest memory_bytes accepted: 1 EiB. Without a limit, 1e300 became 2^63 bytes through
+// llround's out-of-range result (found while fuzzing).
+constexpr double kMaxByteCount = 1152921504606846976.0;  // 2^60
 
 const char* describe(Range r) {
   switch (r) {
     case Range::kPositive: return "a number > 0";
     case Range::kNonNegative: return "a number >= 0";
     case Range::kFraction: return "a number in (0, 1]";
+    case Range::kByteCount: return "a byte count in [1, 2^60]";
   }
   return "?";
 }
@@ -40,6 +46,7 @@ bool in_range(double x, Range r) {
     case Range::kPositive: return x > 0;
     case Range::kNonNegative: return x >= 0;
     case Range::kFraction: return x > 0 && x <= 1;
+    case Range::kByteCount: return x >= 1 && x <= kMaxByteCount;
   }
   return false;
 }
@@ -106,16 +113,6 @@ class Fields {
   std::vector<std::string> read_;  // in reading order, for the list of valid fields
 };
 
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) VDNN_THROW(path.string() << ": cannot open");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    VDNN_THROW(path.string() << ": not valid JSON (" << e.what() << ")");
-  }
-}
-
 std::vector<std::string> names_in(const std::string& kind) {
   std::vector<std::string> names;
   std::error_code ec;
@@ -165,8 +162,12 @@ std::vector<std::string> link_profile_names() { return names_in("links"); }
 
 LinkProfile load_link_profile(const std::string& name_or_path) {
   const fs::path path = resolve(name_or_path, "links", "link profile");
-  const json j = read_json(path);
-  Fields f(j, path.string());
+  return parse_link_profile(MappedFile(path.string()).text(), path.string());
+}
+
+LinkProfile parse_link_profile(std::string_view json_text, const std::string& source) {
+  const json j = parse_json_text(json_text, source);
+  Fields f(j, source);
   LinkProfile l;
   l.name = f.text("name");
   l.description = f.text("description");
@@ -176,20 +177,30 @@ LinkProfile load_link_profile(const std::string& name_or_path) {
   l.sources = f.optional_texts("sources");
   f.finish();
   if (l.theoretical_bytes_per_second > 0 && l.bytes_per_second > l.theoretical_bytes_per_second)
-    VDNN_THROW(path.string() << ": field 'bytes_per_second' (" << l.bytes_per_second
-                             << ") exceeds 'theoretical_bytes_per_second' ("
-                             << l.theoretical_bytes_per_second << ")");
+    VDNN_THROW(source << ": field 'bytes_per_second' (" << l.bytes_per_second
+                      << ") exceeds 'theoretical_bytes_per_second' (" << l.theoretical_bytes_per_second
+                      << ")");
   return l;
 }
 
 DeviceProfile load_device_profile(const std::string& name_or_path) {
   const fs::path path = resolve(name_or_path, "devices", "device profile");
-  const json j = read_json(path);
-  Fields f(j, path.string());
+  DeviceProfile d = parse_device_profile(MappedFile(path.string()).text(), path.string());
+  try {
+    load_link_profile(d.link);
+  } catch (const Error& e) {
+    VDNN_THROW(path.string() << ": field 'link': " << e.what());
+  }
+  return d;
+}
+
+DeviceProfile parse_device_profile(std::string_view json_text, const std::string& source) {
+  const json j = parse_json_text(json_text, source);
+  Fields f(j, source);
   DeviceProfile d;
   d.name = f.text("name");
   d.description = f.text("description");
-  d.memory_bytes = static_cast<size_t>(std::llround(f.number("memory_bytes", Range::kPositive)));
+  d.memory_bytes = static_cast<size_t>(std::llround(f.number("memory_bytes", Range::kByteCount)));
   d.peak_fp32_flops = f.number("peak_fp32_flops", Range::kPositive);
   d.memory_bytes_per_second = f.number("memory_bytes_per_second", Range::kPositive);
   d.link = f.text("link");
@@ -197,11 +208,6 @@ DeviceProfile load_device_profile(const std::string& name_or_path) {
   d.efficiency = read_efficiency(f.object("efficiency"));
   d.sources = f.optional_texts("sources");
   f.finish();
-  try {
-    load_link_profile(d.link);
-  } catch (const Error& e) {
-    VDNN_THROW(path.string() << ": field 'link': " << e.what());
-  }
   return d;
 }
 

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace vdnn {
@@ -58,6 +59,10 @@ std::string profiles_dir();
 // and the field (missing, wrong type, out of range, unknown; a device's unknown link).
 DeviceProfile load_device_profile(const std::string& name_or_path);
 LinkProfile load_link_profile(const std::string& name_or_path);
+// The same from a profile's JSON text; `source` names it in errors. A device's "link" is only
+// checked to be a string here; load_device_profile() also loads that link.
+DeviceProfile parse_device_profile(std::string_view json_text, const std::string& source);
+LinkProfile parse_link_profile(std::string_view json_text, const std::string& source);
 
 std::vector<std::string> device_profile_names();  // sorted
 std::vector<std::string> link_profile_names();

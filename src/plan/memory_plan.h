@@ -7,13 +7,16 @@
 // waits, on the stream that first writes the new tensor, for the events that ended the previous
 // tenants of its address range (PyTorch's caching-allocator rule, made static).
 // Persistent tensors (weights, their gradients, momentum) are placed first, in tensor order, so
-// every Program of the same graph puts them at the same offsets.
+// every Program of the same graph puts them at the same offsets. Best fit is not monotone in the
+// capacity (a smaller pool can place better), so a capacity at least minimum_budget() that best
+// fit misses uses the placement found at minimum_budget(): every capacity from it up fits.
 //
 //   MemoryPlan m = plan_memory(program, 512 << 20);
 //   if (!m.fits) throw Error(m.failure);
 //   size_t smallest = minimum_budget(program);     // the least capacity that fits
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "memory/memory_class.h"
@@ -27,13 +30,15 @@ struct MemoryPlan {
   size_t peak_bytes = 0;        // most bytes in use at once (rounded sizes)
   size_t high_water_bytes = 0;  // highest address used: the budget this placement needs
   double average_bytes = 0;     // mean bytes in use over the steps
+  std::array<double, kMemoryClassCount> average_by_class{};  // the same, per class (index_of)
   ClassStats by_class;          // current (at the end) and peak per memory class
   size_t host_bytes = 0;        // host memory for offloaded tensors
   std::string failure;          // when !fits: which alloc did not fit, and the pool's state
   std::vector<size_t> persistent_offsets;  // per tensor; meaningful for persistent tensors
 };
 
-// Fills the offsets of `program`'s kAlloc steps and inserts the reuse waits.
+// Fills the offsets of `program`'s kAlloc steps and inserts the reuse waits. capacity_bytes of the
+// result is always `capacity_bytes`, even when the placement stays below a smaller one.
 MemoryPlan plan_memory(Program& program, size_t capacity_bytes);
 // The smallest capacity for which plan_memory(program, capacity) fits (does not modify program).
 size_t minimum_budget(const Program& program);

@@ -1,7 +1,9 @@
 #include "plan/network_costs.h"
 
 #include <fstream>
+#include <iterator>
 
+#include "io/json_text.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -107,13 +109,8 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
 NetworkCosts NetworkCosts::load(const std::string& path) {
   std::ifstream in(path);
   if (!in) VDNN_THROW("cannot open cost file '" << path << "'");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    VDNN_THROW(path << ": not valid JSON (" << e.what() << ")");
-  }
-  return from_json(j, path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return from_json(parse_json_text(text, path), path);
 }
 
 ChosenCosts::ChosenCosts(const NetworkCosts& costs, AlgoChoice choice)

@@ -13,22 +13,22 @@ class Clocks {
       : p_(p), costs_(costs), r_(r), event_time_(p.event_count, 0.0) {
     for (const ProgramTensor& t : p.tensors)  // parameters, their gradients, momentum: never freed
       if (t.persistent) account(true, t);
-    r_.memory.assign(1, {0.0, r_.memory_by_class.total_current});
+    r_.memory.assign(1, {0.0, r_.memory_by_class.total_current, r_.memory_by_class.current_bytes});
   }
 
-  void run(const Step& s) {
+  void run(size_t step) {
+    const Step& s = p_.steps[step];
     const CostModel& costs = costs_;
     switch (s.op) {
       case Op::kAlloc:
       case Op::kFree: account(s.op == Op::kAlloc, p_.tensors.at(s.tensor)); break;
-      case Op::kLoadInput: op(s.stream, "load_input", costs.load_input_seconds(bytes(s.tensor))); break;
-      case Op::kForward: op(s.stream, "forward " + p_.node_names[s.node], costs.forward_seconds(s.node)); break;
-      case Op::kBackward: op(s.stream, "backward " + p_.node_names[s.node], costs.backward_seconds(s.node)); break;
-      case Op::kAccumulate: op(s.stream, "accumulate " + name(s.tensor), costs.accumulate_seconds(bytes(s.tensor))); break;
+      case Op::kLoadInput: op(step, costs.load_input_seconds(bytes(s.tensor))); break;
+      case Op::kForward: op(step, costs.forward_seconds(s.node)); break;
+      case Op::kBackward: op(step, costs.backward_seconds(s.node)); break;
+      case Op::kAccumulate: op(step, costs.accumulate_seconds(bytes(s.tensor))); break;
       case Op::kOffload:
       case Op::kPrefetch:
-        op(s.stream, std::string(s.op == Op::kOffload ? "offload " : "prefetch ") + name(s.tensor),
-           costs.copy_seconds(bytes(s.tensor)));
+        op(step, costs.copy_seconds(bytes(s.tensor)));
         event_time_[s.event] = free_[index(s.stream)];
         break;
       case Op::kRecord: event_time_[s.event] = std::max(free_[index(s.stream)], host_); break;
@@ -44,6 +44,7 @@ class Clocks {
       case Op::kPhaseEnd:
         host_ = std::max(host_, free_[index(StreamKind::kCompute)]);
         r_.forward_seconds = host_;
+        pass_ = Pass::kBackward;
         break;
     }
   }
@@ -53,15 +54,13 @@ class Clocks {
  private:
   static int index(StreamKind s) { return static_cast<int>(s); }
   size_t bytes(int t) const { return p_.tensors.at(t).bytes; }
-  const std::string& name(int t) const { return p_.tensors.at(t).name; }
   void account(bool alloc, const ProgramTensor& t) {
     ClassStats& m = r_.memory_by_class;
-    size_t& cls = m.current_bytes[index_of(t.cls)];
-    cls = alloc ? cls + t.bytes : cls - t.bytes;
-    m.total_current = alloc ? m.total_current + t.bytes : m.total_current - t.bytes;
-    m.peak_bytes[index_of(t.cls)] = std::max(m.peak_bytes[index_of(t.cls)], cls);
-    m.total_peak = std::max(m.total_peak, m.total_current);
-    r_.memory.push_back({free_[index(StreamKind::kCompute)], m.total_current});
+    if (alloc)
+      m.add(t.cls, t.bytes);
+    else
+      m.remove(t.cls, t.bytes);
+    r_.memory.push_back({free_[index(StreamKind::kCompute)], m.total_current, m.current_bytes});
   }
   // Seconds of [begin, end) during which a stream of the other kind (compute vs copies) is busy.
   double overlapped(StreamKind s, double begin, double end) const {
@@ -84,8 +83,10 @@ class Clocks {
     return total;
   }
 
-  void op(StreamKind s, std::string what, double seconds) {
-    VDNN_CHECK(seconds >= 0, "negative duration for " << what);
+  void op(size_t step, double seconds) {
+    TimelineOp what = timeline_op(p_, step, pass_);
+    VDNN_CHECK(seconds >= 0, "negative duration for " << what.name);
+    const StreamKind s = what.stream;
     double& f = free_[index(s)];
     const double start = std::max(f, host_);
     // Overlapped work runs `slow` times slower: d = work + (slow - 1) * overlap(start, start + d),
@@ -96,7 +97,9 @@ class Clocks {
     f = start + seconds;
     if (seconds > 0) spans_[index(s)].push_back({start, f});
     r_.busy_seconds[index(s)] += seconds;
-    r_.ops.push_back({s, std::move(what), start, f});
+    what.start = start;
+    what.end = f;
+    r_.ops.push_back(std::move(what));
   }
 
   const Program& p_;
@@ -106,6 +109,7 @@ class Clocks {
   std::vector<double> event_time_;
   std::array<double, kStreamCount> free_{};
   double host_ = 0;
+  Pass pass_ = Pass::kForward;
 };
 
 }  // namespace
@@ -113,7 +117,7 @@ class Clocks {
 SimResult simulate(const Program& program, const CostModel& costs) {
   SimResult result;
   Clocks clocks(program, costs, result);
-  for (const Step& s : program.steps) clocks.run(s);
+  for (size_t i = 0; i < program.steps.size(); ++i) clocks.run(i);
   result.iteration_seconds = clocks.end();
   return result;
 }

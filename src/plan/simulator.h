@@ -12,6 +12,7 @@
 //   struct MyCosts : CostModel { ... };
 //   SimResult r = simulate(program, costs);
 //   r.iteration_seconds; r.stall_seconds; r.busy_seconds[kCompute];
+//   write_chrome_trace("predicted.json", r.timeline(), "vgg16 predicted");  // io/chrome_trace.h
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@
 
 #include "memory/memory_class.h"
 #include "plan/program.h"
+#include "plan/step_timeline.h"
 
 namespace vdnn {
 
@@ -37,27 +39,17 @@ class CostModel {
   virtual double slowdown_when_overlapped(StreamKind s) const { return 1.0; }
 };
 
-struct SimOp {
-  StreamKind stream;
-  std::string name;  // "forward conv1", "offload conv1:out", ...
-  double start = 0, end = 0;
-};
-
-// Device bytes in use (tensor sizes) after an alloc or free, at the time the compute stream
-// reaches that point of the Program.
-struct MemoryPoint {
-  double seconds = 0;
-  size_t bytes = 0;
-};
-
 struct SimResult {
   double iteration_seconds = 0;
   double forward_seconds = 0;  // when the loss is ready
   double stall_seconds = 0;    // time the compute stream waited on other streams
   std::array<double, kStreamCount> busy_seconds{};
-  std::vector<SimOp> ops;      // every op, in issue order (a predicted trace)
-  std::vector<MemoryPoint> memory;  // the memory timeline
+  std::vector<TimelineOp> ops;      // every op, in issue order (a predicted trace)
+  // Device bytes by class after each alloc and free, stamped with the compute stream's clock.
+  std::vector<MemoryPoint> memory;
   ClassStats memory_by_class;       // current and peak bytes per class over the step
+
+  StepTimeline timeline() const { return {ops, memory}; }
 };
 
 SimResult simulate(const Program& program, const CostModel& costs);

@@ -1,5 +1,8 @@
 #include "runtime/backend.h"
 
+#include <cmath>
+#include <vector>
+
 #include "backends/cpu/cpu_backend.h"
 #include "vdnn/error.h"
 #ifdef VDNN_HAVE_CUDA
@@ -31,6 +34,24 @@ std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& 
 #else
   VDNN_THROW("--backend cuda: " << backend_unavailable_reason(BackendKind::kCuda));
 #endif
+}
+
+bool all_finite_floats(const float* data, size_t count) {
+  bool finite = true;
+#pragma omp parallel for reduction(&& : finite) schedule(static)
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) finite = finite && std::isfinite(data[i]);
+  return finite;
+}
+
+bool Backend::all_finite(const void* device_data, size_t bytes) {
+  constexpr size_t kChunk = size_t{16} << 20;
+  std::vector<float> host(std::min(bytes, kChunk) / sizeof(float));
+  for (size_t done = 0; done < bytes; done += kChunk) {
+    const size_t n = std::min(kChunk, bytes - done);
+    download(host.data(), static_cast<const char*>(device_data) + done, n);
+    if (!all_finite_floats(host.data(), n / sizeof(float))) return false;
+  }
+  return true;
 }
 
 }  // namespace vdnn

@@ -92,6 +92,8 @@ class Backend {
   // saved state, scratch and parameter bytes. The Program builder's input.
   virtual std::vector<size_t> value_bytes() const = 0;
   virtual std::vector<NodeFacts> facts() const = 0;
+  // What runs node `node`, in the library's words ("jit:avx512_core", "cudnn fwd implicit_gemm, ...").
+  virtual std::string implementation(int node) const = 0;
 
   // The arena every planned tensor lives in (one allocation of `bytes`), and the memory offloaded
   // tensors are copied to (CUDA: pinned, so copies are truly asynchronous).
@@ -108,6 +110,9 @@ class Backend {
   // Host side (blocking; no compute work on these buffers in flight).
   virtual void download(void* host_dst, const void* device_src, size_t bytes) = 0;
   virtual void upload(void* device_dst, const void* host_src, size_t bytes) = 0;
+  // Whether `bytes` of floats on the device are all finite (no NaN, no Inf). The default downloads
+  // them in chunks; a backend whose device memory the host can read scans it in place.
+  virtual bool all_finite(const void* device_data, size_t bytes);
   // Parameter `k` of `node` in its plain layout (ParamSpec::dims) from/to the kernel's layout.
   virtual std::vector<float> export_param(int node, int k, const void* device_data) = 0;
   virtual void import_param(int node, int k, const std::vector<float>& plain,
@@ -117,6 +122,9 @@ class Backend {
 // The backend `options.kind` for `graph` (kernels created, convolution algorithms chosen). Throws
 // vdnn::Error when that backend is unavailable (backend_unavailable_reason) or a layer cannot be
 // implemented. `graph` must outlive the backend.
+// Whether `count` floats in host memory are all finite (OpenMP; the CPU backend's all_finite).
+bool all_finite_floats(const float* data, size_t count);
+
 std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options);
 
 }  // namespace vdnn

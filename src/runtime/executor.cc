@@ -35,6 +35,7 @@ StepResult Executor::run(const Program& p, Phase phase, const BatchView& batch) 
     residency_.clear();
     for (const ProgramTensor& t : p.tensors) residency_.emplace_back(t.name);
     result_ = {};
+    if (recorder_) recorder_->begin(p);
   }
   size_t begin = 0, end = p.steps.size();
   size_t phase_end = end;
@@ -42,19 +43,22 @@ StepResult Executor::run(const Program& p, Phase phase, const BatchView& batch) 
     if (p.steps[i].op == Op::kPhaseEnd) phase_end = i;
   if (phase == Phase::kForward) end = phase_end + 1;
   if (phase == Phase::kBackward) begin = phase_end + 1;
-  for (size_t i = begin; i < end; ++i) issue(p, p.steps[i], batch);
+  for (size_t i = begin; i < end; ++i) issue(p, i, i > phase_end ? Pass::kBackward : Pass::kForward, batch);
   if (phase != Phase::kForward) device_.synchronize_all();
   return result_;
 }
 
-void Executor::issue(const Program& p, const Step& s, const BatchView& batch) {
+void Executor::issue(const Program& p, size_t step, Pass pass, const BatchView& batch) {
+  const Step& s = p.steps[step];
   const int t = s.tensor;
   switch (s.op) {
     case Op::kAlloc:
       ptr_[t] = arena_ + s.offset;
       if (s.stream != StreamKind::kH2D) residency_[t].to(Residency::kDevice);
+      if (recorder_) count_memory(p.tensors[t], true);
       break;
     case Op::kFree:
+      if (recorder_) count_memory(p.tensors[t], false);
       ptr_[t] = nullptr;
       residency_[t].to(residency_[t].state() == Residency::kOffloading ? Residency::kHost
                                                                         : Residency::kAbsent);
@@ -63,26 +67,24 @@ void Executor::issue(const Program& p, const Step& s, const BatchView& batch) {
       void* dst = ptr_[t];
       const size_t bytes = p.tensors[t].bytes;
       const float* src = batch.images;
-      device_.launch(StreamKind::kCompute,
-                     [this, dst, src, bytes] { backend_.load_input(dst, src, bytes); });
+      launch_compute(p, step, pass, [this, dst, src, bytes] { backend_.load_input(dst, src, bytes); });
       break;
     }
-    case Op::kForward: launch_kernel(p, s.node, false, batch); break;
-    case Op::kBackward: launch_kernel(p, s.node, true, batch); break;
+    case Op::kForward:
+    case Op::kBackward: launch_kernel(p, step, pass, batch); break;
     case Op::kAccumulate: {
       void* into = ptr_[t];
       const void* addend = ptr_[s.tensor2];
       const size_t bytes = p.tensors[t].bytes;
-      device_.launch(StreamKind::kCompute,
-                     [this, into, addend, bytes] { backend_.accumulate(into, addend, bytes); });
+      launch_compute(p, step, pass, [this, into, addend, bytes] { backend_.accumulate(into, addend, bytes); });
       break;
     }
     case Op::kOffload:
-      events_[s.event] = device_.copy_async(StreamKind::kD2H, host_blocks_[&p][t].ptr, ptr_[t], p.tensors[t].bytes);
+      events_[s.event] = copy(p, step, pass, host_blocks_[&p][t].ptr, ptr_[t]);
       residency_[t].to(Residency::kOffloading, events_[s.event]);
       break;
     case Op::kPrefetch:
-      events_[s.event] = device_.copy_async(StreamKind::kH2D, ptr_[t], host_blocks_[&p][t].ptr, p.tensors[t].bytes);
+      events_[s.event] = copy(p, step, pass, ptr_[t], host_blocks_[&p][t].ptr);
       residency_[t].to(Residency::kPrefetching, events_[s.event]);
       break;
     case Op::kRecord: events_[s.event] = device_.record(s.stream); break;
@@ -92,7 +94,46 @@ void Executor::issue(const Program& p, const Step& s, const BatchView& batch) {
   }
 }
 
-void Executor::launch_kernel(const Program& p, int node, bool backward, const BatchView& batch) {
+void Executor::launch_compute(const Program& p, size_t step, Pass pass, std::function<void()> work) {
+  if (!recorder_) return device_.launch(StreamKind::kCompute, std::move(work));
+  device_.launch(StreamKind::kCompute,
+                 [rec = recorder_, op = timeline_op(p, step, pass), work = std::move(work)]() mutable {
+                   op.start = rec->now();
+                   work();
+                   op.end = rec->now();
+                   rec->add(std::move(op));
+                 });
+}
+
+// Offload (d2h) or prefetch (h2d). Recorded: bracketed by two stamps on the copy stream.
+Event Executor::copy(const Program& p, size_t step, Pass pass, void* dst, const void* src) {
+  const Step& s = p.steps[step];
+  const StreamKind stream = s.op == Op::kOffload ? StreamKind::kD2H : StreamKind::kH2D;
+  const size_t bytes = p.tensors[s.tensor].bytes;
+  if (!recorder_) return device_.copy_async(stream, dst, src, bytes);
+  auto op = std::make_shared<TimelineOp>(timeline_op(p, step, pass));
+  device_.launch(stream, [rec = recorder_, op] { op->start = rec->now(); });
+  Event done = device_.copy_async(stream, dst, src, bytes);
+  device_.launch(stream, [rec = recorder_, op] {
+    op->end = rec->now();
+    rec->add(*op);
+  });
+  return done;
+}
+
+// Memory counters move when the compute stream reaches the alloc or free (as in the simulator).
+void Executor::count_memory(const ProgramTensor& t, bool alloc) {
+  device_.launch(StreamKind::kCompute, [rec = recorder_, cls = t.cls, bytes = t.bytes, alloc] {
+    if (alloc)
+      rec->alloc(cls, bytes);
+    else
+      rec->free(cls, bytes);
+  });
+}
+
+void Executor::launch_kernel(const Program& p, size_t step, Pass pass, const BatchView& batch) {
+  const int node = p.steps[step].node;
+  const bool backward = p.steps[step].op == Op::kBackward;
   const NodeBinding& b = p.nodes[node];
   auto at = [&](int t) -> void* {
     if (t < 0) return nullptr;
@@ -120,7 +161,7 @@ void Executor::launch_kernel(const Program& p, int node, bool backward, const Ba
     for (int t : reads)
       if (t >= 0 && residency_[t].state() == Residency::kPrefetching) residency_[t].to(Residency::kDevice);
   }
-  device_.launch(StreamKind::kCompute, [this, node, a, backward] {
+  launch_compute(p, step, pass, [this, node, a, backward] {
     if (backward)
       backend_.backward(node, a);
     else

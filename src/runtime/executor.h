@@ -10,6 +10,7 @@
 //   Executor ex(backend, arena, host_pool);
 //   ex.run(train_program, Executor::Phase::kForward, batch);   // loss, correct after it
 //   ex.run(train_program, Executor::Phase::kBackward, batch);
+//   ex.record_into(&recorder);   // the next step's measured timeline (runtime/step_recorder.h)
 #pragma once
 
 #include <map>
@@ -21,6 +22,7 @@
 #include "memory/residency.h"
 #include "plan/program.h"
 #include "runtime/backend.h"
+#include "runtime/step_recorder.h"
 
 namespace vdnn {
 
@@ -49,9 +51,17 @@ class Executor {
   // Issues the steps of `phase`; returns once the streams are done with them.
   StepResult run(const Program& program, Phase phase, const BatchView& batch);
 
+  // Runs from here on (a kForward or kAll run begins a new timeline) are recorded into `recorder`
+  // (null: none, and no cost). It must outlive the runs it records.
+  void record_into(StepRecorder* recorder) { recorder_ = recorder; }
+
  private:
-  void issue(const Program& p, const Step& s, const BatchView& batch);
-  void launch_kernel(const Program& p, int node, bool backward, const BatchView& batch);
+  void issue(const Program& p, size_t step, Pass pass, const BatchView& batch);
+  void launch_kernel(const Program& p, size_t step, Pass pass, const BatchView& batch);
+  // Stream work of step `step`, stamped when a recorder is attached.
+  void launch_compute(const Program& p, size_t step, Pass pass, std::function<void()> work);
+  Event copy(const Program& p, size_t step, Pass pass, void* dst, const void* src);
+  void count_memory(const ProgramTensor& t, bool alloc);
   void ensure_host_copies(const Program& p);
   void read_results(const Program& p, const BatchView& batch);
 
@@ -65,6 +75,7 @@ class Executor {
   std::vector<Residency> residency_;
   std::vector<float> logits_;  // host copy, read after the forward pass
   StepResult result_;
+  StepRecorder* recorder_ = nullptr;
 };
 
 }  // namespace vdnn

@@ -1,6 +1,8 @@
 #include "runtime/net.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -36,7 +38,14 @@ Net::Net(Graph graph, const NetOptions& options)
 }
 
 Net::~Net() {
-  executor_.reset();  // waits for the device; then host slabs, arena and backend go, in that order
+  executor_.reset();  // waits for the device and returns its host blocks; then slabs, arena, backend
+  // Every host block the executor took must be back by now: a leak is a vdnn bug, and a destructor
+  // cannot throw, so it stops the process (tests and the stress run tear down thousands of Nets).
+  if (!host_pool_.all_free()) {
+    std::fprintf(stderr, "vdnn internal error: %zu host bytes were not returned at teardown\n",
+                 host_pool_.in_use_bytes());
+    std::abort();
+  }
 }
 
 Program Net::build(Policy policy, bool training, int prefetch_depth) const {
@@ -153,12 +162,32 @@ std::vector<float> Net::export_grad(size_t i) const {
   return backend_->export_param(t.node, t.index, t.grad);
 }
 
+const ParamTensor* Net::first_nonfinite_gradient() {
+  for (const ParamTensor& t : params_)
+    if (t.grad && !backend_->all_finite(t.grad, t.bytes)) return &t;
+  return nullptr;
+}
+
 void Net::import_param(size_t i, const std::vector<float>& plain) {
   const ParamTensor& t = params_.at(i);
   if (static_cast<int64_t>(plain.size()) != t.spec.elements())
     VDNN_THROW("parameter '" << t.name << "' has " << t.spec.elements() << " elements, got "
                              << plain.size());
   backend_->import_param(t.node, t.index, plain, t.data);
+}
+
+std::vector<float> Net::export_momentum(size_t i) const {
+  const ParamTensor& t = params_.at(i);
+  VDNN_CHECK(t.velocity, "parameter '" << t.name << "' is not trainable: it has no momentum");
+  return backend_->export_param(t.node, t.index, t.velocity);
+}
+
+void Net::import_momentum(size_t i, const std::vector<float>& plain) {
+  const ParamTensor& t = params_.at(i);
+  VDNN_CHECK(t.velocity, "parameter '" << t.name << "' is not trainable: it has no momentum");
+  VDNN_CHECK(static_cast<int64_t>(plain.size()) == t.spec.elements(),
+             "momentum of '" << t.name << "' has " << t.spec.elements() << " elements, got " << plain.size());
+  backend_->import_param(t.node, t.index, plain, t.velocity);
 }
 
 std::string Net::weights_sha256() const {
@@ -186,6 +215,9 @@ float Net::forward(bool training) {
   VDNN_CHECK(valid_ > 0, "forward() before set_batch()");
   BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), step_,
                  training};
+  const bool record = training && recorder_ && steps_to_record_ > 0;
+  steps_to_record_ -= record;
+  executor_->record_into(record ? recorder_ : nullptr);
   result_ = executor_->run(training ? train_ : eval_,
                            training ? Executor::Phase::kForward : Executor::Phase::kAll, view);
   if (training) ++step_;

@@ -82,12 +82,29 @@ class Net {
   void run_on_compute(const std::function<void()>& work);
   // Samples among the valid ones whose arg-max logit equals their label (after forward).
   int64_t correct() const { return result_.correct; }
+  // Records the measured timeline (forward and backward, not the optimizer step) of the
+  // `step`-th training step from now (1-based) into `recorder`; the steps before it are recorded
+  // too, each replacing the last, so when training stops sooner the recorder holds the last one.
+  // Null: record nothing.
+  void record_step(int64_t step, StepRecorder* recorder) {
+    steps_to_record_ = step;
+    recorder_ = recorder;
+  }
 
   std::vector<ParamTensor>& params() { return params_; }
   const std::vector<ParamTensor>& params() const { return params_; }
   std::vector<float> export_param(size_t i) const;                 // plain layout
-  std::vector<float> export_grad(size_t i) const;                  // plain layout (trainable only)
+  std::vector<float> export_grad(size_t i) const;
+  // After backward(): the first trainable parameter whose gradient holds a NaN or an Inf, or null.
+  const ParamTensor* first_nonfinite_gradient();                  // plain layout (trainable only)
   void import_param(size_t i, const std::vector<float>& plain);   // plain layout
+  // SGD momentum of trainable parameter i, in the parameter's plain layout (checkpoints).
+  std::vector<float> export_momentum(size_t i) const;
+  void import_momentum(size_t i, const std::vector<float>& plain);
+  // Training forward passes so far; dropout masks are drawn from (seed, this counter), so a
+  // resumed run sets it back to continue with the same masks.
+  uint64_t dropout_step() const { return step_; }
+  void set_dropout_step(uint64_t step) { step_ = step; }
   // SHA-256 over every parameter and running statistic, plain layouts, in graph order.
   std::string weights_sha256() const;
 
@@ -124,6 +141,8 @@ class Net {
   uint64_t step_ = 0;
   int prefetch_depth_ = 0;
   StepResult result_;
+  int64_t steps_to_record_ = 0;  // training steps still to record into recorder_
+  StepRecorder* recorder_ = nullptr;
 };
 
 }  // namespace vdnn

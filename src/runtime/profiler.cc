@@ -202,6 +202,7 @@ void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o,
         cost.algos.push_back(measure(*winograd, "winograd", setup, graph.classes(), o, stream));
     }
     c.nodes.push_back(std::move(cost));
+    if (o.on_layer) o.on_layer(n + 1, static_cast<int>(graph.nodes().size()));
   }
   // The heaviest forward kernel stands for every kernel in the contention measurement.
   int heaviest = 0;

@@ -15,6 +15,7 @@
 //   std::vector<ConvAlgo> algos = conv_algos_of(c, c.fastest());   // for NetOptions::conv_algos
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "backends/cpu/kernel.h"
@@ -29,6 +30,8 @@ struct ProfileOptions {
   uint64_t seed = 1;
   LinkModel link;  // the copy engine's emulated link (0: as fast as memcpy)
   bool cold_caches = true;  // evict the caches before each timed run, as a training step finds them
+  // Called after each layer is measured (on the measuring thread): layers done, layer count.
+  std::function<void(int done, int total)> on_layer;
 };
 
 NetworkCosts measure_costs(const Graph& graph, int64_t batch, const ProfileOptions& options);

@@ -1,8 +1,10 @@
 #include "runtime/trainer.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "data/batch_loader.h"
+#include "runtime/checkpoint.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -26,6 +28,14 @@ void check_data_fits(const Graph& g, const Dataset& data) {
                         << g.name() << "' predicts " << g.classes());
 }
 
+void Trainer::resume(const Checkpoint& checkpoint) {
+  check_resumable(checkpoint, net_.graph().name(), net_.batch(), config_.seed);
+  restore_checkpoint(checkpoint, net_);
+  resume_path_ = checkpoint.file.path;
+  start_step_ = checkpoint.position.step;
+  resume_steps_per_epoch_ = checkpoint.position.steps_per_epoch;
+}
+
 EvalResult Trainer::evaluate(const Dataset& data) {
   check_data_fits(net_.graph(), data);
   BatchLoader loader(data, net_.batch(), /*shuffle=*/false, config_.seed);
@@ -46,36 +56,85 @@ EvalResult Trainer::evaluate(const Dataset& data) {
   return r;
 }
 
+// What is not finite after a step's backward, or "" when the loss and every gradient are finite.
+std::string Trainer::nonfinite(float loss) {
+  const ParamTensor* grad = net_.first_nonfinite_gradient();
+  if (std::isfinite(loss) && !grad) return "";
+  std::string what = std::isfinite(loss) ? std::string("the loss is finite") : VDNN_MSG("the loss is " << loss);
+  if (grad)
+    what += VDNN_MSG(", the gradient of '" << grad->name << "' (layer '" << net_.graph().nodes()[grad->node].layer->name()
+                                          << "') holds NaN or Inf");
+  else
+    what += ", every gradient is finite";
+  return what;
+}
+
 TrainResult Trainer::run(const Dataset& train, const Dataset* test,
                          const std::function<void(const EpochResult&)>& on_epoch) {
   check_data_fits(net_.graph(), train);
+  if (config_.checkpoint_every > 0 && config_.save_path.empty())
+    VDNN_THROW("--checkpoint-every " << config_.checkpoint_every
+                                     << " needs --save FILE.safetensors (where to write)");
   BatchLoader loader(train, net_.batch(), /*shuffle=*/true, config_.seed);
   const int64_t per_epoch = loader.batches_per_epoch();
   int epochs = config_.epochs;
   if (config_.iterations > 0) epochs = static_cast<int>((config_.iterations + per_epoch - 1) / per_epoch);
   const int64_t total = config_.iterations > 0 ? config_.iterations : per_epoch * epochs;
   LrSchedule schedule{config_.lr, config_.schedule, total, config_.step_epochs, config_.gamma};
+  if (resume_steps_per_epoch_ && resume_steps_per_epoch_ != per_epoch)
+    VDNN_THROW("--resume " << resume_path_ << ": the checkpoint's data gave " << resume_steps_per_epoch_
+                           << " batches per epoch, this run's data gives " << per_epoch
+                           << " (the training data differs)");
+  if (start_step_ > total)
+    VDNN_THROW("--resume " << resume_path_ << ": the checkpoint is at step " << start_step_
+                           << " but this run ends at step " << total << " (raise --epochs or --iterations)");
+  int64_t saved_step = -1;
+  auto save = [&](int64_t at) {
+    save_checkpoint(config_.save_path, net_, config_, {at, per_epoch, total});
+    saved_step = at;
+  };
 
   std::vector<float> images(static_cast<size_t>(net_.batch() * loader.sample_floats()));
   std::vector<int32_t> labels(static_cast<size_t>(net_.batch()));
   TrainResult result;
-  int64_t step = 0;
-  for (int epoch = 0; epoch < epochs && step < total; ++epoch) {
+  int64_t step = start_step_;
+  for (int epoch = static_cast<int>(step / per_epoch); epoch < epochs && step < total; ++epoch) {
     EpochResult e;
     e.epoch = epoch + 1;
-    loader.start_epoch(epoch);
+    const int64_t done = step - epoch * per_epoch;  // batches of this epoch before a resume
+    loader.start_epoch(epoch, done);
     double loss_sum = 0;
     int64_t right = 0, seen = 0, count = 0;
     const auto start = Clock::now();
+    int64_t epoch_step = done;
     while (step < total && loader.next(images.data(), labels.data(), &count)) {
       net_.set_batch(images.data(), labels.data(), count);
-      loss_sum += net_.forward(/*training=*/true);
+      // The forward pass updates running statistics (batch norm); a skipped step must not keep them.
+      std::vector<std::pair<size_t, std::vector<float>>> statistics;
+      if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
+        for (size_t i = 0; i < net_.params().size(); ++i)
+          if (!net_.params()[i].grad) statistics.emplace_back(i, net_.export_param(i));
+      const float loss = net_.forward(/*training=*/true);
+      loss_sum += loss;
       right += net_.correct();
       seen += count;
       net_.backward();
       e.lr = schedule.at(step, epoch);
-      net_.run_on_compute([&] { sgd_.step(net_.backend(), net_.params(), e.lr); });
+      if (const std::string bad = nonfinite(loss); bad.empty()) {
+        net_.run_on_compute([&] { sgd_.step(net_.backend(), net_.params(), e.lr); });
+      } else if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip) {
+        result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
+        for (const auto& [i, plain] : statistics) net_.import_param(i, plain);
+      } else {
+        VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad
+                           << "; training stopped before the update (lower --lr, or --on-nan skip to skip such steps)");
+      }
       ++step;
+      ++epoch_step;
+      if (config_.checkpoint_every > 0 && step % config_.checkpoint_every == 0) save(step);
+      if (on_step_)
+        on_step_({step, total, epoch + 1, epochs, epoch_step, std::min(per_epoch, total - (step - epoch_step)), loss,
+                  e.lr, result.train_seconds + std::chrono::duration<double>(Clock::now() - start).count()});
     }
     e.train_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const int64_t batches = seen / net_.batch();
@@ -95,8 +154,11 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
   if (!result.epochs.empty()) {
     result.final_loss = result.epochs.back().train_loss;
     result.test_accuracy = result.epochs.back().test.accuracy;
+  } else if (test && config_.evaluate) {  // resumed from a checkpoint at the run's last step
+    result.test_accuracy = evaluate(*test).accuracy;
   }
   result.weights_sha256 = net_.weights_sha256();
+  if (!config_.save_path.empty() && saved_step != step) save(step);
   return result;
 }
 

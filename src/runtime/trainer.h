@@ -5,6 +5,9 @@
 //   Trainer trainer(net, cfg);
 //   TrainResult r = trainer.run(train_set, &test_set, [](const EpochResult& e) { print(e); });
 //   r.test_accuracy; r.images_per_second; r.weights_sha256;
+//
+// Checkpoints (runtime/checkpoint.h): cfg.save_path and cfg.checkpoint_every save the run;
+// trainer.resume(read_checkpoint(path)) before run() continues one exactly where it was saved.
 #pragma once
 
 #include <functional>
@@ -28,6 +31,12 @@ struct TrainConfig {
   double gamma = 0.1;
   uint64_t seed = 1;
   bool evaluate = true;
+  std::string save_path;         // non-empty: write a checkpoint here at the end of run()
+  int64_t checkpoint_every = 0;  // > 0: also every N steps (of the whole run) to save_path
+  // A NaN or Inf in the loss or a gradient: stop with an error naming the step and the layer, or
+  // skip the step (no update) and go on.
+  enum class OnNonFinite { kStop, kSkip };
+  OnNonFinite on_nonfinite = OnNonFinite::kStop;
 };
 
 struct EvalResult {
@@ -53,7 +62,19 @@ struct TrainResult {
   double images_per_second = 0;
   double train_seconds = 0;
   std::string weights_sha256;
+  std::vector<std::string> skipped_steps;  // --on-nan skip: "step 12: ..." for each
 };
+
+// Where training is, after each step (for progress bars and periodic work such as checkpoints).
+struct StepProgress {
+  int64_t step = 0, total_steps = 0;         // steps done so far, and in the whole run
+  int epoch = 0, epochs = 0;                 // 1-based current epoch, and how many
+  int64_t epoch_step = 0, steps_per_epoch = 0;
+  double loss = 0, lr = 0;                   // this step's
+  double elapsed_seconds = 0;                // training time since run() began (evaluation excluded)
+};
+
+struct Checkpoint;  // runtime/checkpoint.h
 
 // Throws vdnn::Error when the data's sample shape or class count does not fit the model.
 void check_data_fits(const Graph& graph, const Dataset& data);
@@ -64,11 +85,22 @@ class Trainer {
   TrainResult run(const Dataset& train, const Dataset* test,
                   const std::function<void(const EpochResult&)>& on_epoch = {});
   EvalResult evaluate(const Dataset& data);
+  // Continues a saved run: loads its weights, momentum and dropout counter into the Net, and run()
+  // then starts at its step (the same epoch, its batches already done skipped, the same learning
+  // rate). Throws vdnn::Error when its model, batch or seed differ from this run; run() throws
+  // when the data gives another number of batches per epoch or the run ends before that step.
+  void resume(const Checkpoint& checkpoint);
+  // Called after every training step, on the calling thread.
+  void on_step(std::function<void(const StepProgress&)> hook) { on_step_ = std::move(hook); }
 
  private:
+  std::function<void(const StepProgress&)> on_step_;
+  std::string nonfinite(float loss);
   Net& net_;
   TrainConfig config_;
   Sgd sgd_;
+  std::string resume_path_;  // the checkpoint resumed from, for errors
+  int64_t start_step_ = 0, resume_steps_per_epoch_ = 0;
 };
 
 }  // namespace vdnn

@@ -16,6 +16,7 @@
 #include "data/fashion_mnist.h"
 #include "data/idx_file.h"
 #include "data/synthetic.h"
+#include "error_of.h"
 #include "vdnn/error.h"
 #include "vdnn/rng.h"
 
@@ -44,17 +45,7 @@ void write_gz(const fs::path& path, const Bytes& bytes) {
   ASSERT_EQ(gzclose(f), Z_OK);
 }
 
-// Runs `fn`, expects vdnn::Error, and returns its message.
-template <typename Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected vdnn::Error";
-  return "";
-}
+using test::error_of;
 
 #define EXPECT_ERROR_HAS(statement, needle)                                                        \
   do {                                                                                             \

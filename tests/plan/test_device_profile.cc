@@ -15,6 +15,7 @@
 
 #include "plan/conv_algorithms.h"
 #include "plan/device_profile.h"
+#include "error_of.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -23,14 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 // Sets an environment variable for one scope, then restores it.
 class ScopedEnv {

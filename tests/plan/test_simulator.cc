@@ -65,9 +65,9 @@ TEST_F(SimulatorTest, ASlowLinkIsBoundedByItsCopiesAndStallsTheComputeStream) {
   EXPECT_GE(r.iteration_seconds, std::max(kernels(), copy_each_way));
   EXPECT_GT(r.iteration_seconds, kernels());
   EXPECT_GT(r.stall_seconds, 0.0);
-  for (const SimOp& op : r.ops) EXPECT_GE(op.end, op.start);
+  for (const TimelineOp& op : r.ops) EXPECT_GE(op.end, op.start);
   double compute_free = 0;  // ops of one stream never overlap
-  for (const SimOp& op : r.ops)
+  for (const TimelineOp& op : r.ops)
     if (op.stream == StreamKind::kCompute) {
       EXPECT_GE(op.start, compute_free - 1e-15) << op.name;
       compute_free = op.end;

@@ -29,6 +29,10 @@ class CpuBackend final : public Backend {
   Device& device() override { return *device_; }
   std::vector<size_t> value_bytes() const override { return compiled_.value_bytes(); }
   std::vector<NodeFacts> facts() const override { return compiled_.facts(); }
+  std::string implementation(int node) const override { return compiled_.kernel(node).implementation; }
+  bool all_finite(const void* device_data, size_t bytes) override {  // the arena is host memory
+    return all_finite_floats(static_cast<const float*>(device_data), bytes / sizeof(float));
+  }
   std::unique_ptr<DeviceBuffer> allocate_arena(size_t bytes) override;
   HostMemory host_memory() const override { return HostMemory::aligned(); }
 

@@ -33,6 +33,7 @@ class CudaBackend final : public Backend {
   Device& device() override { return device_; }
   std::vector<size_t> value_bytes() const override { return value_bytes_; }
   std::vector<NodeFacts> facts() const override { return facts_; }
+  std::string implementation(int node) const override { return kernels_[node]->implementation; }
   std::unique_ptr<DeviceBuffer> allocate_arena(size_t bytes) override;
   HostMemory host_memory() const override;
 

@@ -1,0 +1,33 @@
+// data/data_source.h — what the CLI's --data flag names: Fashion-MNIST, synthetic data shaped for
+// the model, or a folder of Fashion-MNIST-style IDX files.
+//
+// Model: "fashion-mnist" reads kFashionMnistDefaultDir, any other text but "synthetic" is a folder.
+// "synthetic" makes `synthetic_samples` training samples shaped and labelled for the model, and a
+// test split a quarter that size (at least 1) over the same classes, both from `seed`
+// (data/synthetic.h), so `vdnn train` and `vdnn infer` with the same flags see the same data.
+//
+//   DataSource source{.data = "synthetic", .synthetic_samples = 256, .seed = 1};
+//   Dataset train = load_data(source, graph, Split::kTrain);
+//   Dataset test = load_data(source, graph, Split::kTest);
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/graph.h"
+#include "data/dataset.h"
+
+namespace vdnn {
+
+struct DataSource {
+  std::string data = "fashion-mnist";  // fashion-mnist | synthetic | a folder
+  int64_t synthetic_samples = 2048;
+  uint64_t seed = 1;
+};
+
+enum class Split { kTrain, kTest };
+
+// Throws vdnn::Error naming the folder or file when the data cannot be read.
+Dataset load_data(const DataSource& source, const Graph& graph, Split split);
+
+}  // namespace vdnn

@@ -1,0 +1,32 @@
+// io/memory_timeline_chart.h — the picture a vDNN user wants: device memory over one training
+// step, stacked by class, one panel per configuration (none, conv, all, dyn's pick).
+//
+// Model: each panel draws a step's memory timeline (plan/step_timeline.h: bytes per class after
+// every alloc and free) as stacked step-shaped areas, weights at the bottom and workspace on top.
+// All panels share both axes — time in the step and device memory — so a longer step (offload
+// overhead) and a lower peak (offload savings) read directly; the budget is a dashed line.
+//
+//   std::vector<MemoryPanel> panels;
+//   for (const Row& r : rows) panels.push_back({r.label, r.e.time.memory, r.e.time.iteration_seconds});
+//   write_text_file("memory.svg", memory_timeline_svg("vgg16, batch 256, titan-x-maxwell", panels,
+//                                                     size_t{12} << 30));
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plan/step_timeline.h"
+
+namespace vdnn {
+
+struct MemoryPanel {
+  std::string label;                // "all+fastest"
+  std::vector<MemoryPoint> memory;  // one step, in time order from 0
+  double step_seconds = 0;          // when the step ends (the last area runs to here)
+};
+
+// The SVG document; `title` names model, batch and device; budget 0: no budget line.
+std::string memory_timeline_svg(const std::string& title, const std::vector<MemoryPanel>& panels,
+                                size_t budget_bytes);
+
+}  // namespace vdnn

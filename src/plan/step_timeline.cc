@@ -1,0 +1,42 @@
+#include "plan/step_timeline.h"
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+bool is_timeline_op(Op op) {
+  switch (op) {
+    case Op::kLoadInput:
+    case Op::kForward:
+    case Op::kBackward:
+    case Op::kAccumulate:
+    case Op::kOffload:
+    case Op::kPrefetch: return true;
+    default: return false;
+  }
+}
+
+MemoryPoint peak_point(const std::vector<MemoryPoint>& memory) {
+  MemoryPoint peak;
+  for (const MemoryPoint& m : memory)
+    if (m.bytes > peak.bytes) peak = m;
+  return peak;
+}
+
+TimelineOp timeline_op(const Program& p, size_t step, Pass pass) {
+  const Step& s = p.steps.at(step);
+  TimelineOp op{.stream = s.stream, .op = s.op, .pass = pass, .step = static_cast<int>(step)};
+  const std::string tensor = s.tensor >= 0 ? p.tensors.at(s.tensor).name : "";
+  switch (s.op) {
+    case Op::kLoadInput: op.name = "load_input"; break;
+    case Op::kForward: op.name = "forward " + p.node_names.at(s.node), op.node = s.node; break;
+    case Op::kBackward: op.name = "backward " + p.node_names.at(s.node), op.node = s.node; break;
+    case Op::kAccumulate: op.name = "accumulate " + tensor; break;
+    case Op::kOffload: op.name = "offload " + tensor; break;
+    case Op::kPrefetch: op.name = "prefetch " + tensor; break;
+    default: VDNN_CHECK(false, "step " << op.step << " is not stream work");
+  }
+  return op;
+}
+
+}  // namespace vdnn

@@ -1,0 +1,151 @@
+#include "runtime/checkpoint.h"
+
+#include <algorithm>
+#include <charconv>
+#include <iomanip>
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+namespace {
+
+constexpr const char* kFormat = "vdnn-checkpoint";
+const std::string kMomentumSuffix = ":momentum";
+
+const char* schedule_name(LrSchedule::Kind k) {
+  switch (k) {
+    case LrSchedule::kConstant: return "constant";
+    case LrSchedule::kStep: return "step";
+    case LrSchedule::kCosine: return "cosine";
+  }
+  return "?";
+}
+
+std::string exact(double v) { return VDNN_MSG(std::setprecision(17) << v); }
+
+// A metadata field of a checkpoint; throws naming the file and the field when it is missing.
+const std::string& text(const SafeTensors& f, const std::string& key) {
+  auto it = f.metadata.find(key);
+  if (it == f.metadata.end())
+    VDNN_THROW(f.path << ": not a complete vdnn checkpoint: metadata '" << key
+                      << "' is missing (a file with weights only can be evaluated with `vdnn infer`)");
+  return it->second;
+}
+
+// The same, as a non-negative integer.
+uint64_t number(const SafeTensors& f, const std::string& key) {
+  const std::string& s = text(f, key);
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+    VDNN_THROW(f.path << ": metadata '" << key << "' is '" << s << "', expected a non-negative integer");
+  return v;
+}
+
+// The same, for counts (steps, batch size) that must fit an int64_t.
+int64_t count(const SafeTensors& f, const std::string& key) {
+  const uint64_t v = number(f, key);
+  if (v > static_cast<uint64_t>(INT64_MAX))
+    VDNN_THROW(f.path << ": metadata '" << key << "' is " << v << ", too large for a count");
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
+                     const CheckpointPosition& at) {
+  SafeTensors f;
+  const std::vector<ParamTensor>& params = net.params();
+  for (size_t i = 0; i < params.size(); ++i)
+    f.tensors.push_back({params[i].name, params[i].spec.dims, net.export_param(i)});
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].velocity)
+      f.tensors.push_back({params[i].name + kMomentumSuffix, params[i].spec.dims, net.export_momentum(i)});
+  const int64_t per_epoch = std::max<int64_t>(1, at.steps_per_epoch);
+  f.metadata = {
+      {"format", kFormat},
+      {"format_version", std::to_string(kCheckpointFormatVersion)},
+      {"model", net.graph().name()},
+      {"batch", std::to_string(net.batch())},
+      {"seed", std::to_string(config.seed)},
+      {"step", std::to_string(at.step)},
+      {"epoch", std::to_string(at.step / per_epoch)},
+      {"epoch_step", std::to_string(at.step % per_epoch)},
+      {"steps_per_epoch", std::to_string(per_epoch)},
+      {"total_steps", std::to_string(at.total_steps)},
+      {"dropout_step", std::to_string(net.dropout_step())},
+      {"lr", exact(config.lr)},
+      {"lr_schedule", schedule_name(config.schedule)},
+      {"lr_step_epochs", std::to_string(config.step_epochs)},
+      {"lr_gamma", exact(config.gamma)},
+      {"momentum", exact(config.momentum)},
+      {"weight_decay", exact(config.weight_decay)},
+      {"weights_sha256", net.weights_sha256()},
+  };
+  write_safetensors(path, f);
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  Checkpoint c;
+  c.file = read_safetensors(path);
+  const auto& m = c.file.metadata;
+  auto format = m.find("format");
+  if (format == m.end() || format->second != kFormat)
+    VDNN_THROW(path << ": not a vdnn checkpoint (its metadata has no \"format\": \"" << kFormat
+                    << "\"; a file with weights only can be evaluated with `vdnn infer`)");
+  const uint64_t version = number(c.file, "format_version");
+  if (version != kCheckpointFormatVersion)
+    VDNN_THROW(path << ": checkpoint format version " << version << ", this vdnn reads version "
+                    << kCheckpointFormatVersion);
+  c.model = text(c.file, "model");
+  c.batch = count(c.file, "batch");
+  c.seed = number(c.file, "seed");
+  c.position.step = count(c.file, "step");
+  c.position.steps_per_epoch = count(c.file, "steps_per_epoch");
+  c.position.total_steps = count(c.file, "total_steps");
+  c.dropout_step = number(c.file, "dropout_step");
+  if (c.batch < 1) VDNN_THROW(path << ": metadata 'batch' is 0, expected a batch size >= 1");
+  const int64_t per_epoch = c.position.steps_per_epoch, step = c.position.step;
+  if (per_epoch < 1) VDNN_THROW(path << ": metadata 'steps_per_epoch' is 0, expected >= 1");
+  if (count(c.file, "epoch") != step / per_epoch || count(c.file, "epoch_step") != step % per_epoch)
+    VDNN_THROW(path << ": inconsistent metadata: epoch " << m.at("epoch") << ", epoch_step " << m.at("epoch_step")
+                    << " with " << per_epoch << " steps per epoch is not step " << step);
+  return c;
+}
+
+void check_resumable(const Checkpoint& c, const std::string& model, int64_t batch, uint64_t seed) {
+  const std::string& path = c.file.path;
+  if (c.model != model)
+    VDNN_THROW("--resume " << path << ": the checkpoint is of model '" << c.model << "' but this run trains '"
+                           << model << "'");
+  if (c.batch != batch)
+    VDNN_THROW("--resume " << path << ": the checkpoint was trained with --batch " << c.batch
+                           << " but this run has --batch " << batch);
+  if (c.seed != seed)
+    VDNN_THROW("--resume " << path << ": the checkpoint was trained with --seed " << c.seed
+                           << " but this run has --seed " << seed
+                           << " (the data order and dropout follow the seed)");
+}
+
+void load_weights(const SafeTensors& file, Net& net) {
+  const std::vector<ParamTensor>& params = net.params();
+  const std::string model = "model '" + net.graph().name() + "'";
+  for (size_t i = 0; i < params.size(); ++i)
+    net.import_param(i, file.require(params[i].name, params[i].spec.dims, model).data);
+}
+
+void restore_checkpoint(const Checkpoint& c, Net& net) {
+  load_weights(c.file, net);
+  const std::vector<ParamTensor>& params = net.params();
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].velocity)
+      net.import_momentum(i, c.file.require(params[i].name + kMomentumSuffix, params[i].spec.dims, "SGD").data);
+  net.set_dropout_step(c.dropout_step);
+  auto hash = c.file.metadata.find("weights_sha256");
+  if (hash != c.file.metadata.end() && hash->second != net.weights_sha256())
+    VDNN_THROW(c.file.path << ": the weights do not hash to the weights_sha256 in its metadata (the file is "
+                           << "corrupted)");
+}
+
+}  // namespace vdnn

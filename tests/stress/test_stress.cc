@@ -1,0 +1,106 @@
+// The stress test (issue 9): random DAG networks x budgets x policies x sync modes x links. Every
+// case trains to the same weights as `none` or is refused before training with the smallest
+// budget (stress/stress_case.h). CI runs kCiCases; longer runs (docs/reliability.md):
+//   VDNN_STRESS_CASES=1200 VDNN_STRESS_SEED=1000 build/vdnn_tests --gtest_filter='Stress.*'
+// VDNN_STRESS_TIMEOUT: seconds one case may take before it counts as hung (default 120).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "stress/random_network.h"
+#include "stress/stress_case.h"
+#include "stress/watchdog.h"
+
+namespace vdnn::stress {
+namespace {
+
+constexpr int64_t kCiCases = 300;
+
+double env_number(const char* name, double fallback) {
+  const char* text = std::getenv(name);
+  return text && *text ? std::strtod(text, nullptr) : fallback;
+}
+
+TEST(StressGenerator, SameSeedGivesTheSameNetworkAndEveryLayerKindAppears) {
+  EXPECT_EQ(random_network(5).model, random_network(5).model);
+  EXPECT_NE(random_network(5).model, random_network(6).model);
+  std::set<std::string> types;
+  int multi_input = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const RandomNetwork n = random_network(seed);
+    EXPECT_NO_THROW(n.graph()) << n.model.dump();
+    for (const auto& layer : n.model["layers"]) {
+      types.insert(layer["type"].get<std::string>());
+      multi_input += layer.contains("inputs") && layer["inputs"].size() > 1;
+    }
+  }
+  for (const char* t : {"conv", "batch_norm", "relu", "max_pool", "avg_pool", "lrn", "dropout",
+                        "concat", "add", "flatten", "fc", "softmax_cross_entropy"})
+    EXPECT_TRUE(types.count(t)) << t << " never generated";
+  EXPECT_GE(multi_input, 50);
+}
+
+TEST(StressWatchdog, AbortsNamingTheWorkThatHangs) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Watchdog watchdog(0.05);
+        watchdog.arm("network seed 7, case 3");
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+      },
+      "no result after 0 s, the case hangs:\nnetwork seed 7, case 3");
+  Watchdog quiet(0.05);  // disarmed in time: nothing happens
+  quiet.arm("fast");
+  quiet.disarm();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+TEST(Stress, RandomNetworksTrainIdenticallyOrAreRefusedBeforeTraining) {
+  const auto cases = static_cast<int64_t>(env_number("VDNN_STRESS_CASES", kCiCases));
+  const auto first_seed = static_cast<uint64_t>(env_number("VDNN_STRESS_SEED", 1));
+  Watchdog watchdog(env_number("VDNN_STRESS_TIMEOUT", 120));
+  std::map<CaseResult::Outcome, int64_t> outcomes;
+  std::map<std::string, int64_t> by_rule;  // "rule: outcome"
+  const auto start = std::chrono::steady_clock::now();
+  int64_t done = 0, networks = 0;
+  for (uint64_t seed = first_seed; done < cases; ++seed, ++networks) {
+    RandomNetwork network = random_network(seed);
+    watchdog.arm("network seed " + std::to_string(seed) + ": the reference run\n" +
+                 network.model.dump());
+    NetworkStress stress(std::move(network));
+    if (!stress.reference_failure().empty()) ADD_FAILURE() << stress.reference_failure();
+    for (int i = 0; i < kCasesPerNetwork && done < cases; ++i, ++done) {
+      watchdog.arm(stress.describe(i) + "\n" + stress.replay());
+      const CaseResult r = stress.run(i);
+      watchdog.disarm();
+      ++outcomes[r.outcome];
+      const char* outcome = r.outcome == CaseResult::kTrained   ? "trained"
+                            : r.outcome == CaseResult::kRefused ? "refused"
+                                                                : "FAILED";
+      ++by_rule[std::string(to_string(stress.config(i).budget_rule)) + ": " + outcome];
+      if (r.outcome == CaseResult::kFailed) ADD_FAILURE() << r.message;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "stress: %lld cases on %lld networks (seeds %llu..%llu) in %.1f s: %lld trained, %lld "
+      "refused, %lld failed\n",
+      static_cast<long long>(done), static_cast<long long>(networks),
+      static_cast<unsigned long long>(first_seed),
+      static_cast<unsigned long long>(first_seed + networks - 1), seconds,
+      static_cast<long long>(outcomes[CaseResult::kTrained]),
+      static_cast<long long>(outcomes[CaseResult::kRefused]),
+      static_cast<long long>(outcomes[CaseResult::kFailed]));
+  for (const auto& [what, n] : by_rule)
+    std::printf("  %-40s %lld\n", what.c_str(), static_cast<long long>(n));
+  EXPECT_GT(outcomes[CaseResult::kTrained], 0);
+  EXPECT_GT(outcomes[CaseResult::kRefused], 0);
+}
+
+}  // namespace
+}  // namespace vdnn::stress

@@ -1,0 +1,93 @@
+// `vdnn infer`: test loss and accuracy of saved weights (a `vdnn train --save` checkpoint, or any
+// safetensors file with the model's parameter names and shapes).
+//
+//   vdnn infer --model fmnist_cnn --weights run.safetensors --data fashion-mnist [--json]
+#include <omp.h>
+
+#include <charconv>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "data/data_source.h"
+#include "io/model_file.h"
+#include "io/safetensors.h"
+#include "runtime/checkpoint.h"
+#include "runtime/trainer.h"
+#include "vdnn/error.h"
+
+namespace vdnn::cli {
+namespace {
+
+struct InferOptions {
+  std::string model, weights, input;
+  DataSource source;
+  int64_t batch = 128;
+  int classes = 0, threads = 0;
+  bool seed_given = false, json = false;
+};
+
+int run_infer(InferOptions& o) {
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  ModelOptions mo;
+  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
+  if (o.classes > 0) mo.classes = o.classes;
+  SafeTensors weights;
+  try {
+    weights = read_safetensors(o.weights);
+  } catch (const Error& e) {
+    VDNN_THROW("--weights " << e.what());
+  }
+  // Synthetic test data follows the seed: by default the one the weights were trained with.
+  if (auto seed = weights.metadata.find("seed"); !o.seed_given && seed != weights.metadata.end()) {
+    const std::string& s = seed->second;
+    if (std::from_chars(s.data(), s.data() + s.size(), o.source.seed).ptr != s.data() + s.size() || s.empty())
+      VDNN_THROW("--weights " << o.weights << ": metadata 'seed' is '" << s << "', expected an integer");
+  }
+  Graph graph = load_model(o.model, mo);
+  const Dataset test = load_data(o.source, graph, Split::kTest);
+  check_data_fits(graph, test);
+  Net net(std::move(graph), {.batch = o.batch, .seed = o.source.seed});
+  load_weights(weights, net);
+  const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test);
+  auto step = weights.metadata.find("step");
+  if (o.json) {
+    nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
+                        {"samples", r.samples}, {"batch", o.batch}, {"test_loss", r.loss},
+                        {"test_accuracy", r.accuracy}, {"weights_sha256", net.weights_sha256()}};
+    if (step != weights.metadata.end()) j["step"] = step->second;
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
+              o.weights.c_str(), step != weights.metadata.end() ? (" (step " + step->second + ")").c_str() : "",
+              test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.batch));
+  std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_infer_command(CLI::App& app) {
+  auto o = std::make_shared<InferOptions>();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--model", o->model, "model name (see `vdnn models`) or JSON file")->required();
+  app.add_option("--weights", o->weights, "safetensors file, e.g. from `vdnn train --save`")->required();
+  app.add_option("--data", o->source.data, "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
+      ->capture_default_str();
+  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
+  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--synthetic-samples", o->source.synthetic_samples,
+                 "--data synthetic: training samples of the run (the test split is a quarter of them)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))->capture_default_str();
+  app.add_option("--seed", o->source.seed, "--data synthetic: its seed (default: the weights' training seed)")
+      ->each([o](const std::string&) { o->seed_given = true; });
+  app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")->check(CLI::Range(1, 1024));
+  app.add_flag("--json", o->json, "print JSON instead of text");
+  return [o] { return run_infer(*o); };
+}
+
+}  // namespace vdnn::cli
