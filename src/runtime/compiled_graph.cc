@@ -5,6 +5,34 @@
 
 namespace vdnn {
 
+namespace {
+
+// A ReLU that runs in place on a convolution's output (its only consumer) is fused into it.
+bool relu_fused_into_producer(const Graph& graph, int n) {
+  const Node& node = graph.nodes()[n];
+  if (node.layer->type() != "relu" || !graph.runs_in_place(n)) return false;
+  const int producer = graph.values()[node.inputs[0]].producer;
+  return producer >= 0 && graph.nodes()[producer].layer->type() == "conv";
+}
+
+}  // namespace
+
+KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
+                         const std::vector<dnnl::memory::desc>& value_mds) {
+  const Node& node = graph.nodes()[n];
+  const auto& values = graph.values();
+  KernelSetup setup{*node.layer, batch, {}, values[node.output].shape, {}, graph.runs_in_place(n), {}, 0};
+  for (ValueId v : node.inputs) {
+    setup.in_shapes.push_back(values[v].shape);
+    setup.in_mds.push_back(value_mds[v]);
+    setup.input_needs_grad.push_back(v != 0);
+  }
+  setup.relu_done_before = relu_fused_into_producer(graph, n);
+  const auto& consumers = values[node.output].consumers;
+  setup.applies_relu = consumers.size() == 1 && relu_fused_into_producer(graph, consumers[0]);
+  return setup;
+}
+
 CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
                              const dnnl::engine& engine, ConvAlgo conv_algo,
                              std::vector<ConvAlgo> per_node)
@@ -16,13 +44,7 @@ CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
   value_mds_[0] = plain_md(graph.input_shape().with_batch(batch));
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
-    KernelSetup setup{*node.layer, batch, {}, values[node.output].shape, {}, false, {}, 0};
-    for (ValueId v : node.inputs) {
-      setup.in_shapes.push_back(values[v].shape);
-      setup.in_mds.push_back(value_mds_[v]);
-      setup.input_needs_grad.push_back(v != 0);
-    }
-    setup.in_place = graph.runs_in_place(static_cast<int>(i));
+    KernelSetup setup = kernel_setup(graph, static_cast<int>(i), batch, value_mds_);
     setup.seed = seed * 0x9E3779B97F4A7C15ULL + i;
     setup.conv_algo = per_node.empty() ? conv_algo : per_node[i];
     kernels_.push_back(make_cpu_kernel(setup, engine));

@@ -4,7 +4,8 @@
 // (blocked, format_tag::any), the input is plain NCHW. The kernels' declared sizes are the facts
 // the Program builder and the memory planner work from, so `vdnn plan` and `vdnn train` see the
 // same numbers. Nothing here allocates tensor memory. Convolutions use `conv_algo`, or per node
-// `per_node[i]` when given (vDNN_dyn's choice; other layers ignore it).
+// `per_node[i]` when given (vDNN_dyn's choice; other layers ignore it). A ReLU running in place on
+// a convolution's output is fused into it (kernel_setup).
 //
 //   CompiledGraph cg(graph, /*batch=*/64, /*seed=*/1, engine);
 //   Program p = build_program(graph, cg.value_bytes(), cg.facts(), {Policy::kAll});
@@ -21,6 +22,12 @@
 
 namespace vdnn {
 
+// What node `n`'s kernel is created from: its layer, shapes, its inputs in the layouts of
+// `value_mds` (their producers' choices), in-place and fusion decisions. The seed and the
+// convolution algorithm are left for the caller.
+KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
+                         const std::vector<dnnl::memory::desc>& value_mds);
+
 class CompiledGraph {
  public:
   CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, const dnnl::engine& engine,
@@ -30,6 +37,7 @@ class CompiledGraph {
   const CpuKernel& kernel(int node) const { return *kernels_[node]; }
   std::vector<CpuKernel*> kernels() const;
   const dnnl::memory::desc& value_md(ValueId v) const { return value_mds_[v]; }
+  const std::vector<dnnl::memory::desc>& value_mds() const { return value_mds_; }
   std::vector<size_t> value_bytes() const;
   std::vector<NodeFacts> facts() const;
   // The training Program (with `policy`, `sync`) or the evaluation Program (no backward).

@@ -120,14 +120,8 @@ void measure_link(const LinkModel& link, int repeats, NetworkCosts& c) {
 
 // What node `n`'s kernel was created from, with its inputs in the layouts `compiled` chose.
 KernelSetup setup_of(const Graph& graph, int n, const CompiledGraph& compiled, uint64_t seed) {
-  const Node& node = graph.nodes()[n];
-  KernelSetup setup{*node.layer, compiled.batch(), {}, graph.values()[node.output].shape, {},
-                    graph.runs_in_place(n), {}, seed};
-  for (ValueId v : node.inputs) {
-    setup.in_shapes.push_back(graph.values()[v].shape);
-    setup.in_mds.push_back(compiled.value_md(v));
-    setup.input_needs_grad.push_back(v != 0);
-  }
+  KernelSetup setup = kernel_setup(graph, n, compiled.batch(), compiled.value_mds());
+  setup.seed = seed;
   return setup;
 }
 

@@ -29,8 +29,20 @@ Graph small_dag() {
   return b.build();
 }
 
-TEST(Net, EveryParameterGradientMatchesFiniteDifferences) {
-  Net net(small_dag(), {.batch = 3, .seed = 5});
+// conv -> relu twice: both ReLUs run in place and are fused into their convolutions.
+Graph fused_chain() {
+  ModelBuilder b("fused_chain", {3, 6, 6}, 4);
+  b.layer("conv", "c1", {{"channels", 8}, {"kernel", 3}, {"pad", 1}})
+      .layer("relu", "r1")
+      .layer("conv", "c2", {{"channels", 16}, {"kernel", 3}, {"stride", 2}})
+      .layer("relu", "r2")
+      .layer("fc", "fc", {{"units", 4}})
+      .layer("softmax_cross_entropy", "loss");
+  return b.build();
+}
+
+void expect_gradients_match_finite_differences(Graph graph) {
+  Net net(std::move(graph), {.batch = 3, .seed = 5});
   const int64_t per = 3 * 6 * 6;
   const auto images = ref::random_vector(3 * per, 17);
   const std::vector<int32_t> labels{0, 3, 1};
@@ -65,6 +77,22 @@ TEST(Net, EveryParameterGradientMatchesFiniteDifferences) {
     }
     EXPECT_TRUE(ref::gradients_close(a_sub, n_sub, 5e-2, 2e-3)) << p.name;
   }
+}
+
+TEST(Net, EveryParameterGradientMatchesFiniteDifferences) {
+  expect_gradients_match_finite_differences(small_dag());
+}
+
+// A fused ReLU that did not apply, or applied twice or to the wrong buffer, would make the loss
+// disagree with the gradients (ReLU's backward reads its output).
+TEST(Net, ReluFusedIntoConvolutionKeepsTheGradientsRight) {
+  Net net(fused_chain(), {.batch = 2, .seed = 1});
+  for (int node : {0, 2}) EXPECT_NE(net.backend().implementation(node).find("+ relu"), std::string::npos) << node;
+  for (int node : {1, 3}) EXPECT_NE(net.backend().implementation(node).find("fused"), std::string::npos) << node;
+  // Not fused where the ReLU cannot run in place (bn -> relu is in place but bn is no convolution).
+  Net dag(small_dag(), {.batch = 2, .seed = 1});
+  EXPECT_EQ(dag.backend().implementation(0).find("+ relu"), std::string::npos);
+  expect_gradients_match_finite_differences(fused_chain());
 }
 
 TEST(Net, ReluRunsInPlaceOnlyWhenSafe) {

@@ -1,4 +1,5 @@
-// Convolution on oneDNN: forward, backward data, backward weights (+bias), all in blocked layouts.
+// Convolution on oneDNN: forward (with the next ReLU as a post-op when fused), backward data,
+// backward weights (+bias), all in blocked layouts.
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/weighted_args.h"
@@ -23,7 +24,13 @@ class ConvKernel : public CpuKernel {
     memory::dims strides{p.sh, p.sw}, pad{p.ph, p.pw};
     has_bias_ = p.bias;
     const memory::desc bias_md = has_bias_ ? plain_md({oc}) : memory::desc();
-    const auto attr = user_scratchpad();
+    const auto attr = user_scratchpad();  // backward primitives take no post-ops
+    auto fwd_attr = user_scratchpad();
+    if (s.applies_relu) {  // the next ReLU, fused: same values, one pass over the output saved
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      fwd_attr.set_post_ops(ops);
+    }
     const auto algo = s.conv_algo == ConvAlgo::kDirect     ? dnnl::algorithm::convolution_direct
                       : s.conv_algo == ConvAlgo::kWinograd ? dnnl::algorithm::convolution_winograd
                                                            : dnnl::algorithm::convolution_auto;
@@ -33,7 +40,7 @@ class ConvKernel : public CpuKernel {
     auto make_fwd = [&](const memory::desc& src_md) {
       dnnl::convolution_forward::desc d(prop_kind::forward_training, algo, src_md, any_md(wei),
                                         bias_md, any_md(dst), strides, pad, pad);
-      return dnnl::convolution_forward::primitive_desc(d, attr, engine);
+      return dnnl::convolution_forward::primitive_desc(d, fwd_attr, engine);
     };
     fwd_pd_ = make_fwd(any_md(src));
     if (fwd_pd_.src_desc() != s.in_mds[0]) fwd_pd_ = make_fwd(s.in_mds[0]);
@@ -63,7 +70,7 @@ class ConvKernel : public CpuKernel {
     bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
     bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
     scratch_bytes = std::max({scratch_of(fwd_pd_), bwd_data_scratch, scratch_of(bwd_weights_pd_)});
-    implementation = fwd_pd_.impl_info_str();
+    implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? " + relu" : "");
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {

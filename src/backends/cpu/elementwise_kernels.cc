@@ -12,7 +12,8 @@ using dnnl::memory;
 
 class ReluKernel : public CpuKernel {
  public:
-  ReluKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine) {
+  ReluKernel(const KernelSetup& s, const dnnl::engine& engine)
+      : engine_(engine), done_before_(s.relu_done_before) {
     const auto algo = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     const memory::desc& md = s.in_mds[0];
     const auto attr = user_scratchpad();
@@ -24,10 +25,11 @@ class ReluKernel : public CpuKernel {
     fwd_ = dnnl::eltwise_forward(fwd_pd_);
     bwd_ = dnnl::eltwise_backward(bwd_pd_);
     scratch_bytes = std::max(scratch_of(fwd_pd_), scratch_of(bwd_pd_));
-    implementation = fwd_pd_.impl_info_str();
+    implementation = done_before_ ? "fused into the convolution before it" : fwd_pd_.impl_info_str();
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
+    if (done_before_) return;  // the convolution before it applied it (in place, same buffer)
     fwd_.execute(stream, {{DNNL_ARG_SRC, bind(out_md, engine_, a.in[0])},
                           {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
                           {DNNL_ARG_SCRATCHPAD,
@@ -45,6 +47,7 @@ class ReluKernel : public CpuKernel {
 
  private:
   dnnl::engine engine_;
+  bool done_before_;
   dnnl::eltwise_forward::primitive_desc fwd_pd_;
   dnnl::eltwise_backward::primitive_desc bwd_pd_;
   dnnl::eltwise_forward fwd_;

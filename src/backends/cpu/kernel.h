@@ -37,6 +37,10 @@ struct KernelSetup {
   std::vector<bool> input_needs_grad;  // false for the graph input
   uint64_t seed = 0;      // for dropout masks
   ConvAlgo conv_algo = ConvAlgo::kAuto;
+  // Fusion (kernel_setup decides): a convolution followed by a ReLU that runs in place applies the
+  // ReLU as a oneDNN post-op, and that ReLU's forward does nothing; its backward is unchanged.
+  bool applies_relu = false;     // conv: y = max(0, conv(x))
+  bool relu_done_before = false; // relu: its producer already applied it
 };
 
 class CpuKernel {
