@@ -120,7 +120,11 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
       seen += count;
       net_.backward();
       e.lr = schedule.at(step, epoch);
-      if (const std::string bad = nonfinite(loss); bad.empty()) {
+      // On the compute stream, like the update: an OpenMP region on this thread would start a
+      // second thread team that spins against the compute stream's on the same cores.
+      std::string bad;
+      net_.run_on_compute([&] { bad = nonfinite(loss); });
+      if (bad.empty()) {
         net_.run_on_compute([&] { sgd_.step(net_.backend(), net_.params(), e.lr); });
       } else if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip) {
         result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
