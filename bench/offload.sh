@@ -1,59 +1,108 @@
 #!/usr/bin/env bash
-# bench/offload.sh — cost of offloading: training throughput of vdnn under none / conv / all, with
-# --sync event and --sync layer, at several emulated link bandwidths; every configuration is run
-# ROUNDS times, interleaved (A B C ... A B C ...), each a fresh process; medians and per-round
-# ratios to `none` go to bench/results/offload.md.
+# bench/offload.sh — issue 8, case 6: cost of offloading. vdnn training throughput under
+# --policy conv / all / dyn, each with --sync event and layer, against none, on emulated host links;
+# ROUNDS rounds, every configuration once per round (interleaved), each a fresh process; medians
+# and per-round ratios to `none` go to bench/results/case6.md (bench/summarize_offload.py).
 #
-# Usage: bench/offload.sh            Environment: ROUNDS [3], MODEL [vgg_cifar], BATCH [64],
-#        ITERS [12], LINKS ["0 8 2"] (GB/s; 0 = no link model), THREADS [2]
+# The links default to the compute-to-link ratio of each GPU in DEVICES on its PCIe generation
+# (bench/scaled_link.py, from the best convolution throughput of bench/conv_peak.sh, which runs
+# first unless bench/results/conv_peak.json exists and REUSE_CONV_PEAK=1). LINKS overrides them:
+# "LABEL=GBPS@LATENCY ..." or plain bandwidths ("8 2": GB/s, no latency; 0 = no link model).
+# dyn gets DYN_BUDGET (default: halfway between the smallest budgets of all and none, from
+# `vdnn plan`, so that it must offload) and costs profiled on each link (`vdnn profile --save`).
+#
+# Usage: bash bench/offload.sh          e.g. ROUNDS=1 ITERS=4 WARMUP=2 LINKS="8 0.5" bash bench/offload.sh
+# Environment: ROUNDS [3], MODEL [vgg_cifar], BATCH [64], ITERS [12], WARMUP [4] (timed iterations
+#   after warm-up ones, as bench/throughput.sh), DEVICES ["titan-x-maxwell h200"], LINKS,
+#   POLICIES ["conv all dyn"], SYNCS ["event layer"], DYN_BUDGET (e.g. 120MiB), LR [0.01], THREADS [2].
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-VDNN="$ROOT/build/vdnn"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 ROUNDS=${ROUNDS:-3}
 MODEL=${MODEL:-vgg_cifar}
 BATCH=${BATCH:-64}
 ITERS=${ITERS:-12}
-LINKS=${LINKS:-"0 8 2"}
-THREADS=${THREADS:-2}
-OUT="$ROOT/bench/results"
-mkdir -p "$OUT/offload_raw"
-[ -x "$VDNN" ] || { echo "build vdnn first: bash scripts/setup.sh" >&2; exit 1; }
-: > "$OUT/offload_runs.tsv"
-for round in $(seq 1 "$ROUNDS"); do
-  for link in $LINKS; do
-    for policy in none conv all; do
-      for sync in event layer; do
-        [ "$policy" = none ] && [ "$sync" = layer ] && continue
-        f="$OUT/offload_raw/${round}_${link}_${policy}_${sync}.json"
-        OMP_NUM_THREADS=$THREADS "$VDNN" train --model "$MODEL" --data synthetic --batch "$BATCH" \
-          --synthetic-samples $((BATCH * ITERS)) --iterations "$ITERS" --no-eval \
-          --policy "$policy" --sync "$sync" --link-bandwidth "$link" --report "$f" > /dev/null
-        python3 - "$f" "$round" "$link" "$policy" "$sync" >> "$OUT/offload_runs.tsv" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-e = r["epochs"]
-print("\t".join(sys.argv[2:6] + [str(r["images_per_second"]), str(r["stall_ms_per_iteration"]),
-      str(r["peak_device_bytes"]), str(r["offloaded_bytes_per_iteration"])]))
-PY
-      done
+WARMUP=${WARMUP:-4}
+DEVICES=${DEVICES:-"titan-x-maxwell h200"}
+POLICIES=${POLICIES:-"conv all dyn"}
+SYNCS=${SYNCS:-"event layer"}
+LR=${LR:-0.01}
+require_ints ROUNDS BATCH ITERS WARMUP
+((ITERS % WARMUP == 0)) || die "ITERS ($ITERS) must be a multiple of WARMUP ($WARMUP)"
+require_vdnn
+RAW="$RESULTS/raw/case6"
+fresh_dir "$RAW"
+MANIFEST="$RAW/runs.tsv"
+manifest_init "$MANIFEST"
+
+if [[ -z ${LINKS:-} ]]; then
+  if [[ ${REUSE_CONV_PEAK:-0} != 1 || ! -s $RESULTS/conv_peak.json ]]; then
+    MODEL=$MODEL BATCH=$BATCH bash "$BENCH/conv_peak.sh"
+  fi
+  # shellcheck disable=SC2086  # DEVICES is a word list
+  LINKS=$(python3 "$BENCH/scaled_link.py" "$RESULTS/conv_peak.json" $DEVICES --markdown "$RAW/scaling.md" | tr '\n' ' ')
+fi
+# Each link: label|bandwidth GB/s|latency
+LINK_SPECS=()
+for l in $LINKS; do
+  label=${l%%=*} value=${l#*=}
+  bw=${value%%@*} latency=0
+  [[ $value != *@* ]] || latency=${value#*@}
+  [[ $l == *=* ]] || label="$bw GB/s"
+  LINK_SPECS+=("$label|$bw|$latency")
+done
+log "links: ${LINK_SPECS[*]}"
+
+# dyn: costs measured on each link, and a budget that forces offloading.
+shape_args=(--model "$MODEL" --batch "$BATCH")
+if [[ " $POLICIES " == *" dyn "* ]]; then
+  for i in "${!LINK_SPECS[@]}"; do
+    IFS='|' read -r label bw latency <<<"${LINK_SPECS[$i]}"
+    (cd "$ROOT" && build/vdnn profile "${shape_args[@]}" --link-bandwidth "$bw" --link-latency "$latency" \
+      --progress none --save "$RAW/costs_l$i.json") >"$RAW/costs_l$i.log" 2>&1 ||
+      die "vdnn profile failed (see $(rel "$RAW/costs_l$i.log"))"
+  done
+  if [[ -z ${DYN_BUDGET:-} ]]; then
+    (cd "$ROOT" && build/vdnn plan "${shape_args[@]}" --costs "$RAW/costs_l0.json" --json) >"$RAW/plan.json" ||
+      die "vdnn plan failed"
+    DYN_BUDGET=$(python3 -c 'import json, sys
+rows = {r["configuration"]: r["minimum_budget"] for r in json.load(open(sys.argv[1]))["configurations"]}
+lo, hi = rows["all+fastest"], min(v for k, v in rows.items() if k.startswith("none"))
+print(f"{(lo + hi) // 2 if hi > lo else lo}B")' "$RAW/plan.json")
+  fi
+  log "dyn budget: $DYN_BUDGET"
+fi
+
+run_config() {  # round link_index policy sync
+  local round=$1 li=$2 policy=$3 sync=$4 label bw latency flags=() file cmd load
+  if [[ $li == - ]]; then
+    label="no link" bw=0 latency=0
+  else
+    IFS='|' read -r label bw latency <<<"${LINK_SPECS[$li]}"
+    flags=(--link-bandwidth "$bw" --link-latency "$latency")
+  fi
+  [[ $policy != dyn ]] || flags+=(--device-memory "$DYN_BUDGET" --costs "$(rel "$RAW/costs_l$li.json")")
+  file="$RAW/r${round}_l${li}_${policy}_$sync"
+  load=$(loadavg)
+  cmd=$(vdnn_train_cmd "${shape_args[@]}" --data synthetic --synthetic-samples $((BATCH * WARMUP)) \
+    --iterations $((WARMUP + ITERS)) --no-eval --lr "$LR" --lr-schedule constant --progress none \
+    --policy "$policy" --sync "$sync" "${flags[@]}" --report "$(rel "$file.json")")
+  run_measured "$cmd" "$file.json" "$file.log"
+  log "case 6 round $round/$ROUNDS: $label, $policy/$sync: exit $RUN_RC"
+  manifest_add "$MANIFEST" case=6 model="$label" batch="$BATCH" iterations="$ITERS" warmup="$WARMUP" \
+    round="$round" variant="$policy/$sync" kind=vdnn rc="$RUN_RC" file="$file.json" loadavg="$load" \
+    command="$cmd"
+}
+
+warn_if_busy
+for ((round = 1; round <= ROUNDS; round++)); do
+  run_config "$round" - none event  # nothing to copy: one baseline for every link
+  for li in "${!LINK_SPECS[@]}"; do
+    for policy in $POLICIES; do
+      for sync in $SYNCS; do run_config "$round" "$li" "$policy" "$sync"; done
     done
   done
 done
-python3 - "$OUT/offload_runs.tsv" "$MODEL" "$BATCH" "$ITERS" "$ROUNDS" > "$OUT/offload.md" <<'PY'
-import statistics as st, sys, collections
-rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n") if l]
-by = collections.defaultdict(dict)
-for rnd, link, pol, sync, ips, stall, peak, off in rows:
-    by[(link, pol, sync)][rnd] = (float(ips), float(stall), int(peak), float(off))
-print(f"model {sys.argv[2]}, batch {sys.argv[3]}, {sys.argv[4]} iterations, {sys.argv[5]} interleaved rounds\n")
-print("| link GB/s | policy | sync | images/s (median) | vs none (median of per-round ratios) | stall ms/iter | peak MiB | offloaded MiB/iter |")
-print("|---|---|---|---:|---:|---:|---:|---:|")
-for (link, pol, sync), rounds in sorted(by.items(), key=lambda kv: (float(kv[0][0]) == 0, -float(kv[0][0]), kv[0][1] != "none", kv[0][1], kv[0][2])):
-    base = by.get((link, "none", "event"), {})
-    ratios = [rounds[r][0] / base[r][0] for r in rounds if r in base]
-    ips = st.median(v[0] for v in rounds.values())
-    print(f"| {'none' if float(link) == 0 else link} | {pol} | {sync} | {ips:.0f} | {st.median(ratios):.3f} | "
-          f"{st.median(v[1] for v in rounds.values()):.1f} | {list(rounds.values())[0][2] / 2**20:.1f} | "
-          f"{list(rounds.values())[0][3] / 2**20:.1f} |")
-PY
-cat "$OUT/offload.md"
+python3 "$BENCH/summarize_offload.py" "$MANIFEST" "$RESULTS/case6.md" "$MODEL" "${DYN_BUDGET:-}" \
+  "$RAW/scaling.md"
+log "wrote $(rel "$RESULTS/case6.md")"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch (CPU) training throughput for the networks of vdnn's models/fmnist_cnn.json and
-models/vgg_cifar.json, on random input tensors.
+"""PyTorch (CPU) training throughput for the networks of vdnn's models/fmnist_cnn.json,
+models/vgg_cifar.json and models/resnet18.json (bench/pytorch_models.py), on random input tensors.
 
 Times N training iterations (forward, cross-entropy loss, backward, SGD step) after W warm-up
 iterations and prints one JSON line:
@@ -9,6 +9,8 @@ iterations and prints one JSON line:
    "images_per_second": ..., ...}
 
 Works with PyTorch 1.13 (Debian's python3-torch) and 2.x.
+
+  bench/.venv/bin/python bench/pytorch_train.py --model resnet18 --input 3x64x64 --batch 32
 """
 import argparse
 import json
@@ -19,77 +21,24 @@ import time
 import torch
 import torch.nn as nn
 
-# model -> (input C, H, W), default batch, default timed iterations, default warm-up
-MODELS = {
-    "fmnist_cnn": ((1, 28, 28), 128, 60, 10),
-    "vgg_cifar": ((3, 32, 32), 64, 30, 5),
+from pytorch_models import MODELS, build, parse_input, sgd_like_vdnn
+
+# model -> default batch, default timed iterations, default warm-up
+DEFAULTS = {
+    "fmnist_cnn": (128, 60, 10),
+    "vgg_cifar": (64, 30, 5),
+    "resnet18": (32, 20, 5),
 }
-CLASSES = 10
-
-
-def fmnist_cnn() -> nn.Module:
-    # models/fmnist_cnn.json: conv 3x3 pad 1 without bias, BN, ReLU, 2x2 max-pool (x2),
-    # fc 256, ReLU, dropout 0.3, fc 10 (softmax cross-entropy is the loss).
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1, bias=False),
-        nn.BatchNorm2d(32),
-        nn.ReLU(inplace=True),
-        nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1, bias=False),
-        nn.BatchNorm2d(64),
-        nn.ReLU(inplace=True),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(64 * 7 * 7, 256),
-        nn.ReLU(inplace=True),
-        nn.Dropout(0.3),
-        nn.Linear(256, CLASSES),
-    )
-
-
-def vgg_cifar() -> nn.Module:
-    # models/vgg_cifar.json: conv 64,64,pool,128,128,pool,256,256,pool (3x3 pad 1, bias, ReLU),
-    # fc 512, ReLU, fc 10.
-    layers = []
-    c_in = 3
-    for stage in (64, 128, 256):
-        for _ in range(2):
-            layers += [nn.Conv2d(c_in, stage, 3, padding=1, bias=True), nn.ReLU(inplace=True)]
-            c_in = stage
-        layers.append(nn.MaxPool2d(2))
-    layers += [
-        nn.Flatten(),
-        nn.Linear(256 * 4 * 4, 512),
-        nn.ReLU(inplace=True),
-        nn.Linear(512, CLASSES),
-    ]
-    return nn.Sequential(*layers)
-
-
-BUILDERS = {"fmnist_cnn": fmnist_cnn, "vgg_cifar": vgg_cifar}
-
-
-def param_groups(model: nn.Module, weight_decay: float):
-    """Weight decay on conv/linear weights only (as vdnn: biases and BN scale/shift undecayed)."""
-    decay, no_decay = [], []
-    for module in model.modules():
-        for name, p in module.named_parameters(recurse=False):
-            if isinstance(module, (nn.Conv2d, nn.Linear)) and name == "weight":
-                decay.append(p)
-            else:
-                no_decay.append(p)
-    return [
-        {"params": decay, "weight_decay": weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
-    ]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", choices=sorted(MODELS), default="fmnist_cnn")
-    ap.add_argument("--batch", type=int, help="batch size (default: 128 fmnist_cnn, 64 vgg_cifar)")
-    ap.add_argument("--iterations", type=int, help="timed iterations (default: 60 / 30)")
-    ap.add_argument("--warmup", type=int, help="untimed warm-up iterations (default: 10 / 5)")
+    ap.add_argument("--input", help="input shape CxHxW (default: the model's)")
+    ap.add_argument("--classes", type=int, help="class count (default: the model's)")
+    ap.add_argument("--batch", type=int, help="batch size (default: 128 / 64 / 32)")
+    ap.add_argument("--iterations", type=int, help="timed iterations (default: 60 / 30 / 20)")
+    ap.add_argument("--warmup", type=int, help="untimed warm-up iterations (default: 10 / 5 / 5)")
     ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     ap.add_argument("--channels-last", action="store_true", help="NHWC memory format")
     ap.add_argument("--lr", type=float, default=0.05)
@@ -98,7 +47,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
 
-    shape, batch, iterations, warmup = MODELS[args.model]
+    batch, iterations, warmup = DEFAULTS[args.model]
+    shape = parse_input(args.input) or MODELS[args.model][0]
+    classes = args.classes or MODELS[args.model][1]
     batch = args.batch if args.batch is not None else batch
     iterations = args.iterations if args.iterations is not None else iterations
     warmup = args.warmup if args.warmup is not None else warmup
@@ -108,15 +59,14 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
-    model = BUILDERS[args.model]()
+    model = build(args.model, shape, classes)
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
     model = model.to(memory_format=fmt)
     model.train()
-    opt = torch.optim.SGD(param_groups(model, args.weight_decay), lr=args.lr,
-                          momentum=args.momentum)
+    opt = sgd_like_vdnn(model, args.lr, args.momentum, args.weight_decay)
     loss_fn = nn.CrossEntropyLoss()
     x = torch.randn(batch, *shape).contiguous(memory_format=fmt)
-    y = torch.randint(0, CLASSES, (batch,))
+    y = torch.randint(0, classes, (batch,))
 
     def step() -> float:
         opt.zero_grad(set_to_none=True)
@@ -137,6 +87,8 @@ def main(argv=None) -> int:
         "torch_version": torch.__version__,
         "model": args.model,
         "batch": batch,
+        "input": list(shape),
+        "classes": classes,
         "images_per_second": batch * iterations / seconds,
         "iterations": iterations,
         "warmup": warmup,
