@@ -99,3 +99,9 @@ def machine_header() -> str:
 
 def code_block(lines) -> str:
     return "\n".join(["```", *lines, "```"])
+
+
+def write_lines(path: str, lines) -> None:
+    """Writes a summary's markdown lines to `path`."""
+    with open(path, "w") as f:
+        f.write("\n".join(lines))

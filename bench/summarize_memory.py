@@ -7,7 +7,7 @@ Usage: summarize_memory.py RUNS_TSV OUT_MD
 import sys
 from collections import OrderedDict
 
-from benchlib import code_block, read_json, read_last_json_line, read_manifest
+from benchlib import code_block, read_json, read_last_json_line, read_manifest, write_lines
 
 MIB = 2 ** 20
 
@@ -89,8 +89,7 @@ def main(argv) -> int:
     w("")
     w(code_block(commands))
     w("")
-    with open(argv[2], "w") as f:
-        f.write("\n".join(out))
+    write_lines(argv[2], out)
     return 0
 
 

@@ -9,7 +9,7 @@ import re
 import sys
 from collections import OrderedDict
 
-from benchlib import code_block, median, read_json, read_manifest, spread, vdnn_steady
+from benchlib import code_block, median, read_json, read_manifest, spread, vdnn_steady, write_lines
 
 MIB = 2 ** 20
 BASE = ("no link", "none/event")
@@ -89,8 +89,7 @@ def main(argv) -> int:
     w("")
     w(code_block(commands.values()))
     w("")
-    with open(argv[2], "w") as f:
-        f.write("\n".join(out))
+    write_lines(argv[2], out)
     return 0
 
 

@@ -12,7 +12,7 @@ only, 1x). The usual "3x forward" is shown too. `vdnn models` also counts poolin
 """
 import sys
 
-from benchlib import code_block, fmt, median, read_json, read_manifest, spread, vdnn_steady
+from benchlib import code_block, fmt, median, read_json, read_manifest, spread, vdnn_steady, write_lines
 from model_flops import layer_flops
 
 
@@ -100,8 +100,7 @@ def main(argv) -> int:
     w(code_block([rows[0]["command"],
                   f"OMP_NUM_THREADS=2 build/vdnn profile --model {model} --batch {batch} --json"]))
     w("")
-    with open(argv[5], "w") as f:
-        f.write("\n".join(out))
+    write_lines(argv[5], out)
     return 0
 
 

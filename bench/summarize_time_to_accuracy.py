@@ -7,7 +7,7 @@ Usage: summarize_time_to_accuracy.py RUNS_TSV OUT_MD TARGET EPOCHS
 import sys
 from collections import OrderedDict
 
-from benchlib import code_block, median, ratio_cell, read_last_json_line, read_manifest, spread
+from benchlib import code_block, median, ratio_cell, read_last_json_line, read_manifest, spread, write_lines
 
 
 def main(argv) -> int:
@@ -72,8 +72,7 @@ def main(argv) -> int:
     w("")
     w(code_block(commands.values()))
     w("")
-    with open(argv[2], "w") as f:
-        f.write("\n".join(out))
+    write_lines(argv[2], out)
     return 0
 
 

@@ -27,6 +27,12 @@ std::string hash_of(const CliRun& r) {
   return at == std::string::npos ? "" : r.output.substr(at + 15, 64);
 }
 
+// `dir` holds `file` and nothing else: no temporary file of an atomic write was left behind.
+void expect_only_file(const fs::path& dir, const fs::path& file) {
+  for (const auto& entry : fs::directory_iterator(dir))
+    EXPECT_EQ(entry.path(), file) << "a temporary file was left behind: " << entry.path();
+}
+
 std::string file_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream s;
@@ -63,8 +69,7 @@ TEST(Faults, KillNineThenResumeEndsWithTheWeightsOfAnUninterruptedRun) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   if (killed) EXPECT_NE(resumed.output.find("resuming"), std::string::npos) << resumed.output;
   EXPECT_EQ(hash_of(resumed), straight) << resumed.output;
-  for (const auto& entry : fs::directory_iterator(dir))
-    EXPECT_EQ(entry.path(), ckpt) << "a temporary file was left behind: " << entry.path();
+  expect_only_file(dir, ckpt);
 }
 
 TEST(Faults, AFailedWriteKeepsThePreviousCheckpoint) {
@@ -86,8 +91,7 @@ TEST(Faults, AFailedWriteKeepsThePreviousCheckpoint) {
   EXPECT_NE(out.find("error: "), std::string::npos) << out;
   EXPECT_NE(out.find(ckpt.filename().string()), std::string::npos) << "the error names the file: " << out;
   EXPECT_EQ(file_bytes(ckpt), before) << "the previous checkpoint must survive a failed write";
-  for (const auto& entry : fs::directory_iterator(dir))
-    EXPECT_EQ(entry.path(), ckpt) << "a temporary file was left behind: " << entry.path();
+  expect_only_file(dir, ckpt);
 }
 
 TEST(Faults, ATruncatedCheckpointIsRefusedWithOneLine) {
