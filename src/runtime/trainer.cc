@@ -120,18 +120,19 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
       seen += count;
       net_.backward();
       e.lr = schedule.at(step, epoch);
-      // On the compute stream, like the update: an OpenMP region on this thread would start a
-      // second thread team that spins against the compute stream's on the same cores.
+      // Check and update in one trip to the compute stream: an OpenMP region on this thread would
+      // start a second thread team that spins against the compute stream's on the same cores.
       std::string bad;
-      net_.run_on_compute([&] { bad = nonfinite(loss); });
-      if (bad.empty()) {
-        net_.run_on_compute([&] { sgd_.step(net_.backend(), net_.params(), e.lr); });
-      } else if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip) {
+      net_.run_on_compute([&] {
+        bad = nonfinite(loss);
+        if (bad.empty()) sgd_.step(net_.backend(), net_.params(), e.lr);
+      });
+      if (!bad.empty()) {
+        if (config_.on_nonfinite != TrainConfig::OnNonFinite::kSkip)
+          VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad
+                             << "; training stopped before the update (lower --lr, or --on-nan skip to skip such steps)");
         result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
         for (const auto& [i, plain] : statistics) net_.import_param(i, plain);
-      } else {
-        VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad
-                           << "; training stopped before the update (lower --lr, or --on-nan skip to skip such steps)");
       }
       ++step;
       ++epoch_step;
