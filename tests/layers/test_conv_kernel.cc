@@ -52,7 +52,13 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{2, 32, 6, 7, 16, 3, 1, 0, 1, true, tag::aBcd16b},
                       ConvCase{2, 16, 5, 5, 16, 3, 1, 1, 16, true, tag::aBcd16b},   // depthwise
                       ConvCase{1, 8, 11, 6, 24, 5, 2, 2, 4, false, tag::aBcd8b},
-                      ConvCase{4, 1, 28, 28, 8, 3, 1, 1, 1, true, tag::nchw}));
+                      ConvCase{4, 1, 28, 28, 8, 3, 1, 1, 1, true, tag::nchw},
+                      // outputs below 4x4: the weight gradient by GEMM (conv_gemm_weights.h)
+                      ConvCase{3, 5, 3, 3, 7, 3, 1, 1, 1, true, tag::nchw},
+                      ConvCase{2, 32, 4, 4, 48, 3, 2, 1, 1, true, tag::aBcd16b},
+                      ConvCase{2, 16, 2, 3, 16, 3, 1, 1, 1, false, tag::aBcd16b},
+                      ConvCase{2, 8, 5, 5, 8, 5, 1, 0, 1, false, tag::aBcd8b},
+                      ConvCase{2, 16, 2, 2, 16, 3, 1, 1, 16, true, tag::aBcd16b}));
 
 TEST(ConvKernel, BackwardMatchesFiniteDifferences) {
   auto layer = layer_from({{"type", "conv"}, {"channels", 4}, {"kernel", 3}, {"stride", 2},
@@ -67,6 +73,29 @@ TEST(ConvKernel, BlockedBackwardMatchesFiniteDifferences) {
   KernelHarness h(*layer, 2, {Shape{16, 4, 5}}, tag::aBcd16b);
   h.set_params({ref::random_vector(16 * 16 * 9, 8, -0.2f, 0.2f), ref::random_vector(16, 9)});
   check_gradients(h, {ref::random_vector(2 * 16 * 4 * 5, 10)}, 1e-2, 1e-2, 2e-3);
+}
+
+TEST(ConvKernel, TinyOutputBackwardMatchesFiniteDifferences) {
+  auto layer = layer_from({{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"stride", 2},
+                           {"pad", 1}});
+  KernelHarness h(*layer, 2, {Shape{16, 3, 4}}, tag::aBcd16b);  // 2x2 outputs
+  ASSERT_NE(h.kernel().implementation.find("gemm"), std::string::npos) << h.kernel().implementation;
+  h.set_params({ref::random_vector(16 * 16 * 9, 11, -0.2f, 0.2f), ref::random_vector(16, 12)});
+  check_gradients(h, {ref::random_vector(2 * 16 * 3 * 4, 13)}, 1e-2, 1e-2, 2e-3);
+}
+
+TEST(ConvKernel, OnlyTinyUngroupedOutputsTakeTheGemmWeightGradient) {
+  auto conv = [](int64_t groups) {
+    return layer_from({{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"pad", 1},
+                       {"groups", groups}});
+  };
+  auto ungrouped = conv(1), grouped = conv(4);
+  auto implementation = [](const Layer& l, Shape in) {
+    return KernelHarness(l, 2, {in}, tag::aBcd16b).kernel().implementation;
+  };
+  EXPECT_NE(implementation(*ungrouped, Shape{16, 3, 3}).find("gemm"), std::string::npos);
+  EXPECT_EQ(implementation(*ungrouped, Shape{16, 4, 4}).find("gemm"), std::string::npos);
+  EXPECT_EQ(implementation(*grouped, Shape{16, 3, 3}).find("gemm"), std::string::npos);
 }
 
 TEST(ConvKernel, DeclaresWorkspaceAndBlockedLayouts) {

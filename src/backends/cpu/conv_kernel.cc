@@ -1,9 +1,12 @@
 // Convolution on oneDNN: forward (with the next ReLU as a post-op when fused), backward data,
 // backward weights (+bias), all in blocked layouts.
+#include "backends/cpu/conv_gemm_weights.h"
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/weighted_args.h"
 #include "layers/conv.h"
+
+#include <optional>
 
 namespace vdnn {
 namespace {
@@ -13,14 +16,30 @@ using dnnl::prop_kind;
 
 // oneDNN 2.6's `auto` takes Winograd even for outputs of 2x2, where its 4x4 output tiles are
 // three-quarters padding: ResNet-18's layer4 at 64x64 input ran 2.5x slower than direct (fwd 7.8 vs
-// 2.8 ms, bwd 19-24 vs 11-14 ms, batch 32). Below 8x8 outputs, `auto` therefore means direct. The
-// rule is fixed, not timed, so that two runs choose the same algorithms and give the same weights.
+// 2.8 ms, bwd 19-24 vs 11-14 ms, batch 32). At 4x4 outputs Winograd wins again (256 channels,
+// batch 32: fwd 1.6 vs 1.9 ms, bwd data 1.8 vs 2.0, bwd weights 1.6 vs 2.8). Below 4x4 outputs,
+// `auto` therefore means direct. The rule is fixed, not timed, so that two runs choose the same
+// algorithms and give the same weights.
+bool is_tiny(const Shape& out) { return out.height() < 4 || out.width() < 4; }
+
 dnnl::algorithm algorithm_for(ConvAlgo algo, const Shape& out) {
   if (algo == ConvAlgo::kDirect) return dnnl::algorithm::convolution_direct;
   if (algo == ConvAlgo::kWinograd) return dnnl::algorithm::convolution_winograd;
-  const int64_t kSmallest = 8;
-  if (out.height() < kSmallest || out.width() < kSmallest) return dnnl::algorithm::convolution_direct;
+  if (is_tiny(out)) return dnnl::algorithm::convolution_direct;
   return dnnl::algorithm::convolution_auto;
+}
+
+// There, oneDNN's direct backward-weights kernel is slow too (80 GFLOP/s at 512 channels, 2x2
+// outputs, batch 32); `auto` computes the weight gradient as one GEMM instead (conv_gemm_weights.h).
+bool gemm_weights_for(ConvAlgo algo, const ConvLayer::Params& p, const Shape& out) {
+  return algo == ConvAlgo::kAuto && p.groups == 1 && is_tiny(out);
+}
+
+bool is_winograd(const dnnl::convolution_forward::primitive_desc& pd) {
+  const dnnl_convolution_desc_t* d = nullptr;
+  dnnl::error::wrap_c_api(dnnl_primitive_desc_query(pd.get(), dnnl_query_convolution_d, 0, &d),
+                          "could not query a convolution descriptor");
+  return d->alg_kind == dnnl_convolution_winograd;
 }
 
 class ConvKernel : public CpuKernel {
@@ -72,15 +91,35 @@ class ConvKernel : public CpuKernel {
       bwd_wei_offset_ = (bwd_data_scratch + 63) / 64 * 64;
       bwd_data_scratch = bwd_wei_offset_ + bwd_wei_md_.get_size();
     }
-    dnnl::convolution_backward_weights::desc bw(algo, src_md_, wei_md, bias_md, out_md, strides,
-                                                pad, pad);
-    bwd_weights_pd_ =
-        dnnl::convolution_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_);
+    // oneDNN's `auto` takes direct for backward weights even where the forward runs Winograd,
+    // whose backward weights is 1.7-2.4x faster here (ResNet-18, batch 32, 4x4 to 16x16 outputs).
+    auto make_bwd_weights = [&](dnnl::algorithm a) {
+      dnnl::convolution_backward_weights::desc bw(a, src_md_, wei_md, bias_md, out_md, strides,
+                                                  pad, pad);
+      return dnnl::convolution_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_);
+    };
+    bool winograd_weights = is_winograd(fwd_pd_);
+    if (winograd_weights) {
+      try {
+        bwd_weights_pd_ = make_bwd_weights(dnnl::algorithm::convolution_winograd);
+      } catch (const dnnl::error&) {  // none for this shape
+        winograd_weights = false;
+      }
+    }
+    if (!winograd_weights) bwd_weights_pd_ = make_bwd_weights(algo);
+    size_t bwd_weights_scratch = scratch_of(bwd_weights_pd_);
+    if (gemm_weights_for(s.conv_algo, p, s.out_shape)) {
+      const ConvGeometry g{n, ic, x.height(), x.width(), oc, s.out_shape.height(),
+                           s.out_shape.width(), p.kh, p.kw, p.sh, p.sw, p.ph, p.pw};
+      gemm_weights_.emplace(g, src_md_, out_md, wei_md, engine);
+      bwd_weights_scratch = gemm_weights_->scratch_bytes();
+    }
     fwd_ = dnnl::convolution_forward(fwd_pd_);
     bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
     bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
-    scratch_bytes = std::max({scratch_of(fwd_pd_), bwd_data_scratch, scratch_of(bwd_weights_pd_)});
-    implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? " + relu" : "");
+    scratch_bytes = std::max({scratch_of(fwd_pd_), bwd_data_scratch, bwd_weights_scratch});
+    implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? " + relu" : "") +
+                     (gemm_weights_ ? ", weight gradient by gemm" : "");
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
@@ -88,7 +127,10 @@ class ConvKernel : public CpuKernel {
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
-    if (a.d_params[0]) {
+    if (a.d_params[0] && gemm_weights_) {
+      gemm_weights_->run(stream, a.in[0], a.d_out, a.d_params[0],
+                         has_bias_ ? static_cast<float*>(a.d_params[1]) : nullptr, a.scratch);
+    } else if (a.d_params[0]) {
       bwd_weights_.execute(
           stream, backward_weights_args(mds(), engine_, a, bwd_weights_pd_.scratchpad_desc()));
     }
@@ -125,6 +167,7 @@ class ConvKernel : public CpuKernel {
   dnnl::convolution_forward fwd_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_weights_;
+  std::optional<ConvGemmWeights> gemm_weights_;  // replaces bwd_weights_ for tiny outputs
 };
 
 }  // namespace
