@@ -41,9 +41,11 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
   const MemoryPlan& plan = net.train_plan();
   nlohmann::json by_class = nlohmann::json::object();
   nlohmann::json average_by_class = nlohmann::json::object();
+  nlohmann::json forward_end_by_class = nlohmann::json::object();
   for (MemoryClass c : kAllMemoryClasses) {
     by_class[to_string(c)] = plan.by_class.peak(c);
     average_by_class[to_string(c)] = plan.average_by_class[index_of(c)];
+    forward_end_by_class[to_string(c)] = plan.at_forward_end.current(c);
   }
   const StreamStats compute = net.device().stats(StreamKind::kCompute);
   const StreamStats d2h = net.device().stats(StreamKind::kD2H);
@@ -59,6 +61,7 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
       {"peak_by_class", by_class},
       {"average_device_bytes", plan.average_bytes},
       {"average_by_class", average_by_class},
+      {"at_forward_end_by_class", forward_end_by_class},
       {"host_bytes", plan.host_bytes},
       {"offloaded_bytes", d2h.bytes_copied},
       {"prefetched_bytes", h2d.bytes_copied},

@@ -98,6 +98,7 @@ MemoryPlan place(Program& program, size_t capacity_bytes) {
       out.push_back(step);
     } else {
       if (step.op == Op::kWait) waited[step.stream].insert(step.event);
+      if (step.op == Op::kPhaseEnd) plan.at_forward_end = allocator.stats();
       out.push_back(step);
     }
     in_use_sum += static_cast<double>(allocator.in_use_bytes());

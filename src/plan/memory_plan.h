@@ -32,6 +32,10 @@ struct MemoryPlan {
   double average_bytes = 0;     // mean bytes in use over the steps
   std::array<double, kMemoryClassCount> average_by_class{};  // the same, per class (index_of)
   ClassStats by_class;          // current (at the end) and peak per memory class
+  // Current bytes per class when the forward pass ends (the loss is ready), in program order:
+  // what the device holds for backward. Offloaded tensors count as freed once their copy is issued
+  // (their space is reusable as soon as it ends).
+  ClassStats at_forward_end;
   size_t host_bytes = 0;        // host memory for offloaded tensors
   std::string failure;          // when !fits: which alloc did not fit, and the pool's state
   std::vector<size_t> persistent_offsets;  // per tensor; meaningful for persistent tensors

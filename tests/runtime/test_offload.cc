@@ -115,7 +115,7 @@ TEST(Offload, PoliciesChooseTheirTensors) {
 
 TEST(Offload, VggShapedNetSavesFeatureMapMemory) {
   ModelOptions mo{Shape{3, 32, 32}, 10};
-  size_t fm[3], total[3];
+  size_t fm[3], total[3], held[3];
   int i = 0;
   for (Policy policy : {Policy::kNone, Policy::kConv, Policy::kAll}) {
     NetOptions o;
@@ -123,12 +123,18 @@ TEST(Offload, VggShapedNetSavesFeatureMapMemory) {
     o.policy = policy;
     Net net(load_model("vgg16", mo), o);
     fm[i] = net.train_plan().by_class.peak(MemoryClass::kFeatureMaps);
+    held[i] = net.train_plan().at_forward_end.current(MemoryClass::kFeatureMaps);
     total[i] = net.train_plan().peak_bytes;
     ++i;
   }
   EXPECT_LT(fm[2], fm[1]);
   EXPECT_LT(fm[1], fm[0]);
   EXPECT_LE(fm[2] * 2, fm[0]) << "all keeps at most half of none's feature maps";
+  // Held across the forward/backward boundary: everything under none (its peak), only what is
+  // not offloaded under conv, next to nothing under all (the logits and the loss's output).
+  EXPECT_EQ(held[0], fm[0]);
+  EXPECT_LT(held[1], held[0]);
+  EXPECT_LE(held[2] * 100, held[0]) << "all holds at most 1% of none's feature maps for backward";
   EXPECT_LT(total[2], total[1]);
   EXPECT_LT(total[1], total[0]);
 }
