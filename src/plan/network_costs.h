@@ -25,7 +25,7 @@
 namespace vdnn {
 
 struct AlgoCost {
-  std::string name;               // "direct", "winograd", "implicit_gemm", "fft", "-" (no choice)
+  std::string name;               // "direct", "winograd", "gemm", "implicit_gemm", "fft", "-" (no choice)
   double forward_seconds = 0;
   double backward_seconds = 0;    // backward data + backward weights
   size_t workspace_bytes = 0;     // the most scratch any pass needs with this algorithm

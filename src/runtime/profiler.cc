@@ -194,6 +194,12 @@ void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o,
       }
       if (winograd && winograd->out_md == base.out_md && winograd->param_mds == base.param_mds)
         cost.algos.push_back(measure(*winograd, "winograd", setup, graph.classes(), o, stream));
+      setup.conv_algo = ConvAlgo::kAuto;
+      if (conv_auto_uses_gemm_weights(setup)) {  // direct, but the weight gradient by GEMM
+        const std::unique_ptr<CpuKernel> gemm = make_cpu_kernel(setup, engine);
+        if (gemm->out_md == base.out_md && gemm->param_mds == base.param_mds)
+          cost.algos.push_back(measure(*gemm, "gemm", setup, graph.classes(), o, stream));
+      }
     }
     c.nodes.push_back(std::move(cost));
     if (o.on_layer) o.on_layer(n + 1, static_cast<int>(graph.nodes().size()));
@@ -228,6 +234,7 @@ std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice&
   std::vector<ConvAlgo> out;
   for (size_t i = 0; i < costs.nodes.size(); ++i) {
     const std::string& name = costs.nodes[i].algos.at(choice.at(i)).name;
+    // "gemm" is what kAuto runs for that convolution (see conv_auto_uses_gemm_weights).
     out.push_back(name == "winograd" ? ConvAlgo::kWinograd : name == "direct" ? ConvAlgo::kDirect : ConvAlgo::kAuto);
   }
   return out;

@@ -3,6 +3,8 @@
 // and what the planner predicts for a configuration is exactly what a Net of it plans and runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "io/model_file.h"
 #include "plan/dyn.h"
 #include "plan/planner.h"
@@ -147,6 +149,41 @@ TEST(PlannerPrediction, PredictedMemoryIsTheMemoryTheRunUses) {
     net.backward();
     EXPECT_EQ(net.arena_bytes(), tight) << model;
   }
+}
+
+// Below 4x4 outputs `auto` computes a convolution's weight gradient by GEMM: the profile offers that
+// variant as "gemm", a choice of it runs as `auto`, and the Net plans the workspace profiled for it.
+TEST(PlannerPrediction, TinyConvolutionsOfferTheGemmWeightGradientThatAutoRuns) {
+  auto tiny_net = [] {
+    ModelBuilder b("tiny_outputs", {16, 6, 6}, 3);
+    b.layer("conv", "c1", {{"channels", 32}, {"kernel", 3}, {"stride", 2}, {"pad", 1}})
+        .layer("relu", "r1")
+        .layer("conv", "c2", {{"channels", 32}, {"kernel", 3}, {"pad", 1}})
+        .layer("fc", "fc", {{"units", 3}})
+        .layer("softmax_cross_entropy", "loss");
+    return b.build();
+  };
+  const Graph g = tiny_net();
+  const NetworkCosts costs = measure_costs(g, 8, {.repeats = 1});
+  AlgoChoice gemm(costs.nodes.size(), 0);
+  for (size_t i = 0; i < costs.nodes.size(); ++i) {
+    if (costs.nodes[i].type != "conv") continue;
+    const auto& algos = costs.nodes[i].algos;
+    const auto it = std::find_if(algos.begin(), algos.end(), [](const AlgoCost& a) { return a.name == "gemm"; });
+    ASSERT_NE(it, algos.end()) << costs.nodes[i].name;
+    gemm[i] = static_cast<int>(it - algos.begin());
+  }
+  const std::vector<ConvAlgo> algos = conv_algos_of(costs, gemm);
+  EXPECT_EQ(algos[0], ConvAlgo::kAuto);
+  EXPECT_EQ(algos[2], ConvAlgo::kAuto);
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const CompiledGraph direct(g, 8, 1, engine, ConvAlgo::kDirect);
+  const Planner planner(g, direct.value_bytes(), direct.facts(), costs, SyncMode::kEvent);
+  const Evaluation e = planner.evaluate({Policy::kAll, gemm}, 0);
+  Net net(tiny_net(), {.batch = 8, .policy = Policy::kAll, .conv_algos = algos});
+  EXPECT_EQ(net.train_plan().peak_bytes, e.memory.peak_bytes);
+  EXPECT_EQ(net.train_plan().by_class.peak(MemoryClass::kWorkspace),
+            e.memory.by_class.peak(MemoryClass::kWorkspace));
 }
 
 }  // namespace

@@ -31,8 +31,8 @@ dnnl::algorithm algorithm_for(ConvAlgo algo, const Shape& out) {
 
 // There, oneDNN's direct backward-weights kernel is slow too (80 GFLOP/s at 512 channels, 2x2
 // outputs, batch 32); `auto` computes the weight gradient as one GEMM instead (conv_gemm_weights.h).
-bool gemm_weights_for(ConvAlgo algo, const ConvLayer::Params& p, const Shape& out) {
-  return algo == ConvAlgo::kAuto && p.groups == 1 && is_tiny(out);
+bool gemm_weights_for(const ConvLayer::Params& p, const Shape& out) {
+  return p.groups == 1 && is_tiny(out);
 }
 
 bool is_winograd(const dnnl::convolution_forward::primitive_desc& pd) {
@@ -108,7 +108,7 @@ class ConvKernel : public CpuKernel {
     }
     if (!winograd_weights) bwd_weights_pd_ = make_bwd_weights(algo);
     size_t bwd_weights_scratch = scratch_of(bwd_weights_pd_);
-    if (gemm_weights_for(s.conv_algo, p, s.out_shape)) {
+    if (s.conv_algo == ConvAlgo::kAuto && conv_auto_uses_gemm_weights(s)) {
       const ConvGeometry g{n, ic, x.height(), x.width(), oc, s.out_shape.height(),
                            s.out_shape.width(), p.kh, p.kw, p.sh, p.sw, p.ph, p.pw};
       gemm_weights_.emplace(g, src_md_, out_md, wei_md, engine);
@@ -171,6 +171,11 @@ class ConvKernel : public CpuKernel {
 };
 
 }  // namespace
+
+bool conv_auto_uses_gemm_weights(const KernelSetup& s) {
+  if (s.layer.kind() != LayerKind::kConv) return false;
+  return gemm_weights_for(static_cast<const ConvLayer&>(s.layer).p(), s.out_shape);
+}
 
 std::unique_ptr<CpuKernel> make_conv_kernel(const KernelSetup& s, const dnnl::engine& e) {
   return std::make_unique<ConvKernel>(s, e);

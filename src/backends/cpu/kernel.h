@@ -59,4 +59,9 @@ class CpuKernel {
 // Throws vdnn::Error naming the layer when oneDNN cannot implement it.
 std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl::engine& engine);
 
+// Whether this convolution under ConvAlgo::kAuto computes its weight gradient by one GEMM instead
+// of oneDNN's kernel (outputs below 4x4, one group; backends/cpu/conv_gemm_weights.h). `vdnn
+// profile` measures that variant as the algorithm "gemm".
+bool conv_auto_uses_gemm_weights(const KernelSetup& setup);
+
 }  // namespace vdnn
