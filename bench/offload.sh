@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/offload.sh — issue 8, case 6: cost of offloading. vdnn training throughput under
 # --policy conv / all / dyn, each with --sync event and layer, against none, on emulated host links;
+# "conv+ahead" / "all+ahead" add `--prefetch ahead` (look-ahead as deep as the same budget allows);
 # ROUNDS rounds, every configuration once per round (interleaved), each a fresh process; medians
 # and per-round ratios to `none` go to bench/results/case6.md (bench/summarize_offload.py).
 #
@@ -14,7 +15,7 @@
 # Usage: bash bench/offload.sh          e.g. ROUNDS=1 ITERS=4 WARMUP=2 LINKS="8 0.5" bash bench/offload.sh
 # Environment: ROUNDS [3], MODEL [vgg_cifar], BATCH [64], ITERS [12], WARMUP [4] (timed iterations
 #   after warm-up ones, as bench/throughput.sh), DEVICES ["titan-x-maxwell h200"], LINKS,
-#   POLICIES ["conv all dyn"], SYNCS ["event layer"], DYN_BUDGET (e.g. 120MiB), LR [0.01], THREADS [2].
+#   POLICIES ["conv all dyn conv+ahead all+ahead"], SYNCS ["event layer"], DYN_BUDGET (e.g. 120MiB), LR [0.01], THREADS [2].
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -24,7 +25,7 @@ BATCH=${BATCH:-64}
 ITERS=${ITERS:-12}
 WARMUP=${WARMUP:-4}
 DEVICES=${DEVICES:-"titan-x-maxwell h200"}
-POLICIES=${POLICIES:-"conv all dyn"}
+POLICIES=${POLICIES:-"conv all dyn conv+ahead all+ahead"}
 SYNCS=${SYNCS:-"event layer"}
 LR=${LR:-0.01}
 require_ints ROUNDS BATCH ITERS WARMUP
@@ -82,11 +83,12 @@ run_config() {  # round link_index policy sync
     flags=(--link-bandwidth "$bw" --link-latency "$latency")
   fi
   [[ $policy != dyn ]] || flags+=(--device-memory "$DYN_BUDGET" --costs "$(rel "$RAW/costs_l$li.json")")
+  [[ $policy != *+ahead ]] || flags+=(--prefetch ahead)
   file="$RAW/r${round}_l${li}_${policy}_$sync"
   load=$(loadavg)
   cmd=$(vdnn_train_cmd "${shape_args[@]}" --data synthetic --synthetic-samples $((BATCH * WARMUP)) \
     --iterations $((WARMUP + ITERS)) --no-eval --lr "$LR" --lr-schedule constant --progress none \
-    --policy "$policy" --sync "$sync" "${flags[@]}" --report "$(rel "$file.json")")
+    --policy "${policy%+ahead}" --sync "$sync" "${flags[@]}" --report "$(rel "$file.json")")
   run_measured "$cmd" "$file.json" "$file.log"
   log "case 6 round $round/$ROUNDS: $label, $policy/$sync: exit $RUN_RC"
   manifest_add "$MANIFEST" case=6 model="$label" batch="$BATCH" iterations="$ITERS" warmup="$WARMUP" \
