@@ -7,11 +7,6 @@
 #include "backends/cpu/dnnl_util.h"
 
 namespace vdnn {
-namespace {
-
-size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
-}  // namespace
 
 ConvGemmWeights::ConvGemmWeights(const ConvGeometry& g, const dnnl::memory::desc& src_md,
                                  const dnnl::memory::desc& dst_md,
@@ -25,9 +20,9 @@ ConvGemmWeights::ConvGemmWeights(const ConvGeometry& g, const dnnl::memory::desc
   dw_reorder_ =
       dnnl::reorder(dnnl::reorder::primitive_desc(engine, dw_plain_md_, engine, weights_md));
   const size_t col_bytes = sizeof(float) * g.n * g.oh * g.ow * g.kh * g.kw * g.ic;
-  dy_offset_ = aligned(x_plain_md_.get_size());
-  col_offset_ = dy_offset_ + aligned(dy_plain_md_.get_size());
-  dw_offset_ = col_offset_ + aligned(col_bytes);
+  dy_offset_ = scratch_offset_after(x_plain_md_.get_size());
+  col_offset_ = scratch_offset_after(dy_offset_ + dy_plain_md_.get_size());
+  dw_offset_ = scratch_offset_after(col_offset_ + col_bytes);
 }
 
 // col[(n, oh, ow)][(kh, kw, ic)] = x[n][oh*sh + kh - ph][ow*sw + kw - pw][ic], 0 outside.

@@ -88,7 +88,7 @@ class ConvKernel : public CpuKernel {
     if (bwd_wei_md_ != wei_md) {
       wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wei_md, engine, bwd_wei_md_));
       reorder_weights_ = true;
-      bwd_wei_offset_ = (bwd_data_scratch + 63) / 64 * 64;
+      bwd_wei_offset_ = scratch_offset_after(bwd_data_scratch);
       bwd_data_scratch = bwd_wei_offset_ + bwd_wei_md_.get_size();
     }
     // oneDNN's `auto` takes direct for backward weights even where the forward runs Winograd,

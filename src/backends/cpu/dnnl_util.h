@@ -3,6 +3,7 @@
 //   auto d = plain_md({n, c, h, w});                  // nchw (or x / nc / oihw / goihw by rank)
 //   auto m = bind(md, engine, ptr);                   // a dnnl::memory over a caller's buffer
 //   dnnl::primitive_attr attr = user_scratchpad();    // kernels get scratch from the executor
+//   size_t next = scratch_offset_after(used);         // the next buffer in one scratch, aligned
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,9 @@ inline void run_reorder(const dnnl::reorder& r, dnnl::stream& stream, const dnnl
                         const dnnl::memory& to) {
   r.execute(stream, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
+
+// A kernel that lays several buffers out in its one scratch starts each at a 64-byte boundary.
+inline size_t scratch_offset_after(size_t used_bytes) { return (used_bytes + 63) / 64 * 64; }
 
 template <typename PrimitiveDesc>
 size_t scratch_of(const PrimitiveDesc& pd) {
