@@ -98,25 +98,27 @@ class ConvKernel : public CpuKernel {
                                                   pad, pad);
       return dnnl::convolution_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_);
     };
-    bool winograd_weights = is_winograd(fwd_pd_);
-    if (winograd_weights) {
-      try {
-        bwd_weights_pd_ = make_bwd_weights(dnnl::algorithm::convolution_winograd);
-      } catch (const dnnl::error&) {  // none for this shape
-        winograd_weights = false;
-      }
-    }
-    if (!winograd_weights) bwd_weights_pd_ = make_bwd_weights(algo);
-    size_t bwd_weights_scratch = scratch_of(bwd_weights_pd_);
+    size_t bwd_weights_scratch = 0;
     if (s.conv_algo == ConvAlgo::kAuto && conv_auto_uses_gemm_weights(s)) {
       const ConvGeometry g{n, ic, x.height(), x.width(), oc, s.out_shape.height(),
                            s.out_shape.width(), p.kh, p.kw, p.sh, p.sw, p.ph, p.pw};
       gemm_weights_.emplace(g, src_md_, out_md, wei_md, engine);
       bwd_weights_scratch = gemm_weights_->scratch_bytes();
+    } else {
+      bool winograd_weights = is_winograd(fwd_pd_);
+      if (winograd_weights) {
+        try {
+          bwd_weights_pd_ = make_bwd_weights(dnnl::algorithm::convolution_winograd);
+        } catch (const dnnl::error&) {  // none for this shape
+          winograd_weights = false;
+        }
+      }
+      if (!winograd_weights) bwd_weights_pd_ = make_bwd_weights(algo);
+      bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
+      bwd_weights_scratch = scratch_of(bwd_weights_pd_);
     }
     fwd_ = dnnl::convolution_forward(fwd_pd_);
     bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
-    bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
     scratch_bytes = std::max({scratch_of(fwd_pd_), bwd_data_scratch, bwd_weights_scratch});
     implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? " + relu" : "") +
                      (gemm_weights_ ? ", weight gradient by gemm" : "");
@@ -167,7 +169,7 @@ class ConvKernel : public CpuKernel {
   dnnl::convolution_forward fwd_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_weights_;
-  std::optional<ConvGemmWeights> gemm_weights_;  // replaces bwd_weights_ for tiny outputs
+  std::optional<ConvGemmWeights> gemm_weights_;  // instead of bwd_weights_ (then unset) when tiny
 };
 
 }  // namespace
