@@ -23,6 +23,11 @@ def share(a, b):
     return f"{r:.2%}" if r < 0.01 else f"{r:.1%}" if r < 0.1 else f"{r:.0%}"
 
 
+def held(report):
+    """Feature-map bytes the plan keeps allocated when the forward pass ends (None if unknown)."""
+    return report.get("at_forward_end_by_class", {}).get("feature_maps") if report else None
+
+
 def main(argv) -> int:
     if len(argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -79,9 +84,7 @@ def main(argv) -> int:
             r = n["vdnn"].get(policy)
             fm = r["peak_by_class"]["feature_maps"] if r else None
             cells.append(mib(fm) + (f" ({mib(r['host_bytes'])})" if r and policy != "none" else ""))
-        for policy in ("none", "conv", "all"):
-            r = n["vdnn"].get(policy)
-            cells.append(mib(r.get("at_forward_end_by_class", {}).get("feature_maps") if r else None))
+        cells += [mib(held(n["vdnn"].get(policy))) for policy in ("none", "conv", "all")]
         w(f"| {model.replace('@', ' at ')}, {batch} | " + " | ".join(cells) + " |")
     if torch_labels:
         w("")
@@ -96,8 +99,7 @@ def main(argv) -> int:
             base = t.get("saved_bytes_without_parameters")
             cells = [share(n["vdnn"][p]["peak_by_class"]["feature_maps"], base)
                      if p in n["vdnn"] else "—" for p in ("none", "conv", "all")]
-            cells += [share(n["vdnn"][p].get("at_forward_end_by_class", {}).get("feature_maps"),
-                            base) if p in n["vdnn"] else "—" for p in ("none", "conv", "all")]
+            cells += [share(held(n["vdnn"].get(p)), base) for p in ("none", "conv", "all")]
             none = n["vdnn"].get("none")
             cells += [mib(t.get("saved_bytes")), mib(none["peak_device_bytes"] if none else None)]
             w(f"| {model.replace('@', ' at ')}, {batch} | " + " | ".join(cells) + " |")
