@@ -1,6 +1,8 @@
 #include "util/atomic_file.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,38 +25,140 @@ fs::path folder_of(const std::string& path) {
 
 std::string errno_text() { return std::strerror(errno); }
 
-}  // namespace
-
-void check_can_create_file(const std::string& path, const std::string& flag) {
-  std::error_code ec;
-  const fs::path folder = folder_of(path);
-  if (!fs::is_directory(folder, ec))
-    VDNN_THROW(flag << " " << path << ": folder " << folder.string() << " does not exist");
-  if (fs::is_directory(path, ec)) VDNN_THROW(flag << " " << path << ": is a folder, expected a file name");
-  if (access(folder.c_str(), W_OK) != 0)
-    VDNN_THROW(flag << " " << path << ": cannot write in folder " << folder.string() << " (" << errno_text()
-                    << ")");
+// `path` with symbolic links in its last component followed to the end (which may not exist yet:
+// writing through a dangling link creates its target, as the shell's `>` does).
+std::string follow_links(const std::string& path) {
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    std::string to(static_cast<size_t>(PATH_MAX), '\0');
+    const ssize_t n = ::readlink(p.c_str(), to.data(), to.size());
+    if (n < 0) return p;
+    to.resize(static_cast<size_t>(n));
+    p = fs::path(to).is_absolute() ? to : (fs::path(p).parent_path() / to).string();
+  }
+  VDNN_THROW(path << ": too many levels of symbolic links");
 }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+enum class Kind { kMissing, kRegular, kFolder, kStream };  // kStream: a device, FIFO or socket
+
+Kind kind_of(const std::string& target) {
+  struct stat st;
+  if (::stat(target.c_str(), &st) != 0) return Kind::kMissing;
+  if (S_ISDIR(st.st_mode)) return Kind::kFolder;
+  return S_ISREG(st.st_mode) ? Kind::kRegular : Kind::kStream;
+}
+
+// The temporary files of the AtomicFiles alive, readable from a signal handler: a slot is free (0),
+// being filled (1) or holds a path (2).
+constexpr int kSlots = 64;
+struct TempSlot {
+  std::atomic<int> state{0};
+  char path[PATH_MAX];
+};
+TempSlot temp_slots[kSlots];
+static_assert(std::atomic<int>::is_always_lock_free);
+
+int remember_temp(const std::string& path) {
+  if (path.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int free = 0;
+    if (!temp_slots[i].state.compare_exchange_strong(free, 1)) continue;
+    std::memcpy(temp_slots[i].path, path.c_str(), path.size() + 1);
+    temp_slots[i].state.store(2);
+    return i;
+  }
+  return -1;  // more than kSlots files in flight: this one is only removed by its destructor
+}
+
+}  // namespace
+
+void unlink_temp_files_in_flight() noexcept {
+  for (TempSlot& s : temp_slots)
+    if (s.state.load() == 2) ::unlink(s.path);
+}
+
+void check_can_create_file(const std::string& path, const std::string& flag) {
+  const std::string target = follow_links(path);
+  const std::string shown = target == path ? path : path + " (a link to " + target + ")";
+  switch (kind_of(target)) {
+    case Kind::kFolder:
+      VDNN_THROW(flag << " " << shown << ": is a folder, expected a file name");
+    case Kind::kStream:
+      if (access(target.c_str(), W_OK) != 0)
+        VDNN_THROW(flag << " " << shown << ": cannot write to it (" << errno_text() << ")");
+      return;
+    case Kind::kMissing:
+    case Kind::kRegular:
+      break;
+  }
+  std::error_code ec;
+  const fs::path folder = folder_of(target);
+  if (!fs::is_directory(folder, ec))
+    VDNN_THROW(flag << " " << shown << ": folder " << folder.string()
+                    << (fs::exists(folder, ec) ? " is not a folder" : " does not exist"));
+  if (access(folder.c_str(), W_OK) != 0)
+    VDNN_THROW(flag << " " << shown << ": cannot write in folder " << folder.string() << " (" << errno_text() << ")");
+}
+
+void check_output_files(const std::vector<std::pair<std::string, std::string>>& flags_and_paths) {
+  std::vector<std::pair<std::string, fs::path>> files;  // (flag, absolute target) of regular files
+  for (const auto& [flag, path] : flags_and_paths) {
+    if (path.empty()) continue;
+    check_can_create_file(path, flag);
+    const std::string target = follow_links(path);
+    if (kind_of(target) == Kind::kStream) continue;  // two flags may both write to /dev/null
+    const fs::path absolute = fs::absolute(target).lexically_normal();
+    for (const auto& [other, seen] : files)
+      if (seen == absolute)
+        VDNN_THROW(other << " and " << flag << " both name " << path << ": give each its own file");
+    files.emplace_back(flag, absolute);
+  }
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(follow_links(path_)) {
+  switch (kind_of(target_)) {
+    case Kind::kFolder:
+      VDNN_THROW(path_ << ": is a folder, expected a file name");
+    case Kind::kStream:  // written as it is: renaming over /dev/null would replace the device
+      fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0) VDNN_THROW(path_ << ": cannot open it for writing (" << errno_text() << ")");
+      return;
+    case Kind::kMissing:
+    case Kind::kRegular:
+      break;
+  }
   static std::atomic<unsigned> counter{0};
-  const fs::path target(path_);
-  const std::string name = VDNN_MSG("." << target.filename().string() << ".tmp-" << getpid() << "-" << counter++);
-  temp_path_ = (folder_of(path_) / name).string();
+  const std::string name =
+      VDNN_MSG("." << fs::path(target_).filename().string() << ".tmp-" << getpid() << "-" << counter++);
+  temp_path_ = (folder_of(target_) / name).string();
+  slot_ = remember_temp(temp_path_);  // before the file exists, so a signal never misses it
   fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd_ < 0) VDNN_THROW(path_ << ": cannot create a temporary file next to it (" << errno_text() << ")");
+  if (fd_ < 0) {
+    const std::string why = errno_text();
+    forget_temp();
+    VDNN_THROW(path_ << ": cannot create a temporary file next to it (" << why << ")");
+  }
 }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(temp_path_.c_str());
+  if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+  forget_temp();
+}
+
+void AtomicFile::forget_temp() noexcept {
+  if (slot_ >= 0) temp_slots[slot_].state.store(0);
+  slot_ = -1;
 }
 
 void AtomicFile::fail(const std::string& what) {
   const std::string why = errno_text();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  ::unlink(temp_path_.c_str());
+  if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+  forget_temp();
   committed_ = true;  // nothing left to clean up
   VDNN_THROW(path_ << ": " << what << " failed (" << why << ")");
 }
@@ -65,6 +169,7 @@ void AtomicFile::write(const void* data, size_t bytes) {
   while (bytes > 0) {
     const ssize_t n = ::write(fd_, p, bytes);
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = ENOSPC;
     if (n <= 0) fail("write");
     p += n;
     bytes -= static_cast<size_t>(n);
@@ -73,16 +178,24 @@ void AtomicFile::write(const void* data, size_t bytes) {
 
 void AtomicFile::commit() {
   VDNN_CHECK(fd_ >= 0 && !committed_, "commit of " << path_ << " twice");
+  if (temp_path_.empty()) {  // a device or FIFO: nothing to rename; a device may not fsync
+    const int rc = ::close(fd_);
+    fd_ = -1;
+    if (rc != 0) fail("close");
+    committed_ = true;
+    return;
+  }
   if (::fsync(fd_) != 0) fail("fsync");
   if (::close(fd_) != 0) {
     fd_ = -1;
     fail("close");
   }
   fd_ = -1;
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) fail("rename");
+  if (::rename(temp_path_.c_str(), target_.c_str()) != 0) fail("rename");
   committed_ = true;
+  forget_temp();
   // The rename is durable only once the folder's entry is on disk.
-  const int dir = ::open(folder_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir = ::open(folder_of(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) VDNN_THROW(path_ << ": cannot open its folder to fsync it (" << errno_text() << ")");
   const int rc = ::fsync(dir);
   const std::string why = errno_text();

@@ -1,9 +1,18 @@
-// util/atomic_file.h — writes a file all or nothing, so a crash never leaves half a file behind.
+// util/atomic_file.h — writes an output file all or nothing, so a crash never leaves half a file
+// behind, and never replaces what the user's path names with something of another kind.
 //
-// Model: the bytes go to a temporary file in the target's folder (same file system, so the rename
-// is atomic); commit() fsyncs it, renames it over the target and fsyncs the folder, so after a
-// crash or power loss readers find either the old file or the complete new one. A file that is
-// never committed (an exception while writing) is removed by the destructor.
+// Model: every file vdnn writes goes through AtomicFile. What the path names decides how:
+//  - nothing, or a regular file: the bytes go to a temporary file in the same folder (same file
+//    system, so the rename is atomic); commit() fsyncs it, renames it over the target and fsyncs
+//    the folder, so after a crash or power loss readers find either the old file or the new one.
+//  - a symbolic link: it is followed (to its end, even if that does not exist yet) and the above
+//    happens beside its target; the link stays a link.
+//  - a device or a FIFO (/dev/null, /dev/stdout, a named pipe): it is opened and written as it is,
+//    never renamed over; every write and the close are checked (/dev/full fails with ENOSPC).
+//  - a folder: refused with an error naming the path.
+// A file that is never committed (an exception while writing) is removed by the destructor, and
+// unlink_temp_files_in_flight() removes the temporary files of every AtomicFile alive (for a signal
+// handler: util/interrupt.h).
 //
 //   AtomicFile out("run.safetensors");          // throws vdnn::Error naming the path
 //   out.write(header.data(), header.size());
@@ -13,12 +22,22 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace vdnn {
 
-// Throws vdnn::Error (naming `flag` and the path) unless a file can be created at `path`: its
-// folder exists and is writable, and `path` is not a folder. For checking a flag before a long run.
+// Throws vdnn::Error (naming `flag` and the path) unless AtomicFile can write `path`: a new file in
+// a writable folder, a regular file in a writable folder, or a writable device or FIFO (symbolic
+// links followed); a folder is refused. Opens nothing. For checking a flag before a long run.
 void check_can_create_file(const std::string& path, const std::string& flag);
+
+// check_can_create_file for each (flag, path) with a non-empty path, and no two flags naming the
+// same regular file. Every command calls this once, with all its output flags, before any work.
+void check_output_files(const std::vector<std::pair<std::string, std::string>>& flags_and_paths);
+
+// Removes the temporary file of every AtomicFile alive. Async-signal-safe (unlink(2) only).
+void unlink_temp_files_in_flight() noexcept;
 
 class AtomicFile {
  public:
@@ -33,9 +52,13 @@ class AtomicFile {
 
  private:
   [[noreturn]] void fail(const std::string& what);
+  void forget_temp() noexcept;
 
-  std::string path_, temp_path_;
+  std::string path_;       // as given, for messages
+  std::string target_;     // path_ with symbolic links followed
+  std::string temp_path_;  // empty when writing a device or FIFO directly
   int fd_ = -1;
+  int slot_ = -1;          // in the registry of temporary files, or -1
   bool committed_ = false;
 };
 
