@@ -13,9 +13,11 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "commands.h"
+#include "util/interrupt.h"
 #include "vdnn/error.h"
 
 int main(int argc, char** argv) {
+  vdnn::install_interrupt_handler();  // Ctrl-C: no temporary file left behind, exit 130
   CLI::App app{"vdnn: train deep networks larger than the accelerator's memory"};
   app.require_subcommand(1);
   std::map<CLI::App*, vdnn::cli::Runner> runners;

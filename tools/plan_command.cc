@@ -96,8 +96,7 @@ void write_pictures(const PlanOptions& o, const std::vector<Row>& rows, const st
 }
 
 int run_plan(PlanOptions o) {
-  for (const auto& [file, flag] : {std::pair{o.trace, "--trace"}, {o.svg, "--svg"}, {o.svg_memory, "--svg-memory"}})
-    if (!file.empty()) check_can_create_file(file, flag);
+  check_output_files({{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory}});
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;

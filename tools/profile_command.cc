@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "commands.h"
@@ -14,8 +13,10 @@
 #include "runtime/compiled_graph.h"
 #include "runtime/net.h"
 #include "runtime/profiler.h"
+#include "util/atomic_file.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
+#include "util/text_file.h"
 #include "vdnn/rng.h"
 
 namespace vdnn::cli {
@@ -97,6 +98,7 @@ void check_predictions(const Graph& graph, const ModelOptions& mo, const Network
 }
 
 int run_profile(const ProfileCliOptions& o) {
+  check_output_files({{"--save", o.save}});
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
@@ -111,9 +113,7 @@ int run_profile(const ProfileCliOptions& o) {
   else
     print_table(costs);
   if (!o.save.empty()) {
-    std::ofstream out(o.save);
-    if (!out) VDNN_THROW("--save: cannot write '" << o.save << "'");
-    out << costs.to_json().dump(2) << "\n";
+    write_text_file(o.save, costs.to_json().dump(2) + "\n");
     if (!o.json) std::printf("saved to %s (use: vdnn plan --costs %s)\n", o.save.c_str(), o.save.c_str());
   }
   if (!o.check.empty()) check_predictions(graph, mo, costs, o);

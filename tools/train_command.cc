@@ -1,6 +1,7 @@
 // `vdnn train`: trains a network on Fashion-MNIST (default), synthetic data or an IDX folder.
 #include <omp.h>
 
+#include <csignal>
 #include <cstdio>
 #include <iomanip>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "runtime/profiler.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
@@ -60,6 +62,26 @@ std::string choose_dyn_configuration(const Graph& graph, const TrainOptions& o, 
   return VDNN_MSG("dyn step " << d.step << ": " << d.why);
 }
 
+// One line after a signal stopped training: where it stopped and, if a checkpoint of this run is
+// at --save, the step it holds and how to continue from it.
+void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions& o, const std::string& model) {
+  std::fflush(stdout);
+  std::string next = "no --save, so nothing to resume from";
+  if (!o.config.save_path.empty()) {
+    next = VDNN_MSG("no checkpoint at " << o.config.save_path << " yet");
+    try {
+      const Checkpoint c = read_checkpoint(o.config.save_path);
+      check_resumable(c, model, o.batch, o.config.seed);
+      next = VDNN_MSG("the checkpoint " << o.config.save_path << " holds step " << c.position.step
+                                        << ": `vdnn train ... --resume " << o.config.save_path
+                                        << "` (the same flags) continues from there");
+    } catch (const Error&) {
+    }
+  }
+  std::fprintf(stderr, "interrupted (%s) after step %lld of %lld; %s\n", sig == SIGINT ? "Ctrl-C" : "SIGTERM",
+               static_cast<long long>(step), static_cast<long long>(total), next.c_str());
+}
+
 int run_train(TrainOptions& o) {
   if (o.policy == "dyn" && o.device_memory.empty())
     VDNN_THROW("--policy dyn needs --device-memory: it picks what fits a budget");
@@ -75,8 +97,7 @@ int run_train(TrainOptions& o) {
   o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
   if (o.config.checkpoint_every > 0 && o.config.save_path.empty())
     VDNN_THROW("--checkpoint-every needs --save FILE.safetensors (where to write the checkpoints)");
-  if (!o.config.save_path.empty()) check_can_create_file(o.config.save_path, "--save");
-  if (!o.trace.empty()) check_can_create_file(o.trace, "--trace");
+  check_output_files({{"--save", o.config.save_path}, {"--trace", o.trace}, {"--report", o.report}});
   std::optional<Checkpoint> resume;
   try {
     if (!o.resume.empty()) resume = read_checkpoint(o.resume);
@@ -135,19 +156,34 @@ int run_train(TrainOptions& o) {
   }
   std::unique_ptr<Progress> progress;  // one per epoch
   const Progress::Mode progress_mode = Progress::parse(o.progress);
+  int64_t last_step = 0, total_steps = 0;  // for the message if a signal stops the run
   trainer.on_step([&](const StepProgress& p) {
+    last_step = p.step;
+    total_steps = p.total_steps;
+    if (const int sig = interrupt_signal()) throw Interrupted{sig};  // between steps: a clean stop
     if (!progress) progress = std::make_unique<Progress>(stdout, progress_mode, VDNN_MSG("epoch " << p.epoch << "/" << p.epochs), "img/s");
     progress->update(p.epoch_step, p.steps_per_epoch, static_cast<double>(p.epoch_step * o.batch),
                      VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss));
   });
-  TrainResult r = trainer.run(train, &test, [&](const EpochResult& e) {
+  TrainResult r;
+  const auto print_epoch = [&](const EpochResult& e) {
     progress.reset();
     std::printf("epoch %3d  lr %.4f  loss %.4f  train acc %.4f", e.epoch, e.lr, e.train_loss,
                 e.train_accuracy);
     if (e.test.samples > 0) std::printf("  test loss %.4f  test acc %.4f", e.test.loss, e.test.accuracy);
     std::printf("  %.0f img/s  %.1f s\n", e.images_per_second, e.train_seconds);
     std::fflush(stdout);
-  });
+  };
+  try {
+    const DeferInterrupts defer;  // Ctrl-C stops after the step in flight (a second one at once)
+    r = trainer.run(train, &test, print_epoch);
+  } catch (const Interrupted&) {
+  }
+  if (const int sig = interrupt_signal()) {
+    progress.reset();
+    report_interrupted(sig, last_step, total_steps, o, model_name);
+    return Interrupted{sig}.exit_code();
+  }
   std::printf("done: %lld iterations, final loss %.4f, ", static_cast<long long>(r.iterations),
               r.final_loss);
   if (o.config.evaluate)

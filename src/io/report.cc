@@ -1,8 +1,8 @@
 #include "io/report.h"
 
 #include <algorithm>
-#include <fstream>
 
+#include "util/text_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -98,11 +98,6 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
           {"layers", layers}};
 }
 
-void write_json_file(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  if (!out) VDNN_THROW(path << ": cannot open for writing");
-  out << j.dump(2) << "\n";
-  if (!out.flush()) VDNN_THROW(path << ": write failed");
-}
+void write_json_file(const std::string& path, const nlohmann::json& j) { write_text_file(path, j.dump(2) + "\n"); }
 
 }  // namespace vdnn
