@@ -63,7 +63,18 @@ INSTANTIATE_TEST_SUITE_P(
                  tag::nchw},
         PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 1}, {"pad", 1},
                   {"exclude_padding", false}}, 2, 8, 5, 5, tag::aBcd8b},
-        PoolCase{{{"type", "avg_pool"}, {"global", true}}, 3, 16, 5, 3, tag::aBcd16b}));
+        PoolCase{{{"type", "avg_pool"}, {"global", true}}, 3, 16, 5, 3, tag::aBcd16b},
+        // Ceil mode: the last windows run past the padding; with padding included they divide by
+        // their cells inside the padded input (Caffe, PyTorch), not by kh*kw.
+        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true},
+                  {"exclude_padding", false}}, 1, 16, 8, 7, tag::aBcd16b},
+        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true},
+                  {"exclude_padding", false}}, 1, 3, 8, 9, tag::nchw},
+        PoolCase{{{"type", "avg_pool"}, {"kernel", nlohmann::json::array({2, 3})},
+                  {"stride", 2}, {"pad", 1}, {"ceil", true}, {"exclude_padding", false}},
+                 2, 5, 6, 8, tag::acdb},
+        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}},
+                 2, 5, 7, 8, tag::acdb}));
 
 TEST(PoolKernel, MaxPoolSavesIndicesNotInput) {
   auto layer = layer_from({{"type", "max_pool"}, {"kernel", 2}});

@@ -82,7 +82,11 @@ Conv2dGrads conv2d_backward(const Tensor4& x, const Tensor4& w, const Tensor4& d
 // oh*sh - pt .. oh*sh - pt + kh - 1 and the analogous columns. Padded positions are never read:
 //   max                  : max over the real cells (padding never wins, even over negative values);
 //                          backward routes dy to the FIRST maximal cell in row-major window order.
-//   avg_include_padding  : sum of real cells / (kh * kw)   (oneDNN pooling_avg_include_padding)
+//   avg_include_padding  : sum of real cells / (number of window cells inside the padded input,
+//                          rows -pt .. H+pt-1, columns -pl .. W+pl-1). The padding is symmetric,
+//                          as in Caffe and PyTorch (count_include_pad): pb/pr beyond pt/pl are
+//                          ceil mode's overhang (they only fix the output size), and overhanging
+//                          cells do not count. Without overhang the divisor is kh * kw.
 //   avg_exclude_padding  : sum of real cells / (number of real cells in the window)
 //                          (oneDNN pooling_avg_exclude_padding)
 // A window with no real cell (only possible when padding >= kernel) throws std::invalid_argument.

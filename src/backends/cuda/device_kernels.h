@@ -19,7 +19,8 @@
 namespace vdnn {
 
 // One pooling sweep over planes of in_h x in_w; windows start at o*stride - pad_begin and never
-// read padding. Average pooling divides by kh*kw (include_padding) or by the real cells.
+// read padding. Average pooling divides by the real cells (exclude_padding) or by the cells inside
+// the padded input (include_padding, as Caffe/PyTorch; kh*kw unless a ceil-mode window overhangs).
 struct PoolWindow {
   int64_t kh, kw, sh, sw, pt, pl;
   int64_t in_h, in_w, out_h, out_w;

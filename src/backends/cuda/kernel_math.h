@@ -100,10 +100,15 @@ VDNN_HOST_DEVICE inline float max_pool_backward_at(const float* dy, const int32_
   return sum;
 }
 
-// Average pooling divides by kh * kw (include padding) or by the window's real cells.
-VDNN_HOST_DEVICE inline float avg_divisor(const PoolWindow& p, const Clip& c) {
-  return p.exclude_padding ? static_cast<float>((c.h1 - c.h0) * (c.w1 - c.w0))
-                           : static_cast<float>(p.kh * p.kw);
+// Average pooling divides by the window's real cells (exclude padding) or by its cells inside the
+// padded input (include padding; Caffe and PyTorch): rows up to in_h + pt, columns up to in_w + pl,
+// so that in ceil mode the cells a last window overhangs past the padding do not count.
+VDNN_HOST_DEVICE inline float avg_divisor(const PoolWindow& p, const Clip& c, int64_t oh,
+                                          int64_t ow) {
+  if (p.exclude_padding) return static_cast<float>((c.h1 - c.h0) * (c.w1 - c.w0));
+  const int64_t hs = oh * p.sh - p.pt, ws = ow * p.sw - p.pl;
+  return static_cast<float>((imin(hs + p.kh, p.in_h + p.pt) - hs) *
+                            (imin(ws + p.kw, p.in_w + p.pl) - ws));
 }
 
 VDNN_HOST_DEVICE inline float avg_pool_forward_at(const float* x, const PoolWindow& p, int64_t i) {
@@ -113,7 +118,7 @@ VDNN_HOST_DEVICE inline float avg_pool_forward_at(const float* x, const PoolWind
   float sum = 0.0f;
   for (int64_t h = c.h0; h < c.h1; ++h)
     for (int64_t w = c.w0; w < c.w1; ++w) sum += xp[h * p.in_w + w];
-  return sum / avg_divisor(p, c);
+  return sum / avg_divisor(p, c, o / p.out_w, o % p.out_w);
 }
 
 VDNN_HOST_DEVICE inline float avg_pool_backward_at(const float* dy, const PoolWindow& p,
@@ -126,7 +131,7 @@ VDNN_HOST_DEVICE inline float avg_pool_backward_at(const float* dy, const PoolWi
   float sum = 0.0f;
   for (int64_t oh = oh0; oh <= oh1; ++oh)
     for (int64_t ow = ow0; ow <= ow1; ++ow)
-      sum += dy[base + oh * p.out_w + ow] / avg_divisor(p, clip(p, oh, ow));
+      sum += dy[base + oh * p.out_w + ow] / avg_divisor(p, clip(p, oh, ow), oh, ow);
   return sum;
 }
 
