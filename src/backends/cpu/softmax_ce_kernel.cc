@@ -44,8 +44,9 @@ class SoftmaxCrossEntropyKernel : public CpuKernel {
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
-    const float* p = static_cast<const float*>(a.saved[0]);
     float* dx = static_cast<float*>(a.d_in[0]);
+    if (!dx) return;  // the logits are the graph input: no gradient to write
+    const float* p = static_cast<const float*>(a.saved[0]);
     const int64_t valid = a.valid > 0 ? a.valid : batch_;
     const float inv = 1.0f / static_cast<float>(valid);
     for (int64_t n = 0; n < batch_; ++n)
