@@ -1,7 +1,12 @@
 // layers/lrn.h — local response normalization across channels (AlexNet).
 //
 //   {"name": "norm1", "type": "lrn", "size": 5, "alpha": 1e-4, "beta": 0.75, "k": 2}
-// dst = src * (k + alpha/size * sum over `size` neighbouring channels of src^2)^(-beta)
+//   y[n,c,h,w] = x[n,c,h,w] * (k + alpha/size * sum_{c'=c-(size-1)/2}^{c+(size-1)/2} x[n,c',h,w]^2)^(-beta)
+// with channels outside [0, C) counting as zero (the divisor stays `size` at the borders): the
+// window of `size` channels centred on c, as AlexNet, Caffe and PyTorch's LocalResponseNorm.
+// `size` must be odd: PyTorch centres an even window off-centre (c-size/2 .. c+size/2-1), which
+// neither oneDNN (it would sum size-1 channels) nor cuDNN (c-size/2+1 .. c+size/2) computes, so an
+// even size is refused when the model is read rather than computed differently from PyTorch.
 // Backward reads the input and a kernel-owned workspace.
 #pragma once
 
@@ -20,6 +25,9 @@ class LrnLayer : public Layer {
   static std::unique_ptr<Layer> parse(const std::string& name, LayerConfig& cfg) {
     Params p;
     p.size = cfg.integer("size", 5, 1);
+    if (p.size % 2 == 0)
+      cfg.fail("size", "an odd integer >= 1 (the window is centred on the channel; oneDNN and "
+                       "cuDNN have no window that matches PyTorch's for an even size)");
     p.alpha = cfg.number("alpha", 1e-4, 0.0, 1e3);
     p.beta = cfg.number("beta", 0.75, 0.0, 1e3);
     p.k = cfg.number("k", 1.0, 1e-6, 1e6);

@@ -1,5 +1,6 @@
 // LRN and batch normalization kernels against the reference; backward by finite differences.
 #include "layers/layer_test_util.h"
+#include "vdnn/error.h"
 
 namespace vdnn::test {
 namespace {
@@ -20,6 +21,25 @@ TEST(LrnKernel, MatchesReferenceAndFiniteDifferences) {
     EXPECT_TRUE(ref::values_close(g.d_in[0], ref::lrn_backward(rx, ref::Tensor4(2, 7, 3, 5, dy), p).v,
                                   1e-4, 1e-5));
     check_gradients(h, {x}, 1e-2, 1e-2, 1e-3);
+  }
+}
+
+TEST(LrnLayer, EvenSizeIsRefusedByNameWhenTheModelIsRead) {
+  // oneDNN would sum size-1 channels for an even size; PyTorch sums an off-centre window of size.
+  const nlohmann::json fields{{"name", "norm1"}, {"type", "lrn"}, {"size", 4}};
+  LayerConfig cfg(fields, "m.json: layer 'norm1'");
+  try {
+    make_layer("norm1", "lrn", cfg);
+    ADD_FAILURE() << "an even LRN size was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("layer 'norm1'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'size'"), std::string::npos) << what;
+    EXPECT_NE(what.find("odd"), std::string::npos) << what;
+  }
+  for (int64_t size : {1, 3, 7}) {
+    LayerConfig odd(nlohmann::json{{"type", "lrn"}, {"size", size}}, "m.json: layer 'norm1'");
+    EXPECT_NO_THROW(make_layer("norm1", "lrn", odd)) << size;
   }
 }
 
