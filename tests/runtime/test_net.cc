@@ -4,7 +4,7 @@
 
 #include "data/synthetic.h"
 #include "io/model_file.h"
-#include "reference/finite_difference.h"
+#include "runtime/gradient_check.h"
 #include "runtime/net.h"
 #include "runtime/trainer.h"
 
@@ -41,43 +41,7 @@ Graph fused_chain() {
   return b.build();
 }
 
-void expect_gradients_match_finite_differences(Graph graph) {
-  Net net(std::move(graph), {.batch = 3, .seed = 5});
-  const int64_t per = 3 * 6 * 6;
-  const auto images = ref::random_vector(3 * per, 17);
-  const std::vector<int32_t> labels{0, 3, 1};
-  net.set_batch(images.data(), labels.data(), 3);
-  net.forward(true);
-  net.backward();
-  for (size_t i = 0; i < net.params().size(); ++i) {
-    const ParamTensor& p = net.params()[i];
-    if (!p.grad) continue;
-    // The analytic gradient, exported to the plain layout through a scratch copy of the values.
-    const std::vector<float> w = net.export_param(i);
-    std::vector<float> saved_grad(p.bytes / 4);
-    std::copy(p.grad, p.grad + saved_grad.size(), saved_grad.data());
-    std::copy(saved_grad.begin(), saved_grad.end(), p.data);
-    const std::vector<float> analytic = net.export_param(i);
-    net.import_param(i, w);
-    // Check a spread of up to 12 entries per tensor.
-    const size_t stride = std::max<size_t>(1, w.size() / 12);
-    std::vector<float> a_sub;
-    std::vector<double> n_sub;
-    for (size_t k = 0; k < w.size(); k += stride) {
-      auto f = [&](const std::vector<float>& v) {
-        std::vector<float> x = w;
-        x[k] = v[0];
-        net.import_param(i, x);
-        const double loss = net.forward(true);
-        net.import_param(i, w);
-        return loss;
-      };
-      a_sub.push_back(analytic[k]);
-      n_sub.push_back(ref::numeric_gradient(f, {w[k]}, 1e-3)[0]);
-    }
-    EXPECT_TRUE(ref::gradients_close(a_sub, n_sub, 5e-2, 2e-3)) << p.name;
-  }
-}
+using test::expect_gradients_match_finite_differences;
 
 TEST(Net, EveryParameterGradientMatchesFiniteDifferences) {
   expect_gradients_match_finite_differences(small_dag());
