@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Layers as PyTorch defines them, in float64: the independent definition that
+tests/reference/test_torch_reference.cc compares vdnn's CPU kernels against.
+
+usage: torch_reference.py IN.json OUT.json
+
+IN.json is {"cases": [...]}; each case carries a vdnn layer object ("layer": the fields a model
+file would hold, read here with vdnn's documented defaults), the input "shape" [N, C, H, W] and
+plain NCHW "x", the parameters in vdnn's plain layouts ("params": weights then bias, or gamma then
+beta), "dy" (absent for the loss, whose own gradient is taken) and "labels" for the loss.
+OUT.json is {"results": [{"y", "dx", "dparams"}]} in the same order, all flattened row-major.
+Needs python3-torch (Debian; scripts/setup.sh installs it).
+"""
+import json
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+def pair(value, fallback):
+    if value is None:
+        return fallback
+    return tuple(value) if isinstance(value, list) else (value, value)
+
+
+def tensor(values, shape):
+    return torch.tensor(values, dtype=torch.float64).reshape(shape).requires_grad_(True)
+
+
+def run(case):
+    layer, kind = case["layer"], case["layer"]["type"]
+    x = tensor(case["x"], case["shape"])
+    params = []
+    if kind in ("avg_pool", "max_pool"):
+        kernel = pair(layer.get("kernel"), None)
+        stride = pair(layer.get("stride"), kernel)
+        pad = pair(layer.get("pad"), (0, 0))
+        ceil = layer.get("ceil", False)
+        if kind == "max_pool":
+            y = F.max_pool2d(x, kernel, stride, pad, ceil_mode=ceil)
+        else:
+            include = not layer.get("exclude_padding", True)
+            y = F.avg_pool2d(x, kernel, stride, pad, ceil_mode=ceil, count_include_pad=include)
+    elif kind == "lrn":
+        y = F.local_response_norm(x, layer.get("size", 5), alpha=layer.get("alpha", 1e-4),
+                                  beta=layer.get("beta", 0.75), k=layer.get("k", 1.0))
+    elif kind == "conv":
+        groups, channels = layer.get("groups", 1), layer["channels"]
+        kh, kw = pair(layer["kernel"], None)
+        w = tensor(case["params"][0], [channels, case["shape"][1] // groups, kh, kw])
+        params = [w]
+        b = None
+        if layer.get("bias", True):
+            b = tensor(case["params"][1], [channels])
+            params.append(b)
+        y = F.conv2d(x, w, b, stride=pair(layer.get("stride"), (1, 1)),
+                     padding=pair(layer.get("pad"), (0, 0)), groups=groups)
+    elif kind == "batch_norm":
+        c = case["shape"][1]
+        gamma, beta = tensor(case["params"][0], [c]), tensor(case["params"][1], [c])
+        params = [gamma, beta]
+        y = F.batch_norm(x, None, None, gamma, beta, training=True, eps=layer.get("eps", 1e-5))
+    elif kind == "fc":
+        flat = x.flatten(1)
+        w = tensor(case["params"][0], [layer["units"], flat.shape[1]])
+        b = tensor(case["params"][1], [layer["units"]])
+        params = [w, b]
+        y = F.linear(flat, w, b)
+    elif kind == "softmax_cross_entropy":
+        y = F.cross_entropy(x.flatten(1), torch.tensor(case["labels"]), reduction="mean")
+    else:
+        raise SystemExit(f"torch_reference.py: no definition for layer type '{kind}'")
+    if "dy" in case:
+        y.backward(torch.tensor(case["dy"], dtype=torch.float64).reshape(y.shape))
+    else:
+        y.backward()
+    return {"y": y.detach().flatten().tolist(), "dx": x.grad.flatten().tolist(),
+            "dparams": [p.grad.flatten().tolist() for p in params]}
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: torch_reference.py IN.json OUT.json")
+    with open(sys.argv[1]) as f:
+        cases = json.load(f)["cases"]
+    results = [run(case) for case in cases]
+    with open(sys.argv[2], "w") as f:
+        json.dump({"results": results, "torch": torch.__version__}, f)
+
+
+if __name__ == "__main__":
+    main()
