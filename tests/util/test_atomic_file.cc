@@ -158,10 +158,11 @@ TEST_F(AtomicFileKinds, TemporaryFilesInFlightAreRemovedOnRequest) {
   EXPECT_EQ(temp_files_under(dir_), std::vector<std::string>{});
 }
 
+// "fast" death tests (fork, the default): the child writes in this fixture's folder, which
+// TearDown then finds free of temporary files.
 using AtomicFileKindsDeathTest = AtomicFileKinds;
 
 TEST_F(AtomicFileKindsDeathTest, CtrlCMidWriteLeavesNoTemporaryFile) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
   const std::string p = (dir_ / "w.bin").string();
   EXPECT_EXIT(
       {
@@ -175,7 +176,6 @@ TEST_F(AtomicFileKindsDeathTest, CtrlCMidWriteLeavesNoTemporaryFile) {
 }
 
 TEST_F(AtomicFileKindsDeathTest, WhileDeferredTheFirstSignalIsAFlagAndTheSecondExits) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
   const std::string p = (dir_ / "w.bin").string();
   EXPECT_EXIT(
       {
