@@ -71,7 +71,7 @@ DynChoice choose_dyn(const Planner& planner, size_t budget) {
   if (!search.try_config(trainable, 1, "")) {
     out.fits = false;
     out.why = VDNN_MSG("not even `all` with the leanest algorithms fits " << format_bytes(budget)
-                       << "; it needs at least " << format_bytes(out.minimum_budget));
+                       << "; it needs at least " << describe_budget(out.minimum_budget));
     return out;
   }
   out.fits = false;  // step 1 only proves trainability; the search goes on from the fastest

@@ -7,13 +7,19 @@
 // waits, on the stream that first writes the new tensor, for the events that ended the previous
 // tenants of its address range (PyTorch's caching-allocator rule, made static).
 // Persistent tensors (weights, their gradients, momentum) are placed first, in tensor order, so
-// every Program of the same graph puts them at the same offsets. Best fit is not monotone in the
-// capacity (a smaller pool can place better), so a capacity at least minimum_budget() that best
-// fit misses uses the placement found at minimum_budget(): every capacity from it up fits.
+// every Program of the same graph puts them at the same offsets.
+//
+// One placement per Program, whatever the capacity: best fit depends on the pool's size (a tight
+// pool places differently), so the placement is chosen among a fixed set of pool sizes that does
+// not involve the capacity asked for (memory_plan.cc, choose_placement), and its highest address
+// is THE smallest budget: every capacity from it up fits with exactly the same offsets, every
+// capacity below fails. Train's refusal, `vdnn plan`, `vdnn profile --check` and dyn all report
+// minimum_budget(). Cost: 10 replays of the Program through the allocator, each O(S log S) for S
+// steps (see plan/planner.h for the whole planning bound).
 //
 //   MemoryPlan m = plan_memory(program, 512 << 20);
 //   if (!m.fits) throw Error(m.failure);
-//   size_t smallest = minimum_budget(program);     // the least capacity that fits
+//   size_t smallest = minimum_budget(program);     // fits iff capacity >= smallest
 #pragma once
 
 #include <array>
@@ -44,7 +50,11 @@ struct MemoryPlan {
 // Fills the offsets of `program`'s kAlloc steps and inserts the reuse waits. capacity_bytes of the
 // result is always `capacity_bytes`, even when the placement stays below a smaller one.
 MemoryPlan plan_memory(Program& program, size_t capacity_bytes);
-// The smallest capacity for which plan_memory(program, capacity) fits (does not modify program).
+// The smallest capacity for which plan_memory(program, capacity) fits; every larger one fits too.
 size_t minimum_budget(const Program& program);
+// The smallest budget of a network: its training and evaluation Programs share the device.
+size_t minimum_budget(const Program& train, const Program& eval);
+// A budget as error messages name it, exact to the byte: "46.97 MiB (49254912 bytes)".
+std::string describe_budget(size_t bytes);
 
 }  // namespace vdnn

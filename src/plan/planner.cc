@@ -35,7 +35,7 @@ bool Planner::fits(const Configuration& config, size_t budget) const {
 }
 
 size_t Planner::minimum_budget(const Configuration& config) const {
-  return std::max(vdnn::minimum_budget(program(config, true)), vdnn::minimum_budget(program(config, false)));
+  return vdnn::minimum_budget(program(config, true), program(config, false));
 }
 
 Evaluation Planner::evaluate(const Configuration& config, size_t budget) const {

@@ -56,20 +56,20 @@ Program Net::build(Policy policy, bool training, int prefetch_depth) const {
 
 void Net::plan(const NetOptions& options) {
   Program train = build(options.policy, true), eval = build(Policy::kNone, false);
-  // The smallest budget is searched (several plans) only when no budget is given or it fails.
-  auto smallest = [&] { return std::max(minimum_budget(train), minimum_budget(eval)); };
-  const size_t capacity = options.device_memory ? options.device_memory : smallest();
+  // The one smallest budget (memory_plan.h): every capacity from it up fits, every one below fails.
+  const size_t smallest = minimum_budget(train, eval);
+  const size_t capacity = options.device_memory ? options.device_memory : smallest;
   Program train_try = train, eval_try = eval;
   MemoryPlan t = plan_memory(train_try, capacity), e = plan_memory(eval_try, capacity);
   if (!t.fits || !e.fits) {
     std::string others;
     for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
       others += VDNN_MSG((others.empty() ? "" : ", ") << to_string(p) << " "
-                                                      << format_bytes(minimum_budget(build(p, true))));
+                                                      << format_bytes(minimum_budget(build(p, true), eval)));
     VDNN_THROW("--device-memory " << format_bytes(capacity) << " is too small for model '"
                                   << graph_.name() << "' at batch " << batch_ << " with policy "
                                   << to_string(options.policy) << ": it needs at least "
-                                  << format_bytes(smallest()) << " (smallest budget by policy: "
+                                  << describe_budget(smallest) << " (smallest budget by policy: "
                                   << others << "); first allocation that does not fit: "
                                   << (t.fits ? e.failure : t.failure));
   }
