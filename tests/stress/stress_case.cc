@@ -200,6 +200,10 @@ CaseResult NetworkStress::run(int index) {
   if (r.budget && net->arena_bytes() != r.budget)
     return fail(
         VDNN_MSG("the budget is accepted but the arena has " << net->arena_bytes() << " bytes"));
+  // The smallest budget is exact (plan/memory_plan.h): nothing below it may be accepted.
+  if (r.budget && r.budget < smallest(c.policy, c.sync))
+    return fail(VDNN_MSG("accepted below the smallest budget " << smallest(c.policy, c.sync)
+                                                                << " bytes, which is then not the smallest"));
   std::string hash;
   try {
     hash = train(*net, c.evaluate);
