@@ -108,6 +108,7 @@ int run_profile(const ProfileCliOptions& o) {
   po.on_layer = [&](int done, int total) { progress.update(done, total, done); };
   const NetworkCosts costs = measure_costs(graph, o.batch, po);
   progress.finish();
+  if (const std::string w = costs.unstable_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
   if (o.json)
     std::printf("%s\n", costs.to_json().dump(2).c_str());
   else

@@ -1,5 +1,7 @@
 #include "plan/network_costs.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 
@@ -53,13 +55,33 @@ double NetworkCosts::compute_seconds(const AlgoChoice& choice) const {
   return t;
 }
 
+std::string NetworkCosts::unstable_warning() const {
+  if (unstable.empty()) return "";
+  std::string names;
+  for (const std::string& name : unstable) {
+    double spread = 0, waited = 0;
+    for (const NodeCost& n : nodes)
+      if (n.name == name)
+        for (const AlgoCost& a : n.algos) {
+          spread = std::max(spread, a.spread);
+          waited = std::max(waited, a.waited);
+        }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " (spread %.0f%%, waited for a CPU %.0f%%)", spread * 100, waited * 100);
+    names += (names.empty() ? "" : ", ") + name + buf;
+  }
+  return VDNN_MSG("warning: unstable timings in " << model << " (another process was using the CPU?): " << names
+                                                  << "; these costs may be far off: profile again on an idle machine");
+}
+
 nlohmann::json NetworkCosts::to_json() const {
   nlohmann::json js = nlohmann::json::array();
   for (const NodeCost& n : nodes) {
     nlohmann::json algos = nlohmann::json::array();
     for (const AlgoCost& a : n.algos)
       algos.push_back({{"name", a.name}, {"forward_seconds", a.forward_seconds},
-                       {"backward_seconds", a.backward_seconds}, {"workspace_bytes", a.workspace_bytes}});
+                       {"backward_seconds", a.backward_seconds}, {"workspace_bytes", a.workspace_bytes},
+                       {"spread", a.spread}, {"waited", a.waited}});
     js.push_back({{"name", n.name}, {"type", n.type}, {"algos", algos}});
   }
   return {{"source", source}, {"model", model}, {"batch", batch},
@@ -67,7 +89,7 @@ nlohmann::json NetworkCosts::to_json() const {
           {"link_latency_seconds", link_latency_seconds},
           {"memory_bytes_per_second", memory_bytes_per_second},
           {"compute_slowdown_when_copying", compute_slowdown_when_copying},
-          {"copy_slowdown_when_computing", copy_slowdown_when_computing}, {"nodes", js}};
+          {"copy_slowdown_when_computing", copy_slowdown_when_computing}, {"unstable", unstable}, {"nodes", js}};
 }
 
 NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string& where) {
@@ -98,11 +120,18 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
       const std::string ak = VDNN_MSG(at << ".algos[" << k << "]");
       AlgoCost a{field<std::string>(algos[k], "name", ak), field<double>(algos[k], "forward_seconds", ak),
                  field<double>(algos[k], "backward_seconds", ak), field<size_t>(algos[k], "workspace_bytes", ak)};
-      if (a.forward_seconds < 0 || a.backward_seconds < 0) VDNN_THROW(ak << ": times must be >= 0");
+      if (algos[k].contains("spread")) a.spread = field<double>(algos[k], "spread", ak);
+      if (algos[k].contains("waited")) a.waited = field<double>(algos[k], "waited", ak);
+      if (a.forward_seconds < 0 || a.backward_seconds < 0 || a.spread < 0 || a.waited < 0)
+        VDNN_THROW(ak << ": times, spread and waited must be >= 0");
       n.algos.push_back(a);
     }
     c.nodes.push_back(std::move(n));
   }
+  if (j.contains("unstable")) c.unstable = field<std::vector<std::string>>(j, "unstable", where);
+  for (const std::string& name : c.unstable)
+    if (std::none_of(c.nodes.begin(), c.nodes.end(), [&](const NodeCost& n) { return n.name == name; }))
+      VDNN_THROW(where << ": 'unstable' names layer '" << name << "', which is not in 'nodes'");
   return c;
 }
 

@@ -29,6 +29,11 @@ struct AlgoCost {
   double forward_seconds = 0;
   double backward_seconds = 0;    // backward data + backward weights
   size_t workspace_bytes = 0;     // the most scratch any pass needs with this algorithm
+  // Measured costs (util/timing_stability.h; the larger of forward and backward; 0: not measured):
+  // how much the timed runs scattered (median absolute deviation over median), and how long the
+  // kernel's threads waited for a CPU per second of run (another process on the cores).
+  double spread = 0;
+  double waited = 0;
 };
 
 struct NodeCost {
@@ -52,10 +57,15 @@ struct NetworkCosts {
   // measured on the CPU backend, whose copy engine shares the cores). Optional in JSON.
   double compute_slowdown_when_copying = 1;
   double copy_slowdown_when_computing = 1;
+  // Layers whose timings stayed unstable when measured (the machine was busy): their costs may be
+  // far off. Optional in JSON.
+  std::vector<std::string> unstable;
 
   AlgoChoice fastest() const;    // least forward + backward time per node
   AlgoChoice leanest() const;    // least workspace per node (ties: the faster)
   double compute_seconds(const AlgoChoice& choice) const;  // sum of every kernel's time
+  // "" when every timing was stable; else one line naming the unstable layers and their spread.
+  std::string unstable_warning() const;
 
   nlohmann::json to_json() const;
   // `where` names the source in errors ("costs.json").

@@ -1,5 +1,7 @@
 #include "runtime/plan_source.h"
 
+#include <cstdio>
+
 #include "plan/device_profile.h"
 #include "plan/roofline.h"
 #include "runtime/compiled_graph.h"
@@ -34,6 +36,8 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
       VDNN_THROW(o.costs_file << " was measured at batch " << in.costs.batch << ", not " << batch
                               << "; profile again with `vdnn profile --batch " << batch << "`");
   }
+  // Costs taken on a busy machine can be off by several times: the plan built on them says so.
+  if (const std::string w = in.costs.unstable_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
   in.device = "cpu";
   return in;
 }

@@ -8,6 +8,7 @@
 
 #include "runtime/compiled_graph.h"
 #include "util/aligned_buffer.h"
+#include "util/timing_stability.h"
 #include "vdnn/error.h"
 #include "vdnn/rng.h"
 
@@ -21,19 +22,41 @@ using Clock = std::chrono::steady_clock;
 // the caches), and timing it warm underestimates the step by about a quarter on small networks.
 constexpr size_t kEvictBytes = size_t{64} << 20;
 
+// A kernel whose timings scatter is timed this many more times; the steadiest set counts.
+constexpr int kRetries = 2;
+
+// One warm-up run (first-touch of buffers, oneDNN's lazy JIT), then `repeats` timed runs.
+// Each run also records how long this process's threads waited for a CPU meanwhile.
 template <class F>
-double median_seconds(int repeats, bool cold, F&& run) {
+std::vector<Timing> timed_runs(int repeats, bool cold, F&& run) {
   static std::vector<char> evict(kEvictBytes);
-  run();  // warm-up: first-touch of buffers, oneDNN's lazy JIT
-  std::vector<double> t;
+  run();
+  std::vector<Timing> t;
   for (int r = 0; r < repeats; ++r) {
     if (cold) std::memset(evict.data(), r, evict.size());
+    const double waited = process_wait_seconds();
     const auto start = Clock::now();
     run();
-    t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    t.push_back({seconds, std::max(0.0, process_wait_seconds() - waited)});  // a thread that ended takes its wait along
   }
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
+  return t;
+}
+
+template <class F>
+double median_seconds(int repeats, bool cold, F&& run) {
+  return timing_spread(timed_runs(repeats, cold, run)).median;
+}
+
+// The timings of `run`, taken again while they are unstable (another process on the cores).
+template <class F>
+TimingSpread steadiest_timing(int repeats, bool cold, F&& run) {
+  TimingSpread best = timing_spread(timed_runs(repeats, cold, run));
+  for (int retry = 0; retry < kRetries && !is_stable(best); ++retry) {
+    const TimingSpread again = timing_spread(timed_runs(repeats, cold, run));
+    if (std::max(again.relative_spread, again.waited) < std::max(best.relative_spread, best.waited)) best = again;
+  }
+  return best;
 }
 
 // One kernel with buffers of its own: inputs hold small random values, labels are valid classes.
@@ -73,13 +96,19 @@ class KernelBench {
     args_.valid = setup.batch;
   }
 
-  double forward(dnnl::stream& s, int repeats, bool cold) {
-    return median_seconds(repeats, cold, [&] { kernel_.forward(s, args_); s.wait(); });
+  TimingSpread forward(dnnl::stream& s, int repeats, bool cold) {
+    return steadiest_timing(repeats, cold, [&] { kernel_.forward(s, args_); s.wait(); });
   }
-  double backward(dnnl::stream& s, int repeats, bool cold) {
+  TimingSpread backward(dnnl::stream& s, int repeats, bool cold) {
     kernel_.forward(s, args_);  // saved state and outputs as backward expects them
     s.wait();
-    return median_seconds(repeats, cold, [&] { kernel_.backward(s, args_); s.wait(); });
+    return steadiest_timing(repeats, cold, [&] { kernel_.backward(s, args_); s.wait(); });
+  }
+  void forward_back_to_back(dnnl::stream& s, int runs) {
+    for (int r = 0; r < runs; ++r) {
+      kernel_.forward(s, args_);
+      s.wait();
+    }
   }
 
  private:
@@ -90,12 +119,15 @@ class KernelBench {
   KernelArgs args_;
 };
 
+// One algorithm's costs; `stable` is cleared when its timings stayed unstable.
 AlgoCost measure(CpuKernel& kernel, const std::string& name, const KernelSetup& setup, int64_t classes,
-                 const ProfileOptions& o, dnnl::stream& s) {
+                 const ProfileOptions& o, dnnl::stream& s, bool& stable) {
   KernelBench bench(kernel, setup, classes, o.seed);
-  AlgoCost c{name, bench.forward(s, o.repeats, o.cold_caches), 0.0, kernel.scratch_bytes};
-  c.backward_seconds = bench.backward(s, o.repeats, o.cold_caches);
-  return c;
+  const TimingSpread fwd = bench.forward(s, o.repeats, o.cold_caches);
+  const TimingSpread bwd = bench.backward(s, o.repeats, o.cold_caches);
+  stable = stable && is_stable(fwd) && is_stable(bwd);
+  return {name, fwd.median, bwd.median, kernel.scratch_bytes, std::max(fwd.relative_spread, bwd.relative_spread),
+          std::max(fwd.waited, bwd.waited)};
 }
 
 double measure_memory_bandwidth(int repeats) {
@@ -156,14 +188,14 @@ void measure_contention(KernelBench& bench, dnnl::stream& s, const ProfileOption
   // Kernels under copies: rounds alternate alone / loaded, so drift hits both alike.
   std::vector<double> kernel_alone, kernel_loaded;
   for (int r = 0; r < rounds; ++r) {
-    kernel_alone.push_back(bench.forward(s, 1, o.cold_caches));
-    with_copier([&] { kernel_loaded.push_back(bench.forward(s, 1, o.cold_caches)); });
+    kernel_alone.push_back(bench.forward(s, 1, o.cold_caches).median);
+    with_copier([&] { kernel_loaded.push_back(bench.forward(s, 1, o.cold_caches).median); });
   }
   // Copies under a kernel that runs back to back (no cache eviction between runs: that memset
   // would load the memory bus the copies share).
   std::vector<double> copy_alone;
   for (int r = 0; r < rounds; ++r) copy_alone.push_back(copy_seconds());
-  std::vector<double> copy_loaded = with_copier([&] { bench.forward(s, 2 * rounds, false); });
+  std::vector<double> copy_loaded = with_copier([&] { bench.forward_back_to_back(s, 2 * rounds + 1); });
   c.compute_slowdown_when_copying = std::max(1.0, median(kernel_loaded) / median(kernel_alone));
   c.copy_slowdown_when_computing =
       copy_loaded.empty() ? 1.0 : std::max(1.0, median(copy_loaded) / median(copy_alone));
@@ -183,7 +215,8 @@ void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o,
     CpuKernel& base = const_cast<CpuKernel&>(direct.kernel(n));
     const bool is_conv = node.layer->kind() == LayerKind::kConv;
     NodeCost cost{node.layer->name(), node.layer->type(), {}};
-    cost.algos.push_back(measure(base, is_conv ? "direct" : "-", setup, graph.classes(), o, stream));
+    bool stable = true;
+    cost.algos.push_back(measure(base, is_conv ? "direct" : "-", setup, graph.classes(), o, stream, stable));
     if (is_conv) {
       setup.conv_algo = ConvAlgo::kWinograd;
       std::unique_ptr<CpuKernel> winograd;
@@ -193,14 +226,15 @@ void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o,
         // oneDNN has no Winograd for this convolution (not 3x3 stride 1, or not on this CPU).
       }
       if (winograd && winograd->out_md == base.out_md && winograd->param_mds == base.param_mds)
-        cost.algos.push_back(measure(*winograd, "winograd", setup, graph.classes(), o, stream));
+        cost.algos.push_back(measure(*winograd, "winograd", setup, graph.classes(), o, stream, stable));
       setup.conv_algo = ConvAlgo::kAuto;
       if (conv_auto_uses_gemm_weights(setup)) {  // direct, but the weight gradient by GEMM
         const std::unique_ptr<CpuKernel> gemm = make_cpu_kernel(setup, engine);
         if (gemm->out_md == base.out_md && gemm->param_mds == base.param_mds)
-          cost.algos.push_back(measure(*gemm, "gemm", setup, graph.classes(), o, stream));
+          cost.algos.push_back(measure(*gemm, "gemm", setup, graph.classes(), o, stream, stable));
       }
     }
+    if (!stable) c.unstable.push_back(cost.name);
     c.nodes.push_back(std::move(cost));
     if (o.on_layer) o.on_layer(n + 1, static_cast<int>(graph.nodes().size()));
   }

@@ -2,8 +2,11 @@
 //
 // Model: each layer's oneDNN kernel runs alone, on buffers of its own, forward then backward,
 // `repeats` times after one warm-up, with the caches evicted before each run (a training step's
-// working set does not fit them); the median is its cost. The kernels run on a CpuDevice's
-// compute stream, the thread and OpenMP team the executor uses. Convolutions are measured once per
+// working set does not fit them); the median is its cost. Timings that scatter (another process
+// on the cores: util/timing_stability.h) are taken again, twice at most, and the steadiest set
+// counts; a layer still unstable is named in NetworkCosts::unstable, each algorithm keeps its
+// spread. The kernels run on a CpuDevice's compute stream, the thread and OpenMP team the executor
+// uses. Convolutions are measured once per
 // algorithm oneDNN offers for them here (direct everywhere; Winograd where it exists, 3x3 stride
 // 1, and keeps the same output layout), each with its scratchpad bytes — the choices vDNN_dyn picks
 // from. The copy engine is timed through a CpuDevice with the given link model, the device memory
