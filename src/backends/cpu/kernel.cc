@@ -1,12 +1,32 @@
 #include "backends/cpu/kernel.h"
 
+#include <cstdio>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <set>
 
 #include "backends/cpu/kernels.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
+namespace {
+
+// One line per layer name and process: kernels are created again for profiling and each run.
+void warn_slow_once(const Layer& layer, const std::vector<std::string>& slow) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!warned.insert(layer.name()).second) return;
+  std::string passes;
+  for (const std::string& p : slow) passes += (passes.empty() ? "" : "; ") + p;
+  std::fprintf(stderr,
+               "warning: layer '%s' (%s) runs oneDNN's reference kernel (%s): no faster one in any "
+               "layout tried; expect it to be slow\n",
+               layer.name().c_str(), layer.type().c_str(), passes.c_str());
+}
+
+}  // namespace
 
 std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl::engine& engine) {
   using Factory = std::function<std::unique_ptr<CpuKernel>(const KernelSetup&, const dnnl::engine&)>;
@@ -22,7 +42,9 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
   auto it = table.find(layer.type());
   if (it == table.end()) layer.fail("the CPU backend has no kernel for this layer type");
   try {
-    return it->second(setup, engine);
+    auto kernel = it->second(setup, engine);
+    if (!kernel->slow_kernels.empty()) warn_slow_once(layer, kernel->slow_kernels);
+    return kernel;
   } catch (const dnnl::error& e) {
     layer.fail(VDNN_MSG("oneDNN cannot implement it for batch " << setup.batch << ": " << e.what()));
   }

@@ -54,9 +54,14 @@ class CpuKernel {
   std::vector<dnnl::memory::desc> saved_mds;
   size_t scratch_bytes = 0;
   std::string implementation;  // oneDNN's name for the forward implementation, e.g. "jit:avx512_core"
+  // Passes left on oneDNN's reference kernel (orders of magnitude slower) because no layout tried
+  // has a faster one, e.g. "backward weights: ref:any". make_cpu_kernel warns once per layer.
+  std::vector<std::string> slow_kernels;
 };
 
-// Throws vdnn::Error naming the layer when oneDNN cannot implement it.
+// Throws vdnn::Error naming the layer when oneDNN cannot implement it. A kernel whose forward is
+// oneDNN's reference implementation, or that lists slow_kernels, gets one warning line on stderr
+// per layer name ("warning: layer 'g1' (conv) runs oneDNN's reference kernel ...").
 std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl::engine& engine);
 
 // Whether this convolution under ConvAlgo::kAuto computes its weight gradient by one GEMM instead
