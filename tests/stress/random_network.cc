@@ -23,15 +23,26 @@ class Generator {
  public:
   explicit Generator(uint64_t seed)
       : rng_(seed, /*stream=*/0x5735),
-        input_(random_input()),
+        form_rng_(seed, /*stream=*/0x5737),
+        form_(random_form()),
+        image_(random_input()),
         classes_(static_cast<int>(pick(2, 10))),
+        input_(form_ == Form::kVector ? random_vector_input() : image_),
         builder_("stress_" + std::to_string(seed), input_, classes_),
         shadow_("shadow", Shape(input_), classes_) {}
 
   json generate() {
     Tensor x{"data", Shape(input_)};
+    if (form_ == Form::kVector) {
+      vector_network(x);
+      return builder_.json();
+    }
     images_.push_back(x);
-    for (int64_t blocks = pick(1, 8); blocks > 0; --blocks) x = block(x);
+    if (form_ == Form::kShallow) {
+      if (chance(0.5)) x = chance(0.5) ? branches(x) : data_joined_with_itself(x);
+    } else {
+      for (int64_t blocks = pick(1, 8); blocks > 0; --blocks) x = block(x);
+    }
     head(x);
     return builder_.json();
   }
@@ -42,6 +53,20 @@ class Generator {
   bool chance(double p) { return rng_.uniform() < p; }
 
  private:
+  // Deep: the image networks the stress test always had (their seeds give the same networks as
+  // before these forms existed: the form comes from a stream of its own). Shallow: an image with
+  // at most one block (a join reading "data"), so the head's layers read the input. Vector: a
+  // [K] input with 0–2 hidden layers, where FCs, joins and the loss itself read "data".
+  enum class Form { kDeep, kShallow, kVector };
+  Form random_form() {
+    const float r = form_rng_.uniform();
+    return r < 0.15f ? Form::kVector : r < 0.22f ? Form::kShallow : Form::kDeep;
+  }
+  // 60% of the vector inputs have as many elements as classes: the loss may read them.
+  std::vector<int64_t> random_vector_input() {
+    return {form_rng_.uniform() < 0.6f ? classes_ : 1 + static_cast<int64_t>(form_rng_.below(32))};
+  }
+
   // C x H x W: 1–4 channels, 4–16 pixels a side, mostly square.
   std::vector<int64_t> random_input() {
     const int64_t c = pick(1, 4), h = pick(4, 16);
@@ -59,7 +84,7 @@ class Generator {
     shadow_.add(make_layer(name, type, cfg), names);
     previous_ = name;
     Tensor out{name, shadow_.value(shadow_.find_value(name)).shape};
-    if (out.shape.is_image()) images_.push_back(out);
+    (out.shape.is_image() ? images_ : vectors_).push_back(out);
     return out;
   }
 
@@ -192,6 +217,10 @@ class Generator {
     return conv(x, pick(1, 24), false);
   }
 
+  Tensor data_joined_with_itself(const Tensor& x) {
+    return add(chance(0.5) ? "add" : "concat", json::object(), {x, x});
+  }
+
   Tensor block(const Tensor& x) {
     const uint64_t r = rng_.below(100);
     if (r < 30) return conv(x, chance(0.15) ? x.shape.channels() : pick(1, 24), false);
@@ -215,17 +244,77 @@ class Generator {
       if (chance(0.4)) x = dropout(x);
     }
     x = add("fc", {{"units", classes_}}, {x});
+    loss(x);
+  }
+
+  // The loss reads the logits, or in a fifth of the networks a join of them with another value of
+  // `classes` elements: the input, an earlier logit-sized value, or an FC from any earlier value
+  // (the input included). The choice comes from the form's stream: a deep network that does not
+  // take it is the one its seed gave before.
+  void loss(Tensor x) {
+    if (form_rng_.uniform() < 0.2f) {
+      std::vector<Tensor> others;
+      for (const Tensor& t : vectors_)
+        if (t.shape.elements() == classes_) others.push_back(t);
+      Tensor other;
+      if (others.empty() || chance(0.5)) {
+        std::vector<Tensor> sources = images_;
+        sources.insert(sources.end(), vectors_.begin(), vectors_.end());
+        other = add("fc", {{"units", classes_}}, {sources[rng_.below(sources.size())]});
+      } else {
+        other = others[rng_.below(others.size())];
+      }
+      std::vector<Tensor> ins{x, other};
+      if (chance(0.3)) ins.push_back(chance(0.5) ? x : ins[1]);
+      x = add("add", json::object(), ins);
+    }
     add("softmax_cross_entropy", json::object(), {x});
   }
 
-  Rng rng_;
-  std::vector<int64_t> input_;
+  // A [K] input: the loss alone (on the input, or on a join with it) when K is the classes, or
+  // 0–2 hidden layers — FC (then maybe ReLU, batch norm or dropout), ReLU, dropout,
+  // batch norm, or an add of the current value with itself or an earlier one of its size (the
+  // input included) — then the loss on the current value when it has `classes` elements, else on
+  // an FC.
+  void vector_network(Tensor x) {
+    vectors_.push_back(x);
+    if (x.shape.elements() == classes_ && chance(0.5)) return loss(x);  // no other layer at all
+    for (int64_t hidden = chance(0.4) ? 0 : pick(1, 2); hidden > 0; --hidden) {
+      const uint64_t r = rng_.below(100);
+      if (r < 40) {
+        x = add("fc", {{"units", chance(0.4) ? classes_ : pick(1, 32)}}, {x});
+        if (chance(0.5)) {
+          const uint64_t k = rng_.below(3);
+          x = k == 0 ? relu(x) : k == 1 ? batch_norm(x) : dropout(x);
+        }
+      } else if (r < 55) {
+        x = relu(x);
+      } else if (r < 65) {
+        x = dropout(x);
+      } else if (r < 75) {
+        x = batch_norm(x);
+      } else {
+        std::vector<Tensor> same;
+        for (const Tensor& t : vectors_)
+          if (t.shape == x.shape) same.push_back(t);
+        x = add("add", json::object(), {x, same[rng_.below(same.size())]});
+      }
+    }
+    if (x.shape.elements() != classes_ || chance(0.25)) x = add("fc", {{"units", classes_}}, {x});
+    loss(x);
+  }
+
+  Rng rng_, form_rng_;
+  Form form_;
+  std::vector<int64_t> image_;
   int classes_;
+  std::vector<int64_t> input_;
   ModelBuilder builder_;
   Graph shadow_;
   std::string previous_ = "data";
   int layers_ = 0;
-  std::vector<Tensor> images_;  // every image-shaped value so far: long-skip candidates
+  std::vector<Tensor> images_;   // every image-shaped value so far: long-skip candidates
+  std::vector<Tensor> vectors_;  // every [K] value so far: join partners in vector networks
 };
 
 }  // namespace

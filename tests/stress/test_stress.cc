@@ -5,11 +5,14 @@
 // VDNN_STRESS_TIMEOUT: seconds one case may take before it counts as hung (default 120).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
 #include <set>
 #include <thread>
+
+#include "core/layer_registry.h"
 
 #include "stress/random_network.h"
 #include "stress/stress_case.h"
@@ -42,6 +45,35 @@ TEST(StressGenerator, SameSeedGivesTheSameNetworkAndEveryLayerKindAppears) {
                         "concat", "add", "flatten", "fc", "softmax_cross_entropy"})
     EXPECT_TRUE(types.count(t)) << t << " never generated";
   EXPECT_GE(multi_input, 50);
+}
+
+// What let issue 15's crash through: every generated network read the input with a block of the
+// stem and fed the loss from an FC. Now layers of every kind read "data", and the loss reads
+// "data" itself, joins, and networks with at most one hidden layer.
+TEST(StressGenerator, EveryLayerKindReadsTheInputAndTheLossReadsJoinsAndTheInput) {
+  std::set<std::string> reads_data;
+  int loss_on_data = 0, loss_on_join = 0, join_of_data_twice = 0, vector_input = 0, shallow = 0;
+  for (uint64_t seed = 1; seed <= 1000; ++seed) {
+    const Graph g = random_network(seed).graph();
+    for (const Node& node : g.nodes()) {
+      if (std::count(node.inputs.begin(), node.inputs.end(), 0) > 0) reads_data.insert(node.layer->type());
+      join_of_data_twice += std::count(node.inputs.begin(), node.inputs.end(), 0) > 1;
+    }
+    const int logits = g.nodes().back().inputs[0];
+    loss_on_data += logits == 0;
+    loss_on_join += logits > 0 && g.nodes()[g.value(logits).producer].layer->type() == "add";
+    vector_input += !g.input_shape().is_image();
+    shallow += g.nodes().size() <= 3;  // at most one layer besides the classifier and the loss
+  }
+  std::printf("1000 networks: loss on data %d, on an add %d; a join reading data twice %d; [K] input %d; "
+              "<= 3 layers %d\n", loss_on_data, loss_on_join, join_of_data_twice, vector_input, shallow);
+  for (const std::string& t : layer_types())
+    EXPECT_TRUE(reads_data.count(t)) << "no generated '" << t << "' reads \"data\"";
+  EXPECT_GE(loss_on_data, 20);
+  EXPECT_GE(loss_on_join, 100);
+  EXPECT_GE(join_of_data_twice, 10);
+  EXPECT_GE(vector_input, 80);
+  EXPECT_GE(shallow, 80);
 }
 
 TEST(StressWatchdog, AbortsNamingTheWorkThatHangs) {
