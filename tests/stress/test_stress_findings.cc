@@ -13,6 +13,7 @@
 #include "runtime/gradient_check.h"
 #include "runtime/net.h"
 #include "runtime/train_for_hash.h"
+#include "vdnn/error.h"
 
 namespace vdnn {
 namespace {
@@ -164,6 +165,37 @@ TEST(StressFindings, EveryLayerKindReadingTheInputDirectlyTrains) {
     }
   }
   EXPECT_EQ(checked, static_cast<int>(fields.size()) + 4);
+}
+
+// The siblings the model checker refuses, each with one line naming the layer and what is wrong:
+// a join of "data" alone, a loss on an image input, a concat of a [K] input with itself.
+TEST(StressFindings, ModelsReadingTheInputThatCannotTrainAreRefusedNamingTheLayer) {
+  const std::vector<std::pair<const char*, std::vector<std::string>>> cases{
+      {R"({"name": "m", "input": [3, 2, 2], "classes": 12, "layers": [
+          {"name": "j", "type": "add", "inputs": ["data"]}, {"name": "f", "type": "flatten"},
+          {"name": "loss", "type": "softmax_cross_entropy"}]})",
+       {"layer 'j' (add)", "takes 2..64 inputs, got 1"}},
+      {R"({"name": "m", "input": [3, 2, 2], "classes": 12, "layers": [
+          {"name": "j", "type": "concat", "inputs": ["data"]}, {"name": "f", "type": "flatten"},
+          {"name": "loss", "type": "softmax_cross_entropy"}]})",
+       {"layer 'j' (concat)", "takes 2..64 inputs, got 1"}},
+      {R"({"name": "m", "input": [10, 1, 1], "classes": 10, "layers": [
+          {"name": "loss", "type": "softmax_cross_entropy", "inputs": ["data"]}]})",
+       {"layer 'loss' (softmax_cross_entropy)", "vector of logits", "10x1x1"}},
+      {R"({"name": "m", "input": [5], "classes": 10, "layers": [
+          {"name": "j", "type": "concat", "inputs": ["data", "data"]},
+          {"name": "loss", "type": "softmax_cross_entropy"}]})",
+       {"layer 'j' (concat)", "CxHxW"}}};
+  for (const auto& [text, fragments] : cases) {
+    try {
+      parse_model(nlohmann::json::parse(text), "m.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      for (const std::string& f : fragments) EXPECT_NE(what.find(f), std::string::npos) << f << " not in: " << what;
+    }
+  }
 }
 
 }  // namespace
