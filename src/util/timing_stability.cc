@@ -36,8 +36,8 @@ TimingSpread timing_spread(const std::vector<Timing>& runs, const StabilityRule&
   const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
   s.min = *lo;
   s.max = *hi;
-  s.waited = median_of(waited);
   if (s.samples < rule.min_samples || s.median <= 0) return s;
+  s.waited = median_of(waited);
   std::vector<double> deviation;
   for (double t : seconds) deviation.push_back(std::abs(t - s.median));
   s.relative_spread = median_of(deviation) / s.median;

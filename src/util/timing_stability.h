@@ -8,7 +8,7 @@
 // (robust: one interrupt in five runs does not count); the wait is the median over runs of the
 // threads' waiting time per second of run. A set is unstable when either exceeds its limit and is
 // worth more than `floor_seconds` per run (microseconds of jitter on a tiny kernel are not load).
-// Fewer than `min_samples` runs give no verdict on the spread (0).
+// Fewer than `min_samples` runs give no verdict (spread and wait 0: `vdnn profile --repeats 1`).
 //
 //   std::vector<Timing> runs = ...;                 // wall seconds and waited seconds per run
 //   TimingSpread s = timing_spread(runs);
@@ -26,7 +26,8 @@ struct Timing {
 
 struct TimingSpread {
   double median = 0, min = 0, max = 0;  // of the runs' wall times
-  double relative_spread = 0;  // median(|t - median|) / median; 0 with fewer than min_samples runs
+  // Both 0 with fewer than min_samples runs:
+  double relative_spread = 0;  // median(|t - median|) / median
   double waited = 0;           // median of waited_seconds / seconds (thread-seconds per second)
   int samples = 0;
 };

@@ -1,7 +1,7 @@
 // The stability rule for repeated timings (util/timing_stability.h), on synthetic samples: steady
 // runs with jitter pass; runs scattered by a busy machine, or slowed alike while their threads
 // waited for a CPU, do not; one interrupt in five does not condemn a set, microsecond jitter on a
-// tiny kernel is not load, and too few runs give no verdict on the scatter.
+// tiny kernel is not load, and too few runs give no verdict.
 #include <gtest/gtest.h>
 
 #include "util/timing_stability.h"
@@ -61,9 +61,11 @@ TEST(TimingStability, MicrosecondJitterOnATinyKernelIsNotLoad) {
 }
 
 TEST(TimingStability, TooFewRunsGiveNoVerdict) {
-  const TimingSpread one = timing_spread(runs({5e-3}));
+  const TimingSpread one = timing_spread(runs({5e-3}, 0.9));
   EXPECT_EQ(one.samples, 1);
   EXPECT_EQ(one.relative_spread, 0);
+  EXPECT_EQ(one.waited, 0);
+  EXPECT_TRUE(is_stable(one));
   EXPECT_TRUE(is_stable(timing_spread(runs({1e-3, 9e-3}))));
   EXPECT_DOUBLE_EQ(timing_spread(runs({1e-3, 9e-3})).median, 5e-3) << "even counts: the middle two averaged";
 }
