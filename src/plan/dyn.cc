@@ -36,22 +36,36 @@ class Search {
     return ok;
   }
 
-  // Step 5: walk the layers, stepping each down until the configuration fits.
+  // Step 5: walk the layers, stepping each down to its next leaner algorithm, until the
+  // configuration fits. Leaner algorithms only shrink workspace, so fitting is taken as monotone
+  // along the walk and its first fitting step is found by bisection: O(log steps) plans, not one
+  // per step (a ResNet of 10^4 layers has thousands of steps).
   bool downgrade(Policy policy) {
-    Configuration c{policy, p_.costs().fastest()};
-    int downgraded = 0;
-    for (size_t i = 0; i < c.algos.size(); ++i) {
-      const NodeCost& node = p_.costs().nodes[i];
-      while (auto leaner = next_leaner(node, c.algos[i])) {
-        c.algos[i] = *leaner;
-        ++downgraded;
-        if (p_.fits(c, budget_))
-          return try_config(c, 5, VDNN_MSG("the fastest algorithms do not fit; " << downgraded
-                                           << " greedy step(s) to leaner convolution algorithms, up to layer '"
-                                           << node.name << "', make " << to_string(policy) << " fit"));
+    const Configuration fastest{policy, p_.costs().fastest()};
+    std::vector<std::pair<size_t, int>> walk;  // (layer, algorithm) after each step
+    for (size_t i = 0; i < fastest.algos.size(); ++i) {
+      int a = fastest.algos[i];
+      while (const std::optional<int> leaner = next_leaner(p_.costs().nodes[i], a)) {
+        a = *leaner;
+        walk.push_back({i, a});
       }
     }
-    return false;
+    auto after = [&](size_t steps) {  // the configuration after the first `steps` steps
+      Configuration c = fastest;
+      for (size_t k = 0; k < steps; ++k) c.algos[walk[k].first] = walk[k].second;
+      return c;
+    };
+    if (walk.empty() || !p_.fits(after(walk.size()), budget_)) return false;
+    size_t lo = 1, hi = walk.size();  // the first fitting count of steps is in [lo, hi]
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (p_.fits(after(mid), budget_)) hi = mid;
+      else lo = mid + 1;
+    }
+    return try_config(after(lo), 5, VDNN_MSG("the fastest algorithms do not fit; " << lo
+                                     << " greedy step(s) to leaner convolution algorithms, up to layer '"
+                                     << p_.costs().nodes[walk[lo - 1].first].name << "', make "
+                                     << to_string(policy) << " fit"));
   }
 
  private:

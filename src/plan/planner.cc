@@ -30,8 +30,7 @@ Program Planner::program(const Configuration& config, bool training) const {
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {
-  Program train = program(config, true), eval = program(config, false);
-  return plan_memory(train, budget).fits && plan_memory(eval, budget).fits;
+  return budget >= minimum_budget(config);  // exact: memory_plan.h
 }
 
 size_t Planner::minimum_budget(const Configuration& config) const {
@@ -41,7 +40,7 @@ size_t Planner::minimum_budget(const Configuration& config) const {
 Evaluation Planner::evaluate(const Configuration& config, size_t budget) const {
   Evaluation e{config};
   e.minimum_budget = minimum_budget(config);
-  e.fits = budget == 0 || fits(config, budget);
+  e.fits = budget == 0 || budget >= e.minimum_budget;
   Program train = program(config, true);
   e.memory = plan_memory(train, e.fits && budget ? budget : e.minimum_budget);
   VDNN_CHECK(e.memory.fits, "a configuration must fit its minimum budget");
