@@ -3,7 +3,11 @@
 //   {"name": "pool1", "type": "max_pool", "kernel": 2, "stride": 2}
 //   {"name": "gap",   "type": "avg_pool", "global": true}
 //   {"name": "p3",    "type": "max_pool", "kernel": 3, "stride": 2, "ceil": true}
-// Average pooling excludes padded cells from the divisor unless "exclude_padding": false.
+// Average pooling excludes padded cells from the divisor unless "exclude_padding": false; then it
+// divides by the window's cells inside the padded input (rows -pad .. H+pad-1), as Caffe and
+// PyTorch (count_include_pad): kh*kw, except where a ceil-mode window runs past the padding.
+// Output size (ceil mode as PyTorch and Caffe): ceil((H + 2*pad - kernel) / stride) + 1, less one
+// if the last window would start at or past H + pad.
 // Backward of max pooling reads only its saved indices (a kernel-owned buffer), not the input;
 // average pooling reads nothing: neither is an offload candidate for its input.
 #pragma once
