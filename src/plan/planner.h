@@ -7,6 +7,19 @@
 // the network's costs. The oracle is `none` with the fastest algorithms and unlimited memory; the
 // physical bound of a configuration is its busiest stream (compute, or the link in one direction).
 //
+// Complexity (n layers, S = O(n + edges) Program steps, T tensors; measured: `vdnn plan --device
+// h200` on a chain of 10,000 ReLUs 2.4 s, on a ResNet of 10,005 layers 4.1 s, both Release, 2 cores):
+//   - build_program: O((n + edges) log n) — per-node indexes, prefetch candidates in an ordered set.
+//   - one placement (memory_plan.cc replay): O(S log S) — best-fit bins are ordered sets, reuse
+//     waits come from a segment map of freed ranges.
+//   - minimum_budget / plan_memory: 9 / 10 placements (a fixed set of pool sizes, never a search
+//     over the capacity), so O(S log S); fits() is `budget >= minimum_budget()` (exact).
+//   - simulate: O(S log S).
+//   - evaluate: one of each; `vdnn plan`: 4 configurations + dyn; dyn: 4 fits, then for conv
+//     and all a bisection of its W downgrade steps, O(log W) fits each (step 5).
+//   So planning a network is O(S log S + W log W) in all; training's Net adds log2(n) plans for
+//   `--prefetch ahead` (bisection over the depth). No pass is quadratic in the layer count.
+//
 //   Planner planner(graph, value_bytes, facts, costs, SyncMode::kEvent);
 //   Evaluation e = planner.evaluate({Policy::kAll, costs.fastest()}, size_t{12} << 30);
 //   e.fits; e.minimum_budget; e.memory.by_class; e.time.iteration_seconds; e.bound_seconds;
