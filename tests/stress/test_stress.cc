@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -89,6 +90,18 @@ TEST(StressWatchdog, AbortsNamingTheWorkThatHangs) {
   quiet.arm("fast");
   quiet.disarm();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+// Issue 15's crash killed the stress run without saying which network it was on.
+TEST(StressWatchdog, ACrashNamesTheCaseItHappenedIn) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Watchdog watchdog(60);
+        watchdog.arm("network seed 93, case 0");
+        std::raise(SIGSEGV);
+      },
+      "crashed \\(fatal signal\\) in this case:\nnetwork seed 93, case 0");
 }
 
 TEST(Stress, RandomNetworksTrainIdenticallyOrAreRefusedBeforeTraining) {

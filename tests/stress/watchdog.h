@@ -4,6 +4,9 @@
 // of work and remembers how to describe it; disarm() stops it. If the clock runs out, the work is
 // stuck (a stream waiting on an event nobody records, a lost wake-up): the watchdog prints the
 // description to stderr and aborts the process, since the stuck thread cannot be cancelled.
+// While it exists, a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL) prints the armed description first
+// and then reaches the handler that was there before (default, or a sanitizer's); with several
+// watchdogs, the last armed one's description.
 //
 //   Watchdog dog(/*seconds=*/120);
 //   dog.arm("seed 7 case 3: policy all, sync layer, ...\n" + model_json);
