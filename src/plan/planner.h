@@ -17,7 +17,7 @@
 //   - simulate: O(S log S).
 //   - evaluate: one of each; `vdnn plan`: 4 configurations + dyn; dyn: 4 fits, then for conv
 //     and all a bisection of its W downgrade steps, O(log W) fits each (step 5).
-//   So planning a network is O(S log S + W log W) in all; training's Net adds log2(n) plans for
+//   So planning a network is O((S log S + W) log W) in all; training's Net adds log2(n) plans for
 //   `--prefetch ahead` (bisection over the depth). No pass is quadratic in the layer count.
 //
 //   Planner planner(graph, value_bytes, facts, costs, SyncMode::kEvent);
