@@ -202,7 +202,7 @@ SafeTensors parse_safetensors(std::span<const uint8_t> bytes, const std::string&
                       << size << "-byte file");
   if (n > kMaxHeaderBytes) VDNN_THROW(source << ": header length " << n << " is above safetensors' 100 MiB limit");
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, n);
-  const nlohmann::json header = parse_json_text(text, source + ": header");
+  const nlohmann::json header = parse_json_text(text, source + ": header", kMaxHeaderBytes);
   if (!header.is_object()) VDNN_THROW(source << ": header is not a JSON object");
 
   const uint64_t data_bytes = size - 8 - n;
