@@ -315,6 +315,13 @@ double parse_bandwidth(const std::string& text) {
                                                   << "'; give GB/s (1e9 bytes/s), e.g. 12.8, "
                                                      "12.8GB/s, or 0 for unlimited");
   }
+  // Far below any real link, a run would never end (1e-9 GB/s moves a 1 MiB tensor in 12 days).
+  if (gbps > 0 && gbps < kMinLinkGBps)
+    VDNN_THROW("--link-bandwidth: " << text << " GB/s is too slow to finish a step; give 0 (unlimited) or at least "
+                                    << kMinLinkGBps << " GB/s");
+  if (gbps > kMaxLinkGBps)
+    VDNN_THROW("--link-bandwidth: " << text << " GB/s is above " << kMaxLinkGBps
+                                    << " GB/s; give 0 for an unlimited link");
   return gbps * 1e9;
 }
 
@@ -323,12 +330,18 @@ double parse_latency(const std::string& text) {
   std::string unit;
   const bool parsed = parse_number(text, &value, &unit);
   if (parsed && unit.empty() && value == 0) return 0;
+  double seconds = -1;
   if (parsed) {
-    if (unit == "s") return value;
-    if (unit == "ms") return value * 1e-3;
-    if (unit == "us") return value * 1e-6;
-    if (unit == "ns") return value * 1e-9;
+    if (unit == "s") seconds = value;
+    if (unit == "ms") seconds = value * 1e-3;
+    if (unit == "us") seconds = value * 1e-6;
+    if (unit == "ns") seconds = value * 1e-9;
   }
+  // A step copies once per offloaded tensor: above a second per copy a run would never end.
+  if (seconds > kMaxLinkLatencySeconds)
+    VDNN_THROW("--link-latency: " << text << " per copy is too long to finish a step; give 0 to "
+                                  << kMaxLinkLatencySeconds << "s (e.g. 10us)");
+  if (seconds >= 0) return seconds;
   VDNN_THROW("--link-latency: cannot parse '" << text
                                               << "'; give a time with a unit (s, ms, us, ns), "
                                                  "e.g. 10us, 0.01ms, or 0");

@@ -42,8 +42,15 @@ struct LinkModel {
 // The least time a copy of `bytes` bytes takes on `link`: latency + bytes / bandwidth.
 double link_seconds(const LinkModel& link, size_t bytes);
 
-// Parses --link-bandwidth (GB/s, 1 GB = 1e9 bytes: "12.8", "12.8GB/s"; "0" = unlimited) and
-// --link-latency ("10us", "0.01ms", "2e-6s", "500ns", "0"). Throws vdnn::Error naming the flag.
+// The slowest link and the longest latency the flags accept: outside them one step's copies would
+// take hours (or days), a run that never ends rather than an emulation.
+inline constexpr double kMinLinkGBps = 0.001;
+inline constexpr double kMaxLinkGBps = 1e6;  // 1 PB/s; "1e308" GB/s overflowed to an infinite rate
+inline constexpr double kMaxLinkLatencySeconds = 1.0;
+
+// Parses --link-bandwidth (GB/s, 1 GB = 1e9 bytes: "12.8", "12.8GB/s"; "0" = unlimited; else
+// kMinLinkGBps to kMaxLinkGBps) and --link-latency ("10us", "0.01ms", "2e-6s", "500ns", "0"; at most
+// kMaxLinkLatencySeconds). Throws vdnn::Error naming the flag and the valid range.
 LinkModel parse_link(const std::string& bandwidth_text, const std::string& latency_text);
 
 class CpuDevice final : public Device {
