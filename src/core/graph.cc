@@ -15,7 +15,9 @@ Graph::Graph(std::string name, Shape input_shape, int classes)
   if (elements_up_to(input_shape.dims) < 0)
     VDNN_THROW("model '" << name_ << "': input " << input_shape.to_string()
                          << " has more than 2^36 elements per sample");
-  if (classes < 1) VDNN_THROW("model '" << name_ << "': classes must be >= 1, got " << classes);
+  if (classes < 2)
+    VDNN_THROW("model '" << name_ << "': classes must be >= 2 (with one class the loss is 0 and the accuracy 1 "
+                         << "for any weights), got " << classes);
   values_.push_back(Value{"data", std::move(input_shape), -1, {}});
 }
 

@@ -20,11 +20,11 @@ static Shape read_input_shape(const nlohmann::json& model, const std::string& so
   std::vector<int64_t> dims;
   if (ok)
     for (const auto& d : *it) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 1) ok = false;
+      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > kMaxInputDim) ok = false;
       else dims.push_back(d.get<int64_t>());
     }
   if (!ok)
-    VDNN_THROW(source << ": field 'input': expected [C, H, W] or [K] of integers >= 1, got "
+    VDNN_THROW(source << ": field 'input': expected [C, H, W] or [K] of integers in [1, " << kMaxInputDim << "], got "
                       << (it == model.end() ? "nothing" : it->dump()));
   return Shape(dims);
 }
@@ -61,9 +61,10 @@ Graph parse_model(const nlohmann::json& model, const std::string& source,
     classes = *options.classes;
   } else {
     const auto c = model.find("classes");
-    if (c == model.end() || !c->is_number_integer() || c->get<int64_t>() < 1 ||
-        c->get<int64_t>() > std::numeric_limits<int>::max())
-      VDNN_THROW(source << ": field 'classes': expected an integer in [1, 2147483647], got "
+    if (c == model.end() || !c->is_number_integer() || c->get<int64_t>() < kMinClasses ||
+        c->get<int64_t>() > kMaxClasses)
+      VDNN_THROW(source << ": field 'classes': expected an integer in [" << kMinClasses << ", " << kMaxClasses
+                        << "] (as --classes), got "
                         << (c == model.end() ? "nothing" : c->dump()));
     classes = c->get<int>();
   }
@@ -150,7 +151,7 @@ Shape parse_shape(const std::string& text, const std::string& flag) {
     const std::string part = text.substr(start, end - start);
     char* stop = nullptr;
     const long long d = std::strtoll(part.c_str(), &stop, 10);
-    if (part.empty() || *stop != '\0' || d < 1 || d > (1LL << 31))
+    if (part.empty() || *stop != '\0' || d < 1 || d > kMaxInputDim)
       VDNN_THROW(flag << ": expected CxHxW or K with positive integers (e.g. 3x224x224), got '"
                       << text << "'");
     dims.push_back(d);

@@ -28,6 +28,12 @@
 
 namespace vdnn {
 
+// The bounds a model file's "input" and "classes" and the --input / --classes flags share (one
+// class makes the loss 0 and the accuracy 1 for any weights, so it is refused everywhere).
+inline constexpr int kMinClasses = 2;
+inline constexpr int kMaxClasses = 1 << 20;
+inline constexpr int64_t kMaxInputDim = int64_t{1} << 31;
+
 struct ModelOptions {
   std::optional<Shape> input;    // replaces the file's "input"
   std::optional<int> classes;    // replaces the file's "classes"

@@ -93,7 +93,8 @@ TEST_F(FuzzRegression, NumberBeyondDoubleInEveryJsonReader) {
 // (input elements, H + 2 * pad, the weight's fan-in), and classes above 2^31 wrapped silently.
 TEST_F(FuzzRegression, SizesThatWouldOverflow) {
   expect_model_error(model("[3, 4611686018427387904, 4611686018427387904]", ""),
-                     {"input 3x4611686018427387904x4611686018427387904 has more than 2^36 elements"});
+                     {"field 'input': expected [C, H, W] or [K] of integers in [1, 2147483648]"});
+  expect_model_error(model("[2, 262144, 262144]", ""), {"input 2x262144x262144 has more than 2^36 elements"});
   expect_model_error(model("[3, 8, 8]", R"({"name": "c", "type": "conv", "channels": 4, "kernel": 3,
                                               "pad": 4611686018427387904},)"),
                      {"layer 'c'", "field 'pad': expected an integer in [0, 2147483647]"});
@@ -107,7 +108,7 @@ TEST_F(FuzzRegression, SizesThatWouldOverflow) {
                           "units": 2147483647}, {"name": "loss", "type": "softmax_cross_entropy"}]})",
                      {"'fc'", "weight 2147483647x3x8x8 has more than 2^36 elements"});
   expect_model_error(R"({"input": [4], "classes": 4294967300, "layers": []})",
-                     {"field 'classes': expected an integer in [1, 2147483647], got 4294967300"});
+                     {"field 'classes': expected an integer in [2, 1048576] (as --classes), got 4294967300"});
 }
 
 // Review of the fuzz target, confirmed by AddressSanitizer: parsing is iterative, but printing a
