@@ -1,4 +1,4 @@
-// data/fashion_mnist.cc — Fashion-MNIST from four IDX .gz files.
+// data/fashion_mnist.cc — Fashion-MNIST from four IDX files, gzip'd (.gz) or not.
 #include "data/fashion_mnist.h"
 
 #include <filesystem>
@@ -9,17 +9,30 @@
 
 namespace vdnn {
 
+namespace {
+
+// `name`.gz if it is in `dir`, else `name` uncompressed; neither: an error naming both.
+std::string find_idx_file(const std::string& dir, const std::string& name) {
+  std::error_code ec;
+  const std::filesystem::path gz = std::filesystem::path(dir) / (name + ".gz");
+  const std::filesystem::path plain = std::filesystem::path(dir) / name;
+  if (std::filesystem::exists(gz, ec)) return gz.string();
+  if (std::filesystem::exists(plain, ec)) return plain.string();
+  VDNN_THROW("data folder '" << dir << "': " << name << ".gz not found, nor " << name
+                             << " (expected the four Fashion-MNIST IDX files, gzip'd or not)");
+}
+
+}  // namespace
+
 Dataset load_fashion_mnist(const std::string& dir, bool train) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    VDNN_THROW("data folder '" << dir << "' not found (expected Fashion-MNIST IDX .gz files there; "
+    VDNN_THROW("data folder '" << dir << "' not found (expected Fashion-MNIST IDX files, .gz or not, there; "
                                << "install Debian's dataset-fashion-mnist or pass --data DIR)");
   }
   const std::string prefix = train ? "train" : "t10k";
-  const std::string image_path =
-      (std::filesystem::path(dir) / (prefix + "-images-idx3-ubyte.gz")).string();
-  const std::string label_path =
-      (std::filesystem::path(dir) / (prefix + "-labels-idx1-ubyte.gz")).string();
+  const std::string image_path = find_idx_file(dir, prefix + "-images-idx3-ubyte");
+  const std::string label_path = find_idx_file(dir, prefix + "-labels-idx1-ubyte");
 
   const IdxArray images = read_idx(image_path);
   if (images.dims.size() != 3 || images.dims[1] != kFashionMnistSide ||

@@ -1,7 +1,8 @@
 // data/fashion_mnist.h — loader for Zalando's Fashion-MNIST (10 classes of 28x28 grey images).
 //
-// Model: the data folder holds the four gzip'd IDX files {train,t10k}-images-idx3-ubyte.gz and
-// {train,t10k}-labels-idx1-ubyte.gz (Debian package dataset-fashion-mnist installs them in
+// Model: the data folder holds the four IDX files {train,t10k}-images-idx3-ubyte.gz and
+// {train,t10k}-labels-idx1-ubyte.gz, or the same names without .gz, uncompressed (a .gz file is
+// taken when both exist; Debian package dataset-fashion-mnist installs the .gz ones in
 // kFashionMnistDefaultDir). Pixels p in 0..255 become (p/255 - 0.2860) / 0.3530 (the training set's
 // mean and std), stored as a 1x28x28 NCHW image. Image and label counts must agree and labels must
 // be < 10; any problem throws vdnn::Error naming the file.

@@ -156,12 +156,32 @@ TEST_F(FashionMnistTest, RejectsInconsistentFiles) {
   write_gz(dir_ / "train-images-idx3-ubyte.gz", idx_bytes(0x08, {2, 32, 32}, Bytes(2048)));
   EXPECT_ERROR_HAS(load_fashion_mnist(dir_.string(), true), "shape 2x32x32");
   EXPECT_ERROR_HAS(load_fashion_mnist(dir_.string(), false),
-                   "t10k-images-idx3-ubyte.gz: file not found");
+                   "t10k-images-idx3-ubyte.gz not found, nor t10k-images-idx3-ubyte (expected the four");
+}
+
+// Issue 15: a folder of uncompressed IDX files (as many downloads unpack them) was "not found".
+TEST_F(FashionMnistTest, LoadsUncompressedFilesLikeGzipOnes) {
+  write_fake_split(dir_, "train", 12, 12);
+  const Dataset from_gz = load_fashion_mnist(dir_.string(), true);
+  for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"}) fs::remove(dir_ / name);
+  // The same pixels and labels as write_fake_split, uncompressed under the names without .gz.
+  Bytes px(12 * 28 * 28), lb(12);
+  for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<uint8_t>((i / 784 + i) % 256);
+  for (uint32_t i = 0; i < 12; ++i) lb[i] = static_cast<uint8_t>(i % 10);
+  const auto write_raw = [&](const fs::path& p, const Bytes& b) {
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  };
+  write_raw(dir_ / "train-images-idx3-ubyte", idx_bytes(0x08, {12, 28, 28}, px));
+  write_raw(dir_ / "train-labels-idx1-ubyte", idx_bytes(0x08, {12}, lb));
+  const Dataset plain = load_fashion_mnist(dir_.string(), true);
+  EXPECT_EQ(plain.count, 12);
+  EXPECT_EQ(plain.images, from_gz.images);
+  EXPECT_EQ(plain.labels, from_gz.labels);
 }
 
 TEST(FashionMnist, MissingFolderMessage) {
   EXPECT_EQ(error_of([] { load_fashion_mnist("/nonexistent/vdnn-data", true); }),
-            "data folder '/nonexistent/vdnn-data' not found (expected Fashion-MNIST IDX .gz files "
+            "data folder '/nonexistent/vdnn-data' not found (expected Fashion-MNIST IDX files, .gz or not, "
             "there; install Debian's dataset-fashion-mnist or pass --data DIR)");
 }
 
