@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <iomanip>
 
 #include "vdnn/error.h"
@@ -49,6 +50,23 @@ int64_t count(const SafeTensors& f, const std::string& key) {
   if (v > static_cast<uint64_t>(INT64_MAX))
     VDNN_THROW(f.path << ": metadata '" << key << "' is " << v << ", too large for a count");
   return static_cast<int64_t>(v);
+}
+
+// The values a tensor loaded into `param` may hold: finite numbers, and a batch norm's running
+// variance must be >= 0 (its square root is taken). A file that breaks this would evaluate to a
+// plausible-looking loss or to NaN; it is refused instead, by --resume and `vdnn infer` alike.
+const std::vector<float>& checked_values(const SafeTensors& f, const std::string& name, const ParamSpec& spec,
+                                         const std::vector<float>& values) {
+  const std::string file = f.path.empty() ? "safetensors" : f.path;
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (!std::isfinite(values[k]))
+      VDNN_THROW(file << ": tensor '" << name << "' element " << k << " is " << values[k]
+                      << " (expected finite numbers: the file is damaged or the run that wrote it diverged)");
+    if (spec.name == "running_var" && values[k] < 0)
+      VDNN_THROW(file << ": tensor '" << name << "' element " << k << " is " << values[k]
+                      << " (a batch-norm running variance must be >= 0)");
+  }
+  return values;
 }
 
 }  // namespace
@@ -131,21 +149,25 @@ void check_resumable(const Checkpoint& c, const std::string& model, int64_t batc
 void load_weights(const SafeTensors& file, Net& net) {
   const std::vector<ParamTensor>& params = net.params();
   const std::string model = "model '" + net.graph().name() + "'";
-  for (size_t i = 0; i < params.size(); ++i)
-    net.import_param(i, file.require(params[i].name, params[i].spec.dims, model).data);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const SafeTensor& t = file.require(params[i].name, params[i].spec.dims, model);
+    net.import_param(i, checked_values(file, t.name, params[i].spec, t.data));
+  }
+  auto hash = file.metadata.find("weights_sha256");
+  if (hash != file.metadata.end() && hash->second != net.weights_sha256())
+    VDNN_THROW(file.path << ": the weights do not hash to the weights_sha256 in its metadata (the file is "
+                         << "corrupted)");
 }
 
 void restore_checkpoint(const Checkpoint& c, Net& net) {
   load_weights(c.file, net);
   const std::vector<ParamTensor>& params = net.params();
   for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].velocity)
-      net.import_momentum(i, c.file.require(params[i].name + kMomentumSuffix, params[i].spec.dims, "SGD").data);
+    if (params[i].velocity) {
+      const SafeTensor& t = c.file.require(params[i].name + kMomentumSuffix, params[i].spec.dims, "SGD");
+      net.import_momentum(i, checked_values(c.file, t.name, ParamSpec{}, t.data));
+    }
   net.set_dropout_step(c.dropout_step);
-  auto hash = c.file.metadata.find("weights_sha256");
-  if (hash != c.file.metadata.end() && hash->second != net.weights_sha256())
-    VDNN_THROW(c.file.path << ": the weights do not hash to the weights_sha256 in its metadata (the file is "
-                           << "corrupted)");
 }
 
 }  // namespace vdnn

@@ -54,10 +54,12 @@ Checkpoint read_checkpoint(const std::string& path);
 // seed differ from the run that wants to resume it.
 void check_resumable(const Checkpoint& checkpoint, const std::string& model, int64_t batch, uint64_t seed);
 // Loads weights, running statistics and momentum into `net` and sets its dropout counter; throws
-// vdnn::Error when a tensor is missing or has another shape than the parameter, or the weights do
-// not hash to the metadata's weights_sha256.
+// vdnn::Error as load_weights does, and when a momentum tensor is missing, misshapen or not finite.
 void restore_checkpoint(const Checkpoint& checkpoint, Net& net);
-// Loads weights and running statistics only (any safetensors file with the model's names).
+// Loads weights and running statistics only (any safetensors file with the model's names): the
+// validation --resume and `vdnn infer` share. Throws vdnn::Error naming the file and tensor when a
+// tensor is missing or has another shape than the parameter, holds a NaN or Inf, a batch norm's
+// running_var holds a negative value, or the weights do not hash to the metadata's weights_sha256.
 void load_weights(const SafeTensors& file, Net& net);
 
 }  // namespace vdnn
