@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "numeric_flags.h"
 #include "data/data_source.h"
 #include "io/model_file.h"
 #include "io/safetensors.h"
@@ -79,13 +80,13 @@ Runner add_infer_command(CLI::App& app) {
   app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--synthetic-samples", o->source.synthetic_samples,
                  "--data synthetic: training samples of the run (the test split is a quarter of them)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))->capture_default_str();
   app.add_option("--seed", o->source.seed, "--data synthetic: its seed (default: the weights' training seed)")
       ->each([o](const std::string&) { o->seed_given = true; });
-  app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")->check(CLI::Range(1, 1024));
+  app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")->check(threads_check());
   app.add_flag("--json", o->json, "print JSON instead of text");
   return [o] { return run_infer(*o); };
 }

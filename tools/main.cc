@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "commands.h"
+#include "numeric_flags.h"
 #include "util/interrupt.h"
 #include "vdnn/error.h"
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   add("profile", "measure every layer's forward/backward time and workspace per algorithm on this CPU",
       vdnn::cli::add_profile_command);
   add("infer", "test loss and accuracy of saved weights (a `train --save` checkpoint)", vdnn::cli::add_infer_command);
+  vdnn::cli::check_numeric_flags(app);  // no NaN, no saturated integers, on any numeric flag
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

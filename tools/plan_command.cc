@@ -179,7 +179,7 @@ Runner add_plan_command(CLI::App& app) {
   app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--policy", o->policy, "only this configuration: none, conv, all (fastest algorithms) or dyn")
       ->check(CLI::IsMember({"none", "all", "conv", "dyn"}));
   app.add_option("--sync", o->sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))

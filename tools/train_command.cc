@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "numeric_flags.h"
 #include "data/data_source.h"
 #include "io/chrome_trace.h"
 #include "io/model_file.h"
@@ -19,6 +20,7 @@
 #include "runtime/profiler.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
+#include "util/host_memory.h"
 #include "util/interrupt.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
@@ -82,6 +84,16 @@ void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions
                static_cast<long long>(step), static_cast<long long>(total), next.c_str());
 }
 
+// The cpu backend's "device" arena is host memory, taken whole at the start: a budget above what
+// the host has free would swap or be killed by the OOM killer mid-run.
+void check_budget_fits_host(const std::string& device_memory) {
+  const size_t budget = parse_size(device_memory, "--device-memory"), available = available_host_memory();
+  if (available > 0 && budget > available)
+    VDNN_THROW("--device-memory " << format_bytes(budget) << ": the cpu backend takes the budget from host memory "
+                                  << "at once, and only " << format_bytes(available)
+                                  << " is available (MemAvailable in /proc/meminfo); give at most that");
+}
+
 int run_train(TrainOptions& o) {
   if (o.policy == "dyn" && o.device_memory.empty())
     VDNN_THROW("--policy dyn needs --device-memory: it picks what fits a budget");
@@ -92,6 +104,8 @@ int run_train(TrainOptions& o) {
                "with the CPU kernels); on cuda use --policy none, conv or all");
   if (const std::string why = backend_unavailable_reason(backend); !why.empty())
     VDNN_THROW("--backend " << o.backend << ": " << why);
+  if (backend == BackendKind::kCpu && !o.device_memory.empty()) check_budget_fits_host(o.device_memory);
+  parse_link(o.link_bandwidth, o.link_latency);  // before any output: one line if unusable
   o.config.schedule = LrSchedule::parse(o.schedule);
   o.config.evaluate = !o.no_eval;
   o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
@@ -247,9 +261,9 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--seed", o->config.seed, "seed for initialization, shuffling and dropout")
       ->capture_default_str();
   app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")
-      ->check(CLI::Range(1, 1024));
+      ->check(threads_check());
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--synthetic-samples", o->synthetic_samples, "training samples for --data synthetic")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--no-eval", o->no_eval, "skip test-set evaluation after each epoch");
@@ -270,7 +284,8 @@ Runner add_train_command(CLI::App& app) {
                  "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")
       ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
   app.add_option("--device-memory", o->device_memory,
-                 "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs)");
+                 "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs); on --backend cpu "
+                 "it is real host memory, taken at once, so at most the host's available memory");
   app.add_option("--link-bandwidth", o->link_bandwidth, "emulated host link in GB/s (0: unlimited)")
       ->capture_default_str();
   app.add_option("--link-latency", o->link_latency, "emulated per-copy latency, e.g. 10us")
