@@ -1,7 +1,9 @@
 // Planning scales to SuperNeurons' depths (ResNet-2500, ~10^4 layers): `vdnn plan` answers for a
-// chain of 10,000 in-place ReLUs and for a ResNet of 10,005 layers within 10 s in Release (the
-// planner is O(n log n), plan/planner.h). Before, the chain took more than 10 minutes (the program
-// builder rescanned every storage per layer and per earlier layer, O(n^3)).
+// chain of 10,000 in-place ReLUs and for a ResNet of 10,005 layers within a minute. This guards the
+// complexity, not the speed: before, the chain took more than 10 minutes (the program builder
+// rescanned every storage per layer and per earlier layer, O(n^3)); now both take 2-7 s on an idle
+// machine (docs/benchmarks.md, plan/planner.h), and a loaded CI run took 15 s, so the bound leaves
+// room for load and none for a return of the cubic pass.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -36,16 +38,16 @@ double plan_seconds(const std::string& file) {
   return seconds;
 }
 
-TEST(CliPlanScale, TenThousandReluChainPlansWithinTenSeconds) {
+TEST(CliPlanScale, TenThousandReluChainPlansWithinAMinute) {
   const auto dir = temp_dir("plan_scale_chain");
   nlohmann::json layers = nlohmann::json::array();
   for (int i = 0; i < 10000; ++i) layers.push_back(layer("relu", "relu" + std::to_string(i)));
   layers.push_back(layer("fc", "fc", {{"units", "classes"}}));
   layers.push_back(layer("softmax_cross_entropy", "loss"));
-  EXPECT_LT(plan_seconds(write_model(dir, "chain10000", layers)), 10.0);
+  EXPECT_LT(plan_seconds(write_model(dir, "chain10000", layers)), 60.0);
 }
 
-TEST(CliPlanScale, ResNetOfTenThousandLayersPlansWithinTenSeconds) {
+TEST(CliPlanScale, ResNetOfTenThousandLayersPlansWithinAMinute) {
   const auto dir = temp_dir("plan_scale_resnet");
   auto conv = [](const std::string& name) { return layer("conv", name, {{"channels", 8}, {"kernel", 3}, {"pad", 1}, {"bias", false}}); };
   nlohmann::json layers = {conv("conv1"), layer("batch_norm", "bn1"), layer("relu", "relu")};
@@ -64,7 +66,7 @@ TEST(CliPlanScale, ResNetOfTenThousandLayersPlansWithinTenSeconds) {
   layers.push_back(layer("fc", "fc", {{"units", "classes"}}));
   layers.push_back(layer("softmax_cross_entropy", "loss"));
   EXPECT_GE(layers.size(), 10000u);
-  EXPECT_LT(plan_seconds(write_model(dir, "resnet10005", layers)), 10.0);
+  EXPECT_LT(plan_seconds(write_model(dir, "resnet10005", layers)), 60.0);
 }
 
 }  // namespace
