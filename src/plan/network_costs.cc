@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 
 #include "io/json_text.h"
+#include "util/text_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -136,10 +135,8 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
 }
 
 NetworkCosts NetworkCosts::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) VDNN_THROW("cannot open cost file '" << path << "'");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return from_json(parse_json_text(text, path), path);
+  // read_text_file, not a stream: a device (`--costs /dev/zero`) or a huge file is refused.
+  return from_json(parse_json_text(read_text_file(path), path), path);
 }
 
 ChosenCosts::ChosenCosts(const NetworkCosts& costs, AlgoChoice choice)

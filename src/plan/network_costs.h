@@ -70,6 +70,7 @@ struct NetworkCosts {
   nlohmann::json to_json() const;
   // `where` names the source in errors ("costs.json").
   static NetworkCosts from_json(const nlohmann::json& j, const std::string& where);
+  // A `vdnn profile --save` file; refuses a non-regular file or one above 64 MiB (util/text_file.h).
   static NetworkCosts load(const std::string& path);
 };
 

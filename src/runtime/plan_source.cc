@@ -2,12 +2,10 @@
 
 #include <cstdio>
 
-#include "io/json_text.h"
 #include "plan/device_profile.h"
 #include "plan/roofline.h"
 #include "runtime/compiled_graph.h"
 #include "runtime/profiler.h"
-#include "util/text_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -33,8 +31,7 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
   if (o.costs_file.empty()) {
     in.costs = measure_costs(graph, batch, {.repeats = o.repeats, .seed = 1, .link = o.cpu_link});
   } else {
-    // read_text_file, not NetworkCosts::load's stream: it refuses a device (/dev/zero) or a huge file.
-    in.costs = NetworkCosts::from_json(parse_json_text(read_text_file(o.costs_file), o.costs_file), o.costs_file);
+    in.costs = NetworkCosts::load(o.costs_file);
     if (in.costs.batch != batch)
       VDNN_THROW(o.costs_file << " was measured at batch " << in.costs.batch << ", not " << batch
                               << "; profile again with `vdnn profile --batch " << batch << "`");
