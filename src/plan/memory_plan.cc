@@ -11,7 +11,6 @@
 namespace vdnn {
 namespace {
 
-std::string format_mib(size_t bytes) { return VDNN_MSG(static_cast<double>(bytes) / (1 << 20) << " MiB"); }
 
 // Freed address ranges, cut into disjoint segments, each with the events that end every use of
 // its last tenant (a tenant's events supersede those of the tenants it overlapped: it waited for
@@ -73,10 +72,16 @@ MemoryPlan replay(const Program& program, size_t pool_bytes, size_t limit_bytes,
     const ProgramTensor& tensor = program.tensors[t];
     auto a = allocator.allocate(tensor.bytes, tensor.cls);
     if (!a || a->offset + a->bytes > limit_bytes) {
-      plan.failure = VDNN_MSG("'" << tensor.name << "' (" << format_mib(tensor.bytes) << ", "
-                                  << to_string(tensor.cls) << ") does not fit: "
-                                  << format_mib(allocator.in_use_bytes() - (a ? a->bytes : 0))
-                                  << " in use of " << format_mib(limit_bytes));
+      const std::string what = VDNN_MSG("'" << tensor.name << "' (" << format_bytes(tensor.bytes) << ", "
+                                            << to_string(tensor.cls) << ")");
+      const std::string in_use = format_bytes(allocator.in_use_bytes() - (a ? a->bytes : 0));
+      // Where the placement puts it says why it misses with room to spare: the holes below the
+      // limit are all smaller than it.
+      plan.first_misfit =
+          a ? VDNN_MSG(what << " is placed at " << format_bytes(a->offset) << ".." << format_bytes(a->offset + a->bytes)
+                            << ", past " << format_bytes(limit_bytes) << " (" << in_use << " in use, no hole below it large enough)")
+            : VDNN_MSG(what << " does not fit: " << in_use << " in use of " << format_bytes(limit_bytes));
+      plan.failure = plan.first_misfit;
       return std::nullopt;
     }
     handle_of[t] = a->handle;

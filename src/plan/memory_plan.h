@@ -43,7 +43,9 @@ struct MemoryPlan {
   // (their space is reusable as soon as it ends).
   ClassStats at_forward_end;
   size_t host_bytes = 0;        // host memory for offloaded tensors
-  std::string failure;          // when !fits: which alloc did not fit, and the pool's state
+  // When !fits: the first allocation past the capacity, where the placement puts it and what is
+  // in use then (first_misfit); failure adds the smallest budget of this Program.
+  std::string first_misfit, failure;
   std::vector<size_t> persistent_offsets;  // per tensor; meaningful for persistent tensors
 };
 

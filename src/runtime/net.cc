@@ -66,12 +66,12 @@ void Net::plan(const NetOptions& options) {
     for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
       others += VDNN_MSG((others.empty() ? "" : ", ") << to_string(p) << " "
                                                       << format_bytes(minimum_budget(build(p, true), eval)));
-    VDNN_THROW("--device-memory " << format_bytes(capacity) << " is too small for model '"
+    VDNN_THROW("--device-memory " << describe_budget(capacity) << " is too small for model '"
                                   << graph_.name() << "' at batch " << batch_ << " with policy "
                                   << to_string(options.policy) << ": it needs at least "
                                   << describe_budget(smallest) << " (smallest budget by policy: "
-                                  << others << "); first allocation that does not fit: "
-                                  << (t.fits ? e.failure : t.failure));
+                                  << others << "); the first allocation past it: "
+                                  << (t.fits ? e.first_misfit : t.first_misfit));
   }
   if (options.prefetch_ahead && options.policy != Policy::kNone) choose_prefetch_depth(capacity, train_try, t);
   train_ = std::move(train_try);

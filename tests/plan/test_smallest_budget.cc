@@ -68,8 +68,15 @@ TEST(SmallestBudget, ANetTrainsAtItAndRefusesOneByteLessNamingIt) {
       Net net(load_model("fmnist_dag"), o);
       ADD_FAILURE() << "one byte below the smallest budget was accepted";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("needs at least " + describe_budget(smallest)), std::string::npos)
-          << e.what();
+      // Both figures to the byte (in MiB they read the same), the smallest once, and where the
+      // allocation that misses is placed.
+      const std::string what = e.what();
+      EXPECT_NE(what.find("--device-memory " + describe_budget(smallest - 1) + " is too small"), std::string::npos) << what;
+      const size_t named = what.find(describe_budget(smallest));
+      EXPECT_NE(what.find("needs at least " + describe_budget(smallest)), std::string::npos) << what;
+      EXPECT_EQ(what.find(describe_budget(smallest), named + 1), std::string::npos) << "named twice: " << what;
+      EXPECT_NE(what.find("the first allocation past it: '"), std::string::npos) << what;
+      EXPECT_NE(what.find(" is placed at "), std::string::npos) << what;
     }
   }
 }
