@@ -8,7 +8,7 @@
 // physical bound of a configuration is its busiest stream (compute, or the link in one direction).
 //
 // Complexity (n layers, S = O(n + edges) Program steps, T tensors; measured: `vdnn plan --device
-// h200` on a chain of 10,000 ReLUs 2.4 s, on a ResNet of 10,005 layers 4.1 s, both Release, 2 cores):
+// h200` on a chain of 10,000 ReLUs 2.4 s, on a ResNet of 10,002 layers 4.1 s, both Release, 2 cores):
 //   - build_program: O((n + edges) log n) — per-node indexes, prefetch candidates in an ordered set.
 //   - one placement (memory_plan.cc replay): O(S log S) — best-fit bins are ordered sets, reuse
 //     waits come from a segment map of freed ranges.
