@@ -87,6 +87,7 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
       if (t >= 0 && p.tensors[t].offloaded) offloaded.push_back({{"tensor", p.tensors[t].name}, {"bytes", p.tensors[t].bytes}});
     nlohmann::json j{{"layer", layer.name()}, {"type", layer.type()},
                      {"implementation", net.backend().implementation(static_cast<int>(i))},
+                     {"slow_kernels", net.backend().slow_kernels(static_cast<int>(i))},
                      {"offloaded", offloaded}};
     if (layer.kind() == LayerKind::kConv) {
       j["conv_algorithm"] = to_string(o.conv_algos.empty() ? o.conv_algo : o.conv_algos[i]);

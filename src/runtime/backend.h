@@ -94,6 +94,9 @@ class Backend {
   virtual std::vector<NodeFacts> facts() const = 0;
   // What runs node `node`, in the library's words ("jit:avx512_core", "cudnn fwd implicit_gemm, ...").
   virtual std::string implementation(int node) const = 0;
+  // The passes of node `node` left on a reference kernel, e.g. "backward weights: ref:any" (CPU:
+  // oneDNN's plain loops, orders of magnitude slower; CUDA: none, cuDNN has no such fallback).
+  virtual std::vector<std::string> slow_kernels(int node) const = 0;
 
   // The arena every planned tensor lives in (one allocation of `bytes`), and the memory offloaded
   // tensors are copied to (CUDA: pinned, so copies are truly asynchronous).

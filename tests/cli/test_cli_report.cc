@@ -42,6 +42,37 @@ TEST(CliReport, SaysWhatEachLayerRunsAndWhatIsOffloaded) {
   EXPECT_EQ(train_report("--policy none")["decisions"]["offloaded_bytes_per_step"], 0);
 }
 
+// A layer on oneDNN's reference kernel is named once on stderr and in the report: LRN of size 1
+// runs lrn_ref (oneDNN 2.6's JIT LRN crashes there, docs/reliability.md); the convolutions do not.
+TEST(CliReport, LayersOnAReferenceKernelAreNamedInTheReportAndOnceOnStderr) {
+  const auto dir = temp_dir("report_slow");
+  const auto model = dir / "lrn1.json";
+  std::ofstream(model) << R"({"name": "lrn1", "input": [1, 12, 12], "classes": 10, "layers": [
+      {"name": "c1", "type": "conv", "channels": 8, "kernel": 3, "pad": 1},
+      {"name": "n1", "type": "lrn", "size": 1}, {"name": "f", "type": "flatten"},
+      {"name": "fc", "type": "fc", "units": "classes"}, {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  const auto file = dir / "r.json";
+  const CliRun r = vdnn("train --model " + model.string() + " --data synthetic --synthetic-samples 64 --batch 16 " +
+                        "--iterations 2 --progress none --report " + file.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string warning = "warning: layer 'n1' (lrn) runs oneDNN's reference kernel (forward: ";
+  const size_t at = r.output.find(warning);
+  EXPECT_NE(at, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(warning, at + 1), std::string::npos) << "warned twice: " << r.output;
+  EXPECT_EQ(r.output.find("warning: layer 'c1'"), std::string::npos) << r.output;
+  std::ifstream in(file);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (const auto& layer : j["decisions"]["layers"]) {
+    const auto& slow = layer["slow_kernels"];
+    if (layer["layer"] == "n1") {
+      ASSERT_FALSE(slow.empty()) << layer.dump();
+      EXPECT_EQ(slow[0], "forward: " + layer["implementation"].get<std::string>()) << layer.dump();
+    } else {
+      EXPECT_TRUE(slow.empty()) << layer.dump();
+    }
+  }
+}
+
 TEST(CliReport, DynExplainsItsAlgorithms) {
   const nlohmann::json j = train_report("--policy dyn --device-memory 40MiB");
   for (const auto& layer : j["decisions"]["layers"])

@@ -49,8 +49,6 @@ bool is_winograd(const dnnl::convolution_forward::primitive_desc& pd) {
   return d->alg_kind == dnnl_convolution_winograd;
 }
 
-bool is_reference(const std::string& impl) { return impl.rfind("ref:", 0) == 0; }
-
 class ConvKernel : public CpuKernel {
  public:
   // `layout`: tag::undef for the usual choice (oneDNN's, or the producer's layout); otherwise the
@@ -152,7 +150,7 @@ class ConvKernel : public CpuKernel {
                                                           : ", input reordered to nhwc")
                                    : "");
     const auto note = [&](const char* pass, const std::string& impl) {
-      if (is_reference(impl)) slow_kernels.push_back(std::string(pass) + ": " + impl);
+      if (is_reference_implementation(impl)) slow_kernels.push_back(std::string(pass) + ": " + impl);
     };
     note("forward", fwd_pd_.impl_info_str());
     const bool needs_dx = s.input_needs_grad.empty() || s.input_needs_grad[0];  // not the graph input

@@ -30,6 +30,7 @@ class CpuBackend final : public Backend {
   std::vector<size_t> value_bytes() const override { return compiled_.value_bytes(); }
   std::vector<NodeFacts> facts() const override { return compiled_.facts(); }
   std::string implementation(int node) const override { return compiled_.kernel(node).implementation; }
+  std::vector<std::string> slow_kernels(int node) const override { return compiled_.kernel(node).slow_kernels; }
   bool all_finite(const void* device_data, size_t bytes) override {  // the arena is host memory
     return all_finite_floats(static_cast<const float*>(device_data), bytes / sizeof(float));
   }

@@ -1,5 +1,6 @@
 #include "backends/cpu/kernel.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -21,12 +22,15 @@ void warn_slow_once(const Layer& layer, const std::vector<std::string>& slow) {
   std::string passes;
   for (const std::string& p : slow) passes += (passes.empty() ? "" : "; ") + p;
   std::fprintf(stderr,
-               "warning: layer '%s' (%s) runs oneDNN's reference kernel (%s): no faster one in any "
-               "layout tried; expect it to be slow\n",
+               "warning: layer '%s' (%s) runs oneDNN's reference kernel (%s); expect it to be slow\n",
                layer.name().c_str(), layer.type().c_str(), passes.c_str());
 }
 
 }  // namespace
+
+bool is_reference_implementation(const std::string& impl) {
+  return impl.rfind("ref:", 0) == 0 || impl.find("_ref:") != std::string::npos;
+}
 
 std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl::engine& engine) {
   using Factory = std::function<std::unique_ptr<CpuKernel>(const KernelSetup&, const dnnl::engine&)>;
@@ -43,6 +47,10 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
   if (it == table.end()) layer.fail("the CPU backend has no kernel for this layer type");
   try {
     auto kernel = it->second(setup, engine);
+    const std::string forward = "forward: " + kernel->implementation;
+    if (is_reference_implementation(kernel->implementation) &&
+        std::find(kernel->slow_kernels.begin(), kernel->slow_kernels.end(), forward) == kernel->slow_kernels.end())
+      kernel->slow_kernels.insert(kernel->slow_kernels.begin(), forward);
     if (!kernel->slow_kernels.empty()) warn_slow_once(layer, kernel->slow_kernels);
     return kernel;
   } catch (const dnnl::error& e) {

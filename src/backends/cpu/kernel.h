@@ -59,9 +59,14 @@ class CpuKernel {
   std::vector<std::string> slow_kernels;
 };
 
+// Whether oneDNN names `impl` as one of its reference implementations ("ref:any", "lrn_ref:any"):
+// plain loops, orders of magnitude slower than its JIT kernels.
+bool is_reference_implementation(const std::string& impl);
+
 // Throws vdnn::Error naming the layer when oneDNN cannot implement it. A kernel whose forward is
-// oneDNN's reference implementation, or that lists slow_kernels, gets one warning line on stderr
-// per layer name ("warning: layer 'g1' (conv) runs oneDNN's reference kernel ...").
+// oneDNN's reference implementation gets it added to slow_kernels; a kernel with slow_kernels gets
+// one warning line on stderr per layer name ("warning: layer 'g1' (conv) runs oneDNN's reference
+// kernel ..."), and the run report lists them per layer (Backend::slow_kernels).
 std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl::engine& engine);
 
 // Whether this convolution under ConvAlgo::kAuto computes its weight gradient by one GEMM instead

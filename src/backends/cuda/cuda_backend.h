@@ -34,6 +34,7 @@ class CudaBackend final : public Backend {
   std::vector<size_t> value_bytes() const override { return value_bytes_; }
   std::vector<NodeFacts> facts() const override { return facts_; }
   std::string implementation(int node) const override { return kernels_[node]->implementation; }
+  std::vector<std::string> slow_kernels(int) const override { return {}; }
   std::unique_ptr<DeviceBuffer> allocate_arena(size_t bytes) override;
   HostMemory host_memory() const override;
 
