@@ -128,7 +128,7 @@ Runner add_profile_command(CLI::App& app) {
   app.add_option("--model", o->model, "model name or JSON file")->capture_default_str();
   app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--repeats", o->repeats, "timed runs per kernel (the median counts)")->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--save", o->save, "write the costs as JSON to this file");
