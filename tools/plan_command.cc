@@ -14,6 +14,7 @@
 #include "io/memory_timeline_chart.h"
 #include "io/model_file.h"
 #include "plan/dyn.h"
+#include "plan/memory_plan.h"
 #include "plan/planner.h"
 #include "runtime/plan_source.h"
 #include "util/atomic_file.h"
@@ -164,7 +165,7 @@ int run_plan(PlanOptions o) {
     }
   if (budget && !one && !dyn.fits) {
     std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
-                 format_bytes(budget).c_str(), graph.name().c_str(), static_cast<long long>(o.batch),
+                 describe_budget(budget).c_str(), graph.name().c_str(), static_cast<long long>(o.batch),
                  dyn.why.c_str());
     return 1;
   }

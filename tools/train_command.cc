@@ -15,6 +15,7 @@
 #include "io/model_file.h"
 #include "io/report.h"
 #include "plan/dyn.h"
+#include "plan/memory_plan.h"
 #include "runtime/checkpoint.h"
 #include "runtime/plan_source.h"
 #include "runtime/profiler.h"
@@ -56,7 +57,7 @@ std::string choose_dyn_configuration(const Graph& graph, const TrainOptions& o, 
   const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
   const DynChoice d = choose_dyn(planner, budget);
   if (!d.fits)
-    VDNN_THROW("--device-memory " << format_bytes(budget) << " is too small for model '" << graph.name()
+    VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
                                   << "' at batch " << o.batch << " with policy dyn: " << d.why);
   std::printf("dyn picks %s (step %d): %s\n", describe(d.config, planner.costs()).c_str(), d.step, d.why.c_str());
   net_options.policy = d.config.policy;

@@ -88,7 +88,7 @@ TEST(Cli, SyntheticRunWritesTheReport) {
 TEST(Cli, TooSmallBudgetNamesTheSmallestThatWorks) {
   const CliRun r = vdnn("train --data synthetic --device-memory 4MiB --policy all --iterations 1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  for (const char* f : {"error: --device-memory 4.00 MiB is too small", "needs at least", "smallest budget by policy"})
+  for (const char* f : {"error: --device-memory 4.00 MiB (4194304 bytes) is too small", "needs at least", "smallest budget by policy"})
     EXPECT_NE(r.output.find(f), std::string::npos) << f << " not in: " << r.output;
   const CliRun bad = vdnn("train --data synthetic --device-memory 12parsecs");
   EXPECT_EQ(bad.exit_code, 1) << bad.output;

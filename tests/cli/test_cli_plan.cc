@@ -36,7 +36,7 @@ TEST(CliPlan, AGenerousBudgetKeepsEverythingAndAnImpossibleOneNamesTheMinimum) {
   EXPECT_NE(easy.output.find("dyn picks none+fastest (step 2)"), std::string::npos) << easy.output;
   const CliRun hard = vdnn("plan --model vgg16 --batch 256 --device titan-x-maxwell --device-memory 2GiB");
   EXPECT_EQ(hard.exit_code, 1) << hard.output;
-  EXPECT_NE(hard.output.find("error: --device-memory 2.00 GiB is too small"), std::string::npos) << hard.output;
+  EXPECT_NE(hard.output.find("error: --device-memory 2.00 GiB (2147483648 bytes) is too small"), std::string::npos) << hard.output;
   EXPECT_NE(hard.output.find("needs at least"), std::string::npos) << hard.output;
 }
 
@@ -66,7 +66,7 @@ TEST(CliPlan, BadDevicesProfilesAndModelsGetOneClearLine) {
   expect_user_error("train --data synthetic --policy dyn --iterations 1", "--policy dyn needs --device-memory");
   const CliRun small = vdnn("train --data synthetic --policy dyn --device-memory 1MiB --iterations 1");
   EXPECT_EQ(small.exit_code, 1) << small.output;
-  EXPECT_NE(small.output.find("error: --device-memory 1.00 MiB is too small"), std::string::npos) << small.output;
+  EXPECT_NE(small.output.find("error: --device-memory 1.00 MiB (1048576 bytes) is too small"), std::string::npos) << small.output;
   EXPECT_NE(small.output.find("needs at least"), std::string::npos) << small.output;
 }
 
