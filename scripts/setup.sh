@@ -14,7 +14,7 @@ JOBS="${JOBS:-$(nproc)}"
 # XML and render. python3-torch (PyTorch 1.13, for /usr/bin/python3): the independent float64
 # definition of each layer that tests/reference/test_torch_reference.cc compares the kernels with.
 VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev
-               libcli11-dev zlib1g-dev libgtest-dev libbenchmark-dev dataset-fashion-mnist
+               libcli11-dev zlib1g-dev libgtest-dev dataset-fashion-mnist
                libxml2-utils librsvg2-bin python3-torch)
 # The fuzzing run (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
 VDNN_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
