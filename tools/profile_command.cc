@@ -17,6 +17,7 @@
 #include "util/progress.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
+#include "util/timing_stability.h"
 #include "vdnn/rng.h"
 
 namespace vdnn::cli {
@@ -44,11 +45,6 @@ void print_table(const NetworkCosts& c) {
   std::printf("kernels %.2f ms per step (fastest algorithms); link %.2f GB/s + %.1f us per copy; memory %.1f GB/s\n",
               c.compute_seconds(fast) * 1e3, c.link_bytes_per_second / 1e9, c.link_latency_seconds * 1e6,
               c.memory_bytes_per_second / 1e9);
-}
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 // Trains `steps` steps per policy, round-robin, and compares each median with the simulator.

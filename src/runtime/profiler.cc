@@ -168,10 +168,6 @@ void measure_contention(KernelBench& bench, dnnl::stream& s, const ProfileOption
     device->copy_async(StreamKind::kD2H, b.data(), a.data(), bytes).synchronize();
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
   // Runs `work` on this thread while another thread copies without pause; returns those copies' times.
   auto with_copier = [&](auto&& work) {
     std::atomic<bool> stop{false};

@@ -10,16 +10,14 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
 
-double median_of(std::vector<double> v) {
+double median(std::vector<double> v) {
+  VDNN_CHECK(!v.empty(), "median of no values");
   const size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
   if (v.size() % 2) return v[mid];
   return (v[mid] + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
 }
-
-}  // namespace
 
 TimingSpread timing_spread(const std::vector<Timing>& runs, const StabilityRule& rule) {
   VDNN_CHECK(!runs.empty(), "timing_spread: no timings");
@@ -32,15 +30,15 @@ TimingSpread timing_spread(const std::vector<Timing>& runs, const StabilityRule&
   }
   TimingSpread s;
   s.samples = static_cast<int>(runs.size());
-  s.median = median_of(seconds);
+  s.median = median(seconds);
   const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
   s.min = *lo;
   s.max = *hi;
   if (s.samples < rule.min_samples || s.median <= 0) return s;
-  s.waited = median_of(waited);
+  s.waited = median(waited);
   std::vector<double> deviation;
   for (double t : seconds) deviation.push_back(std::abs(t - s.median));
-  s.relative_spread = median_of(deviation) / s.median;
+  s.relative_spread = median(deviation) / s.median;
   return s;
 }
 

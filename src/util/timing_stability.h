@@ -13,6 +13,7 @@
 //   std::vector<Timing> runs = ...;                 // wall seconds and waited seconds per run
 //   TimingSpread s = timing_spread(runs);
 //   if (!is_stable(s)) ... time it again, or warn ...
+//   double m = median({3.0, 1.0, 2.0, 4.0});        // 2.5: the one median vdnn uses
 #pragma once
 
 #include <vector>
@@ -38,6 +39,9 @@ struct StabilityRule {
   double floor_seconds = 20e-6;  // a scatter or wait below this per run is never unstable
   int min_samples = 3;
 };
+
+// The middle value; with an even count, the mean of the middle two. VDNN_CHECK: not empty.
+double median(std::vector<double> values);
 
 // Throws vdnn::InternalError (VDNN_CHECK) on no runs or a negative or non-finite time.
 TimingSpread timing_spread(const std::vector<Timing>& runs, const StabilityRule& rule = {});

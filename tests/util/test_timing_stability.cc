@@ -17,6 +17,15 @@ std::vector<Timing> runs(std::vector<double> seconds, double waited = 0) {
   return out;
 }
 
+// The one median (profile's --check and contention figures use it too): the middle of an odd
+// count, the mean of the middle two of an even one, whatever the order; none is an internal error.
+TEST(TimingStability, MedianIsTheMiddleOrTheMeanOfTheMiddleTwo) {
+  EXPECT_DOUBLE_EQ(median({5.0, 1.0, 3.0}), 3.0);
+  EXPECT_DOUBLE_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_DOUBLE_EQ(median({7.0}), 7.0);
+  EXPECT_THROW(median({}), InternalError);
+}
+
 TEST(TimingStability, SteadyRunsWithJitterAreStable) {
   const TimingSpread s = timing_spread(runs({1.00e-3, 1.02e-3, 0.99e-3, 1.01e-3, 1.03e-3}));
   EXPECT_DOUBLE_EQ(s.median, 1.01e-3);
