@@ -2,7 +2,8 @@
 // One row per configuration (none with the leanest and with the fastest algorithms, conv, all,
 // and what vDNN_dyn picks for the budget): peak device memory by class, host memory, the smallest
 // budget, the simulated step time, its overhead against the oracle (none, fastest, unlimited
-// memory) and its ratio to the physical bound (the busiest stream). Sizes and costs come from this
+// memory) and its ratio to the physical bound (the busiest stream). Each row is the step
+// `vdnn train` runs (plan/planned_step.h); `--prefetch ahead` rows name the look-ahead depth it picks. Sizes and costs come from this
 // CPU (measured now, or `--costs` from `vdnn profile --save`) or from a GPU's device profile.
 #include <algorithm>
 #include <cstdio>
@@ -25,7 +26,7 @@ namespace vdnn::cli {
 namespace {
 
 struct PlanOptions {
-  std::string model = "fmnist_cnn", input, policy, sync = "event", device_memory, link_bandwidth = "0",
+  std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, link_bandwidth = "0",
               link_latency = "0", trace, svg, svg_memory;
   PlanSourceOptions source;
   int classes = 0;
@@ -48,7 +49,7 @@ nlohmann::json to_json(const Row& r, double oracle) {
           {"algorithms", r.e.config.algos}, {"peak_bytes", r.e.memory.peak_bytes},
           {"average_bytes", r.e.memory.average_bytes},
           {"peak_by_class", by_class}, {"host_bytes", r.e.memory.host_bytes},
-          {"minimum_budget", r.e.minimum_budget}, {"fits", r.e.fits},
+          {"minimum_budget", r.e.minimum_budget}, {"fits", r.e.fits}, {"prefetch_depth", r.e.prefetch_depth},
           {"iteration_seconds", r.e.time.iteration_seconds}, {"stall_seconds", r.e.time.stall_seconds},
           {"busy_seconds", r.e.time.busy_seconds}, {"overhead_vs_oracle", r.e.time.iteration_seconds / oracle - 1},
           {"ratio_to_bound", r.e.time.iteration_seconds / r.e.bound_seconds}};
@@ -108,12 +109,16 @@ int run_plan(PlanOptions o) {
   const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
   const NetworkCosts& costs = planner.costs();
   const double oracle = planner.oracle_seconds();
+  const Prefetch prefetch = parse_prefetch(o.prefetch);
 
   std::vector<Row> rows;
-  auto add = [&](Policy p, const AlgoChoice& a) {
-    const Configuration c{p, a};
-    rows.push_back({describe(c, costs), planner.evaluate(c, budget)});
+  // "all+fastest", and with --prefetch ahead the depth it picks: "all+fastest, ahead 5 layers".
+  auto row = [&](const std::string& prefix, const Configuration& c) {
+    Row r{prefix + describe(c, costs), planner.evaluate(c, budget, prefetch)};
+    if (r.e.prefetch_depth) r.label += VDNN_MSG(", ahead " << r.e.prefetch_depth << " layers");
+    rows.push_back(std::move(r));
   };
+  auto add = [&](Policy p, const AlgoChoice& a) { row("", Configuration{p, a}); };
   const bool one = !o.policy.empty() && o.policy != "dyn";
   if (one) {
     add(parse_policy(o.policy), costs.fastest());
@@ -126,13 +131,14 @@ int run_plan(PlanOptions o) {
   DynChoice dyn;
   if (!one && budget) {
     dyn = choose_dyn(planner, budget);
-    if (dyn.fits) rows.push_back({"dyn: " + describe(dyn.config, costs), planner.evaluate(dyn.config, budget)});
+    if (dyn.fits) row("dyn: ", dyn.config);
   }
 
   if (o.json) {
     nlohmann::json js = nlohmann::json::array();
     for (const Row& r : rows) js.push_back(to_json(r, oracle));
-    nlohmann::json out{{"model", graph.name()}, {"batch", o.batch}, {"sync", o.sync}, {"device", in.device},
+    nlohmann::json out{{"model", graph.name()}, {"batch", o.batch}, {"sync", o.sync}, {"prefetch", o.prefetch},
+                       {"device", in.device},
                        {"costs", costs.source}, {"device_memory", budget}, {"oracle_seconds", oracle},
                        {"configurations", js}};
     if (budget && !one)
@@ -140,9 +146,10 @@ int run_plan(PlanOptions o) {
                     {"minimum_budget", dyn.minimum_budget}};
     std::cout << out.dump(2) << "\n";
   } else {
-    std::printf("model %s, batch %lld, device %s%s, sync %s; costs: %s\n", graph.name().c_str(),
+    std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", graph.name().c_str(),
                 static_cast<long long>(o.batch), in.device.c_str(),
-                budget ? (", budget " + format_bytes(budget)).c_str() : "", o.sync.c_str(), costs.source.c_str());
+                budget ? (", budget " + format_bytes(budget)).c_str() : "", o.sync.c_str(),
+                prefetch == Prefetch::kAhead ? ", prefetch ahead" : "", costs.source.c_str());
     std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps",
                 "grads", "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
                 budget ? "fits" : "");
@@ -159,7 +166,7 @@ int run_plan(PlanOptions o) {
   write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
   if (o.print)
     for (const Row& r : rows) {
-      Program p = planner.program(r.e.config, true);
+      Program p = planner.program(r.e.config, true, r.e.prefetch_depth);
       plan_memory(p, r.e.fits && budget ? budget : r.e.minimum_budget);
       std::cout << "# " << r.label << "\n" << p.to_text();
     }
@@ -185,6 +192,10 @@ Runner add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"none", "all", "conv", "dyn"}));
   app.add_option("--sync", o->sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))
       ->capture_default_str();
+  app.add_option("--prefetch", o->prefetch,
+                 "as `vdnn train --prefetch`: vdnn (nearest offloaded layer, never past a conv) or ahead (as far "
+                 "as the budget allows; each row names the depth train would use)")
+      ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
   app.add_option("--device-memory", o->device_memory,
                  "the budget, e.g. 12GiB (default: the device profile's memory; none on cpu)");
   app.add_option("--device", o->source.device,

@@ -21,12 +21,21 @@ Planner::Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vecto
                                              << graph.name() << "' has '" << graph.nodes()[i].layer->name() << "'");
 }
 
-Program Planner::program(const Configuration& config, bool training) const {
+std::vector<NodeFacts> Planner::facts_with(const AlgoChoice& algos) const {
   std::vector<NodeFacts> facts = facts_;
   for (size_t i = 0; i < facts.size(); ++i)
-    facts[i].scratch_bytes = costs_.nodes[i].algos.at(config.algos.at(i)).workspace_bytes;
+    facts[i].scratch_bytes = costs_.nodes[i].algos.at(algos.at(i)).workspace_bytes;
+  return facts;
+}
+
+Program Planner::program(const Configuration& config, bool training, int prefetch_depth) const {
   ProgramOptions o{training ? config.policy : Policy::kNone, sync_, training};
-  return build_program(graph_, value_bytes_, facts, o);
+  o.prefetch_depth = prefetch_depth;
+  return build_program(graph_, value_bytes_, facts_with(config.algos), o);
+}
+
+PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t budget) const {
+  return plan_step(graph_, value_bytes_, facts_with(config.algos), {config.policy, sync_, prefetch, budget});
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {
@@ -37,14 +46,16 @@ size_t Planner::minimum_budget(const Configuration& config) const {
   return vdnn::minimum_budget(program(config, true), program(config, false));
 }
 
-Evaluation Planner::evaluate(const Configuration& config, size_t budget) const {
+Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetch prefetch) const {
   Evaluation e{config};
-  e.minimum_budget = minimum_budget(config);
-  e.fits = budget == 0 || budget >= e.minimum_budget;
-  Program train = program(config, true);
-  e.memory = plan_memory(train, e.fits && budget ? budget : e.minimum_budget);
-  VDNN_CHECK(e.memory.fits, "a configuration must fit its minimum budget");
-  e.time = simulate(train, ChosenCosts(costs_, config.algos));
+  PlannedStep s = step(config, prefetch, budget);
+  e.minimum_budget = s.smallest_budget;
+  e.fits = s.fits;
+  if (!s.fits) s = step(config, prefetch, e.minimum_budget);  // shown at the least that works
+  VDNN_CHECK(s.fits, "a configuration must fit its minimum budget");
+  e.memory = s.train_plan;
+  e.prefetch_depth = s.prefetch_depth;
+  e.time = simulate(s.train, ChosenCosts(costs_, config.algos));
   e.bound_seconds = *std::max_element(e.time.busy_seconds.begin(), e.time.busy_seconds.end());
   return e;
 }

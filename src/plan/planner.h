@@ -1,10 +1,10 @@
 // plan/planner.h — "will it fit, and at what cost": one configuration, planned and simulated.
 //
-// Model: a configuration is an offload policy plus one algorithm per layer. The planner builds the
-// same Programs the executor would run (training, and evaluation, which must fit too), with each
-// layer's workspace set by its chosen algorithm; places them with the memory planner (the real
-// allocator in offsets-only mode, fragmentation included); and simulates the training Program with
-// the network's costs. The oracle is `none` with the fastest algorithms and unlimited memory; the
+// Model: a configuration is an offload policy plus one algorithm per layer. The planner plans the
+// same step the Net runs (plan/planned_step.h: the training and evaluation Programs, placed by the
+// memory planner — the real allocator in offsets-only mode, fragmentation included — and, with
+// `--prefetch ahead`, the look-ahead depth), with each layer's workspace set by its chosen
+// algorithm; and simulates the training Program with the network's costs. The oracle is `none` with the fastest algorithms and unlimited memory; the
 // physical bound of a configuration is its busiest stream (compute, or the link in one direction).
 //
 // Complexity (n layers, S = O(n + edges) Program steps, T tensors; measured: `vdnn plan --device
@@ -17,12 +17,14 @@
 //   - simulate: O(S log S).
 //   - evaluate: one of each; `vdnn plan`: 4 configurations + dyn; dyn: 4 fits, then for conv
 //     and all a bisection of its W downgrade steps, O(log W) fits each (step 5).
-//   So planning a network is O((S log S + W) log W) in all; training's Net adds log2(n) plans for
-//   `--prefetch ahead` (bisection over the depth). No pass is quadratic in the layer count.
+//   So planning a network is O((S log S + W) log W) in all; `--prefetch ahead` adds log2(n)
+//   placements per configuration (bisection over the depth, planned_step.cc). No pass is quadratic in the layer count.
 //
 //   Planner planner(graph, value_bytes, facts, costs, SyncMode::kEvent);
 //   Evaluation e = planner.evaluate({Policy::kAll, costs.fastest()}, size_t{12} << 30);
 //   e.fits; e.minimum_budget; e.memory.by_class; e.time.iteration_seconds; e.bound_seconds;
+//   Evaluation a = planner.evaluate({Policy::kAll, costs.fastest()}, budget, Prefetch::kAhead);
+//   a.prefetch_depth;   // what `vdnn train --prefetch ahead` uses at that budget
 #pragma once
 
 #include <string>
@@ -31,6 +33,7 @@
 #include "core/graph.h"
 #include "plan/memory_plan.h"
 #include "plan/network_costs.h"
+#include "plan/planned_step.h"
 #include "plan/program.h"
 #include "plan/simulator.h"
 
@@ -47,6 +50,7 @@ struct Evaluation {
   bool fits = false;          // at the budget asked (always true without a budget)
   size_t minimum_budget = 0;  // the least device memory this configuration trains in
   MemoryPlan memory;          // at the budget when it fits, else at the minimum budget
+  int prefetch_depth = 0;     // of the training Program on `memory` (0: vDNN's rule)
   SimResult time;             // the training step, simulated on `memory`'s placement
   double bound_seconds = 0;   // the busiest stream's busy time: no schedule beats it
 };
@@ -61,12 +65,14 @@ class Planner {
   SyncMode sync() const { return sync_; }
 
   // The training (or evaluation) Program of a configuration, not yet placed.
-  Program program(const Configuration& config, bool training) const;
+  Program program(const Configuration& config, bool training, int prefetch_depth = 0) const;
+  // The step the Net would run for this configuration (budget 0: the smallest that works).
+  PlannedStep step(const Configuration& config, Prefetch prefetch, size_t budget) const;
   // Whether both Programs fit `budget` bytes.
   bool fits(const Configuration& config, size_t budget) const;
   size_t minimum_budget(const Configuration& config) const;
   // budget 0: no budget (the configuration is placed at its minimum and always "fits").
-  Evaluation evaluate(const Configuration& config, size_t budget) const;
+  Evaluation evaluate(const Configuration& config, size_t budget, Prefetch prefetch = Prefetch::kVdnn) const;
   // `none`, fastest algorithms, unlimited memory: the time every overhead is measured against.
   double oracle_seconds() const;
 
@@ -74,6 +80,7 @@ class Planner {
   const Graph& graph_;
   std::vector<size_t> value_bytes_;
   std::vector<NodeFacts> facts_;
+  std::vector<NodeFacts> facts_with(const AlgoChoice& algos) const;  // workspace of the chosen algorithms
   NetworkCosts costs_;
   SyncMode sync_;
 };

@@ -4,9 +4,11 @@
 //   all   offload every value some backward reads, and kernel-saved state (vDNN_all)
 //   conv  offload only the inputs of convolutions (vDNN_conv)
 //   sync event  only true dependencies wait (default)     sync layer  barrier after every layer (vDNN)
+//   prefetch vdnn  the nearest offloaded layer, never past a conv   prefetch ahead  as far as the budget allows
 //
 //   Policy p = parse_policy("all");        // throws vdnn::Error naming --policy otherwise
 //   SyncMode s = parse_sync_mode("layer");
+//   Prefetch f = parse_prefetch("ahead");
 #pragma once
 
 #include <string>
@@ -17,11 +19,13 @@ namespace vdnn {
 
 enum class Policy { kNone, kAll, kConv };
 enum class SyncMode { kEvent, kLayer };
+enum class Prefetch { kVdnn, kAhead };
 
 inline const char* to_string(Policy p) {
   return p == Policy::kNone ? "none" : p == Policy::kAll ? "all" : "conv";
 }
 inline const char* to_string(SyncMode s) { return s == SyncMode::kEvent ? "event" : "layer"; }
+inline const char* to_string(Prefetch f) { return f == Prefetch::kVdnn ? "vdnn" : "ahead"; }
 
 inline Policy parse_policy(const std::string& text) {
   if (text == "none") return Policy::kNone;
@@ -34,6 +38,12 @@ inline SyncMode parse_sync_mode(const std::string& text) {
   if (text == "event") return SyncMode::kEvent;
   if (text == "layer") return SyncMode::kLayer;
   VDNN_THROW("--sync: expected event or layer, got '" << text << "'");
+}
+
+inline Prefetch parse_prefetch(const std::string& text) {
+  if (text == "vdnn") return Prefetch::kVdnn;
+  if (text == "ahead") return Prefetch::kAhead;
+  VDNN_THROW("--prefetch: expected vdnn or ahead, got '" << text << "'");
 }
 
 }  // namespace vdnn

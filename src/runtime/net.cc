@@ -6,9 +6,7 @@
 #include <cstring>
 #include <map>
 
-#include "plan/program_builder.h"
 #include "util/sha256.h"
-#include "util/size_parse.h"
 #include "vdnn/error.h"
 #include "vdnn/rng.h"
 
@@ -19,9 +17,13 @@ Net::Net(Graph graph, const NetOptions& options)
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
   backend_ = make_backend(graph_, {options.backend, batch_, options.seed, options.conv_algo,
                                    options.conv_algos, options.link});
-  value_bytes_ = backend_->value_bytes();
   facts_ = backend_->facts();
-  plan(options);
+  const std::vector<size_t> value_bytes = backend_->value_bytes();
+  const StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
+                         options.device_memory};
+  PlannedStep planned = plan_step(graph_, value_bytes, facts_, step);
+  if (!planned.fits) VDNN_THROW(budget_refusal(graph_, value_bytes, facts_, step, batch_, planned));
+  take(std::move(planned));
   arena_ = backend_->allocate_arena(train_plan_.capacity_bytes);
   host_pool_ = HostPool(HostPool::kDefaultSlabBytes, backend_->host_memory());
   executor_ = std::make_unique<Executor>(*backend_, arena_->data(), host_pool_);
@@ -48,60 +50,13 @@ Net::~Net() {
   }
 }
 
-Program Net::build(Policy policy, bool training, int prefetch_depth) const {
-  ProgramOptions o{policy, options_.sync, training};
-  o.prefetch_depth = prefetch_depth;
-  return build_program(graph_, value_bytes_, facts_, o);
-}
-
-void Net::plan(const NetOptions& options) {
-  Program train = build(options.policy, true), eval = build(Policy::kNone, false);
-  // The one smallest budget (memory_plan.h): every capacity from it up fits, every one below fails.
-  const size_t smallest = minimum_budget(train, eval);
-  const size_t capacity = options.device_memory ? options.device_memory : smallest;
-  Program train_try = train, eval_try = eval;
-  MemoryPlan t = plan_memory(train_try, capacity), e = plan_memory(eval_try, capacity);
-  if (!t.fits || !e.fits) {
-    std::string others;
-    for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
-      others += VDNN_MSG((others.empty() ? "" : ", ") << to_string(p) << " "
-                                                      << format_bytes(minimum_budget(build(p, true), eval)));
-    VDNN_THROW("--device-memory " << describe_budget(capacity) << " is too small for model '"
-                                  << graph_.name() << "' at batch " << batch_ << " with policy "
-                                  << to_string(options.policy) << ": it needs at least "
-                                  << describe_budget(smallest) << " (smallest budget by policy: "
-                                  << others << "); the first allocation past it: "
-                                  << (t.fits ? e.first_misfit : t.first_misfit));
-  }
-  if (options.prefetch_ahead && options.policy != Policy::kNone) choose_prefetch_depth(capacity, train_try, t);
-  train_ = std::move(train_try);
-  eval_ = std::move(eval_try);
-  train_plan_ = t;
-  eval_plan_ = e;
-  for (size_t i = 0; i < train_.tensors.size() && train_.tensors[i].persistent; ++i)
-    VDNN_CHECK(eval_.tensors[i].name == train_.tensors[i].name &&
-                   t.persistent_offsets[i] == e.persistent_offsets[i],
-               "parameter '" << train_.tensors[i].name << "' must not move between plans");
-}
-
-// The deepest look-ahead whose plan still fits `capacity` (deeper needs more memory: binary search).
-void Net::choose_prefetch_depth(size_t capacity, Program& program, MemoryPlan& plan) {
-  const int layers = static_cast<int>(graph_.nodes().size());
-  int lo = 1, hi = layers, best = 0;
-  while (lo <= hi) {
-    const int mid = (lo + hi) / 2;
-    Program candidate = build(options_.policy, true, mid);
-    MemoryPlan m = plan_memory(candidate, capacity);
-    if (m.fits) {
-      best = mid;
-      program = std::move(candidate);
-      plan = m;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  prefetch_depth_ = best;
+// Runs what the planner gave: the Programs as placed, at the depth it chose.
+void Net::take(PlannedStep step) {
+  train_ = std::move(step.train);
+  eval_ = std::move(step.eval);
+  train_plan_ = std::move(step.train_plan);
+  eval_plan_ = std::move(step.eval_plan);
+  prefetch_depth_ = step.prefetch_depth;
 }
 
 void Net::bind_params() {

@@ -1,12 +1,12 @@
 // runtime/net.h — a graph bound to a backend's kernels, a budgeted device arena and planned Programs.
 //
 // Model: the backend (CPU: oneDNN in blocked layouts on a CPU device whose copy engine may emulate
-// a PCIe link; CUDA: cuDNN/cuBLAS on a GPU) creates the kernels once; their declared sizes feed the
-// Program builder for the training step (with the chosen offload policy and sync mode) and for
-// evaluation; the memory planner fixes every offset inside one arena of `device_memory` bytes
-// (0: exactly what the plans need) and the Executor runs the Programs on the backend. A budget
-// below what a Program needs is refused here, before training, with the smallest budget that
-// works. Parameters, their gradients and momentum live in the arena too; export/import and the
+// a PCIe link; CUDA: cuDNN/cuBLAS on a GPU) creates the kernels once; their declared sizes go to
+// the planner (plan/planned_step.h), which returns the planned step: the training Program (with the
+// chosen offload policy, sync mode and prefetch rule) and the evaluation Program, placed in one
+// arena of `device_memory` bytes (0: exactly what the plans need). The Net plans nothing itself:
+// it allocates that arena and the Executor runs those Programs on the backend. A budget below what
+// a Program needs is refused here, before training, with the smallest budget that works. Parameters, their gradients and momentum live in the arena too; export/import and the
 // weights hash go through plain layouts.
 //
 //   Net net(load_model("fmnist_cnn"), {.batch = 128, .seed = 1, .policy = Policy::kAll,
@@ -27,6 +27,7 @@
 #include "device/cpu_device.h"
 #include "memory/host_pool.h"
 #include "plan/memory_plan.h"
+#include "plan/planned_step.h"
 #include "plan/policy.h"
 #include "plan/program.h"
 #include "runtime/backend.h"
@@ -117,9 +118,7 @@ class Net {
   Device& device() { return backend_->device(); }
 
  private:
-  Program build(Policy policy, bool training, int prefetch_depth = 0) const;
-  void plan(const NetOptions& options);
-  void choose_prefetch_depth(size_t capacity, Program& program, MemoryPlan& plan);
+  void take(PlannedStep step);
   void bind_params();
   void init_params(uint64_t seed);
 
@@ -127,8 +126,7 @@ class Net {
   int64_t batch_;
   NetOptions options_;
   std::unique_ptr<Backend> backend_;
-  std::vector<size_t> value_bytes_;  // the backend's facts, for the Program builder
-  std::vector<NodeFacts> facts_;
+  std::vector<NodeFacts> facts_;  // the backend's facts (parameter sizes)
   Program train_, eval_;
   MemoryPlan train_plan_, eval_plan_;
   std::unique_ptr<DeviceBuffer> arena_;

@@ -1,0 +1,80 @@
+#include "plan/planned_step.h"
+
+#include "plan/program_builder.h"
+#include "util/size_parse.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+Program build(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+              Policy policy, SyncMode sync, bool training, int prefetch_depth = 0) {
+  ProgramOptions o{policy, sync, training};
+  o.prefetch_depth = prefetch_depth;
+  return build_program(graph, value_bytes, facts, o);
+}
+
+// The deepest look-ahead whose training plan still fits (deeper needs more memory: binary search).
+// Replaces step.train and step.train_plan by that depth's when one fits.
+void choose_prefetch_depth(const Graph& graph, const std::vector<size_t>& value_bytes,
+                           const std::vector<NodeFacts>& facts, const StepOptions& options, PlannedStep& step) {
+  const int layers = static_cast<int>(graph.nodes().size());
+  int lo = 1, hi = layers;
+  while (lo <= hi) {
+    const int mid = (lo + hi) / 2;
+    Program candidate = build(graph, value_bytes, facts, options.policy, options.sync, true, mid);
+    MemoryPlan m = plan_memory(candidate, step.capacity);
+    if (m.fits) {
+      step.prefetch_depth = mid;
+      step.train = std::move(candidate);
+      step.train_plan = std::move(m);
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+}
+
+}  // namespace
+
+PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes,
+                      const std::vector<NodeFacts>& facts, const StepOptions& options) {
+  PlannedStep s;
+  s.train = build(graph, value_bytes, facts, options.policy, options.sync, true);
+  s.eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);
+  // The one smallest budget (memory_plan.h): every capacity from it up fits, every one below fails.
+  s.smallest_budget = minimum_budget(s.train, s.eval);
+  s.capacity = options.budget ? options.budget : s.smallest_budget;
+  s.train_plan = plan_memory(s.train, s.capacity);
+  s.eval_plan = plan_memory(s.eval, s.capacity);
+  s.fits = s.train_plan.fits && s.eval_plan.fits;
+  if (!s.fits) return s;
+  if (options.prefetch == Prefetch::kAhead && options.policy != Policy::kNone)
+    choose_prefetch_depth(graph, value_bytes, facts, options, s);
+  for (size_t i = 0; i < s.train.tensors.size() && s.train.tensors[i].persistent; ++i)
+    VDNN_CHECK(s.eval.tensors[i].name == s.train.tensors[i].name &&
+                   s.train_plan.persistent_offsets[i] == s.eval_plan.persistent_offsets[i],
+               "parameter '" << s.train.tensors[i].name << "' must not move between plans");
+  return s;
+}
+
+std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_bytes,
+                           const std::vector<NodeFacts>& facts, const StepOptions& options,
+                           int64_t batch, const PlannedStep& step) {
+  const Program eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);  // unplaced
+  std::string others;
+  for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
+    others += VDNN_MSG((others.empty() ? "" : ", ")
+                       << to_string(p) << " "
+                       << format_bytes(minimum_budget(build(graph, value_bytes, facts, p, options.sync, true),
+                                                      eval)));
+  return VDNN_MSG("--device-memory " << describe_budget(step.capacity) << " is too small for model '"
+                                     << graph.name() << "' at batch " << batch << " with policy "
+                                     << to_string(options.policy) << ": it needs at least "
+                                     << describe_budget(step.smallest_budget) << " (smallest budget by policy: "
+                                     << others << "); the first allocation past it: "
+                                     << (step.train_plan.fits ? step.eval_plan.first_misfit
+                                                              : step.train_plan.first_misfit));
+}
+
+}  // namespace vdnn

@@ -1,0 +1,54 @@
+// plan/planned_step.h — the planned training step: what the Net runs and what `vdnn plan` predicts.
+//
+// Model: one function plans a step from the graph and the kernels' sizes (value bytes + NodeFacts,
+// as a backend declares them or a device-free target predicts them) and the options (policy, sync,
+// prefetch rule, budget): the training Program under the policy and the evaluation Program (no
+// offload), both placed in one arena of the budget (0: the smallest that works), and with
+// `Prefetch::kAhead` the deepest look-ahead whose placement still fits (binary search over 1..n,
+// log2(n) placements; deeper needs more memory). The Net executes exactly this (runtime/net.h);
+// the Planner (plan/planner.h) calls it for every configuration it reports, so `vdnn plan`
+// predicts the depth and peak `vdnn train` uses. Planning lives here only: a new planner changes
+// this one place.
+//
+//   PlannedStep s = plan_step(graph, value_bytes, facts,
+//                             {.policy = Policy::kAll, .prefetch = Prefetch::kAhead, .budget = 48 << 20});
+//   if (!s.fits) throw Error(budget_refusal(graph, value_bytes, facts, options, batch, s));
+//   s.train; s.train_plan.peak_bytes; s.prefetch_depth; s.smallest_budget;
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "plan/memory_plan.h"
+#include "plan/policy.h"
+#include "plan/program.h"
+
+namespace vdnn {
+
+struct StepOptions {
+  Policy policy = Policy::kNone;
+  SyncMode sync = SyncMode::kEvent;
+  Prefetch prefetch = Prefetch::kVdnn;
+  size_t budget = 0;  // bytes; 0: the smallest budget that works
+};
+
+struct PlannedStep {
+  bool fits = false;             // both Programs fit `capacity`
+  size_t smallest_budget = 0;    // of the step with vDNN's prefetch rule (memory_plan.h: exact)
+  size_t capacity = 0;           // the arena: the budget asked, or smallest_budget without one
+  Program train, eval;           // placed (offsets filled) when fits
+  MemoryPlan train_plan, eval_plan;
+  int prefetch_depth = 0;        // 0: vDNN's rule; N: look N backward layers ahead
+};
+
+PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes,
+                      const std::vector<NodeFacts>& facts, const StepOptions& options);
+
+// Why a step that does not fit is refused, in one sentence: the budget asked and the smallest one
+// (to the byte), every policy's smallest, and where the first allocation past the budget lands.
+std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_bytes,
+                           const std::vector<NodeFacts>& facts, const StepOptions& options,
+                           int64_t batch, const PlannedStep& step);
+
+}  // namespace vdnn
