@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "memory/offset_allocator.h"
@@ -60,98 +61,147 @@ size_t total_alloc_bytes(const Program& program) {
   return total;
 }
 
-// One best-fit replay of the Program's allocs and frees in a pool of `pool_bytes`; an allocation
-// that ends above `limit_bytes` (<= pool_bytes) does not fit. With `out` (may be &program), fills
-// its offsets and inserts the reuse waits; without, only measures (no copy of the Program).
-MemoryPlan replay(const Program& program, size_t pool_bytes, size_t limit_bytes, Program* out) {
-  MemoryPlan plan;
-  plan.capacity_bytes = limit_bytes;
-  OffsetAllocator allocator(pool_bytes);
-  std::vector<int32_t> handle_of(program.tensors.size(), -1);  // tensor -> handle while on the device
-  auto place = [&](int t) -> std::optional<Allocation> {
-    const ProgramTensor& tensor = program.tensors[t];
-    auto a = allocator.allocate(tensor.bytes, tensor.cls);
-    if (!a || a->offset + a->bytes > limit_bytes) {
-      const std::string what = VDNN_MSG("'" << tensor.name << "' (" << format_bytes(tensor.bytes) << ", "
-                                            << to_string(tensor.cls) << ")");
-      const std::string in_use = format_bytes(allocator.in_use_bytes() - (a ? a->bytes : 0));
-      // Where the placement puts it says why it misses with room to spare: the holes below the
-      // limit are all smaller than it.
-      plan.first_misfit =
-          a ? VDNN_MSG(what << " is placed at " << format_bytes(a->offset) << ".." << format_bytes(a->offset + a->bytes)
-                            << ", past " << format_bytes(limit_bytes) << " (" << in_use << " in use, no hole below it large enough)")
-            : VDNN_MSG(what << " does not fit: " << in_use << " in use of " << format_bytes(limit_bytes));
-      plan.failure = plan.first_misfit;
-      return std::nullopt;
-    }
-    handle_of[t] = a->handle;
-    return a;
-  };
-  plan.persistent_offsets.assign(program.tensors.size(), 0);
-  for (size_t t = 0; t < program.tensors.size(); ++t) {
-    if (!program.tensors[t].persistent) continue;
-    auto a = place(static_cast<int>(t));
-    if (!a) return plan;
-    plan.persistent_offsets[t] = a->offset;
+// One best-fit replay of a Program's allocs and frees through the allocator, in order:
+// place_persistent(), then apply() each step, then finish() (or misfit() at the first that fails). An allocation that ends
+// above `limit_bytes` (<= pool_bytes) does not fit: the plan says where it went and the replay
+// stops. With `out` (may be &program) the replay also writes the offsets and the reuse waits into
+// it; without, it only measures (no copy of the Program).
+class Replay {
+ public:
+  Replay(const Program& program, size_t pool_bytes, size_t limit_bytes, Program* out)
+      : program_(program), limit_(limit_bytes), out_(out), allocator_(pool_bytes),
+        handle_of_(program.tensors.size(), -1),
+        event_stream_(static_cast<size_t>(std::max(program.event_count, 0)), StreamKind::kCompute) {
+    plan_.capacity_bytes = limit_bytes;
+    if (out_) steps_.reserve(program.steps.size() * 2);
+    for (const Step& s : program.steps)
+      if (s.event >= 0 && s.op != Op::kWait) event_stream_.at(s.event) = s.stream;
   }
 
-  std::vector<Step> steps;
-  if (out) steps.reserve(program.steps.size() * 2);
-  // Which stream completes each event, and which events each stream already waited for: a wait
-  // on an event of the same stream, or a repeated wait, is dropped.
-  std::vector<StreamKind> event_stream(static_cast<size_t>(std::max(program.event_count, 0)), StreamKind::kCompute);
-  for (const Step& s : program.steps)
-    if (s.event >= 0 && s.op != Op::kWait) event_stream.at(s.event) = s.stream;
-  std::map<StreamKind, std::set<int>> waited;
-  LastTenants last_tenants;
-  double in_use_sum = 0;
-  const size_t step_count = program.steps.size();
-  for (const Step& step : program.steps) {
+  // Persistent tensors first, in tensor order (every Program of a graph puts them alike).
+  bool place_persistent() {
+    plan_.persistent_offsets.assign(program_.tensors.size(), 0);
+    for (size_t t = 0; t < program_.tensors.size(); ++t) {
+      if (!program_.tensors[t].persistent) continue;
+      auto a = place(static_cast<int>(t));
+      if (!a) return false;
+      plan_.persistent_offsets[t] = a->offset;
+    }
+    return true;
+  }
+
+  // One step of the Program; false when its allocation does not fit.
+  bool apply(const Step& step) {
     if (step.op == Op::kAlloc) {
       auto a = place(step.tensor);
-      if (!a) return plan;
-      if (out) {
-        steps.push_back(step);
-        steps.back().offset = a->offset;
-        std::vector<int> waits;
-        last_tenants.collect(a->offset, a->offset + a->bytes, waits);
-        std::sort(waits.begin(), waits.end());
-        waits.erase(std::unique(waits.begin(), waits.end()), waits.end());
-        for (int e : waits)
-          if (event_stream.at(e) != step.stream && waited[step.stream].insert(e).second)
-            steps.push_back({Op::kWait, step.stream, -1, -1, -1, e});
-      }
+      if (!a) return false;
+      if (out_) emit_alloc(step, *a);
     } else if (step.op == Op::kFree) {
-      const int32_t handle = handle_of.at(step.tensor);
-      VDNN_CHECK(handle >= 0, "free of '" << program.tensors[step.tensor].name << "', which is not allocated");
-      const Allocation a = allocator.allocation(handle);
-      if (out) last_tenants.freed(a.offset, a.offset + a.bytes, step.events);
-      allocator.free(handle);
-      handle_of[step.tensor] = -1;
-      if (out) steps.push_back(step);
+      free(step);
     } else {
-      if (out && step.op == Op::kWait) waited[step.stream].insert(step.event);
-      if (step.op == Op::kPhaseEnd) plan.at_forward_end = allocator.stats();
-      if (out) steps.push_back(step);
+      if (out_ && step.op == Op::kWait) waited_[step.stream].insert(step.event);
+      if (step.op == Op::kPhaseEnd) plan_.at_forward_end = allocator_.stats();
+      if (out_) steps_.push_back(step);
     }
-    in_use_sum += static_cast<double>(allocator.in_use_bytes());
-    const ClassStats now = allocator.stats();
-    for (MemoryClass c : kAllMemoryClasses) plan.average_by_class[index_of(c)] += static_cast<double>(now.current(c));
+    sample();
+    return true;
   }
-  if (out) {
-    for (size_t t = 0; t < out->tensors.size(); ++t)
-      if (out->tensors[t].persistent) out->tensors[t].offset = plan.persistent_offsets[t];
-    out->steps = std::move(steps);
+
+  // The plan of a replay that placed every step (writes `out`).
+  MemoryPlan finish() {
+    if (out_) {
+      for (size_t t = 0; t < out_->tensors.size(); ++t)
+        if (out_->tensors[t].persistent) out_->tensors[t].offset = plan_.persistent_offsets[t];
+      out_->steps = std::move(steps_);
+    }
+    const size_t step_count = program_.steps.size();
+    plan_.fits = true;
+    plan_.peak_bytes = allocator_.peak_in_use_bytes();
+    plan_.high_water_bytes = allocator_.high_water_offset();
+    plan_.average_bytes = step_count == 0 ? 0 : in_use_sum_ / static_cast<double>(step_count);
+    for (double& a : plan_.average_by_class) a = step_count == 0 ? 0 : a / static_cast<double>(step_count);
+    plan_.by_class = allocator_.stats();
+    for (const ProgramTensor& t : program_.tensors)
+      if (t.offloaded) plan_.host_bytes += t.bytes;
+    return std::move(plan_);
   }
-  plan.fits = true;
-  plan.peak_bytes = allocator.peak_in_use_bytes();
-  plan.high_water_bytes = allocator.high_water_offset();
-  plan.average_bytes = step_count == 0 ? 0 : in_use_sum / static_cast<double>(step_count);
-  for (double& a : plan.average_by_class) a = step_count == 0 ? 0 : a / static_cast<double>(step_count);
-  plan.by_class = allocator.stats();
-  for (const ProgramTensor& t : program.tensors)
-    if (t.offloaded) plan.host_bytes += t.bytes;
-  return plan;
+
+  // The plan of a replay that stopped at a misfit (fits false, first_misfit and failure set).
+  MemoryPlan misfit() { return std::move(plan_); }
+
+ private:
+  // Best fit for tensor t below the limit, or nullopt with the plan saying where it went and why.
+  std::optional<Allocation> place(int t) {
+    const ProgramTensor& tensor = program_.tensors[t];
+    auto a = allocator_.allocate(tensor.bytes, tensor.cls);
+    if (!a || a->offset + a->bytes > limit_) {
+      const std::string what = VDNN_MSG("'" << tensor.name << "' (" << format_bytes(tensor.bytes) << ", "
+                                            << to_string(tensor.cls) << ")");
+      const std::string in_use = format_bytes(allocator_.in_use_bytes() - (a ? a->bytes : 0));
+      // Where the placement puts it says why it misses with room to spare: the holes below the
+      // limit are all smaller than it.
+      plan_.first_misfit =
+          a ? VDNN_MSG(what << " is placed at " << format_bytes(a->offset) << ".." << format_bytes(a->offset + a->bytes)
+                            << ", past " << format_bytes(limit_) << " (" << in_use << " in use, no hole below it large enough)")
+            : VDNN_MSG(what << " does not fit: " << in_use << " in use of " << format_bytes(limit_));
+      plan_.failure = plan_.first_misfit;
+      return std::nullopt;
+    }
+    handle_of_[t] = a->handle;
+    return a;
+  }
+
+  // The alloc at its offset, then a wait for each event that ended an earlier tenant of its range
+  // (a wait on an event of the same stream, or a repeated one, is dropped).
+  void emit_alloc(const Step& step, const Allocation& a) {
+    steps_.push_back(step);
+    steps_.back().offset = a.offset;
+    std::vector<int> waits;
+    last_tenants_.collect(a.offset, a.offset + a.bytes, waits);
+    std::sort(waits.begin(), waits.end());
+    waits.erase(std::unique(waits.begin(), waits.end()), waits.end());
+    for (int e : waits)
+      if (event_stream_.at(e) != step.stream && waited_[step.stream].insert(e).second)
+        steps_.push_back({Op::kWait, step.stream, -1, -1, -1, e});
+  }
+
+  void free(const Step& step) {
+    const int32_t handle = handle_of_.at(step.tensor);
+    VDNN_CHECK(handle >= 0, "free of '" << program_.tensors[step.tensor].name << "', which is not allocated");
+    const Allocation a = allocator_.allocation(handle);
+    if (out_) last_tenants_.freed(a.offset, a.offset + a.bytes, step.events);
+    allocator_.free(handle);
+    handle_of_[step.tensor] = -1;
+    if (out_) steps_.push_back(step);
+  }
+
+  // Bytes in use after a step, in all and per class, for the averages.
+  void sample() {
+    in_use_sum_ += static_cast<double>(allocator_.in_use_bytes());
+    const ClassStats now = allocator_.stats();
+    for (MemoryClass c : kAllMemoryClasses) plan_.average_by_class[index_of(c)] += static_cast<double>(now.current(c));
+  }
+
+  const Program& program_;
+  const size_t limit_;
+  Program* const out_;
+  MemoryPlan plan_;
+  OffsetAllocator allocator_;
+  std::vector<int32_t> handle_of_;  // tensor -> handle while on the device
+  std::vector<Step> steps_;         // `out`'s new steps
+  // Which stream completes each event, and which events each stream already waited for.
+  std::vector<StreamKind> event_stream_;
+  std::map<StreamKind, std::set<int>> waited_;
+  LastTenants last_tenants_;
+  double in_use_sum_ = 0;
+};
+
+MemoryPlan replay(const Program& program, size_t pool_bytes, size_t limit_bytes, Program* out) {
+  Replay r(program, pool_bytes, limit_bytes, out);
+  if (!r.place_persistent()) return r.misfit();
+  for (const Step& step : program.steps)
+    if (!r.apply(step)) return r.misfit();
+  return r.finish();
 }
 
 struct Choice {
