@@ -4,14 +4,11 @@
 #include <numeric>
 
 #include "layers/conv.h"
-#include "layers/pool.h"
 #include "plan/conv_algorithms.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 namespace {
-
-constexpr size_t kFloatBytes = 4;
 
 size_t sum(const std::vector<size_t>& xs) { return std::accumulate(xs.begin(), xs.end(), size_t{0}); }
 
@@ -19,28 +16,6 @@ std::vector<Shape> input_shapes(const Graph& g, const Node& node) {
   std::vector<Shape> in;
   for (ValueId v : node.inputs) in.push_back(g.value(v).shape);
   return in;
-}
-
-// What a cuDNN-style kernel keeps from forward for backward, beyond the values the layer declares
-// (Layer::backward_reads_input/output). The sizes are this model's assumptions.
-std::vector<size_t> saved_state(const Layer& layer, const Shape& in, const Shape& out, int64_t batch) {
-  const size_t n = static_cast<size_t>(batch);
-  const std::string& type = layer.type();
-  if (type == "batch_norm")  // cudnnBatchNormalizationForwardTraining's saved mean and 1/std
-    return {kFloatBytes * static_cast<size_t>(out.channels()),
-            kFloatBytes * static_cast<size_t>(out.channels())};
-  if (type == "dropout")  // one byte of mask per element
-    return {n * static_cast<size_t>(out.elements())};
-  if (type == "softmax_cross_entropy")  // the probabilities
-    return {kFloatBytes * n * static_cast<size_t>(in.elements())};
-  if (type == "lrn")  // cuDNN's LRN backward reads y, which the graph does not keep otherwise
-    return {kFloatBytes * n * static_cast<size_t>(out.elements())};
-  if (type == "max_pool") {  // the graph keeps neither x nor y for backward: an argmax per output
-    const PoolLayer::Window w = static_cast<const PoolLayer&>(layer).window(in);
-    const size_t index_bytes = w.kh * w.kw <= 256 ? 1 : 4;
-    return {index_bytes * n * static_cast<size_t>(out.elements())};
-  }
-  return {};
 }
 
 // Work of one kernel: arithmetic and memory traffic.
@@ -107,37 +82,14 @@ std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const Nod
 
 }  // namespace
 
-std::vector<size_t> plain_value_bytes(const Graph& graph, int64_t batch) {
-  std::vector<size_t> bytes;
-  for (const Value& v : graph.values()) {
-    const bool is_loss = v.producer >= 0 && graph.nodes()[v.producer].layer->kind() == LayerKind::kLoss;
-    bytes.push_back(is_loss ? kFloatBytes : kFloatBytes * static_cast<size_t>(batch * v.shape.elements()));
-  }
-  return bytes;
-}
-
-std::vector<NodeFacts> plain_facts(const Graph& graph, int64_t batch) {
-  const std::vector<size_t> value_bytes = plain_value_bytes(graph, batch);
-  std::vector<NodeFacts> facts;
-  for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    const Node& node = graph.nodes()[i];
-    NodeFacts f;
-    f.out_bytes = value_bytes[node.output];
-    f.saved_bytes = saved_state(*node.layer, graph.value(node.inputs[0]).shape,
-                                graph.value(node.output).shape, batch);
-    for (const ParamSpec& p : node.params)
-      f.param_bytes.push_back(kFloatBytes * static_cast<size_t>(p.elements()));
-    f.in_place = graph.runs_in_place(static_cast<int>(i));
-    facts.push_back(std::move(f));
-  }
-  return facts;
-}
-
-NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const DeviceProfile& device,
+NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector<size_t>& value_bytes,
+                            const std::vector<NodeFacts>& facts, const DeviceProfile& device,
                             const LinkProfile& link) {
   if (batch < 1) VDNN_THROW("roofline: batch must be >= 1, got " << batch);
-  const std::vector<size_t> value_bytes = plain_value_bytes(graph, batch);
-  const std::vector<NodeFacts> facts = plain_facts(graph, batch);
+  VDNN_CHECK(value_bytes.size() == graph.values().size() && facts.size() == graph.nodes().size(),
+             "roofline: sizes for " << value_bytes.size() << " values and " << facts.size()
+                                    << " nodes, the graph has " << graph.values().size() << " and "
+                                    << graph.nodes().size());
   NetworkCosts costs;
   costs.source = "device profile " + device.name + " + link " + link.name;
   costs.model = graph.name();
@@ -155,7 +107,7 @@ NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const DeviceProfi
       const double efficiency =
           layer.kind() == LayerKind::kFc ? device.efficiency.fc : device.efficiency.other;
       n.algos.push_back({"-", roofline_seconds(w.forward, efficiency, device),
-                         roofline_seconds(w.backward, efficiency, device), 0});
+                         roofline_seconds(w.backward, efficiency, device), facts[i].scratch_bytes});
     }
     costs.nodes.push_back(std::move(n));
   }

@@ -1,8 +1,8 @@
-// plan/roofline.h — a training step's sizes and kernel times on a GPU we do not have, from the
-// graph and a device profile alone (issue 4: plan for a device, then simulate its Program).
+// plan/roofline.h — a training step's kernel times on a GPU we do not have, from the graph, its
+// sizes and a device profile alone (issue 4: plan for a device, then simulate its Program).
 //
-// Model: sizes are fp32 NCHW with no padding; saved state is what cuDNN-style kernels keep for
-// backward (plain_facts). Each kernel runs at the roofline
+// Model: the sizes are given — the CUDA target's (backends/cuda_target/cuda_target.h), which are
+// the CUDA kernels' own; this file models time only. Each kernel runs at the roofline
 //     seconds = max(flops / (peak_fp32_flops * efficiency), bytes / (memory_bytes_per_second *
 //               efficiency.memory)) + kernel_launch_seconds
 // forward: Layer::forward_flops x batch, bytes = inputs + output + parameters + saved state;
@@ -10,13 +10,14 @@
 // backward reads (inputs, output, saved state) + parameters + parameter gradients.
 // A convolution has one entry per applicable algorithm (plan/conv_algorithms.h, implicit_gemm
 // first) with that algorithm's arithmetic, its efficiency and its workspace (written and read once
-// per pass); every other layer has one entry, "-". The figures are assumptions until calibrated on
-// a real GPU: docs/device-profiles.md.
+// per pass); every other layer has one entry, "-", whose workspace is the node's scratch in
+// `facts`. The figures are assumptions until calibrated on a real GPU: docs/device-profiles.md.
 //
 //   DeviceProfile gpu = load_device_profile("titan-x-maxwell");
 //   Graph g = load_model("vgg16");
-//   Program p = build_program(g, plain_value_bytes(g, 64), plain_facts(g, 64), {Policy::kConv});
-//   NetworkCosts costs = roofline_costs(g, 64, gpu, load_link_profile(gpu.link));
+//   TargetFacts f = backend_target("cuda").facts(g, 64, {});
+//   Program p = build_program(g, f.value_bytes, f.facts, {Policy::kConv});
+//   NetworkCosts costs = roofline_costs(g, 64, f.value_bytes, f.facts, gpu, load_link_profile(gpu.link));
 //   SimResult r = simulate(p, ChosenCosts(costs, costs.fastest()));
 #pragma once
 
@@ -31,19 +32,11 @@
 
 namespace vdnn {
 
-// Bytes of every value (graph order) at `batch`, fp32 NCHW; the loss is one float (the batch mean).
-std::vector<size_t> plain_value_bytes(const Graph& graph, int64_t batch);
-
-// Per node: out_bytes, saved_bytes (batch_norm: mean and inverse std per channel; dropout: a
-// 1-byte mask per element; softmax_cross_entropy: its probabilities; max_pool: one argmax index
-// per output, 1 byte for windows of at most 256 cells, else 4; lrn: its output, which cuDNN's
-// backward reads), param_bytes (fp32 Layer::params), in_place (Graph::runs_in_place).
-// scratch_bytes is 0: the chosen algorithm's workspace is applied later.
-std::vector<NodeFacts> plain_facts(const Graph& graph, int64_t batch);
-
 // Per node, per algorithm, forward and backward seconds and workspace; link and memory bandwidth
 // from the profiles. source: "device profile <device> + link <link>".
-NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const DeviceProfile& device,
+// value_bytes / facts: per value / per node at `batch`, with no algorithm's workspace applied.
+NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector<size_t>& value_bytes,
+                            const std::vector<NodeFacts>& facts, const DeviceProfile& device,
                             const LinkProfile& link);
 
 }  // namespace vdnn

@@ -3,11 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "backends/cpu/cpu_backend.h"
+#include "runtime/backend_target.h"
 #include "vdnn/error.h"
-#ifdef VDNN_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
-#endif
 
 namespace vdnn {
 
@@ -17,23 +14,13 @@ BackendKind parse_backend(const std::string& text) {
   VDNN_THROW("--backend: expected cpu or cuda, got '" << text << "'");
 }
 
+// Both through the registry (runtime/backend_target.h): a target instantiates its backend.
 std::string backend_unavailable_reason(BackendKind kind) {
-  if (kind == BackendKind::kCpu) return {};
-#ifdef VDNN_HAVE_CUDA
-  return cuda_unavailable_reason();
-#else
-  return "this vdnn was built without the CUDA backend (configure with -DVDNN_CUDA=ON on a "
-         "machine with nvcc and cuDNN)";
-#endif
+  return backend_target(to_string(kind)).unavailable_reason();
 }
 
 std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options) {
-  if (options.kind == BackendKind::kCpu) return std::make_unique<CpuBackend>(graph, options);
-#ifdef VDNN_HAVE_CUDA
-  return make_cuda_backend(graph, options);
-#else
-  VDNN_THROW("--backend cuda: " << backend_unavailable_reason(BackendKind::kCuda));
-#endif
+  return backend_target(to_string(options.kind)).instantiate(graph, options);
 }
 
 bool all_finite_floats(const float* data, size_t count) {

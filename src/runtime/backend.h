@@ -122,12 +122,13 @@ class Backend {
                             void* device_data) = 0;
 };
 
-// The backend `options.kind` for `graph` (kernels created, convolution algorithms chosen). Throws
-// vdnn::Error when that backend is unavailable (backend_unavailable_reason) or a layer cannot be
-// implemented. `graph` must outlive the backend.
 // Whether `count` floats in host memory are all finite (OpenMP; the CPU backend's all_finite).
 bool all_finite_floats(const float* data, size_t count);
 
+// The backend `options.kind` for `graph` (kernels created, convolution algorithms chosen), made by
+// its registered target (runtime/backend_target.h). Throws vdnn::Error when that backend is
+// unavailable (backend_unavailable_reason) or a layer cannot be implemented. `graph` must outlive
+// the backend.
 std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options);
 
 }  // namespace vdnn

@@ -33,6 +33,27 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
   return setup;
 }
 
+std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const CpuKernel& base,
+                                                      const dnnl::engine& engine) {
+  std::vector<CpuConvAlternative> out;
+  auto keep = [&](const char* name, ConvAlgo algo, std::unique_ptr<CpuKernel> k) {
+    if (k && k->out_md == base.out_md && k->param_mds == base.param_mds)
+      out.push_back({name, algo, std::move(k)});
+  };
+  setup.conv_algo = ConvAlgo::kWinograd;
+  std::unique_ptr<CpuKernel> winograd;
+  try {
+    winograd = make_cpu_kernel(setup, engine);
+  } catch (const Error&) {
+    // oneDNN has no Winograd for this convolution (not 3x3 stride 1, or not on this CPU).
+  }
+  keep("winograd", ConvAlgo::kWinograd, std::move(winograd));
+  setup.conv_algo = ConvAlgo::kAuto;
+  if (conv_auto_uses_gemm_weights(setup))  // direct, but the weight gradient by GEMM
+    keep("gemm", ConvAlgo::kAuto, make_cpu_kernel(setup, engine));
+  return out;
+}
+
 CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
                              const dnnl::engine& engine, ConvAlgo conv_algo,
                              std::vector<ConvAlgo> per_node)

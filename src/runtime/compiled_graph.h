@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -27,6 +28,19 @@ namespace vdnn {
 // convolution algorithm are left for the caller.
 KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
                          const std::vector<dnnl::memory::desc>& value_mds);
+
+// A convolution's other oneDNN kernels besides `base` (its direct kernel, made from `setup`), in
+// order: "winograd" where oneDNN has one for it here, "gemm" where kAuto takes the weight gradient
+// by GEMM (conv_auto_uses_gemm_weights); each only when it keeps base's output and parameter
+// layouts (so the graph's other kernels are unchanged). What `vdnn profile` times and the CPU
+// target lists as a convolution's algorithms.
+struct CpuConvAlternative {
+  std::string name;
+  ConvAlgo algo;
+  std::unique_ptr<CpuKernel> kernel;
+};
+std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const CpuKernel& base,
+                                                      const dnnl::engine& engine);
 
 class CompiledGraph {
  public:

@@ -1,9 +1,11 @@
 // runtime/plan_source.h — where a plan's sizes and costs come from: this CPU, or a device profile.
 //
-// Model: `cpu` compiles the graph's oneDNN kernels (their layouts and scratchpads, direct
-// convolutions as the base) and takes costs from a saved `vdnn profile` file or measures them now;
-// a device profile (profiles/devices/*.json, or a JSON path) takes plain NCHW fp32 sizes and the
-// roofline costs of that GPU and its host link, and its memory size as the default budget.
+// Model: both come from a registered backend target (runtime/backend_target.h). `cpu`: the CPU
+// target — the graph's oneDNN kernels (their layouts and scratchpads, direct convolutions as the
+// base), costs from a saved `vdnn profile` file or measured now. A device profile
+// (profiles/devices/*.json, or a JSON path): the CUDA target — the CUDA kernels' own sizes
+// (backends/cuda_target/cuda_sizes.h), the roofline costs of that GPU and its host link — and
+// its memory size as the default budget.
 //
 //   PlanInputs in = plan_inputs(graph, 256, {.device = "titan-x-maxwell"});
 //   Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);

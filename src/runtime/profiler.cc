@@ -214,20 +214,9 @@ void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o,
     bool stable = true;
     cost.algos.push_back(measure(base, is_conv ? "direct" : "-", setup, graph.classes(), o, stream, stable));
     if (is_conv) {
-      setup.conv_algo = ConvAlgo::kWinograd;
-      std::unique_ptr<CpuKernel> winograd;
-      try {
-        winograd = make_cpu_kernel(setup, engine);
-      } catch (const Error&) {
-        // oneDNN has no Winograd for this convolution (not 3x3 stride 1, or not on this CPU).
-      }
-      if (winograd && winograd->out_md == base.out_md && winograd->param_mds == base.param_mds)
-        cost.algos.push_back(measure(*winograd, "winograd", setup, graph.classes(), o, stream, stable));
-      setup.conv_algo = ConvAlgo::kAuto;
-      if (conv_auto_uses_gemm_weights(setup)) {  // direct, but the weight gradient by GEMM
-        const std::unique_ptr<CpuKernel> gemm = make_cpu_kernel(setup, engine);
-        if (gemm->out_md == base.out_md && gemm->param_mds == base.param_mds)
-          cost.algos.push_back(measure(*gemm, "gemm", setup, graph.classes(), o, stream, stable));
+      for (CpuConvAlternative& alt : cpu_conv_alternatives(setup, base, engine)) {
+        setup.conv_algo = alt.algo;
+        cost.algos.push_back(measure(*alt.kernel, alt.name.c_str(), setup, graph.classes(), o, stream, stable));
       }
     }
     if (!stable) c.unstable.push_back(cost.name);

@@ -1,4 +1,5 @@
-// The roofline model: plain sizes and saved state match hand counts; the convolution algorithms
+// The roofline model over the CUDA target's sizes: those sizes match hand counts (the CUDA
+// kernels' own: int32 argmax, float dropout mask); the convolution algorithms
 // apply where cuDNN's do, with the arithmetic and workspace of their formulas; kernel times follow
 // the roofline formula, scale with the batch when compute-bound, and a faster GPU is faster.
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "plan/memory_plan.h"
 #include "plan/program_builder.h"
 #include "plan/roofline.h"
+#include "runtime/backend_target.h"
 
 namespace vdnn {
 namespace {
@@ -24,11 +26,12 @@ const AlgoCost* find_algo(const NodeCost& n, const std::string& name) {
 }
 
 NetworkCosts costs_on(const std::string& device, const Graph& g, int64_t batch) {
-  const DeviceProfile d = load_device_profile(device);
-  return roofline_costs(g, batch, d, load_link_profile(d.link));
+  return backend_target("cuda").costs(g, batch, {.device = device});
 }
 
-TEST(RooflineFacts, PlainSizesOfFmnistCnnMatchAHandCount) {
+TargetFacts cuda_facts(const Graph& g, int64_t batch) { return backend_target("cuda").facts(g, batch, {}); }
+
+TEST(RooflineFacts, CudaTargetSizesOfFmnistCnnMatchAHandCount) {
   const Graph g = load_model("fmnist_cnn");
   const int64_t n = 8;
   const std::vector<size_t> expected_values = {
@@ -40,9 +43,10 @@ TEST(RooflineFacts, PlainSizesOfFmnistCnnMatchAHandCount) {
       n * 256 * 4, n * 256 * 4, n * 256 * 4,                          // fc1 relu3 drop1
       n * 10 * 4,                                                     // fc2
       4};                                                             // loss: the batch mean
-  EXPECT_EQ(plain_value_bytes(g, n), expected_values);
+  const TargetFacts t = cuda_facts(g, n);
+  EXPECT_EQ(t.value_bytes, expected_values);
 
-  const std::vector<NodeFacts> f = plain_facts(g, n);
+  const std::vector<NodeFacts>& f = t.facts;
   ASSERT_EQ(f.size(), g.nodes().size());
   auto at = [&](const char* name) { return f[node_of(g, name)]; };
   EXPECT_EQ(at("conv1").param_bytes, (std::vector<size_t>{32 * 1 * 3 * 3 * 4}));  // no bias
@@ -51,28 +55,21 @@ TEST(RooflineFacts, PlainSizesOfFmnistCnnMatchAHandCount) {
   EXPECT_EQ(at("bn1").saved_bytes, (std::vector<size_t>{32 * 4, 32 * 4}));  // mean, 1/std
   EXPECT_TRUE(at("relu1").in_place);
   EXPECT_FALSE(at("bn1").in_place);
-  EXPECT_EQ(at("pool1").saved_bytes, (std::vector<size_t>{n * 32 * 14 * 14}));  // 1-byte argmax
+  EXPECT_EQ(at("pool1").saved_bytes, (std::vector<size_t>{n * 32 * 14 * 14 * 4}));  // int32 argmax
   EXPECT_EQ(at("fc1").param_bytes, (std::vector<size_t>{256 * 64 * 7 * 7 * 4, 256 * 4}));
-  EXPECT_EQ(at("drop1").saved_bytes, (std::vector<size_t>{n * 256}));  // 1-byte mask
+  EXPECT_EQ(at("drop1").saved_bytes, (std::vector<size_t>{n * 256 * 4}));  // float mask
   EXPECT_EQ(at("loss").saved_bytes, (std::vector<size_t>{n * 10 * 4}));  // probabilities
   for (size_t i = 0; i < f.size(); ++i) {
-    EXPECT_EQ(f[i].scratch_bytes, 0u);
+    // Only the loss has scratch: the labels as int32 (direct convolutions: no workspace).
+    EXPECT_EQ(f[i].scratch_bytes, g.nodes()[i].layer->name() == "loss" ? n * 4 : 0u);
     EXPECT_EQ(f[i].out_bytes, expected_values[g.nodes()[i].output]);
   }
 }
 
-TEST(RooflineFacts, AWindowOfMoreThan256CellsNeedsFourByteIndices) {
-  ModelBuilder b("wide_pool", {2, 17, 17}, 3);
-  b.layer("max_pool", "pool", {{"kernel", 17}}).layer("fc", "fc", {{"units", 3}});
-  const Graph g = b.layer("softmax_cross_entropy", "loss").build();
-  EXPECT_EQ(plain_facts(g, 5)[0].saved_bytes, (std::vector<size_t>{5 * 2 * 4}));
-}
-
-TEST(RooflineFacts, ProgramsBuildFromPlainFactsAndFitTheirMinimumBudget) {
+TEST(RooflineFacts, ProgramsBuildFromCudaTargetFactsAndFitTheirMinimumBudget) {
   const Graph g = load_model("vgg16");
-  auto program = [&](Policy policy) {
-    return build_program(g, plain_value_bytes(g, 64), plain_facts(g, 64), {policy});
-  };
+  const TargetFacts t = cuda_facts(g, 64);
+  auto program = [&](Policy policy) { return build_program(g, t.value_bytes, t.facts, {policy}); };
   Program none = program(Policy::kNone), conv = program(Policy::kConv), all = program(Policy::kAll);
   // At batch 64 the 1.66 GB of weights, gradients and momentum stay; feature maps go to the host.
   const size_t none_budget = minimum_budget(none), all_budget = minimum_budget(all);
@@ -105,13 +102,15 @@ TEST(RooflineConvAlgorithms, WinogradAndFftApplyOnlyWhereCudnnsDo) {
             (std::vector<std::string>{"implicit_gemm", "implicit_precomp_gemm", "gemm"}));
   EXPECT_EQ(names(a.nodes[node_of(alex, "conv2")]),  // 5x5 stride 1 on 27x27 + pad 2
             (std::vector<std::string>{"implicit_gemm", "implicit_precomp_gemm", "gemm", "fft"}));
-  for (const NetworkCosts* c : {&v, &a})
-    for (const NodeCost& n : c->nodes) {
+  const std::vector<NodeFacts> vf = cuda_facts(vgg, 2).facts, af = cuda_facts(alex, 2).facts;
+  for (const auto& [c, f] : {std::pair{&v, &vf}, std::pair{&a, &af}})
+    for (size_t i = 0; i < c->nodes.size(); ++i) {
+      const NodeCost& n = c->nodes[i];
       SCOPED_TRACE(n.name);
-      if (n.type != "conv") {
+      if (n.type != "conv") {  // no choice: the kernel's own scratch (the loss: its labels)
         ASSERT_EQ(n.algos.size(), 1u);
         EXPECT_EQ(n.algos[0].name, "-");
-        EXPECT_EQ(n.algos[0].workspace_bytes, 0u);
+        EXPECT_EQ(n.algos[0].workspace_bytes, (*f)[i].scratch_bytes);
         continue;
       }
       EXPECT_EQ(n.algos[0].name, "implicit_gemm");
@@ -143,7 +142,8 @@ TEST(RooflineConvAlgorithms, ArithmeticAndWorkspaceFollowTheirFormulas) {
 TEST(Roofline, KernelTimesFollowTheRooflineFormula) {
   const Graph g = load_model("vgg16");
   const DeviceProfile d = load_device_profile("titan-x-maxwell");
-  const NetworkCosts c = roofline_costs(g, 64, d, load_link_profile("pcie3"));
+  const TargetFacts t = cuda_facts(g, 64);
+  const NetworkCosts c = roofline_costs(g, 64, t.value_bytes, t.facts, d, load_link_profile("pcie3"));
   EXPECT_EQ(c.source, "device profile titan-x-maxwell + link pcie3");
   EXPECT_EQ(c.model, "vgg16");
   EXPECT_EQ(c.batch, 64);

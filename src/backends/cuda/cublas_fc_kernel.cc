@@ -22,9 +22,7 @@ class CublasFcKernel : public CudaKernel {
         bias_(1, u_, 1, 1) {
     to_int(int64_t{n_} * k_, "fc input elements");
     to_int(int64_t{u_} * k_, "fc weight elements");
-    out_bytes = float_bytes(s.batch, s.out_shape);
-    param_bytes = {static_cast<size_t>(int64_t{u_} * k_) * sizeof(float)};
-    if (has_bias_) param_bytes.push_back(static_cast<size_t>(u_) * sizeof(float));
+    declare_sizes(s);
     implementation = "cublas sgemm";
   }
 

@@ -11,7 +11,7 @@ class CudnnReluKernel : public CudaKernel {
  public:
   explicit CudnnReluKernel(const CudaKernelSetup& s)
       : x_(tensor_of(s.batch, s.in_shapes[0])), relu_(CUDNN_ACTIVATION_RELU) {
-    out_bytes = float_bytes(s.batch, s.out_shape);
+    declare_sizes(s);
     implementation = "cudnn activation_relu";
   }
 
@@ -41,8 +41,7 @@ class CudaDropoutKernel : public CudaKernel {
       : seed_(s.seed),
         keep_(static_cast<float>(1.0 - static_cast<const DropoutLayer&>(s.layer).rate())),
         count_(s.batch * s.in_shapes[0].elements()) {
-    out_bytes = float_bytes(s.batch, s.out_shape);
-    saved_bytes = {out_bytes};  // the mask
+    declare_sizes(s);  // saved: the mask
     implementation = "cuda dropout";
   }
 
@@ -70,7 +69,7 @@ class CudaDropoutKernel : public CudaKernel {
 class CudaFlattenKernel : public CudaKernel {
  public:
   explicit CudaFlattenKernel(const CudaKernelSetup& s) {
-    out_bytes = float_bytes(s.batch, s.out_shape);
+    declare_sizes(s);
     implementation = "copy";
   }
   void forward(const CudaContext& ctx, const KernelArgs& a) override {

@@ -20,7 +20,7 @@ class CudaConcatKernel : public CudaKernel {
     VDNN_CHECK(offset == row, "concat '" << s.layer.name() << "': inputs " << offset
                                          << " B, output " << row << " B per sample");
     row_bytes_ = row;
-    out_bytes = float_bytes(s.batch, s.out_shape);
+    declare_sizes(s);
     implementation = "cudaMemcpy2DAsync";
   }
 
@@ -52,7 +52,7 @@ class CudaAddKernel : public CudaKernel {
   explicit CudaAddKernel(const CudaKernelSetup& s)
       : inputs_(s.in_shapes.size()),
         count_(to_int(s.batch * s.out_shape.elements(), "add elements")) {
-    out_bytes = float_bytes(s.batch, s.out_shape);
+    declare_sizes(s);
     implementation = "cublas saxpy";
   }
 

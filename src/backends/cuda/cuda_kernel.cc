@@ -8,6 +8,15 @@
 
 namespace vdnn {
 
+void CudaKernel::declare_sizes(const CudaKernelSetup& s) {
+  CudaSizes sizes = cuda_kernel_sizes(s.layer, s.batch, s.in_shapes, s.out_shape, s.needs_grad(0),
+                                      s.conv_algo);
+  out_bytes = sizes.out_bytes;
+  param_bytes = std::move(sizes.param_bytes);
+  saved_bytes = std::move(sizes.saved_bytes);
+  scratch_bytes = sizes.scratch_bytes;
+}
+
 std::unique_ptr<CudaKernel> make_cuda_kernel(const CudaKernelSetup& setup, const CudaContext& ctx) {
   using Factory =
       std::function<std::unique_ptr<CudaKernel>(const CudaKernelSetup&, const CudaContext&)>;

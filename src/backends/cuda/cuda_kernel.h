@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backends/cuda/cudnn_descriptors.h"
+#include "backends/cuda_target/cuda_sizes.h"
 #include "core/conv_algo.h"
 #include "core/layer.h"
 #include "runtime/kernel_args.h"
@@ -51,16 +52,16 @@ class CudaKernel {
   std::vector<size_t> param_bytes;
   std::vector<size_t> saved_bytes;
   size_t scratch_bytes = 0;
-  std::string implementation;  // e.g. "cudnn fwd implicit_gemm, bwd data algo_1, bwd filter algo_1"
+  std::string implementation;
+
+ protected:
+  // Sets the four sizes above to the shape-only ones (backends/cuda_target/cuda_sizes.h), the
+  // figures the device-free CUDA target predicts; every kernel's constructor calls it.
+  void declare_sizes(const CudaKernelSetup& s);  // e.g. "cudnn fwd implicit_gemm, bwd data algo_1, bwd filter algo_1"
 };
 
 // Throws vdnn::Error naming the layer when this backend cannot implement it.
 std::unique_ptr<CudaKernel> make_cuda_kernel(const CudaKernelSetup& setup, const CudaContext& ctx);
-
-// fp32 bytes of `batch` samples of `shape`.
-inline size_t float_bytes(int64_t batch, const Shape& shape) {
-  return static_cast<size_t>(batch * shape.elements()) * sizeof(float);
-}
 
 // An NCHW descriptor for `batch` samples of a per-sample shape (a K vector is K x 1 x 1).
 inline TensorDesc tensor_of(int64_t batch, const Shape& s) {

@@ -27,9 +27,7 @@ class CudaPoolKernel : public CudaKernel {
                w.ow,
                layer.p().exclude_padding};
     planes_ = s.batch * x.channels();
-    out_bytes = float_bytes(s.batch, s.out_shape);
-    if (max_)
-      saved_bytes = {static_cast<size_t>(planes_ * w.oh * w.ow) * sizeof(int32_t)};  // argmax
+    declare_sizes(s);  // max: an int32 argmax per output
     implementation = max_ ? "cuda max_pool" : "cuda avg_pool";
   }
 

@@ -11,9 +11,7 @@ class CudaSoftmaxCeKernel : public CudaKernel {
  public:
   explicit CudaSoftmaxCeKernel(const CudaKernelSetup& s)
       : batch_(s.batch), classes_(s.in_shapes[0].elements()), logits_(s.batch, classes_, 1, 1) {
-    out_bytes = sizeof(float);                                       // the batch-mean loss
-    saved_bytes = {float_bytes(s.batch, s.in_shapes[0])};            // probabilities
-    scratch_bytes = static_cast<size_t>(s.batch) * sizeof(int32_t);  // labels
+    declare_sizes(s);  // out: the batch-mean loss; saved: probabilities; scratch: labels
     implementation = "cudnn softmax_accurate + cuda cross_entropy";
   }
 

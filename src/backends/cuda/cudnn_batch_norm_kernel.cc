@@ -14,13 +14,9 @@ class CudnnBatchNormKernel : public CudaKernel {
       : p_(static_cast<const BatchNormLayer&>(s.layer).p()),
         x_(tensor_of(s.batch, s.in_shapes[0])),
         channel_(1, s.in_shapes[0].channels(), 1, 1) {
-    const size_t c_bytes = static_cast<size_t>(s.in_shapes[0].channels()) * sizeof(float);
-    out_bytes = float_bytes(s.batch, s.out_shape);
-    param_bytes = {c_bytes, c_bytes, c_bytes, c_bytes};  // scale, shift, running_mean, running_var
-    saved_bytes = {c_bytes, c_bytes};                    // batch mean, inverse std
-    // The scale/shift gradients need the full backward even when the input needs no gradient:
-    // its data gradient then goes to scratch.
-    if (!s.needs_grad(0)) scratch_bytes = out_bytes;
+    // params: scale, shift, running_mean, running_var; saved: batch mean, inverse std; scratch:
+    // the data gradient when the input needs none (the scale/shift gradients need the backward).
+    declare_sizes(s);
     implementation = "cudnn batchnorm_spatial";
   }
 

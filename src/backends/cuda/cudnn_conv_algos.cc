@@ -105,7 +105,7 @@ struct BackwardFilterPass {
 };
 
 template <typename Pass>
-ConvAlgoChoice choose(cudnnHandle_t h, const ConvDescriptors& d, ConvAlgo want,
+ConvAlgoChoice choose(cudnnHandle_t h, const ConvDescriptors& d, ConvAlgo want, size_t limit,
                       const std::string& layer) {
   const bool measure = want == ConvAlgo::kAuto;
   int got = 0;
@@ -119,6 +119,7 @@ ConvAlgoChoice choose(cudnnHandle_t h, const ConvDescriptors& d, ConvAlgo want,
   // which on Ampere and later may be TF32 — taken only when no FMA entry qualifies (the kernel
   // still runs with the descriptor's FMA math).
   std::vector<ConvAlgoChoice> ok;
+  size_t least_over = 0;  // the least workspace asked beyond the limit, for the error
   for (cudnnMathType_t math : {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH}) {
     for (int i = 0; i < got; ++i) {
       const auto& p = perf[static_cast<size_t>(i)];
@@ -131,10 +132,19 @@ ConvAlgoChoice choose(cudnnHandle_t h, const ConvDescriptors& d, ConvAlgo want,
         continue;
       size_t bytes = 0;  // on the final descriptors (fp32 FMA math)
       if (Pass::workspace(h, d, algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+      if (bytes > limit) {
+        least_over = least_over == 0 ? bytes : std::min(least_over, bytes);
+        continue;
+      }
       ok.push_back({algo, Pass::name(algo), bytes, measure ? p.time : -1.0f});
     }
     if (!ok.empty()) break;
   }
+  if (ok.empty() && least_over > 0)
+    VDNN_THROW("layer '" << layer << "' (conv): every deterministic fp32 " << Pass::kName
+                         << " algorithm cuDNN offers needs more workspace than the "
+                         << format_bytes(limit) << " the plan reserves for this algorithm choice ("
+                         << format_bytes(least_over) << " at least); try another --conv-algo");
   if (ok.empty())
     VDNN_THROW("layer '" << layer << "' (conv): cuDNN offers no deterministic fp32 " << Pass::kName
                          << " algorithm for it");
@@ -166,15 +176,15 @@ std::string ConvAlgos::to_string() const {
 }
 
 ConvAlgos choose_conv_algos(cudnnHandle_t cudnn, const ConvDescriptors& d, ConvAlgo want,
-                            bool need_data_grad, const std::string& layer) {
+                            bool need_data_grad, size_t workspace_limit, const std::string& layer) {
   ConvAlgos a;
-  a.forward = choose<ForwardPass>(cudnn, d, want, layer);
+  a.forward = choose<ForwardPass>(cudnn, d, want, workspace_limit, layer);
   if (need_data_grad) {
-    a.backward_data = choose<BackwardDataPass>(cudnn, d, want, layer);
+    a.backward_data = choose<BackwardDataPass>(cudnn, d, want, workspace_limit, layer);
   } else {
     a.backward_data.name = "none";
   }
-  a.backward_filter = choose<BackwardFilterPass>(cudnn, d, want, layer);
+  a.backward_filter = choose<BackwardFilterPass>(cudnn, d, want, workspace_limit, layer);
   return a;
 }
 

@@ -10,10 +10,12 @@
 //   cudnnFindConvolution*Algorithm
 //                        (which times every algorithm once on buffers cuDNN allocates itself);
 //   ConvAlgo::kWinograd  the first Winograd algorithm of the heuristic list, else memory-optimal.
-// The workspace of the choice is asked again on the final descriptors, and is what the kernel
-// declares (the largest of the three passes) and the memory planner reserves.
+// The workspace of the choice is asked again on the final descriptors. Only algorithms whose
+// workspace is at most `workspace_limit` are candidates: the limit is what the device-free CUDA
+// target predicted and the memory plan reserved (backends/cuda_target/cuda_sizes.h), so a plan
+// that fits cannot run out; a pass with no candidate within it is refused, naming the layer.
 //
-//   ConvAlgos a = choose_conv_algos(ctx.cudnn, {x, w, conv, y}, ConvAlgo::kDirect, true, "conv1");
+//   ConvAlgos a = choose_conv_algos(ctx.cudnn, {x, w, conv, y}, ConvAlgo::kDirect, true, 0, "conv1");
 //   cudnnConvolutionForward(..., a.forward.algo, scratch, a.forward.workspace_bytes, ...);
 #pragma once
 
@@ -47,9 +49,10 @@ struct ConvDescriptors {
   cudnnTensorDescriptor_t y;
 };
 
-// Throws vdnn::Error naming `layer` when a pass has no deterministic fp32 algorithm.
-// backward_data is left at zero workspace when `need_data_grad` is false (the graph input).
+// Throws vdnn::Error naming `layer` when a pass has no deterministic fp32 algorithm within
+// `workspace_limit` bytes. backward_data is left at zero workspace when `need_data_grad` is false
+// (the graph input).
 ConvAlgos choose_conv_algos(cudnnHandle_t cudnn, const ConvDescriptors& d, ConvAlgo want,
-                            bool need_data_grad, const std::string& layer);
+                            bool need_data_grad, size_t workspace_limit, const std::string& layer);
 
 }  // namespace vdnn

@@ -22,12 +22,11 @@ class CudnnConvKernel : public CudaKernel {
       s.layer.fail(VDNN_MSG("cuDNN computes a " << c << "x" << h << "x" << w
                                                 << " output, the layer "
                                                 << s.out_shape.to_string()));
+    // scratch_bytes: the workspace the target reserves for s.conv_algo (cuda_sizes.h), not what
+    // cuDNN happens to ask: the plan reserved exactly this, and no pass may use more.
+    declare_sizes(s);
     algos_ = choose_conv_algos(ctx.cudnn, {x_, w_, conv_, y_}, s.conv_algo, s.needs_grad(0),
-                               s.layer.name());
-    out_bytes = float_bytes(s.batch, s.out_shape);
-    for (const ParamSpec& spec : s.layer.params(s.in_shapes))
-      param_bytes.push_back(static_cast<size_t>(spec.elements()) * sizeof(float));
-    scratch_bytes = algos_.workspace_bytes();
+                               scratch_bytes, s.layer.name());
     implementation = "cudnn " + algos_.to_string();
   }
 

@@ -25,8 +25,7 @@ class CudnnLrnKernel : public CudaKernel {
       : p_(checked(s)),
         x_(tensor_of(s.batch, s.in_shapes[0])),
         lrn_(static_cast<unsigned>(p_.size), p_.alpha, p_.beta, p_.k) {
-    out_bytes = float_bytes(s.batch, s.out_shape);
-    saved_bytes = {out_bytes};  // y, for backward
+    declare_sizes(s);  // saved: y, for backward
     implementation = "cudnn lrn_cross_channel";
   }
 

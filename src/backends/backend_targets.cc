@@ -1,0 +1,25 @@
+// The registry of backend targets (runtime/backend_target.h): this list is the one place a
+// backend is registered. An explicit list, not self-registering static objects, which a static
+// library's linker would drop when nothing else in their object file is referenced.
+#include "backends/cpu/cpu_target.h"
+#include "backends/cuda_target/cuda_target.h"
+#include "runtime/backend_target.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+const std::vector<const BackendTarget*>& backend_targets() {
+  static const std::vector<const BackendTarget*> targets = {&cpu_target(), &cuda_target()};
+  return targets;
+}
+
+const BackendTarget& backend_target(const std::string& name) {
+  std::string known;
+  for (const BackendTarget* t : backend_targets()) {
+    if (t->name() == name) return *t;
+    known += std::string(known.empty() ? "" : ", ") + t->name();
+  }
+  VDNN_THROW("no backend target '" << name << "'; registered: " << known);
+}
+
+}  // namespace vdnn

@@ -1,0 +1,67 @@
+// The CUDA backend's sizes from shapes alone (see cuda_sizes.h).
+#include "backends/cuda_target/cuda_sizes.h"
+
+#include <algorithm>
+
+#include "layers/conv.h"
+#include "plan/conv_algorithms.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector<Shape>& in_shapes,
+                            const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo) {
+  const std::string& type = layer.type();
+  static const char* const kTypes[] = {"conv", "max_pool", "avg_pool", "lrn", "batch_norm", "fc",
+                                       "relu", "dropout", "flatten", "concat", "add",
+                                       "softmax_cross_entropy"};
+  if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
+    layer.fail("the CUDA backend has no kernel for this layer type");
+  CudaSizes s;
+  const bool is_loss = type == "softmax_cross_entropy";
+  s.out_bytes = is_loss ? sizeof(float) : float_bytes(batch, out_shape);  // the batch-mean loss
+  for (const ParamSpec& spec : layer.params(in_shapes))
+    s.param_bytes.push_back(static_cast<size_t>(spec.elements()) * sizeof(float));
+  if (type == "conv") {
+    s.scratch_bytes = cuda_conv_workspace_bytes(static_cast<const ConvLayer&>(layer), in_shapes.at(0),
+                                                out_shape, batch, conv_algo);
+  } else if (type == "max_pool") {
+    s.saved_bytes = {static_cast<size_t>(batch * out_shape.elements()) * sizeof(int32_t)};  // argmax
+  } else if (type == "lrn" || type == "dropout") {
+    s.saved_bytes = {s.out_bytes};  // lrn: y, for backward; dropout: the float mask
+  } else if (type == "batch_norm") {
+    const size_t c_bytes = static_cast<size_t>(in_shapes.at(0).channels()) * sizeof(float);
+    s.saved_bytes = {c_bytes, c_bytes};  // batch mean, inverse std
+    // The scale/shift gradients need the full backward even when the input needs no gradient:
+    // its data gradient then goes to scratch.
+    if (!input0_needs_grad) s.scratch_bytes = s.out_bytes;
+  } else if (is_loss) {
+    s.saved_bytes = {float_bytes(batch, in_shapes.at(0))};             // probabilities
+    s.scratch_bytes = static_cast<size_t>(batch) * sizeof(int32_t);   // labels
+  }
+  return s;
+}
+
+size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const Shape& out,
+                                 int64_t batch, ConvAlgo algo) {
+  const std::vector<ConvAlgoEstimate> options = conv_algorithms(ConvProblem::of(layer, in, out, batch));
+  auto named = [&](const char* name) -> const ConvAlgoEstimate* {
+    for (const ConvAlgoEstimate& a : options)
+      if (a.name == name) return &a;
+    return nullptr;
+  };
+  switch (algo) {
+    case ConvAlgo::kDirect:
+      return named("implicit_gemm")->workspace_bytes;
+    case ConvAlgo::kWinograd:
+      if (const ConvAlgoEstimate* w = named("winograd")) return w->workspace_bytes;
+      return named("implicit_gemm")->workspace_bytes;
+    case ConvAlgo::kAuto:
+      break;
+  }
+  size_t most = 0;
+  for (const ConvAlgoEstimate& a : options) most = std::max(most, a.workspace_bytes);
+  return most;
+}
+
+}  // namespace vdnn

@@ -1,0 +1,60 @@
+// backends/cuda_target/cuda_sizes.h — what each CUDA kernel declares, from shapes alone.
+//
+// Model: the CUDA backend keeps every value and parameter in plain fp32 layouts, so its sizes are a
+// function of the layer, the batch and the shapes; no device is needed to know them. These
+// functions are the ONLY place those sizes are written down: the CUDA kernels
+// (src/backends/cuda/*, CudaKernel::declare_sizes) and the device-free CUDA target
+// (cuda_target.h, what `vdnn plan --device <gpu>` plans with) both call them, so a plan for a GPU
+// and the run on it cannot disagree. This file is plain C++ (no CUDA header) and always compiled.
+//
+// Per layer type (fp32 = 4 bytes per element, n = batch):
+//   out        n x out elements x 4; the loss: one float (the batch mean)
+//   params     Layer::params elements x 4 (plain OIHW filters, [units, C, H, W] FC weights, ...)
+//   saved      max_pool: one int32 argmax per output element; lrn: a copy of y (cuDNN's backward
+//              reads it); batch_norm: batch mean and inverse std per channel; dropout: a float
+//              mask per element; softmax_cross_entropy: the probabilities
+//   scratch    softmax_cross_entropy: the labels as int32 on the device; batch_norm whose input
+//              needs no gradient: a throw-away data gradient; conv: its workspace reservation for
+//              `conv_algo` (cuda_conv_workspace_bytes)
+//
+//   CudaSizes s = cuda_kernel_sizes(layer, 64, {in}, out, /*input0_needs_grad=*/true, ConvAlgo::kDirect);
+//   s.saved_bytes;  // max_pool: {64 * out.elements() * 4}
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/conv_algo.h"
+#include "core/layer.h"
+#include "core/shape.h"
+
+namespace vdnn {
+
+class ConvLayer;
+
+struct CudaSizes {
+  size_t out_bytes = 0;
+  std::vector<size_t> param_bytes;
+  std::vector<size_t> saved_bytes;
+  size_t scratch_bytes = 0;
+};
+
+// fp32 bytes of `batch` samples of `shape`.
+inline size_t float_bytes(int64_t batch, const Shape& shape) {
+  return static_cast<size_t>(batch * shape.elements()) * sizeof(float);
+}
+
+// Throws vdnn::Error naming the layer for a type the CUDA backend has no kernel for.
+CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector<Shape>& in_shapes,
+                            const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo);
+
+// The workspace the CUDA backend reserves for a convolution run with `algo`, and the most any of
+// its cuDNN passes may use (the live kernel refuses an algorithm that asks more). It is the
+// modelled workspace of plan/conv_algorithms.h: kDirect -> implicit_gemm's; kWinograd ->
+// winograd's where it applies (3x3 stride 1), else implicit_gemm's; kAuto -> the largest of the
+// algorithms that apply (cuDNN's measured choice may be any of them).
+size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const Shape& out,
+                                 int64_t batch, ConvAlgo algo);
+
+}  // namespace vdnn
