@@ -95,52 +95,72 @@ void check_budget_fits_host(const std::string& device_memory) {
                                   << " is available (MemAvailable in /proc/meminfo); give at most that");
 }
 
-int run_train(TrainOptions& o) {
+// Checks every flag that needs no model or data (before any output: one line if one is
+// unusable) and fills o.config from them. Returns the backend.
+BackendKind check_flags(TrainOptions& o) {
   if (o.policy == "dyn" && o.device_memory.empty())
     VDNN_THROW("--policy dyn needs --device-memory: it picks what fits a budget");
   if (o.threads > 0) omp_set_num_threads(o.threads);
-  const BackendKind backend = parse_backend(o.backend);  // before any output: one line if unusable
+  const BackendKind backend = parse_backend(o.backend);
   if (o.policy == "dyn" && backend != BackendKind::kCpu)
     VDNN_THROW("--policy dyn is implemented for --backend cpu only so far (it plans from costs measured "
                "with the CPU kernels); on cuda use --policy none, conv or all");
   if (const std::string why = backend_unavailable_reason(backend); !why.empty())
     VDNN_THROW("--backend " << o.backend << ": " << why);
   if (backend == BackendKind::kCpu && !o.device_memory.empty()) check_budget_fits_host(o.device_memory);
-  parse_link(o.link_bandwidth, o.link_latency);  // before any output: one line if unusable
+  parse_link(o.link_bandwidth, o.link_latency);
   o.config.schedule = LrSchedule::parse(o.schedule);
   o.config.evaluate = !o.no_eval;
   o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
   if (o.config.checkpoint_every > 0 && o.config.save_path.empty())
     VDNN_THROW("--checkpoint-every needs --save FILE.safetensors (where to write the checkpoints)");
   check_output_files({{"--save", o.config.save_path}, {"--trace", o.trace}, {"--report", o.report}});
-  std::optional<Checkpoint> resume;
+  return backend;
+}
+
+// The checkpoint --resume names (none without it); a bad one is an error naming the flag.
+std::optional<Checkpoint> read_resume(const std::string& path) {
   try {
-    if (!o.resume.empty()) resume = read_checkpoint(o.resume);
+    if (!path.empty()) return read_checkpoint(path);
   } catch (const Error& e) {
     VDNN_THROW("--resume " << e.what());
   }
+  return std::nullopt;
+}
+
+// The --model network, with --input and --classes applied.
+Graph load_train_model(const TrainOptions& o) {
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
-  Graph graph = load_model(o.model, mo);
-  const std::string model_name = graph.name();
-  if (resume) check_resumable(*resume, model_name, o.batch, o.config.seed);
-  const DataSource source{o.data, o.synthetic_samples, o.config.seed};
-  Dataset train = load_data(source, graph, Split::kTrain), test = load_data(source, graph, Split::kTest);
-  check_data_fits(graph, train);
+  return load_model(o.model, mo);
+}
+
+void print_run(const Graph& graph, const Dataset& train, const Dataset& test, int64_t batch) {
   std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
               "test); batch %lld, %d threads\n",
-              model_name.c_str(), static_cast<long long>(graph.parameter_count()),
+              graph.name().c_str(), static_cast<long long>(graph.parameter_count()),
               graph.forward_flops_per_sample() / 1e6, train.name.c_str(),
               static_cast<long long>(train.count), static_cast<long long>(test.count),
-              static_cast<long long>(o.batch), omp_get_max_threads());
-  NetOptions net_options;
+              static_cast<long long>(batch), omp_get_max_threads());
+}
+
+// The Net's options from the flags (with --policy dyn: the policy and algorithms it picks), and
+// why the convolution algorithms are what they are, for the report.
+struct NetChoice {
+  NetOptions options;
+  std::string algo_reason;
+};
+
+NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendKind backend) {
+  NetChoice c;
+  NetOptions& net_options = c.options;
   net_options.batch = o.batch;
   net_options.seed = o.config.seed;
   net_options.backend = backend;
-  std::string algo_reason = "--conv-algo " + o.conv_algo;
+  c.algo_reason = "--conv-algo " + o.conv_algo;
   if (o.policy == "dyn") {
-    algo_reason = choose_dyn_configuration(graph, o, net_options);
+    c.algo_reason = choose_dyn_configuration(graph, o, net_options);
   } else {
     net_options.policy = parse_policy(o.policy);
   }
@@ -152,53 +172,62 @@ int run_train(TrainOptions& o) {
     net_options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
                           : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
                                                       : ConvAlgo::kAuto;
-  Net net(std::move(graph), net_options);
+  return c;
+}
+
+void print_memory_plan(const Net& net, const TrainOptions& o) {
   const MemoryPlan& plan = net.train_plan();
   std::printf("device memory %s (policy %s, sync %s, prefetch %s): plan peak %s, host %s for offloaded tensors\n",
               format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
               net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
               format_bytes(plan.peak_bytes).c_str(), format_bytes(plan.host_bytes).c_str());
-  Trainer trainer(net, o.config);
-  StepRecorder recorder;  // --trace: the 3rd step, warmed up (or the last, if fewer)
-  if (!o.trace.empty()) net.record_step(3, &recorder);
-  if (resume) {
-    trainer.resume(*resume);
-    const CheckpointPosition& at = resume->position;
-    std::printf("resuming %s at step %lld (epoch %lld, %lld of its %lld batches done)\n", o.resume.c_str(),
-                static_cast<long long>(at.step), static_cast<long long>(at.step / at.steps_per_epoch + 1),
-                static_cast<long long>(at.step % at.steps_per_epoch), static_cast<long long>(at.steps_per_epoch));
-    resume.reset();  // its tensors are in the Net now
+}
+
+void resume_trainer(Trainer& trainer, const Checkpoint& checkpoint, const std::string& path) {
+  trainer.resume(checkpoint);
+  const CheckpointPosition& at = checkpoint.position;
+  std::printf("resuming %s at step %lld (epoch %lld, %lld of its %lld batches done)\n", path.c_str(),
+              static_cast<long long>(at.step), static_cast<long long>(at.step / at.steps_per_epoch + 1),
+              static_cast<long long>(at.step % at.steps_per_epoch), static_cast<long long>(at.steps_per_epoch));
+}
+
+// What the terminal shows while training: per epoch a progress bar or lines (--progress), then
+// the epoch's line; and the step reached, for the message when a signal stops the run. step()
+// throws Interrupted after a signal: between steps, a clean stop.
+class TrainConsole {
+ public:
+  TrainConsole(Progress::Mode mode, int64_t batch) : mode_(mode), batch_(batch) {}
+
+  void step(const StepProgress& p) {
+    last_step_ = p.step;
+    total_steps_ = p.total_steps;
+    if (const int sig = interrupt_signal()) throw Interrupted{sig};
+    if (!progress_) progress_ = std::make_unique<Progress>(stdout, mode_, VDNN_MSG("epoch " << p.epoch << "/" << p.epochs), "img/s");
+    progress_->update(p.epoch_step, p.steps_per_epoch, static_cast<double>(p.epoch_step * batch_),
+                      VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss));
   }
-  std::unique_ptr<Progress> progress;  // one per epoch
-  const Progress::Mode progress_mode = Progress::parse(o.progress);
-  int64_t last_step = 0, total_steps = 0;  // for the message if a signal stops the run
-  trainer.on_step([&](const StepProgress& p) {
-    last_step = p.step;
-    total_steps = p.total_steps;
-    if (const int sig = interrupt_signal()) throw Interrupted{sig};  // between steps: a clean stop
-    if (!progress) progress = std::make_unique<Progress>(stdout, progress_mode, VDNN_MSG("epoch " << p.epoch << "/" << p.epochs), "img/s");
-    progress->update(p.epoch_step, p.steps_per_epoch, static_cast<double>(p.epoch_step * o.batch),
-                     VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss));
-  });
-  TrainResult r;
-  const auto print_epoch = [&](const EpochResult& e) {
-    progress.reset();
+
+  void epoch(const EpochResult& e) {
+    progress_.reset();
     std::printf("epoch %3d  lr %.4f  loss %.4f  train acc %.4f", e.epoch, e.lr, e.train_loss,
                 e.train_accuracy);
     if (e.test.samples > 0) std::printf("  test loss %.4f  test acc %.4f", e.test.loss, e.test.accuracy);
     std::printf("  %.0f img/s  %.1f s\n", e.images_per_second, e.train_seconds);
     std::fflush(stdout);
-  };
-  try {
-    const DeferInterrupts defer;  // Ctrl-C stops after the step in flight (a second one at once)
-    r = trainer.run(train, &test, print_epoch);
-  } catch (const Interrupted&) {
   }
-  if (const int sig = interrupt_signal()) {
-    progress.reset();
-    report_interrupted(sig, last_step, total_steps, o, model_name);
-    return Interrupted{sig}.exit_code();
-  }
+
+  void end() { progress_.reset(); }
+  int64_t last_step() const { return last_step_; }
+  int64_t total_steps() const { return total_steps_; }
+
+ private:
+  std::unique_ptr<Progress> progress_;  // one per epoch
+  Progress::Mode mode_;
+  int64_t batch_;
+  int64_t last_step_ = 0, total_steps_ = 0;
+};
+
+void print_result(const TrainResult& r, const TrainOptions& o) {
   std::printf("done: %lld iterations, final loss %.4f, ", static_cast<long long>(r.iterations),
               r.final_loss);
   if (o.config.evaluate)
@@ -208,15 +237,17 @@ int run_train(TrainOptions& o) {
   std::printf("%.0f images/s\nweights_sha256 %s\n", r.images_per_second, r.weights_sha256.c_str());
   if (!o.config.save_path.empty())
     std::printf("saved %s (step %lld)\n", o.config.save_path.c_str(), static_cast<long long>(r.iterations));
-  if (!o.trace.empty()) {
-    write_chrome_trace(o.trace, recorder.timeline(),
-                       VDNN_MSG(model_name << ", batch " << o.batch << ", policy " << to_string(net.options().policy)
-                                           << ", " << o.backend << ", measured step " << recorder.steps_begun()));
-    std::printf("trace: training step %d written to %s\n", recorder.steps_begun(), o.trace.c_str());
-  }
-  if (!r.skipped_steps.empty())
-    std::printf("skipped %zu steps with a NaN or Inf (--on-nan skip); first: %s\n", r.skipped_steps.size(),
-                r.skipped_steps.front().c_str());
+}
+
+void write_trace(const TrainOptions& o, const StepRecorder& recorder, const Net& net, const std::string& model_name) {
+  write_chrome_trace(o.trace, recorder.timeline(),
+                     VDNN_MSG(model_name << ", batch " << o.batch << ", policy " << to_string(net.options().policy)
+                                         << ", " << o.backend << ", measured step " << recorder.steps_begun()));
+  std::printf("trace: training step %d written to %s\n", recorder.steps_begun(), o.trace.c_str());
+}
+
+// The memory line; returns the report's memory fields it prints from.
+nlohmann::json print_memory(Net& net, const TrainResult& r) {
   nlohmann::json memory = memory_report(net, r);
   std::printf("memory: peak %s of %s, offloaded %s/iteration, compute stalled %.1f ms/iteration, "
               "%.1f ms/iteration\n",
@@ -224,10 +255,52 @@ int run_train(TrainOptions& o) {
               format_bytes(net.arena_bytes()).c_str(),
               format_bytes(static_cast<size_t>(memory["offloaded_bytes_per_iteration"].get<double>())).c_str(),
               memory["stall_ms_per_iteration"].get<double>(), memory["iteration_ms"].get<double>());
+  return memory;
+}
+
+int run_train(TrainOptions& o) {
+  const BackendKind backend = check_flags(o);
+  std::optional<Checkpoint> resume = read_resume(o.resume);
+  Graph graph = load_train_model(o);
+  const std::string model_name = graph.name();
+  if (resume) check_resumable(*resume, model_name, o.batch, o.config.seed);
+  const DataSource source{o.data, o.synthetic_samples, o.config.seed};
+  Dataset train = load_data(source, graph, Split::kTrain), test = load_data(source, graph, Split::kTest);
+  check_data_fits(graph, train);
+  print_run(graph, train, test, o.batch);
+  const NetChoice choice = choose_net_options(graph, o, backend);
+  Net net(std::move(graph), choice.options);
+  print_memory_plan(net, o);
+  Trainer trainer(net, o.config);
+  StepRecorder recorder;  // --trace: the 3rd step, warmed up (or the last, if fewer)
+  if (!o.trace.empty()) net.record_step(3, &recorder);
+  if (resume) {
+    resume_trainer(trainer, *resume, o.resume);
+    resume.reset();  // its tensors are in the Net now
+  }
+  TrainConsole console(Progress::parse(o.progress), o.batch);
+  trainer.on_step([&](const StepProgress& p) { console.step(p); });
+  TrainResult r;
+  try {
+    const DeferInterrupts defer;  // Ctrl-C stops after the step in flight (a second one at once)
+    r = trainer.run(train, &test, [&](const EpochResult& e) { console.epoch(e); });
+  } catch (const Interrupted&) {
+  }
+  if (const int sig = interrupt_signal()) {
+    console.end();
+    report_interrupted(sig, console.last_step(), console.total_steps(), o, model_name);
+    return Interrupted{sig}.exit_code();
+  }
+  print_result(r, o);
+  if (!o.trace.empty()) write_trace(o, recorder, net, model_name);
+  if (!r.skipped_steps.empty())
+    std::printf("skipped %zu steps with a NaN or Inf (--on-nan skip); first: %s\n", r.skipped_steps.size(),
+                r.skipped_steps.front().c_str());
+  const nlohmann::json memory = print_memory(net, r);
   if (!o.report.empty()) {
     nlohmann::json report = train_report(model_name, o.config, o.batch, r);
     report.update(memory);
-    report["decisions"] = decisions_report(net, algo_reason);
+    report["decisions"] = decisions_report(net, choice.algo_reason);
     write_json_file(o.report, report);
   }
   return 0;

@@ -69,91 +69,132 @@ std::string Trainer::nonfinite(float loss) {
   return what;
 }
 
+// One run(): the loader and its buffers, how long the run is, its learning rate, and where it is.
+struct Trainer::Run {
+  Run(const Dataset& train, int64_t batch, const TrainConfig& c, int64_t start_step)
+      : loader(train, batch, /*shuffle=*/true, c.seed),
+        per_epoch(loader.batches_per_epoch()),
+        epochs(c.iterations > 0 ? static_cast<int>((c.iterations + per_epoch - 1) / per_epoch) : c.epochs),
+        total(c.iterations > 0 ? c.iterations : per_epoch * epochs),
+        schedule{c.lr, c.schedule, total, c.step_epochs, c.gamma},
+        images(static_cast<size_t>(batch * loader.sample_floats())),
+        labels(static_cast<size_t>(batch)),
+        step(start_step) {}
+  BatchLoader loader;
+  const int64_t per_epoch;  // batches
+  const int epochs;
+  const int64_t total;      // steps of the whole run
+  const LrSchedule schedule;
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+  int64_t step;             // steps done
+  int64_t saved_step = -1;  // the step the --save checkpoint holds
+};
+
 TrainResult Trainer::run(const Dataset& train, const Dataset* test,
                          const std::function<void(const EpochResult&)>& on_epoch) {
   check_data_fits(net_.graph(), train);
   if (config_.checkpoint_every > 0 && config_.save_path.empty())
     VDNN_THROW("--checkpoint-every " << config_.checkpoint_every
                                      << " needs --save FILE.safetensors (where to write)");
-  BatchLoader loader(train, net_.batch(), /*shuffle=*/true, config_.seed);
-  const int64_t per_epoch = loader.batches_per_epoch();
-  int epochs = config_.epochs;
-  if (config_.iterations > 0) epochs = static_cast<int>((config_.iterations + per_epoch - 1) / per_epoch);
-  const int64_t total = config_.iterations > 0 ? config_.iterations : per_epoch * epochs;
-  LrSchedule schedule{config_.lr, config_.schedule, total, config_.step_epochs, config_.gamma};
-  if (resume_steps_per_epoch_ && resume_steps_per_epoch_ != per_epoch)
-    VDNN_THROW("--resume " << resume_path_ << ": the checkpoint's data gave " << resume_steps_per_epoch_
-                           << " batches per epoch, this run's data gives " << per_epoch
-                           << " (the training data differs)");
-  if (start_step_ > total)
-    VDNN_THROW("--resume " << resume_path_ << ": the checkpoint is at step " << start_step_
-                           << " but this run ends at step " << total << " (raise --epochs or --iterations)");
-  int64_t saved_step = -1;
-  auto save = [&](int64_t at) {
-    save_checkpoint(config_.save_path, net_, config_, {at, per_epoch, total});
-    saved_step = at;
-  };
-
-  std::vector<float> images(static_cast<size_t>(net_.batch() * loader.sample_floats()));
-  std::vector<int32_t> labels(static_cast<size_t>(net_.batch()));
+  Run run(train, net_.batch(), config_, start_step_);
+  check_resume_fits(run);
   TrainResult result;
-  int64_t step = start_step_;
-  for (int epoch = static_cast<int>(step / per_epoch); epoch < epochs && step < total; ++epoch) {
-    EpochResult e;
-    e.epoch = epoch + 1;
-    const int64_t done = step - epoch * per_epoch;  // batches of this epoch before a resume
-    loader.start_epoch(epoch, done);
-    double loss_sum = 0;
-    int64_t right = 0, seen = 0, count = 0;
-    const auto start = Clock::now();
-    int64_t epoch_step = done;
-    while (step < total && loader.next(images.data(), labels.data(), &count)) {
-      net_.set_batch(images.data(), labels.data(), count);
-      // The forward pass updates running statistics (batch norm); a skipped step must not keep them.
-      std::vector<std::pair<size_t, std::vector<float>>> statistics;
-      if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
-        for (size_t i = 0; i < net_.params().size(); ++i)
-          if (!net_.params()[i].grad) statistics.emplace_back(i, net_.export_param(i));
-      const float loss = net_.forward(/*training=*/true);
-      loss_sum += loss;
-      right += net_.correct();
-      seen += count;
-      net_.backward();
-      e.lr = schedule.at(step, epoch);
-      // Check and update in one trip to the compute stream: an OpenMP region on this thread would
-      // start a second thread team that spins against the compute stream's on the same cores.
-      std::string bad;
-      net_.run_on_compute([&] {
-        bad = nonfinite(loss);
-        if (bad.empty()) sgd_.step(net_.backend(), net_.params(), e.lr);
-      });
-      if (!bad.empty()) {
-        if (config_.on_nonfinite != TrainConfig::OnNonFinite::kSkip)
-          VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad
-                             << "; training stopped before the update (lower --lr, or --on-nan skip to skip such steps)");
-        result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
-        for (const auto& [i, plain] : statistics) net_.import_param(i, plain);
-      }
-      ++step;
-      ++epoch_step;
-      if (config_.checkpoint_every > 0 && step % config_.checkpoint_every == 0) save(step);
-      if (on_step_)
-        on_step_({step, total, epoch + 1, epochs, epoch_step, std::min(per_epoch, total - (step - epoch_step)), loss,
-                  e.lr, result.train_seconds + std::chrono::duration<double>(Clock::now() - start).count()});
-    }
-    e.train_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    const int64_t batches = seen / net_.batch();
-    e.steps = step;
-    e.train_loss = batches ? loss_sum / static_cast<double>(batches) : 0.0;
-    e.train_accuracy = seen ? static_cast<double>(right) / static_cast<double>(seen) : 0.0;
-    e.images_per_second = e.train_seconds > 0 ? seen / e.train_seconds : 0.0;
+  for (int epoch = static_cast<int>(run.step / run.per_epoch); epoch < run.epochs && run.step < run.total; ++epoch) {
+    EpochResult e = train_epoch(run, epoch, result);
     if (test && config_.evaluate) e.test = evaluate(*test);
-    result.train_seconds += e.train_seconds;
-    result.images_per_second += seen;  // summed here, divided below
     result.epochs.push_back(e);
     if (on_epoch) on_epoch(e);
   }
-  result.iterations = step;
+  finish(run, test, result);
+  return result;
+}
+
+// A resumed run must cut its data into the checkpoint's epochs and not end before its step.
+void Trainer::check_resume_fits(const Run& run) const {
+  if (resume_steps_per_epoch_ && resume_steps_per_epoch_ != run.per_epoch)
+    VDNN_THROW("--resume " << resume_path_ << ": the checkpoint's data gave " << resume_steps_per_epoch_
+                           << " batches per epoch, this run's data gives " << run.per_epoch
+                           << " (the training data differs)");
+  if (start_step_ > run.total)
+    VDNN_THROW("--resume " << resume_path_ << ": the checkpoint is at step " << start_step_
+                           << " but this run ends at step " << run.total << " (raise --epochs or --iterations)");
+}
+
+// The steps of one epoch (after a resume, the rest of it): its loss, accuracy and time. The
+// training seconds and images are added to `result` (images_per_second sums images until finish).
+EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
+  EpochResult e;
+  e.epoch = epoch + 1;
+  const int64_t done = run.step - epoch * run.per_epoch;  // batches of this epoch before a resume
+  run.loader.start_epoch(epoch, done);
+  double loss_sum = 0;
+  int64_t right = 0, seen = 0, count = 0;
+  const auto start = Clock::now();
+  int64_t epoch_step = done;
+  while (run.step < run.total && run.loader.next(run.images.data(), run.labels.data(), &count)) {
+    net_.set_batch(run.images.data(), run.labels.data(), count);
+    e.lr = run.schedule.at(run.step, epoch);
+    const float loss = train_step(run.step, epoch, e.lr, result);
+    loss_sum += loss;
+    right += net_.correct();
+    seen += count;
+    ++run.step;
+    ++epoch_step;
+    if (config_.checkpoint_every > 0 && run.step % config_.checkpoint_every == 0) save(run);
+    if (on_step_)
+      on_step_({run.step, run.total, epoch + 1, run.epochs, epoch_step,
+                std::min(run.per_epoch, run.total - (run.step - epoch_step)), loss, e.lr,
+                result.train_seconds + std::chrono::duration<double>(Clock::now() - start).count()});
+  }
+  e.train_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const int64_t batches = seen / net_.batch();
+  e.steps = run.step;
+  e.train_loss = batches ? loss_sum / static_cast<double>(batches) : 0.0;
+  e.train_accuracy = seen ? static_cast<double>(right) / static_cast<double>(seen) : 0.0;
+  e.images_per_second = e.train_seconds > 0 ? seen / e.train_seconds : 0.0;
+  result.train_seconds += e.train_seconds;
+  result.images_per_second += seen;  // summed here, divided in finish()
+  return e;
+}
+
+// One SGD step on the batch the Net holds, at learning rate `lr`; returns its loss. A NaN or Inf
+// in the loss or a gradient stops the run with an error, or (--on-nan skip) makes no update: the
+// step is listed in `result` and the running statistics its forward pass changed are put back.
+float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& result) {
+  // The forward pass updates running statistics (batch norm); a skipped step must not keep them.
+  std::vector<std::pair<size_t, std::vector<float>>> statistics;
+  if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
+    for (size_t i = 0; i < net_.params().size(); ++i)
+      if (!net_.params()[i].grad) statistics.emplace_back(i, net_.export_param(i));
+  const float loss = net_.forward(/*training=*/true);
+  net_.backward();
+  // Check and update in one trip to the compute stream: an OpenMP region on this thread would
+  // start a second thread team that spins against the compute stream's on the same cores.
+  std::string bad;
+  net_.run_on_compute([&] {
+    bad = nonfinite(loss);
+    if (bad.empty()) sgd_.step(net_.backend(), net_.params(), lr);
+  });
+  if (!bad.empty()) {
+    if (config_.on_nonfinite != TrainConfig::OnNonFinite::kSkip)
+      VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad
+                         << "; training stopped before the update (lower --lr, or --on-nan skip to skip such steps)");
+    result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
+    for (const auto& [i, plain] : statistics) net_.import_param(i, plain);
+  }
+  return loss;
+}
+
+// Writes the --save checkpoint at the run's current step.
+void Trainer::save(Run& run) {
+  save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total});
+  run.saved_step = run.step;
+}
+
+// The run's totals, the weights' hash, and the final checkpoint unless the last step saved one.
+void Trainer::finish(Run& run, const Dataset* test, TrainResult& result) {
+  result.iterations = run.step;
   result.images_per_second =
       result.train_seconds > 0 ? result.images_per_second / result.train_seconds : 0.0;
   if (!result.epochs.empty()) {
@@ -163,8 +204,7 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
     result.test_accuracy = evaluate(*test).accuracy;
   }
   result.weights_sha256 = net_.weights_sha256();
-  if (!config_.save_path.empty() && saved_step != step) save(step);
-  return result;
+  if (!config_.save_path.empty() && run.saved_step != run.step) save(run);
 }
 
 }  // namespace vdnn

@@ -94,8 +94,15 @@ class Trainer {
   void on_step(std::function<void(const StepProgress&)> hook) { on_step_ = std::move(hook); }
 
  private:
-  std::function<void(const StepProgress&)> on_step_;
+  struct Run;  // one run()'s loader, length, schedule and position (trainer.cc)
+  void check_resume_fits(const Run& run) const;
+  EpochResult train_epoch(Run& run, int epoch, TrainResult& result);
+  float train_step(int64_t step, int epoch, double lr, TrainResult& result);
+  void save(Run& run);
+  void finish(Run& run, const Dataset* test, TrainResult& result);
   std::string nonfinite(float loss);
+
+  std::function<void(const StepProgress&)> on_step_;
   Net& net_;
   TrainConfig config_;
   Sgd sgd_;
