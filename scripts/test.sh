@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/test.sh — the whole test suite: installs what is missing, builds, then runs
+# scripts/test.sh — the whole test suite: installs what is missing, builds, checks the installed
+# package (scripts/install_check.sh), then runs
 #   1. the runtime, stream, allocator and loader tests under ThreadSanitizer (build-tsan/),
 #   2. the tests under AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer (build-asan/),
 #   3. every test (ctest) in the Release build.
@@ -9,6 +10,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ensure_packages "${VDNN_PACKAGES[@]}"
 build_vdnn
+# libvdnn as an installed package: install, find models/profiles without the source tree, build
+# and run examples/ against it (scripts/install_check.sh; about 15 s).
+bash "$VDNN_ROOT/scripts/install_check.sh" "$BUILD_DIR"
 
 if [ "${VDNN_SKIP_TSAN:-0}" != 1 ]; then
   # libgomp is not instrumented, so ThreadSanitizer cannot see OpenMP's barriers and reports

@@ -8,6 +8,7 @@
 #include "core/layer_registry.h"
 #include "io/json_text.h"
 #include "util/mapped_file.h"
+#include "vdnn/data_dir.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -110,7 +111,7 @@ Graph parse_model(const nlohmann::json& model, const std::string& source,
 
 std::string models_dir() {
   if (const char* env = std::getenv("VDNN_MODELS_DIR")) return env;
-  return std::string(VDNN_SOURCE_DIR) + "/models";
+  return data_folder("models");
 }
 
 std::vector<std::string> model_names() {
@@ -131,7 +132,7 @@ Graph load_model(const std::string& name_or_path, const ModelOptions& options) {
       std::string names;
       for (const auto& n : model_names()) names += (names.empty() ? "" : ", ") + n;
       VDNN_THROW("model '" << name_or_path << "' is neither a file nor a known model (known: "
-                           << names << ")");
+                           << names << "; looked in " << models_dir() << ")");
     }
   }
   const MappedFile file(path.string());

@@ -47,7 +47,8 @@ Graph parse_model_text(std::string_view text, const std::string& source,
                        const ModelOptions& options = {});
 // A path to a .json file, or the name of a model in the models folder.
 Graph load_model(const std::string& name_or_path, const ModelOptions& options = {});
-// The folder holding the shipped models ($VDNN_MODELS_DIR, else the source tree's models/).
+// The folder holding the shipped models ($VDNN_MODELS_DIR, else the data directory's models/,
+// vdnn/data_dir.h; throws vdnn::Error listing where it looked when there is none).
 std::string models_dir();
 std::vector<std::string> model_names();
 // Parses "CxHxW" or "K" (e.g. "3x224x224"); throws naming `flag` on bad text.

@@ -10,6 +10,7 @@
 #include "io/json_text.h"
 #include "plan/conv_algorithms.h"
 #include "util/mapped_file.h"
+#include "vdnn/data_dir.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -133,7 +134,8 @@ fs::path resolve(const std::string& name_or_path, const std::string& kind, const
   const fs::path path = fs::path(profiles_dir()) / kind / (name_or_path + ".json");
   if (!fs::is_regular_file(path, ec))
     VDNN_THROW("unknown " << what << " '" << name_or_path << "' (known: " << join(names_in(kind))
-                          << "; or give a path to a .json file)");
+                          << "; or give a path to a .json file; looked in "
+                          << (fs::path(profiles_dir()) / kind).string() << ")");
   return path;
 }
 
@@ -154,7 +156,7 @@ KernelEfficiency read_efficiency(Fields f) {
 
 std::string profiles_dir() {
   if (const char* env = std::getenv("VDNN_PROFILES_DIR")) return env;
-  return std::string(VDNN_SOURCE_DIR) + "/profiles";
+  return data_folder("profiles");
 }
 
 std::vector<std::string> device_profile_names() { return names_in("devices"); }

@@ -5,7 +5,7 @@
 // launch overhead, its default host link, and the fraction of peak each kind of kernel reaches
 // ("efficiency": per convolution algorithm, fully connected GEMMs, other layers, memory traffic).
 // A link profile gives the effective one-direction bandwidth and per-copy latency. Shipped files live
-// in profiles/devices/ and profiles/links/ ($VDNN_PROFILES_DIR overrides the folder); users write
+// in profiles/devices/ and profiles/links/ of the data directory ($VDNN_PROFILES_DIR overrides the folder); users write
 // their own (docs/device-profiles.md). Every field is required unless marked optional; unknown fields
 // are errors, so a typo never passes silently.
 //
@@ -51,7 +51,8 @@ struct DeviceProfile {
   std::vector<std::string> sources;    // optional: where the figures come from
 };
 
-// The folder with devices/ and links/ ($VDNN_PROFILES_DIR, else the source tree's profiles/).
+// The folder with devices/ and links/ ($VDNN_PROFILES_DIR, else the data directory's profiles/,
+// vdnn/data_dir.h; throws vdnn::Error listing where it looked when there is none).
 std::string profiles_dir();
 
 // A name from profiles/devices/ (links/), or a path: one containing '/' or ending in ".json".

@@ -16,6 +16,7 @@
 #include "plan/conv_algorithms.h"
 #include "plan/device_profile.h"
 #include "error_of.h"
+#include "scoped_env.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -25,23 +26,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 using test::error_of;
-
-// Sets an environment variable for one scope, then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 TEST(DeviceProfile, EveryShippedProfileLoads) {
   const std::vector<std::string> expected = {"a100-40gb", "a100-80gb", "h100", "h200",
