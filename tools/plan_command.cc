@@ -115,7 +115,8 @@ int run_plan(PlanOptions o) {
   // "all+fastest", and with --prefetch ahead the depth it picks: "all+fastest, ahead 5 layers".
   auto row = [&](const std::string& prefix, const Configuration& c) {
     Row r{prefix + describe(c, costs), planner.evaluate(c, budget, prefetch)};
-    if (r.e.prefetch_depth) r.label += VDNN_MSG(", ahead " << r.e.prefetch_depth << " layers");
+    if (r.e.prefetch_depth)
+      r.label += VDNN_MSG(", ahead " << r.e.prefetch_depth << (r.e.prefetch_depth == 1 ? " layer" : " layers"));
     rows.push_back(std::move(r));
   };
   auto add = [&](Policy p, const AlgoChoice& a) { row("", Configuration{p, a}); };

@@ -1,11 +1,16 @@
 // `vdnn plan` and `vdnn profile` end to end: every configuration with a predicted time, dyn's
 // choice and its reason, an impossible budget that names the minimum, measured costs that
-// round-trip through a file, and one clear line for every kind of bad input.
+// round-trip through a file, one clear line for every kind of bad input, and `--prefetch ahead`
+// predicting the depth and peak that `vdnn train --prefetch ahead` runs.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_run.h"
+#include "io/model_file.h"
+#include "plan/planned_step.h"
+#include "plan/program_builder.h"
+#include "runtime/backend.h"
 
 namespace vdnn::test {
 namespace {
@@ -68,6 +73,64 @@ TEST(CliPlan, BadDevicesProfilesAndModelsGetOneClearLine) {
   EXPECT_EQ(small.exit_code, 1) << small.output;
   EXPECT_NE(small.output.find("error: --device-memory 1.00 MiB (1048576 bytes) is too small"), std::string::npos) << small.output;
   EXPECT_NE(small.output.find("needs at least"), std::string::npos) << small.output;
+}
+
+// `vdnn plan --prefetch ahead` and `vdnn train --prefetch ahead` plan one step (plan/planned_step.h):
+// the depth and peak the plan names are the ones training runs. Sizes must not depend on timing, so
+// both run direct convolutions (the saved profile keeps only each layer's first, direct, algorithm).
+// The budget is computed: the smallest one of the first look-ahead depth that needs more than vDNN's
+// one layer and less than every layer, so training looks ahead neither 1 nor every layer.
+TEST(CliPlan, PrefetchAheadPredictsTheDepthAndPeakTrainUses) {
+  const std::string model_name = "fmnist_dag";
+  const int64_t batch = 32;
+  const Graph graph = load_model(model_name);
+  const int layers = static_cast<int>(graph.nodes().size());
+  const auto backend = make_backend(graph, {BackendKind::kCpu, batch, 1, ConvAlgo::kDirect});
+  const Program eval = build_program(graph, backend->value_bytes(), backend->facts(), {Policy::kNone, SyncMode::kEvent, false});
+  auto needs = [&](int depth) {
+    ProgramOptions o{Policy::kAll, SyncMode::kEvent, true};
+    o.prefetch_depth = depth;
+    return minimum_budget(build_program(graph, backend->value_bytes(), backend->facts(), o), eval);
+  };
+  size_t budget = 0;
+  std::string tried;
+  for (int d = 2; d < layers && !budget; ++d) {
+    tried += VDNN_MSG(" " << d << ":" << needs(d));
+    if (needs(d) > needs(1) && needs(d) < needs(layers)) budget = needs(d);
+  }
+  ASSERT_GT(budget, 0u) << "no depth between 1 (" << needs(1) << ") and " << layers << " (" << needs(layers)
+                        << ") needs a budget of its own:" << tried;
+  const PlannedStep step = plan_step(graph, backend->value_bytes(), backend->facts(),
+                                     {Policy::kAll, SyncMode::kEvent, Prefetch::kAhead, budget});
+  ASSERT_TRUE(step.fits);
+  ASSERT_GT(step.prefetch_depth, 1);
+  ASSERT_LT(step.prefetch_depth, layers);
+  RecordProperty("budget", std::to_string(budget));
+  RecordProperty("prefetch_depth", step.prefetch_depth);
+  RecordProperty("peak_bytes", std::to_string(step.train_plan.peak_bytes));
+
+  const auto dir = temp_dir("ahead");
+  const std::string costs = (dir / "costs.json").string(), report = (dir / "report.json").string();
+  const std::string common = "--model " + model_name + " --batch " + std::to_string(batch) + " --policy all --prefetch ahead "
+                             "--device-memory " + std::to_string(budget);
+  ASSERT_EQ(vdnn("profile --model " + model_name + " --batch " + std::to_string(batch) + " --repeats 1 --save " + costs).exit_code, 0);
+  auto profile = nlohmann::json::parse(std::ifstream(costs));
+  for (auto& node : profile["nodes"]) node["algos"] = nlohmann::json::array({node["algos"][0]});  // direct only
+  std::ofstream(costs) << profile.dump();
+  const CliRun p = vdnn("plan " + common + " --costs " + costs + " --json");
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  const auto row = nlohmann::json::parse(p.output)["configurations"].at(0);
+  const CliRun t = vdnn("train " + common + " --conv-algo direct --data synthetic --iterations 1 --no-eval --progress none "
+                        "--report " + report);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const auto trained = nlohmann::json::parse(std::ifstream(report));
+  EXPECT_EQ(row["prefetch_depth"], step.prefetch_depth);
+  EXPECT_EQ(row["peak_bytes"], step.train_plan.peak_bytes);
+  EXPECT_EQ(trained["prefetch_depth"], step.prefetch_depth) << "at " << budget;
+  EXPECT_EQ(trained["peak_device_bytes"], step.train_plan.peak_bytes) << "at " << budget;
+  const CliRun bad = vdnn("plan --prefetch far");  // as `train --prefetch far`: CLI11 names the choices
+  EXPECT_EQ(bad.exit_code, vdnn("train --prefetch far").exit_code) << bad.output;
+  EXPECT_NE(bad.output.find("--prefetch: far not in {vdnn,ahead}"), std::string::npos) << bad.output;
 }
 
 TEST(CliTrain, DynPicksAConfigurationThatTrainsInTheBudget) {
