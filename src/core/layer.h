@@ -6,7 +6,8 @@
 // Workspace and layer-private saved state (pooling indices, BN statistics) are backend facts and are
 // declared by the kernel (backends/cpu/kernel.h).
 //
-//   auto conv = make_layer(LayerConfig(json, "x.json: layer 'conv1'"));
+//   LayerConfig cfg(json, "x.json: layer 'conv1'");
+//   std::unique_ptr<Layer> conv = make_layer("conv1", "conv", cfg);   // core/layer_registry.h
 //   Shape out = conv->infer_shape({Shape{3, 32, 32}});   // e.g. 64x32x32
 //   bool offload_candidate = conv->backward_reads_input();
 #pragma once

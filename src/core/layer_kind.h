@@ -3,7 +3,8 @@
 // Model: the `conv` policy offloads inputs of kConv layers only; the prefetch rule stops at kConv;
 // reports group time and memory by kind.
 //
-//   if (layer.kind() == LayerKind::kConv) offload(layer.inputs()[0]);
+//   const Node& n = graph.nodes()[i];
+//   if (n.layer->kind() == LayerKind::kConv) offload(n.inputs[0]);
 //   std::string s = to_string(LayerKind::kPool);  // "POOL"
 #pragma once
 
