@@ -29,7 +29,7 @@ struct ProgramOptions {
   size_t min_offload_bytes = 16 * 1024;
   // 0: vDNN's rule (the nearest earlier layer with offloaded inputs, never past a convolution).
   // N > 0: look-ahead — when a layer's backward is issued, prefetch what the next N layers of the
-  // backward pass read (the budget-driven option picks the largest N that fits, see Net).
+  // backward pass read (the budget-driven option picks the largest N that fits, see planned_step.h).
   int prefetch_depth = 0;
 };
 
