@@ -46,8 +46,9 @@ fi
 grep -q "looked in: $WORK/nowhere (\$VDNN_DATA_DIR)" <<<"$err" || fail "unclear error for a missing VDNN_DATA_DIR: $err"
 
 # 3. A program built against the installed package.
-cmake -S "$VDNN_ROOT/examples" -B "$WORK/example" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
-cmake --build "$WORK/example" -j "$JOBS" >/dev/null
+{ cmake -S "$VDNN_ROOT/examples" -B "$WORK/example" -DCMAKE_PREFIX_PATH="$PREFIX" &&
+  cmake --build "$WORK/example" -j "$JOBS"; } >"$WORK/example.log" 2>&1 ||
+  { tail -n 40 "$WORK/example.log" >&2; fail "examples/ did not configure or build against the installed package"; }
 out="$(OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" "$WORK/example/plan_and_train")" || fail "examples/plan_and_train failed: $out"
 echo "$out"
 grep -q "^trained 5 steps: loss [0-9.]*, weights [0-9a-f]\{64\}$" <<<"$out" || fail "unexpected example output"

@@ -8,6 +8,8 @@
 //   data       Dataset, make_synthetic, load_fashion_mnist
 //   planning   Planner, Configuration, Evaluation, Policy, SyncMode, Prefetch, PlanInputs,
 //              plan_inputs, load_device_profile, device_profile_names
+//   targets    BackendTarget, backend_target, backend_targets, TargetFacts, AlgoOption, CostOptions
+//              (a backend's sizes, algorithms and costs without a device)
 //   running    Net, NetOptions, BackendKind, Trainer, TrainConfig, TrainResult
 //   errors     Error (anything the caller can fix; one line naming what and what is valid),
 //              InternalError (a bug in vdnn)
@@ -35,6 +37,7 @@
 #include "plan/planner.h"
 #include "plan/policy.h"
 #include "runtime/backend.h"
+#include "runtime/backend_target.h"
 #include "runtime/net.h"
 #include "runtime/plan_source.h"
 #include "runtime/trainer.h"

@@ -8,12 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/model_file.h"
-#include "plan/device_profile.h"
 #include "error_of.h"
 #include "scoped_env.h"
-#include "vdnn/data_dir.h"
-#include "vdnn/error.h"
+#include "vdnn/vdnn.h"  // the public API only (load_model, load_device_profile, data_folder ...)
 
 namespace vdnn {
 namespace {
