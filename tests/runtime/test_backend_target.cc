@@ -6,9 +6,11 @@
 // plans with the CUDA target's sizes (VGG-16's int32 max-pool argmax and float dropout masks).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "backends/cuda_target/cuda_sizes.h"
+#include "cli/cli_run.h"
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
@@ -217,6 +219,33 @@ TEST(CudaTarget, GpuProfilePlansUseTheCudaKernelsSizesForVgg16) {
   const MemoryPlan m = plan_memory(train, e.minimum_budget);
   EXPECT_EQ(e.memory.peak_bytes, m.peak_bytes);
   EXPECT_EQ(e.memory.by_class.peak_bytes, m.by_class.peak_bytes);
+}
+
+// The CLI end to end: `vdnn plan --device titan-x-maxwell --policy none --json` on VGG-16 at
+// batch 64 reports the smallest budget and the peaks of the Programs built from the CUDA target's
+// facts with the workspace of the algorithms it lists (its options, by the reported indices).
+TEST(CudaTarget, VdnnPlanOnAGpuProfileReportsTheCudaTargetsBudgetAndPeaks) {
+  const int64_t n = 64;
+  const test::CliRun r = test::vdnn("plan --model vgg16 --batch 64 --device titan-x-maxwell --policy none --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  ASSERT_EQ(j["configurations"].size(), 1u);
+  const nlohmann::json& c = j["configurations"][0];
+  const Graph g = load_model("vgg16");
+  const BackendTarget& cuda = backend_target("cuda");
+  TargetFacts t = cuda.facts(g, n, {});
+  const auto options = cuda.algorithms(g, n);
+  const std::vector<int> chosen = c["algorithms"].get<std::vector<int>>();
+  ASSERT_EQ(chosen.size(), t.facts.size());
+  for (size_t i = 0; i < chosen.size(); ++i) t.facts[i].scratch_bytes = options[i].at(chosen[i]).workspace_bytes;
+  Program train = build_program(g, t.value_bytes, t.facts, {Policy::kNone});
+  const Program eval = build_program(g, t.value_bytes, t.facts, {Policy::kNone, SyncMode::kEvent, false});
+  const size_t budget = minimum_budget(train, eval);
+  EXPECT_EQ(c["minimum_budget"].get<size_t>(), budget);
+  const MemoryPlan m = plan_memory(train, budget);
+  EXPECT_EQ(c["peak_bytes"].get<size_t>(), m.peak_bytes);
+  EXPECT_EQ(c["peak_by_class"]["feature_maps"].get<size_t>(), m.by_class.peak(MemoryClass::kFeatureMaps));
+  EXPECT_EQ(c["peak_by_class"]["workspace"].get<size_t>(), m.by_class.peak(MemoryClass::kWorkspace));
 }
 
 }  // namespace
