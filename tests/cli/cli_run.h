@@ -21,8 +21,9 @@ struct CliRun {
   std::string output;  // stdout and stderr together
 };
 
-inline CliRun vdnn(const std::string& args) {
-  const std::string cmd = std::string(VDNN_BINARY) + " " + args + " 2>&1";
+// Any shell command, its stderr with its stdout.
+inline CliRun run_command(const std::string& command) {
+  const std::string cmd = command + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -30,6 +31,8 @@ inline CliRun vdnn(const std::string& args) {
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
+
+inline CliRun vdnn(const std::string& args) { return run_command(std::string(VDNN_BINARY) + " " + args); }
 
 // A fresh, empty folder under the system's temporary directory.
 inline std::filesystem::path temp_dir(const std::string& name) {

@@ -1,0 +1,408 @@
+// tests/docs/header_examples.cpp — the usage examples of header comments, compiled against the
+// current API by tests/docs/test_header_examples.cc (with -fsyntax-only: nothing here runs).
+//
+// Each block `// == <header under src/>` holds that header's example lines as written there (its
+// trailing comments may be left off); a line marked `// (adapted)` stands in for pseudo-code ("...",
+// a placeholder) and is not compared. Change an example and its block together: the test checks
+// that every other line of a block is a line of its header's example, and that the whole compiles.
+// Not in the test binary (its extension is .cpp, the build globs *.cc).
+#include <cassert>
+#include <cstdio>
+#include <iostream>
+
+#include "core/conv_algo.h"
+#include "core/graph.h"
+#include "core/layer.h"
+#include "core/layer_config.h"
+#include "core/layer_kind.h"
+#include "core/layer_registry.h"
+#include "core/shape.h"
+#include "data/batch_loader.h"
+#include "data/data_source.h"
+#include "data/dataset.h"
+#include "data/fashion_mnist.h"
+#include "data/idx_file.h"
+#include "data/synthetic.h"
+#include "io/chart.h"
+#include "io/chrome_trace.h"
+#include "io/configuration_chart.h"
+#include "io/json_text.h"
+#include "io/memory_timeline_chart.h"
+#include "io/model_file.h"
+#include "io/report.h"
+#include "io/safetensors.h"
+#include "io/svg.h"
+#include "layers/elementwise.h"
+#include "layers/fc.h"
+#include "layers/softmax_ce.h"
+#include "memory/host_pool.h"
+#include "memory/memory_class.h"
+#include "memory/offset_allocator.h"
+#include "memory/residency.h"
+#include "plan/memory_plan.h"
+#include "plan/planner.h"
+#include "plan/simulator.h"
+#include "runtime/step_recorder.h"
+#include "runtime/trainer.h"
+#include "util/aligned_buffer.h"
+#include "util/atomic_file.h"
+#include "util/gzip_reader.h"
+#include "util/host_memory.h"
+#include "util/interrupt.h"
+#include "util/mapped_file.h"
+#include "util/progress.h"
+#include "util/sha256.h"
+#include "util/size_parse.h"
+#include "util/text_file.h"
+#include "util/timing_stability.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+// What the examples take as given (their free names).
+struct Given {
+  std::string header, svg_text, model_name;
+  std::vector<float> weights;
+  size_t budget = 0, feature_map_bytes = 0;
+  MappedFile* mapped;
+  MappedFile* file;
+  nlohmann::json json, json_obj, obj;
+  Graph* graph;
+  size_t i = 0;
+  double peak_bytes = 0, step_seconds = 0, oracle_seconds = 0;
+  Program* program;
+  CostModel* costs;
+  StepRecorder* recorder;
+  struct Row {
+    std::string label;
+    Evaluation e;
+  };
+  std::vector<Row> rows;
+  TrainConfig config;
+  int64_t batch = 0;
+  TrainResult result;
+  Dataset* train_set;
+  Dataset* test_set;
+  Event copy_event;
+};
+
+// Stand-ins for the names examples use as pseudo-code.
+struct CopyEngine {
+  void offload(void*, void*, size_t) {}
+};
+struct AnyBackend {
+  HostMemory host_memory() const { return HostMemory::aligned(); }
+};
+struct DeviceBlock {
+  void* ptr = nullptr;
+};
+struct PlanBytes {
+  size_t peak_host_bytes = 0;
+};
+void print(const EpochResult&) {}
+
+void examples(Given& given) {
+  auto& [header, svg_text, model_name, weights, budget, feature_map_bytes, mapped, file, json, json_obj, obj,
+         graph, i, peak_bytes, step_seconds, oracle_seconds, program, costs, recorder, rows, config, batch,
+         result, train_set, test_set, copy_event] = given;
+  CopyEngine copy_engine;
+  AnyBackend backend;
+  PlanBytes plan;
+  DeviceBlock device_block;
+  using Row = Given::Row;
+
+  // == util/aligned_buffer.h
+  {
+    AlignedBuffer b(1 << 20);
+    float* f = b.as<float>();
+    b.bytes();
+    (void)f;  // (adapted)
+  }
+  // == util/atomic_file.h
+  {
+    AtomicFile out("run.safetensors");
+    out.write(header.data(), header.size());
+    out.write(weights.data(), weights.size() * sizeof(float));
+    out.commit();
+  }
+  // == util/gzip_reader.h
+  {
+    GzipReader in(mapped->bytes(), "train-images-idx3-ubyte.gz");  // (adapted)
+    uint8_t magic[4];
+    if (in.read(magic, 4) < 4) throw Error("truncated" + in.short_read_note());
+  }
+  // == util/host_memory.h
+  {
+    if (size_t avail = vdnn::available_host_memory(); avail && budget > avail) {}  // (adapted)
+  }
+  // == util/interrupt.h
+  {
+    DeferInterrupts defer;
+    for (;;) { if (interrupt_signal()) throw Interrupted{interrupt_signal()}; }  // (adapted)
+  }
+  // == util/mapped_file.h
+  {
+    MappedFile f("run.safetensors");
+    SafeTensors t = parse_safetensors(f.bytes(), f.path());
+    Graph g = parse_model_text(MappedFile("my.json").text(), "my.json");
+  }
+  // == util/progress.h
+  {
+    int64_t done = 0, total = 0;  // (adapted)
+    double images = 0;            // (adapted)
+    Progress p(stdout, Progress::Mode::kAuto, "epoch 3/10", "img/s");
+    p.update(done, total, /*units done=*/images, "loss 0.43");  // (adapted)
+    p.finish();
+  }
+  // == util/sha256.h
+  {
+    vdnn::Sha256 h;
+    h.update("ab", 2);
+    h.update("c", 1);
+    std::string hex = h.hex_digest();
+    assert(hex == vdnn::sha256_hex("abc", 3));
+  }
+  // == util/size_parse.h
+  {
+    size_t budget = vdnn::parse_size("12GiB", "--device-memory");
+    size_t a = vdnn::parse_size("1.5GB", "--host-memory");
+    size_t b = vdnn::parse_size("2G", "--device-memory");
+    vdnn::parse_size("-1MiB", "--device-memory");
+    std::string s = vdnn::format_bytes(size_t{3} << 29);
+    std::string t = vdnn::format_bytes(512);
+    (void)budget, (void)a, (void)b;  // (adapted)
+  }
+  // == util/text_file.h
+  {
+    vdnn::write_text_file("memory.svg", svg_text);
+    std::string t = vdnn::read_text_file("costs.json");
+  }
+  // == util/timing_stability.h
+  {
+    std::vector<Timing> runs;  // (adapted)
+    TimingSpread s = timing_spread(runs);
+    if (!is_stable(s)) {}  // (adapted)
+    double m = median({3.0, 1.0, 2.0, 4.0});
+    (void)m;  // (adapted)
+  }
+  // == memory/host_pool.h
+  {
+    HostPool host;
+    HostPool pinned(HostPool::kDefaultSlabBytes, backend.host_memory());
+    host.reserve(plan.peak_host_bytes);
+    HostBlock h = host.allocate(feature_map_bytes);
+    copy_engine.offload(device_block.ptr, h.ptr, h.bytes);
+    host.free(h);
+    host.slab_count();  host.reserved_bytes();  host.peak_in_use_bytes();
+  }
+  // == memory/memory_class.h
+  {
+    OffsetAllocator alloc(1 << 20);
+    alloc.allocate(4096, MemoryClass::kFeatureMaps);
+    ClassStats s = alloc.stats();
+    s.current(MemoryClass::kFeatureMaps);
+    to_string(MemoryClass::kFeatureMaps);
+    for (MemoryClass c : kAllMemoryClasses) std::cout << to_string(c) << " " << s.peak(c) << "\n";
+  }
+  // == memory/offset_allocator.h
+  {
+    OffsetAllocator alloc(1 << 20);
+    std::optional<Allocation> a = alloc.allocate(1000, MemoryClass::kFeatureMaps);
+    if (!a) {}  // (adapted)
+    alloc.in_use_bytes();
+    alloc.free(a->handle);
+    alloc.all_free();
+    alloc.high_water_offset();
+  }
+  // == memory/residency.h
+  {
+    Residency r("conv1:out");
+    r.to(Residency::kDevice);
+    r.to(Residency::kOffloading, copy_event);
+    r.to(Residency::kHost);
+  }
+  // == core/conv_algo.h
+  {
+    ConvAlgo a = ConvAlgo::kDirect;
+    std::printf("%s\n", to_string(a));
+  }
+  // == core/graph.h
+  {
+    Graph g("tiny", Shape{1, 28, 28}, 10);
+    g.add(std::make_unique<ReluLayer>("r"), {});
+    g.add(std::make_unique<FcLayer>("fc", FcLayer::Params{10}), {"r"});
+    g.add(std::make_unique<SoftmaxCrossEntropyLayer>("loss"), {});
+    g.finalize();
+  }
+  // == core/layer.h
+  {
+    LayerConfig cfg(json, "x.json: layer 'conv1'");
+    std::unique_ptr<Layer> conv = make_layer("conv1", "conv", cfg);
+    Shape out = conv->infer_shape({Shape{3, 32, 32}});
+    bool offload_candidate = conv->backward_reads_input();
+    (void)offload_candidate;  // (adapted)
+  }
+  // == core/layer_config.h
+  {
+    LayerConfig cfg(json_obj, "models/x.json: layer 'conv1'");
+    int64_t out = cfg.positive_int("channels");
+    auto [kh, kw] = cfg.pair("kernel", /*fallback=*/{3, 3});
+    bool bias = cfg.boolean("bias", true);
+    cfg.check_all_used();
+    (void)out, (void)bias;  // (adapted)
+  }
+  // == core/layer_kind.h
+  {
+    auto offload = [](ValueId) {};  // (adapted)
+    const Node& n = graph->nodes()[i];  // (adapted)
+    if (n.layer->kind() == LayerKind::kConv) offload(n.inputs[0]);
+    std::string s = to_string(LayerKind::kPool);
+  }
+  // == core/layer_registry.h
+  {
+    LayerConfig cfg(obj, "x.json: layer 'c1'");
+    std::unique_ptr<Layer> layer = make_layer("c1", "conv", cfg);
+    for (auto& t : layer_types()) std::cout << t << "\n";
+  }
+  // == core/shape.h
+  {
+    Shape s{64, 56, 56};
+    s.elements();
+    s.to_string();
+    s.with_batch(32);
+  }
+  // == io/chart.h
+  {
+    Svg svg(960, 400);
+    const ChartUnit gib = byte_unit(peak_bytes), ms = time_unit(step_seconds);
+    PlotArea plot{.x = 80, .y = 60, .width = 840, .height = 260,
+                  .x_max = step_seconds / ms.scale, .y_max = peak_bytes / gib.scale};
+    plot.draw_x_axis(svg, "time in the step (" + ms.name + ")");
+    plot.draw_y_axis(svg, "device memory (" + gib.name + ")");
+    svg.rect(plot.px(0), plot.py(4), plot.px(1) - plot.px(0), plot.py(0) - plot.py(4), {.fill = "red"});
+    draw_class_legend(svg, 80, 40);
+  }
+  // == io/chrome_trace.h
+  {
+    SimResult r = simulate(*program, *costs);  // (adapted)
+    write_chrome_trace("predicted.json", r.timeline(), "vgg16 batch 256, all+fastest, predicted");
+    nlohmann::json j = chrome_trace(recorder->timeline(), "fmnist_cnn batch 128, measured");  // (adapted)
+  }
+  // == io/configuration_chart.h
+  {
+    std::vector<ConfigurationBar> bars;
+    for (const Row& r : rows)
+      bars.push_back({r.label, peak_point(r.e.time.memory), r.e.minimum_budget,
+                      r.e.time.iteration_seconds, r.e.fits});
+    write_text_file("plan.svg", configuration_chart_svg("vgg16, batch 256, titan-x-maxwell", bars,
+                                                        size_t{12} << 30, oracle_seconds));
+  }
+  // == io/json_text.h
+  {
+    nlohmann::json j = parse_json_text(file->text(), "my.json");  // (adapted)
+  }
+  // == io/memory_timeline_chart.h
+  {
+    std::vector<MemoryPanel> panels;
+    for (const Row& r : rows) panels.push_back({r.label, r.e.time.memory, r.e.time.iteration_seconds});
+    write_text_file("memory.svg", memory_timeline_svg("vgg16, batch 256, titan-x-maxwell", panels,
+                                                      size_t{12} << 30));
+  }
+  // == io/model_file.h
+  {
+    Graph g = load_model("fmnist_cnn");
+    Graph h = load_model("my.json", {.input = Shape{3, 64, 64}, .classes = 100});
+    Graph m = parse_model_text(R"({"input": [8], "classes": 2, "layers": []})", "inline");  // (adapted)
+    ModelBuilder b("tiny", {1, 8, 8}, 10);
+    b.layer("conv", "c1", {{"channels", 4}, {"kernel", 3}}).layer("fc", "fc", {{"units", 10}});
+    Graph t = b.layer("softmax_cross_entropy", "loss").build();
+  }
+  // == io/report.h
+  {
+    nlohmann::json r = train_report(model_name, config, batch, result);
+    write_json_file("run.json", r);
+  }
+  // == io/safetensors.h
+  {
+    SafeTensors f;
+    f.metadata["step"] = "500";
+    f.tensors.push_back({"conv1.weight", {32, 1, 3, 3}, weights});
+    write_safetensors("run.safetensors", f);
+    SafeTensors g = read_safetensors("run.safetensors");
+    const SafeTensor& w = g.require("conv1.weight", {32, 1, 3, 3});
+    (void)w;  // (adapted)
+  }
+  // == io/svg.h
+  {
+    Svg svg(640, 480);
+    svg.rect(10, 40, 100, 50, {.fill = "#4e79a7", .tooltip = "conv1: 12 MiB"});
+    svg.line(0, 90, 640, 90, {.stroke = "black", .dash = "6 3"});
+    svg.polygon({{0, 480}, {320, 200}, {640, 480}}, {.fill = "#f28e2b"});
+    svg.text(320, 24, "Memory over one step", {.size = 16, .anchor = "middle", .bold = true});
+    write_text_file("out.svg", svg.str());
+  }
+  // == data/batch_loader.h
+  {
+    auto train_step = [](float*, int32_t*, int64_t) {};  // (adapted)
+    const Dataset& train_set = *given.train_set;          // (adapted)
+    vdnn::BatchLoader loader(train_set, /*batch=*/64, /*shuffle=*/true, /*seed=*/1);
+    std::vector<float> x(64 * train_set.channels * train_set.height * train_set.width);
+    std::vector<int32_t> y(64);
+    for (int epoch = 0; epoch < 10; ++epoch) {
+      loader.start_epoch(epoch);
+      int64_t n = 0;
+      while (loader.next(x.data(), y.data(), &n)) train_step(x.data(), y.data(), n);
+    }
+  }
+  // == data/data_source.h
+  {
+    DataSource source{.data = "synthetic", .synthetic_samples = 256, .seed = 1};
+    Dataset train = load_data(source, *graph, Split::kTrain);  // (adapted)
+    Dataset test = load_data(source, *graph, Split::kTest);    // (adapted)
+  }
+  // == data/dataset.h
+  {
+    vdnn::Dataset d = vdnn::make_synthetic(256, 1, 8, 8, 4, /*seed=*/1);
+    int64_t sample = d.channels * d.height * d.width;
+    const float* third = d.images.data() + 2 * sample;
+    int32_t label = d.labels[2];
+    std::cout << d.name << ": " << d.count << " samples\n";
+    (void)third, (void)label;  // (adapted)
+  }
+  // == data/fashion_mnist.h
+  {
+    vdnn::Dataset train = vdnn::load_fashion_mnist(vdnn::kFashionMnistDefaultDir, /*train=*/true);
+    vdnn::Dataset test = vdnn::load_fashion_mnist("/my/data", /*train=*/false);
+  }
+  // == data/idx_file.h
+  {
+    vdnn::IdxArray a = vdnn::read_idx("/data/train-images-idx3-ubyte.gz");
+    int64_t n = a.dims[0];
+    uint8_t first_pixel = a.data[0];
+    (void)n, (void)first_pixel;  // (adapted)
+  }
+  // == data/synthetic.h
+  {
+    vdnn::Dataset d = vdnn::make_synthetic(/*count=*/1024, /*c=*/1, /*h=*/28, /*w=*/28,
+                                           /*classes=*/10, /*seed=*/42);
+  }
+  // == plan/memory_plan.h
+  {
+    MemoryPlan m = plan_memory(*program, 512 << 20);  // (adapted)
+    if (!m.fits) throw Error(m.failure);
+    size_t smallest = minimum_budget(*program);  // (adapted)
+    (void)smallest;  // (adapted)
+  }
+  // == runtime/trainer.h
+  {
+    const Dataset& train_set = *given.train_set;  // (adapted)
+    const Dataset& test_set = *given.test_set;    // (adapted)
+    Net net(load_model("fmnist_cnn"), {.batch = 128, .seed = 1});
+    TrainConfig cfg;
+    Trainer trainer(net, cfg);
+    TrainResult r = trainer.run(train_set, &test_set, [](const EpochResult& e) { print(e); });
+    r.test_accuracy; r.images_per_second; r.weights_sha256;
+  }
+}
+
+}  // namespace vdnn
