@@ -3,6 +3,7 @@
 //   CliRun r = vdnn("plan --model vgg16 --batch 256 --device titan-x-maxwell");
 //   EXPECT_EQ(r.exit_code, 0) << r.output;
 //   expect_user_error("train --policy dyn", "needs --device-memory");   // one "error:" line, exit 1
+//   nlohmann::json report = read_json_file(dir / "r.json");
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "io/json_text.h"
+#include "util/text_file.h"
 
 namespace vdnn::test {
 
@@ -33,6 +37,11 @@ inline CliRun run_command(const std::string& command) {
 }
 
 inline CliRun vdnn(const std::string& args) { return run_command(std::string(VDNN_BINARY) + " " + args); }
+
+// A JSON file vdnn wrote, read as vdnn reads JSON (io/json_text.h): an error names the file.
+inline nlohmann::json read_json_file(const std::filesystem::path& file) {
+  return parse_json_text(read_text_file(file.string()), file.string());
+}
 
 // A fresh, empty folder under the system's temporary directory.
 inline std::filesystem::path temp_dir(const std::string& name) {

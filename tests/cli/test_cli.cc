@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 
 using vdnn::test::CliRun;
 using vdnn::test::expect_user_error;
+using vdnn::test::read_json_file;
 using vdnn::test::temp_dir;
 using vdnn::test::vdnn;
 
@@ -75,8 +76,7 @@ TEST(Cli, SyntheticRunWritesTheReport) {
   const CliRun r = vdnn("train --data synthetic --synthetic-samples 256 --batch 32 --iterations 5 --report " +
                      report.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(report);
-  const nlohmann::json j = nlohmann::json::parse(in);
+  const nlohmann::json j = read_json_file(report);
   for (const char* key : {"final_loss", "test_accuracy", "images_per_second", "iterations", "weights_sha256"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["iterations"], 5);

@@ -13,7 +13,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using vdnn::parse_json_text;
 using vdnn::test::CliRun;
+using vdnn::test::read_json_file;
 using vdnn::test::expect_user_error;
 using vdnn::test::temp_dir;
 using vdnn::test::vdnn;
@@ -39,11 +41,11 @@ TEST_F(CliCheckpoint, InferOfSavedWeightsGivesTheAccuracyTrainingPrinted) {
   const CliRun t = vdnn(kTrain + "--iterations 6 --save " + path("w.safetensors") + " --report " + path("r.json"));
   ASSERT_EQ(t.exit_code, 0) << t.output;
   EXPECT_NE(t.output.find("saved " + path("w.safetensors") + " (step 6)"), std::string::npos) << t.output;
-  const nlohmann::json report = nlohmann::json::parse(std::ifstream(path("r.json")));
+  const nlohmann::json report = read_json_file(path("r.json"));
   const CliRun i = vdnn("infer --model fmnist_cnn --data synthetic --synthetic-samples 256 --batch 32 --json --weights " +
                         path("w.safetensors"));
   ASSERT_EQ(i.exit_code, 0) << i.output;
-  const nlohmann::json j = nlohmann::json::parse(i.output);
+  const nlohmann::json j = parse_json_text(i.output, "vdnn infer --json");
   EXPECT_EQ(j["test_accuracy"].get<double>(), report["test_accuracy"].get<double>());
   EXPECT_EQ(j["weights_sha256"], report["weights_sha256"]);
   EXPECT_EQ(j["samples"], 64);

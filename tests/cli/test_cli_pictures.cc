@@ -12,12 +12,6 @@
 namespace vdnn::test {
 namespace {
 
-nlohmann::json read_json(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  EXPECT_TRUE(in) << file;
-  return nlohmann::json::parse(in);
-}
-
 std::string read_text(const std::filesystem::path& file) {
   std::ifstream in(file);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -35,7 +29,7 @@ TEST(CliPictures, PlanWritesThePredictedTraceAndBothPictures) {
                         (dir / "dyn.json").string() + " --svg " + (dir / "plan.svg").string() + " --svg-memory " +
                         (dir / "memory.svg").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json dyn = read_json(dir / "dyn.json");
+  const nlohmann::json dyn = read_json_file(dir / "dyn.json");
   expect_step_trace(dyn, /*offloads=*/true);
   EXPECT_NE(process_name(dyn).find("fmnist_cnn, batch 32, titan-x-maxwell, dyn: all"), std::string::npos)
       << "with a budget the trace shows dyn's pick: " << process_name(dyn);
@@ -49,7 +43,7 @@ TEST(CliPictures, PlanWritesThePredictedTraceAndBothPictures) {
   const CliRun all = vdnn("plan --model fmnist_cnn --batch 32 --device titan-x-maxwell --policy all --trace " +
                           (dir / "all.json").string());
   ASSERT_EQ(all.exit_code, 0) << all.output;
-  EXPECT_NE(process_name(read_json(dir / "all.json")).find("all+fastest, predicted"), std::string::npos);
+  EXPECT_NE(process_name(read_json_file(dir / "all.json")).find("all+fastest, predicted"), std::string::npos);
   expect_user_error("plan --model fmnist_cnn --device titan-x-maxwell --svg-memory " + (dir / "no" / "m.svg").string(),
                     "--svg-memory");
   std::filesystem::remove_all(dir);
@@ -61,7 +55,7 @@ TEST(CliPictures, TrainWritesTheMeasuredTraceOfItsThirdStepOrItsLast) {
   const CliRun r = vdnn(common + (dir / "step.json").string() + " --iterations 4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("trace: training step 3 written to"), std::string::npos) << r.output;
-  const nlohmann::json trace = read_json(dir / "step.json");
+  const nlohmann::json trace = read_json_file(dir / "step.json");
   expect_step_trace(trace, /*offloads=*/true);
   EXPECT_NE(process_name(trace).find("fmnist_cnn, batch 32, policy all, cpu, measured step 3"), std::string::npos);
   const CliRun one = vdnn(common + (dir / "one.json").string() + " --iterations 1");

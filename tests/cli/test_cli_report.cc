@@ -15,8 +15,7 @@ nlohmann::json train_report(const std::string& flags) {
   const CliRun r = vdnn("train --data synthetic --synthetic-samples 128 --batch 32 --iterations 3 --no-eval " + flags +
                         " --report " + file.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(file);
-  return nlohmann::json::parse(in);
+  return read_json_file(file);
 }
 
 TEST(CliReport, SaysWhatEachLayerRunsAndWhatIsOffloaded) {
@@ -60,8 +59,7 @@ TEST(CliReport, LayersOnAReferenceKernelAreNamedInTheReportAndOnceOnStderr) {
   EXPECT_NE(at, std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(warning, at + 1), std::string::npos) << "warned twice: " << r.output;
   EXPECT_EQ(r.output.find("warning: layer 'c1'"), std::string::npos) << r.output;
-  std::ifstream in(file);
-  const nlohmann::json j = nlohmann::json::parse(in);
+  const nlohmann::json j = read_json_file(file);
   for (const auto& layer : j["decisions"]["layers"]) {
     const auto& slow = layer["slow_kernels"];
     if (layer["layer"] == "n1") {

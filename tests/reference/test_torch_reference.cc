@@ -9,14 +9,13 @@
 // missing python3 or torch FAILS the test: scripts/setup.sh installs python3-torch (Debian's, for
 // /usr/bin/python3). Tolerances: vdnn computes in float32, torch in float64 on the same float32
 // inputs; each case states its relative / absolute bounds.
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "cli/cli_run.h"
 #include "layers/layer_test_util.h"
 
 namespace vdnn::test {
@@ -106,18 +105,14 @@ nlohmann::json run_torch(const nlohmann::json& cases, std::string* failure) {
   std::ofstream(dir / "in.json") << nlohmann::json{{"cases", cases}}.dump();
   const std::string cmd = "timeout 120 /usr/bin/python3 " VDNN_SOURCE_DIR
                           "/tests/reference/torch_reference.py " + (dir / "in.json").string() +
-                          " " + (dir / "out.json").string() + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int status = pclose(pipe);
+                          " " + (dir / "out.json").string();
+  const CliRun run = run_command(cmd);
   nlohmann::json result;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    *failure = "`" + cmd + "` failed (exit status " + std::to_string(WEXITSTATUS(status)) +
-               "; python3-torch is installed by scripts/setup.sh):\n" + out;
+  if (run.exit_code != 0) {
+    *failure = "`" + cmd + "` failed (exit status " + std::to_string(run.exit_code) +
+               "; python3-torch is installed by scripts/setup.sh):\n" + run.output;
   } else {
-    result = nlohmann::json::parse(std::ifstream(dir / "out.json"))["results"];
+    result = read_json_file(dir / "out.json")["results"];
   }
   fs::remove_all(dir);
   return result;
