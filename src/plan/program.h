@@ -9,7 +9,7 @@
 // (plan/memory_plan.h): an `alloc` step carries its offset and is followed by waits on the events
 // that ended the previous tenants of that address range (stream-ordered reuse).
 //
-//   Program p = build_program(graph, facts, {Policy::kAll, SyncMode::kEvent});
+//   Program p = build_program(graph, value_bytes, facts, {Policy::kAll, SyncMode::kEvent});
 //   MemoryPlan m = plan_memory(p, budget_bytes);   // offsets, peaks, the smallest budget
 //   std::cout << p.to_text();                       // `vdnn plan --print`
 #pragma once

@@ -39,7 +39,18 @@
 #include "memory/memory_class.h"
 #include "memory/offset_allocator.h"
 #include "memory/residency.h"
+#include "device/cpu_device.h"
+#include "layers/conv.h"
+#include "plan/conv_algorithms.h"
 #include "plan/memory_plan.h"
+#include "plan/network_costs.h"
+#include "plan/policy.h"
+#include "plan/program.h"
+#include "plan/program_builder.h"
+#include "plan/step_timeline.h"
+#include "runtime/checkpoint.h"
+#include "runtime/kernel_args.h"
+#include "runtime/sgd.h"
 #include "plan/planner.h"
 #include "plan/simulator.h"
 #include "runtime/step_recorder.h"
@@ -84,6 +95,19 @@ struct Given {
   Dataset* train_set;
   Dataset* test_set;
   Event copy_event;
+  std::vector<size_t> value_bytes;
+  std::vector<NodeFacts> facts;
+  size_t budget_bytes = 0;
+  Net* net;
+  Trainer* trainer;
+  int64_t step = 0;
+  int epoch = 0;
+  void *x, *y, *w, *b, *workspace, *host, *buf;
+  size_t bytes = 0;
+  Backend* backend_;
+  int node = 0;
+  const ConvLayer* conv_layer;
+  Shape in_shape, out_shape;
 };
 
 // Stand-ins for the names examples use as pseudo-code.
@@ -100,11 +124,13 @@ struct PlanBytes {
   size_t peak_host_bytes = 0;
 };
 void print(const EpochResult&) {}
+void fill(void*) {}
 
 void examples(Given& given) {
   auto& [header, svg_text, model_name, weights, budget, feature_map_bytes, mapped, file, json, json_obj, obj,
          graph, i, peak_bytes, step_seconds, oracle_seconds, program, costs, recorder, rows, config, batch,
-         result, train_set, test_set, copy_event] = given;
+         result, train_set, test_set, copy_event, value_bytes, facts, budget_bytes, net, trainer, step, epoch, x, y, w,
+         b, workspace, host, buf, bytes, backend_, node, conv_layer, in_shape, out_shape] = given;
   CopyEngine copy_engine;
   AnyBackend backend;
   PlanBytes plan;
@@ -402,6 +428,94 @@ void examples(Given& given) {
     Trainer trainer(net, cfg);
     TrainResult r = trainer.run(train_set, &test_set, [](const EpochResult& e) { print(e); });
     r.test_accuracy; r.images_per_second; r.weights_sha256;
+  }
+  // == plan/program.h
+  {
+    Program p = build_program(*graph, value_bytes, facts, {Policy::kAll, SyncMode::kEvent});  // (adapted)
+    MemoryPlan m = plan_memory(p, budget_bytes);
+    std::cout << p.to_text();
+  }
+  // == plan/program_builder.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    Program train = build_program(graph, value_bytes, facts, {Policy::kConv, SyncMode::kEvent});
+    Program eval = build_program(graph, value_bytes, facts, {Policy::kNone, SyncMode::kEvent, false});
+  }
+  // == plan/simulator.h
+  {
+    SimResult r = simulate(*program, *costs);  // (adapted)
+    r.iteration_seconds; r.stall_seconds; r.busy_seconds[static_cast<int>(StreamKind::kCompute)];
+    write_chrome_trace("predicted.json", r.timeline(), "vgg16 predicted");
+  }
+  // == plan/step_timeline.h
+  {
+    SimResult r = simulate(*program, *costs);  // (adapted)
+    StepTimeline t{r.ops, r.memory};
+    for (const TimelineOp& op : t.ops) std::cout << op.name << " " << op.end - op.start << "\n";
+    t.memory.back().bytes;
+    t.memory.back().of(MemoryClass::kFeatureMaps);
+  }
+  // == plan/policy.h
+  {
+    Policy p = parse_policy("all");
+    SyncMode s = parse_sync_mode("layer");
+    Prefetch f = parse_prefetch("ahead");
+  }
+  // == plan/network_costs.h
+  {
+    NetworkCosts costs;  // (adapted)
+    AlgoChoice fast = costs.fastest(), lean = costs.leanest();
+    ChosenCosts model(costs, fast);
+    SimResult r = simulate(*program, model);  // (adapted)
+  }
+  // == plan/conv_algorithms.h
+  {
+    const ConvLayer& conv_layer = *given.conv_layer;  // (adapted)
+    ConvProblem p = ConvProblem::of(conv_layer, in_shape, out_shape, /*batch=*/64);
+    for (const ConvAlgoEstimate& a : conv_algorithms(p))
+      std::cout << a.name << " " << a.flops << " " << a.workspace_bytes << "\n";
+  }
+  // == runtime/checkpoint.h
+  {
+    Net& net = *given.net;  // (adapted)
+    save_checkpoint("run.safetensors", net, config, {.step = 500, .steps_per_epoch = 468,
+                                                     .total_steps = 4680});
+    Checkpoint c = read_checkpoint("run.safetensors");
+    check_resumable(c, net.graph().name(), net.batch(), config.seed);
+    restore_checkpoint(c, net);
+    load_weights(read_safetensors("w.safetensors"), net);
+  }
+  // == runtime/sgd.h
+  {
+    Net& net = *given.net;  // (adapted)
+    Sgd sgd({.momentum = 0.9, .weight_decay = 5e-4});
+    LrSchedule schedule{.base = 0.05, .kind = LrSchedule::kCosine, .total_steps = 4690};
+    net.run_on_compute([&] { sgd.step(net.backend(), net.params(), schedule.at(step, epoch)); });
+  }
+  // == runtime/step_recorder.h
+  {
+    Net& net = *given.net;                                       // (adapted)
+    const Dataset &train = *given.train_set, &test = *given.test_set;  // (adapted)
+    StepRecorder rec;
+    net.record_step(3, &rec);
+    given.trainer->run(train, &test);  // (adapted)
+    write_chrome_trace("step.json", rec.timeline(), "fmnist_cnn measured");
+  }
+  // == runtime/kernel_args.h
+  {
+    Backend& backend = *given.backend_;  // (adapted)
+    KernelArgs a;
+    a.in = {x}; a.out = y; a.params = {w, b}; a.scratch = workspace;
+    backend.forward(node, a);
+  }
+  // == device/cpu_device.h
+  {
+    vdnn::CpuDevice dev(vdnn::parse_link("12.8", "10us"));
+    dev.launch(vdnn::StreamKind::kCompute, [&] { fill(buf); });
+    dev.wait(vdnn::StreamKind::kD2H, dev.record(vdnn::StreamKind::kCompute));
+    vdnn::Event saved = dev.copy_async(vdnn::StreamKind::kD2H, host, buf, bytes);
+    saved.synchronize();
+    double s = dev.stats(vdnn::StreamKind::kD2H).busy_seconds;
   }
 }
 
