@@ -3,7 +3,9 @@
 // Model: anything a user, a file or a device can cause (bad model file, missing data, a budget too
 // small) throws vdnn::Error with a one-line message that names the file/layer/flag and what would be
 // valid. A broken internal invariant is VDNN_CHECK (throws vdnn::InternalError naming file and line).
-// Vendor calls are wrapped once (VDNN_DNNL_CHECK) so the failing statement is in the message.
+// Vendor failures: oneDNN errors become vdnn::Error naming the layer where its kernel is made
+// (backends/cpu/kernel.cc); CUDA, cuDNN and cuBLAS calls go through VDNN_CUDA_CHECK
+// (backends/cuda/cuda_check.h), which names the failing statement.
 // The library never calls exit(); the CLI catches Error, prints "error: <what>" and exits non-zero.
 //
 //   if (kernel < 1) throw vdnn::Error("model.json: layer 'conv1': field 'kernel' must be >= 1, got 0");
