@@ -10,9 +10,9 @@
 #include <iostream>
 
 #include "commands.h"
-#include "io/chrome_trace.h"
-#include "io/configuration_chart.h"
-#include "io/memory_timeline_chart.h"
+#include "report/chrome_trace.h"
+#include "report/configuration_chart.h"
+#include "report/memory_timeline_chart.h"
 #include "io/model_file.h"
 #include "plan/dyn.h"
 #include "plan/memory_plan.h"

@@ -12,7 +12,7 @@
 //   struct MyCosts : CostModel { ... };
 //   SimResult r = simulate(program, costs);
 //   r.iteration_seconds; r.stall_seconds; r.busy_seconds[static_cast<int>(StreamKind::kCompute)];
-//   write_chrome_trace("predicted.json", r.timeline(), "vgg16 predicted");  // io/chrome_trace.h
+//   write_chrome_trace("predicted.json", r.timeline(), "vgg16 predicted");  // report/chrome_trace.h
 #pragma once
 
 #include <array>

@@ -6,7 +6,7 @@
 // input upload or a copy — with its stream, its Program step, the layer and pass it belongs to,
 // and when it started and ended (seconds from the start of the step). The memory timeline holds
 // the device bytes in use per class after each alloc or free, at the time the compute stream
-// reaches it. Writers (io/chrome_trace.h, io/memory_chart.h) read only this.
+// reaches it. Writers (report/chrome_trace.h, report/memory_chart.h) read only this.
 //
 //   SimResult r = simulate(program, costs);
 //   StepTimeline t{r.ops, r.memory};

@@ -16,7 +16,7 @@
 //   StepRecorder rec;
 //   net.record_step(3, &rec);                  // the 3rd training step (or the last, if fewer)
 //   trainer.run(train, &test);
-//   write_chrome_trace("step.json", rec.timeline(), "fmnist_cnn measured");   // io/chrome_trace.h
+//   write_chrome_trace("step.json", rec.timeline(), "fmnist_cnn measured");   // report/chrome_trace.h
 #pragma once
 
 #include <chrono>

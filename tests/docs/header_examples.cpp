@@ -23,15 +23,15 @@
 #include "data/fashion_mnist.h"
 #include "data/idx_file.h"
 #include "data/synthetic.h"
-#include "io/chart.h"
-#include "io/chrome_trace.h"
-#include "io/configuration_chart.h"
+#include "report/chart.h"
+#include "report/chrome_trace.h"
+#include "report/configuration_chart.h"
 #include "io/json_text.h"
-#include "io/memory_timeline_chart.h"
+#include "report/memory_timeline_chart.h"
 #include "io/model_file.h"
-#include "io/report.h"
+#include "report/report.h"
 #include "io/safetensors.h"
-#include "io/svg.h"
+#include "report/svg.h"
 #include "layers/elementwise.h"
 #include "layers/fc.h"
 #include "layers/softmax_ce.h"
@@ -297,7 +297,7 @@ void examples(Given& given) {
     s.to_string();
     s.with_batch(32);
   }
-  // == io/chart.h
+  // == report/chart.h
   {
     Svg svg(960, 400);
     const ChartUnit gib = byte_unit(peak_bytes), ms = time_unit(step_seconds);
@@ -308,13 +308,13 @@ void examples(Given& given) {
     svg.rect(plot.px(0), plot.py(4), plot.px(1) - plot.px(0), plot.py(0) - plot.py(4), {.fill = "red"});
     draw_class_legend(svg, 80, 40);
   }
-  // == io/chrome_trace.h
+  // == report/chrome_trace.h
   {
     SimResult r = simulate(*program, *costs);  // (adapted)
     write_chrome_trace("predicted.json", r.timeline(), "vgg16 batch 256, all+fastest, predicted");
     nlohmann::json j = chrome_trace(recorder->timeline(), "fmnist_cnn batch 128, measured");  // (adapted)
   }
-  // == io/configuration_chart.h
+  // == report/configuration_chart.h
   {
     std::vector<ConfigurationBar> bars;
     for (const Row& r : rows)
@@ -327,7 +327,7 @@ void examples(Given& given) {
   {
     nlohmann::json j = parse_json_text(file->text(), "my.json");  // (adapted)
   }
-  // == io/memory_timeline_chart.h
+  // == report/memory_timeline_chart.h
   {
     std::vector<MemoryPanel> panels;
     for (const Row& r : rows) panels.push_back({r.label, r.e.time.memory, r.e.time.iteration_seconds});
@@ -343,7 +343,7 @@ void examples(Given& given) {
     b.layer("conv", "c1", {{"channels", 4}, {"kernel", 3}}).layer("fc", "fc", {{"units", 10}});
     Graph t = b.layer("softmax_cross_entropy", "loss").build();
   }
-  // == io/report.h
+  // == report/report.h
   {
     nlohmann::json r = train_report(model_name, config, batch, result);
     write_json_file("run.json", r);
@@ -358,7 +358,7 @@ void examples(Given& given) {
     const SafeTensor& w = g.require("conv1.weight", {32, 1, 3, 3});
     (void)w;  // (adapted)
   }
-  // == io/svg.h
+  // == report/svg.h
   {
     Svg svg(640, 480);
     svg.rect(10, 40, 100, 50, {.fill = "#4e79a7", .tooltip = "conv1: 12 MiB"});

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "data/synthetic.h"
-#include "io/chrome_trace.h"
+#include "report/chrome_trace.h"
 #include "io/model_file.h"
 #include "io/trace_check.h"
 #include "plan/simulator.h"

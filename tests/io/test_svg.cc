@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli_run.h"
-#include "io/chart.h"
-#include "io/configuration_chart.h"
-#include "io/memory_timeline_chart.h"
-#include "io/svg.h"
+#include "report/chart.h"
+#include "report/configuration_chart.h"
+#include "report/memory_timeline_chart.h"
+#include "report/svg.h"
 #include "io/svg_check.h"
 #include "util/text_file.h"
 

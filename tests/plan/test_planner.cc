@@ -8,9 +8,9 @@
 #include "io/model_file.h"
 #include "plan/dyn.h"
 #include "plan/planner.h"
-#include "runtime/compiled_graph.h"
+#include "backends/cpu/compiled_graph.h"
 #include "runtime/net.h"
-#include "runtime/profiler.h"
+#include "backends/cpu/profiler.h"
 
 namespace vdnn {
 namespace {

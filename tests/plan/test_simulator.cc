@@ -6,7 +6,7 @@
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "plan/simulator.h"
-#include "runtime/compiled_graph.h"
+#include "backends/cpu/compiled_graph.h"
 
 namespace vdnn {
 namespace {

@@ -8,7 +8,7 @@
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
-#include "runtime/compiled_graph.h"
+#include "backends/cpu/compiled_graph.h"
 #include "runtime/net.h"
 #include "runtime/train_for_hash.h"
 #include "vdnn/error.h"

@@ -12,7 +12,7 @@
 
 #include "io/model_file.h"
 #include "runtime/plan_source.h"
-#include "runtime/profiler.h"
+#include "backends/cpu/profiler.h"
 #include "vdnn/error.h"
 
 namespace vdnn {

@@ -16,7 +16,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "runtime/backend.h"
-#include "runtime/compiled_graph.h"
+#include "backends/cpu/compiled_graph.h"
 
 namespace vdnn {
 

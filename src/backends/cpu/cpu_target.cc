@@ -2,8 +2,8 @@
 #include "backends/cpu/cpu_target.h"
 
 #include "backends/cpu/cpu_backend.h"
-#include "runtime/compiled_graph.h"
-#include "runtime/profiler.h"
+#include "backends/cpu/compiled_graph.h"
+#include "backends/cpu/profiler.h"
 #include "vdnn/error.h"
 
 namespace vdnn {

@@ -1,4 +1,4 @@
-// runtime/compiled_graph.h — a graph's kernels for one batch size, and what they declare.
+// backends/cpu/compiled_graph.h — a graph's kernels for one batch size, and what they declare.
 //
 // Model: kernels are created in graph order; each value's layout is what its producer chose
 // (blocked, format_tag::any), the input is plain NCHW. The kernels' declared sizes are the facts

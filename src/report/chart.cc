@@ -1,4 +1,4 @@
-#include "io/chart.h"
+#include "report/chart.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// io/configuration_chart.h — `vdnn plan --svg`: the configurations side by side, memory and time.
+// report/configuration_chart.h — `vdnn plan --svg`: the configurations side by side, memory and time.
 //
 // Model: one row per configuration (none+leanest, none+fastest, conv, all, dyn's pick). Left:
 // its peak device memory as a bar stacked by class — the classes at the moment of the peak, so

@@ -1,4 +1,4 @@
-// runtime/profiler.h — measures what every layer costs on this machine's CPU backend.
+// backends/cpu/profiler.h — measures what every layer costs on this machine's CPU backend.
 //
 // Model: each layer's oneDNN kernel runs alone, on buffers of its own, forward then backward,
 // `repeats` times after one warm-up, with the caches evicted before each run (a training step's

@@ -1,8 +1,8 @@
-#include "io/memory_timeline_chart.h"
+#include "report/memory_timeline_chart.h"
 
 #include <algorithm>
 
-#include "io/chart.h"
+#include "report/chart.h"
 #include "util/size_parse.h"
 
 namespace vdnn {

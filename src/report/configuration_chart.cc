@@ -1,8 +1,8 @@
-#include "io/configuration_chart.h"
+#include "report/configuration_chart.h"
 
 #include <algorithm>
 
-#include "io/chart.h"
+#include "report/chart.h"
 #include "util/size_parse.h"
 
 namespace vdnn {

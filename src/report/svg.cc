@@ -1,4 +1,4 @@
-#include "io/svg.h"
+#include "report/svg.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "runtime/profiler.h"
+#include "backends/cpu/profiler.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "runtime/compiled_graph.h"
+#include "backends/cpu/compiled_graph.h"
 #include "util/aligned_buffer.h"
 #include "util/timing_stability.h"
 #include "vdnn/error.h"

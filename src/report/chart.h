@@ -1,4 +1,4 @@
-// io/chart.h — what vdnn's charts share: a plot area with linear axes from zero, round tick
+// report/chart.h — what vdnn's charts share: a plot area with linear axes from zero, round tick
 // values, the units to show bytes and seconds in, and one colour per memory class with a legend.
 //
 // Model: a PlotArea maps data [0, x_max] x [0, y_max] onto a pixel rectangle (y up). Its axes
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "io/svg.h"
+#include "report/svg.h"
 #include "memory/memory_class.h"
 
 namespace vdnn {

@@ -1,4 +1,4 @@
-#include "io/chrome_trace.h"
+#include "report/chrome_trace.h"
 
 #include "util/text_file.h"
 

@@ -1,10 +1,10 @@
-// io/svg.h — a small SVG document writer, so vdnn draws its own pictures (no plotting tool).
+// report/svg.h — a small SVG document writer, so vdnn draws its own pictures (no plotting tool).
 //
 // Model: an SVG 1.1 document of a fixed size in pixels (y grows downwards) built from four
 // primitives: rectangles, lines, polygons and text. Text and tooltips are XML-escaped, numbers are
 // written with two decimals, the font is sans-serif. The result is standalone XML: it passes
 // `xmllint --noout`, renders with `rsvg-convert` and in any browser. Charts live elsewhere
-// (io/chart.h, io/memory_timeline_chart.h, io/configuration_chart.h).
+// (report/chart.h, report/memory_timeline_chart.h, report/configuration_chart.h).
 //
 //   Svg svg(640, 480);
 //   svg.rect(10, 40, 100, 50, {.fill = "#4e79a7", .tooltip = "conv1: 12 MiB"});

@@ -1,4 +1,4 @@
-#include "runtime/compiled_graph.h"
+#include "backends/cpu/compiled_graph.h"
 
 #include "backends/cpu/dnnl_util.h"
 #include "vdnn/error.h"

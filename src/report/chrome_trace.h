@@ -1,4 +1,4 @@
-// io/chrome_trace.h — a step timeline as a Chrome trace, for Perfetto and chrome://tracing.
+// report/chrome_trace.h — a step timeline as a Chrome trace, for Perfetto and chrome://tracing.
 //
 // Model: Chrome's Trace Event Format, a JSON object {"traceEvents": [...]}. One process (named
 // after the step: model, batch, configuration, predicted or measured) with one thread track per

@@ -1,4 +1,4 @@
-// io/memory_timeline_chart.h — the picture a vDNN user wants: device memory over one training
+// report/memory_timeline_chart.h — the picture a vDNN user wants: device memory over one training
 // step, stacked by class, one panel per configuration (none, conv, all, dyn's pick).
 //
 // Model: each panel draws a step's memory timeline (plan/step_timeline.h: bytes per class after

@@ -1,4 +1,4 @@
-// io/report.h — the JSON run report written by `vdnn train --report FILE.json`.
+// report/report.h — the JSON run report written by `vdnn train --report FILE.json`.
 //
 //   nlohmann::json r = train_report(model_name, config, batch, result);
 //   write_json_file("run.json", r);      // throws vdnn::Error naming the file on failure

@@ -1,0 +1,110 @@
+// Which folder of src/ may include which: the layering of docs/design.md ("Layering"), checked on
+// every #include of every file under src/. A file that includes a folder above its own fails here
+// with the file, the line and what its folder may include.
+//
+// Model: folders form layers, each including only folders below it —
+//   util, core, layers, io (file formats), data, device, memory, plan, runtime (backend-neutral),
+//   report (what a run or plan shows), and the backends at the top (cpu; cuda and cuda_target, the
+//   CUDA target's plain-C++ sizes; backends/backend_targets.cc, the registry, sees them all).
+// `vdnn/` (include/vdnn, the public headers) may be included from anywhere. tools/ and tests/ sit
+// above everything.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The folder a path under src/ belongs to: its first part, or two parts below backends/.
+std::string component(const std::string& path) {
+  const size_t slash = path.find('/');
+  if (slash == std::string::npos) return "";
+  const std::string first = path.substr(0, slash);
+  if (first != "backends") return first;
+  const size_t second = path.find('/', slash + 1);
+  return second == std::string::npos ? first : path.substr(0, second);
+}
+
+// What each folder may include besides itself and vdnn/ (one line per layer, bottom up).
+const std::map<std::string, std::set<std::string>>& allowed() {
+  static const std::map<std::string, std::set<std::string>> table = [] {
+    std::map<std::string, std::set<std::string>> t;
+    std::set<std::string> below;
+    auto layer = [&](const std::string& name, std::set<std::string> extra = {}) {
+      t[name] = below;
+      t[name].insert(extra.begin(), extra.end());
+      below.insert(name);
+    };
+    layer("util");
+    layer("core");
+    layer("layers");
+    layer("io");
+    layer("data");
+    layer("device");
+    layer("memory");
+    layer("plan");
+    layer("runtime");
+    const std::set<std::string> neutral = below;  // what every backend and the report may see
+    layer("report");
+    t["backends/cpu"] = neutral;
+    t["backends/cuda"] = neutral;
+    t["backends/cuda"].insert("backends/cuda_target");
+    t["backends/cuda_target"] = neutral;
+    t["backends/cuda_target"].insert("backends/cuda");  // instantiate(), only where CUDA is built
+    t["backends"] = neutral;
+    t["backends"].insert({"backends/cpu", "backends/cuda", "backends/cuda_target"});
+    return t;
+  }();
+  return table;
+}
+
+TEST(Layering, EveryIncludeUnderSrcGoesDownTheLayers) {
+  const fs::path src = fs::path(VDNN_SOURCE_DIR) / "src";
+  const std::regex include_line(R"(^\s*#\s*include\s+"([^"]+)\")");
+  int files = 0, includes = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(src)) {
+    const std::string ext = entry.path().extension().string();
+    if (!entry.is_regular_file() || (ext != ".h" && ext != ".cc" && ext != ".cu" && ext != ".cuh")) continue;
+    const std::string file = fs::relative(entry.path(), src).generic_string();
+    const std::string from = component(file);
+    ASSERT_TRUE(allowed().count(from)) << "src/" << file << ": folder '" << from
+                                       << "' has no place in the layering (add it to this test and to docs/design.md)";
+    ++files;
+    std::ifstream in(entry.path());
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include_line)) continue;
+      const std::string to = component(m[1].str());
+      if (to.empty() || to == from || to == "vdnn") continue;
+      ++includes;
+      const auto& may = allowed().at(from);
+      std::string list;
+      for (const std::string& s : may) list += (list.empty() ? "" : ", ") + s;
+      EXPECT_TRUE(may.count(to)) << "src/" << file << ":" << number << " includes \"" << m[1].str() << "\": '"
+                                 << from << "' may include only " << (list.empty() ? "vdnn/" : list);
+    }
+  }
+  EXPECT_GT(files, 100) << "the source tree was not found at " << src;
+  EXPECT_GT(includes, 100);
+}
+
+TEST(Layering, AnIncludeGoingUpIsFound) {
+  // The table itself: a file format may not see the runtime, the runtime may not see a backend.
+  EXPECT_FALSE(allowed().at("io").count("runtime"));
+  EXPECT_FALSE(allowed().at("runtime").count("backends/cpu"));
+  EXPECT_FALSE(allowed().at("core").count("layers"));
+  EXPECT_FALSE(allowed().at("report").count("backends/cuda"));
+  EXPECT_TRUE(allowed().at("plan").count("io"));
+  EXPECT_EQ(component("backends/cpu/kernel.h"), "backends/cpu");
+  EXPECT_EQ(component("backends/backend_targets.cc"), "backends");
+  EXPECT_EQ(component("runtime/net.h"), "runtime");
+}
+
+}  // namespace
