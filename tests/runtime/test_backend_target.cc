@@ -122,8 +122,8 @@ TEST(BackendTarget, CpuAlgorithmOptionsAreTheWorkspaceOfTheKernelsTheBackendBuil
 }
 
 // The shape-only half, on every machine: the CUDA target's facts are, node by node, what
-// cuda_kernel_sizes gives for the setup CudaBackend hands its kernels (CudaKernel::declare_sizes
-// calls it), for every convolution algorithm.
+// cuda_kernel_sizes gives for cuda_kernel_setup, the setup CudaBackend hands its kernels
+// (CudaKernel::declare_sizes calls it), for every convolution algorithm.
 TEST(CudaTarget, FactsAreTheSizesTheCudaKernelsDeclareOverTheZoo) {
   const BackendTarget& cuda = backend_target("cuda");
   for (const std::string& model : model_names()) {
@@ -135,14 +135,10 @@ TEST(CudaTarget, FactsAreTheSizesTheCudaKernelsDeclareOverTheZoo) {
       kernels.value_bytes.assign(g.values().size(), 0);
       kernels.value_bytes[0] = float_bytes(kBatch, g.input_shape());
       for (size_t i = 0; i < g.nodes().size(); ++i) {
-        const Node& node = g.nodes()[i];
-        std::vector<Shape> in;
-        for (ValueId v : node.inputs) in.push_back(g.value(v).shape);
-        const CudaSizes s = cuda_kernel_sizes(*node.layer, kBatch, in, g.value(node.output).shape,
-                                              node.inputs[0] != 0, algo);
-        kernels.value_bytes[node.output] = s.out_bytes;
-        kernels.facts.push_back({s.out_bytes, s.saved_bytes, s.scratch_bytes, s.param_bytes,
-                                 g.runs_in_place(static_cast<int>(i))});
+        const CudaKernelSetup setup = cuda_kernel_setup(g, static_cast<int>(i), kBatch, algo);
+        const CudaSizes s = cuda_kernel_sizes(setup);
+        kernels.value_bytes[g.nodes()[i].output] = s.out_bytes;
+        kernels.facts.push_back({s.out_bytes, s.saved_bytes, s.scratch_bytes, s.param_bytes, setup.in_place});
       }
       expect_same_facts(kernels, t.value_bytes, t.facts);
     }

@@ -13,19 +13,13 @@ CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
   VDNN_CHECK(options.conv_algos.empty() || options.conv_algos.size() == graph.nodes().size(),
              "per-node convolution algorithms: " << options.conv_algos.size() << " for "
                                                  << graph.nodes().size() << " nodes");
-  const auto& values = graph.values();
-  value_bytes_.assign(values.size(), 0);
+  value_bytes_.assign(graph.values().size(), 0);
   value_bytes_[0] = float_bytes(options.batch, graph.input_shape());
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
-    CudaKernelSetup setup{*node.layer, options.batch, {}, values[node.output].shape};
-    for (ValueId v : node.inputs) {
-      setup.in_shapes.push_back(values[v].shape);
-      setup.input_needs_grad.push_back(v != 0);
-    }
-    setup.in_place = graph.runs_in_place(static_cast<int>(i));
+    CudaKernelSetup setup = cuda_kernel_setup(graph, static_cast<int>(i), options.batch,
+                                              options.conv_algos.empty() ? options.conv_algo : options.conv_algos[i]);
     setup.seed = options.seed * 0x9E3779B97F4A7C15ULL + i;  // as the CPU backend
-    setup.conv_algo = options.conv_algos.empty() ? options.conv_algo : options.conv_algos[i];
     kernels_.push_back(make_cuda_kernel(setup, libraries_.context()));
     const CudaKernel& k = *kernels_.back();
     value_bytes_[node.output] = k.out_bytes;

@@ -9,8 +9,7 @@
 namespace vdnn {
 
 void CudaKernel::declare_sizes(const CudaKernelSetup& s) {
-  CudaSizes sizes = cuda_kernel_sizes(s.layer, s.batch, s.in_shapes, s.out_shape, s.needs_grad(0),
-                                      s.conv_algo);
+  CudaSizes sizes = cuda_kernel_sizes(s);
   out_bytes = sizes.out_bytes;
   param_bytes = std::move(sizes.param_bytes);
   saved_bytes = std::move(sizes.saved_bytes);

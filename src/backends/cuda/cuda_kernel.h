@@ -27,21 +27,6 @@
 
 namespace vdnn {
 
-struct CudaKernelSetup {
-  const Layer& layer;
-  int64_t batch = 1;
-  std::vector<Shape> in_shapes;
-  Shape out_shape;
-  bool in_place = false;               // output shares input 0's buffer
-  std::vector<bool> input_needs_grad;  // false for the graph input; empty: all true
-  uint64_t seed = 0;                   // dropout masks
-  ConvAlgo conv_algo = ConvAlgo::kAuto;
-
-  bool needs_grad(size_t input) const {
-    return input >= input_needs_grad.size() || input_needs_grad[input];
-  }
-};
-
 class CudaKernel {
  public:
   virtual ~CudaKernel() = default;

@@ -64,4 +64,20 @@ size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const 
   return most;
 }
 
+CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, ConvAlgo conv_algo) {
+  const Node& n = graph.nodes().at(static_cast<size_t>(node));
+  CudaKernelSetup setup{*n.layer, batch, {}, graph.value(n.output).shape};
+  for (ValueId v : n.inputs) {
+    setup.in_shapes.push_back(graph.value(v).shape);
+    setup.input_needs_grad.push_back(v != 0);
+  }
+  setup.in_place = graph.runs_in_place(node);
+  setup.conv_algo = conv_algo;
+  return setup;
+}
+
+CudaSizes cuda_kernel_sizes(const CudaKernelSetup& s) {
+  return cuda_kernel_sizes(s.layer, s.batch, s.in_shapes, s.out_shape, s.needs_grad(0), s.conv_algo);
+}
+
 }  // namespace vdnn

@@ -26,12 +26,35 @@
 #include <vector>
 
 #include "core/conv_algo.h"
+#include "core/graph.h"
 #include "core/layer.h"
 #include "core/shape.h"
 
 namespace vdnn {
 
 class ConvLayer;
+
+// What a CUDA kernel is made from (CudaBackend makes one per node; the kernels live in
+// backends/cuda, this description is plain C++ so the device-free target can build it too).
+struct CudaKernelSetup {
+  const Layer& layer;
+  int64_t batch = 1;
+  std::vector<Shape> in_shapes;
+  Shape out_shape;
+  bool in_place = false;               // output shares input 0's buffer
+  std::vector<bool> input_needs_grad;  // false for the graph input; empty: all true
+  uint64_t seed = 0;                   // dropout masks
+  ConvAlgo conv_algo = ConvAlgo::kAuto;
+
+  bool needs_grad(size_t input) const {
+    return input >= input_needs_grad.size() || input_needs_grad[input];
+  }
+};
+
+// The setup of node `node`: its shapes, which inputs need a gradient (all but the graph input),
+// whether it runs in place, `conv_algo`. The one place a node becomes a setup, for CudaBackend
+// and the CUDA target alike (the backend adds the dropout seed).
+CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, ConvAlgo conv_algo);
 
 struct CudaSizes {
   size_t out_bytes = 0;
@@ -48,6 +71,9 @@ inline size_t float_bytes(int64_t batch, const Shape& shape) {
 // Throws vdnn::Error naming the layer for a type the CUDA backend has no kernel for.
 CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector<Shape>& in_shapes,
                             const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo);
+
+// The same, for a setup (what CudaKernel::declare_sizes and the CUDA target call).
+CudaSizes cuda_kernel_sizes(const CudaKernelSetup& s);
 
 // The workspace the CUDA backend reserves for a convolution run with `algo`, and the most any of
 // its cuDNN passes may use (the live kernel refuses an algorithm that asks more). It is the

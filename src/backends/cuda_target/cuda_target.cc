@@ -54,14 +54,12 @@ class CudaTarget final : public BackendTarget {
     t.value_bytes.assign(graph.values().size(), 0);
     t.value_bytes[0] = float_bytes(batch, graph.input_shape());
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
-      const Node& node = graph.nodes()[i];
-      std::vector<Shape> in;
-      for (ValueId v : node.inputs) in.push_back(graph.value(v).shape);
-      CudaSizes s = cuda_kernel_sizes(*node.layer, batch, in, graph.value(node.output).shape,
-                                      node.inputs[0] != 0, algos.empty() ? ConvAlgo::kDirect : algos[i]);
-      t.value_bytes[node.output] = s.out_bytes;
+      const CudaKernelSetup setup =
+          cuda_kernel_setup(graph, static_cast<int>(i), batch, algos.empty() ? ConvAlgo::kDirect : algos[i]);
+      CudaSizes s = cuda_kernel_sizes(setup);
+      t.value_bytes[graph.nodes()[i].output] = s.out_bytes;
       t.facts.push_back({s.out_bytes, std::move(s.saved_bytes), s.scratch_bytes, std::move(s.param_bytes),
-                         graph.runs_in_place(static_cast<int>(i))});
+                         setup.in_place});
     }
     return t;
   }
