@@ -239,6 +239,7 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
   VDNN_CHECK(plan.fits == (capacity_bytes >= choice.smallest_bytes),
              "the placement fits exactly the capacities from its high water up");
   plan.capacity_bytes = capacity_bytes;
+  plan.smallest_bytes = choice.smallest_bytes;
   if (!plan.fits)
     plan.failure += "; this Program needs at least " + describe_budget(choice.smallest_bytes);
   return plan;

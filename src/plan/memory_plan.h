@@ -35,6 +35,7 @@ struct MemoryPlan {
   size_t capacity_bytes = 0;
   size_t peak_bytes = 0;        // most bytes in use at once (rounded sizes)
   size_t high_water_bytes = 0;  // highest address used: the budget this placement needs
+  size_t smallest_bytes = 0;    // minimum_budget(program), known to plan_memory whether it fits or not
   double average_bytes = 0;     // mean bytes in use over the steps
   std::array<double, kMemoryClassCount> average_by_class{};  // the same, per class (index_of)
   ClassStats by_class;          // current (at the end) and peak per memory class

@@ -1,5 +1,8 @@
 #include "plan/planned_step.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "plan/program_builder.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
@@ -42,11 +45,14 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
   PlannedStep s;
   s.train = build(graph, value_bytes, facts, options.policy, options.sync, true);
   s.eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);
-  // The one smallest budget (memory_plan.h): every capacity from it up fits, every one below fails.
-  s.smallest_budget = minimum_budget(s.train, s.eval);
+  // Each Program is placed once: the placement does not depend on the capacity (memory_plan.h),
+  // so one plan_memory gives its offsets and its smallest budget, from which every capacity fits.
+  const size_t capacity = options.budget ? options.budget : std::numeric_limits<size_t>::max();
+  s.train_plan = plan_memory(s.train, capacity);
+  s.eval_plan = plan_memory(s.eval, capacity);
+  s.smallest_budget = std::max(s.train_plan.smallest_bytes, s.eval_plan.smallest_bytes);
   s.capacity = options.budget ? options.budget : s.smallest_budget;
-  s.train_plan = plan_memory(s.train, s.capacity);
-  s.eval_plan = plan_memory(s.eval, s.capacity);
+  s.train_plan.capacity_bytes = s.eval_plan.capacity_bytes = s.capacity;
   s.fits = s.train_plan.fits && s.eval_plan.fits;
   if (!s.fits) return s;
   if (options.prefetch == Prefetch::kAhead && options.policy != Policy::kNone)
