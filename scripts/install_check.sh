@@ -21,7 +21,7 @@ unset VDNN_DATA_DIR VDNN_MODELS_DIR VDNN_PROFILES_DIR
 
 echo "== install check: cmake --install into $PREFIX, examples/ built against it"
 cmake --install "$BUILD_DIR" --prefix "$PREFIX" >/dev/null
-for f in lib/libvdnn.a bin/vdnn include/vdnn/vdnn.h lib/cmake/vdnn/vdnnConfig.cmake \
+for f in lib/libvdnn_util.a lib/libvdnn_cpu.a lib/libvdnn_runtime.a bin/vdnn include/vdnn/vdnn.h lib/cmake/vdnn/vdnnConfig.cmake \
          lib/cmake/vdnn/vdnnConfigVersion.cmake lib/cmake/vdnn/vdnnTargets.cmake \
          share/vdnn/models/fmnist_cnn.json share/vdnn/profiles/devices/h100.json; do
   [ -e "$PREFIX/$f" ] || fail "cmake --install did not install $f"

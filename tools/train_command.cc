@@ -8,17 +8,18 @@
 #include <optional>
 #include <filesystem>
 
+#include "backends/backend_targets.h"
+#include "backends/cpu/profiler.h"
 #include "commands.h"
-#include "numeric_flags.h"
 #include "data/data_source.h"
-#include "report/chrome_trace.h"
 #include "io/model_file.h"
-#include "report/report.h"
+#include "numeric_flags.h"
 #include "plan/dyn.h"
 #include "plan/memory_plan.h"
+#include "report/chrome_trace.h"
+#include "report/report.h"
 #include "runtime/checkpoint.h"
 #include "runtime/plan_source.h"
-#include "backends/cpu/profiler.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/host_memory.h"

@@ -28,6 +28,9 @@
 #include "vdnn/data_dir.h"
 #include "vdnn/error.h"
 
+#include "backend_api/backend.h"
+#include "backend_api/backend_target.h"
+#include "backends/backend_targets.h"
 #include "core/graph.h"
 #include "data/dataset.h"
 #include "data/fashion_mnist.h"
@@ -36,8 +39,6 @@
 #include "plan/device_profile.h"
 #include "plan/planner.h"
 #include "plan/policy.h"
-#include "runtime/backend.h"
-#include "runtime/backend_target.h"
 #include "runtime/net.h"
 #include "runtime/plan_source.h"
 #include "runtime/trainer.h"

@@ -1,9 +1,10 @@
-// The registry of backend targets (runtime/backend_target.h): this list is the one place a
+// The registry of backend targets (backends/backend_targets.h): this list is the one place a
 // backend is registered. An explicit list, not self-registering static objects, which a static
 // library's linker would drop when nothing else in their object file is referenced.
+#include "backends/backend_targets.h"
+
 #include "backends/cpu/cpu_target.h"
 #include "backends/cuda_target/cuda_target.h"
-#include "runtime/backend_target.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -20,6 +21,14 @@ const BackendTarget& backend_target(const std::string& name) {
     known += std::string(known.empty() ? "" : ", ") + t->name();
   }
   VDNN_THROW("no backend target '" << name << "'; registered: " << known);
+}
+
+std::string backend_unavailable_reason(BackendKind kind) {
+  return backend_target(to_string(kind)).unavailable_reason();
+}
+
+std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options) {
+  return backend_target(to_string(options.kind)).instantiate(graph, options);
 }
 
 }  // namespace vdnn

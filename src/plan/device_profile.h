@@ -11,7 +11,7 @@
 //
 //   DeviceProfile gpu = load_device_profile("titan-x-maxwell");  // or "my/gpu.json"
 //   LinkProfile link = load_link_profile(gpu.link);              // or "pcie4", "my/link.json"
-//   TargetFacts f = backend_target("cuda").facts(graph, 64, {});   // runtime/backend_target.h
+//   TargetFacts f = backend_target("cuda").facts(graph, 64, {});   // backend_api/backend_target.h
 //   NetworkCosts costs = roofline_costs(graph, 64, f.value_bytes, f.facts, gpu, link);
 #pragma once
 

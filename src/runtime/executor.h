@@ -17,11 +17,11 @@
 #include <memory>
 #include <vector>
 
+#include "backend_api/backend.h"
 #include "device/device.h"
 #include "memory/host_pool.h"
 #include "memory/residency.h"
 #include "plan/program.h"
-#include "runtime/backend.h"
 #include "runtime/step_recorder.h"
 
 namespace vdnn {

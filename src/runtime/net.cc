@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "backends/backend_targets.h"
 #include "util/sha256.h"
 #include "vdnn/error.h"
 #include "vdnn/rng.h"

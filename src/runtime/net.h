@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_api/backend.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
 #include "device/cpu_device.h"
@@ -30,7 +31,6 @@
 #include "plan/planned_step.h"
 #include "plan/policy.h"
 #include "plan/program.h"
-#include "runtime/backend.h"
 #include "runtime/executor.h"
 
 namespace vdnn {

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "backends/backend_targets.h"
 #include "plan/device_profile.h"
-#include "runtime/backend_target.h"
 #include "vdnn/error.h"
 
 namespace vdnn {

@@ -1,6 +1,6 @@
 // runtime/plan_source.h — where a plan's sizes and costs come from: this CPU, or a device profile.
 //
-// Model: both come from a registered backend target (runtime/backend_target.h). `cpu`: the CPU
+// Model: both come from a registered backend target (backend_api/backend_target.h). `cpu`: the CPU
 // target — the graph's oneDNN kernels (their layouts and scratchpads, direct convolutions as the
 // base), costs from a saved `vdnn profile` file or measured now. A device profile
 // (profiles/devices/*.json, or a JSON path): the CUDA target — the CUDA kernels' own sizes

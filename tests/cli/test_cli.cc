@@ -9,8 +9,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "backend_api/backend.h"
+#include "backends/backend_targets.h"
 #include "cli/cli_run.h"
-#include "runtime/backend.h"
 
 namespace {
 

@@ -6,11 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend_api/backend.h"
+#include "backends/backend_targets.h"
 #include "cli/cli_run.h"
 #include "io/model_file.h"
 #include "plan/planned_step.h"
 #include "plan/program_builder.h"
-#include "runtime/backend.h"
 
 namespace vdnn::test {
 namespace {

@@ -15,10 +15,10 @@
 #include <memory>
 #include <vector>
 
+#include "backend_api/backend.h"
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/cudnn_descriptors.h"
-#include "runtime/backend.h"
 
 namespace vdnn::test {
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "backend_api/kernel_args.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
 #include "core/layer.h"
@@ -23,15 +24,11 @@
 #include "data/fashion_mnist.h"
 #include "data/idx_file.h"
 #include "data/synthetic.h"
-#include "report/chart.h"
-#include "report/chrome_trace.h"
-#include "report/configuration_chart.h"
+#include "device/cpu_device.h"
 #include "io/json_text.h"
-#include "report/memory_timeline_chart.h"
 #include "io/model_file.h"
-#include "report/report.h"
 #include "io/safetensors.h"
-#include "report/svg.h"
+#include "layers/conv.h"
 #include "layers/elementwise.h"
 #include "layers/fc.h"
 #include "layers/softmax_ce.h"
@@ -39,20 +36,23 @@
 #include "memory/memory_class.h"
 #include "memory/offset_allocator.h"
 #include "memory/residency.h"
-#include "device/cpu_device.h"
-#include "layers/conv.h"
 #include "plan/conv_algorithms.h"
 #include "plan/memory_plan.h"
 #include "plan/network_costs.h"
+#include "plan/planner.h"
 #include "plan/policy.h"
 #include "plan/program.h"
 #include "plan/program_builder.h"
-#include "plan/step_timeline.h"
-#include "runtime/checkpoint.h"
-#include "runtime/kernel_args.h"
-#include "runtime/sgd.h"
-#include "plan/planner.h"
 #include "plan/simulator.h"
+#include "plan/step_timeline.h"
+#include "report/chart.h"
+#include "report/chrome_trace.h"
+#include "report/configuration_chart.h"
+#include "report/memory_timeline_chart.h"
+#include "report/report.h"
+#include "report/svg.h"
+#include "runtime/checkpoint.h"
+#include "runtime/sgd.h"
 #include "runtime/step_recorder.h"
 #include "runtime/trainer.h"
 #include "util/aligned_buffer.h"
@@ -501,7 +501,7 @@ void examples(Given& given) {
     given.trainer->run(train, &test);  // (adapted)
     write_chrome_trace("step.json", rec.timeline(), "fmnist_cnn measured");
   }
-  // == runtime/kernel_args.h
+  // == backend_api/kernel_args.h
   {
     Backend& backend = *given.backend_;  // (adapted)
     KernelArgs a;

@@ -3,9 +3,10 @@
 // with the file, the line and what its folder may include.
 //
 // Model: folders form layers, each including only folders below it —
-//   util, core, layers, io (file formats), data, device, memory, plan, runtime (backend-neutral),
-//   report (what a run or plan shows), and the backends at the top (cpu; cuda and cuda_target, the
-//   CUDA target's plain-C++ sizes; backends/backend_targets.cc, the registry, sees them all).
+//   util, core, layers, io (file formats), data, device, memory, plan, backend_api (what a backend
+//   implements), the backends (cpu; cuda and cuda_target, the CUDA target's plain-C++ sizes), the
+//   registry (backends/backend_targets.*, which sees them all), runtime (backend-neutral: it
+//   reaches a backend only through the registry) and report (what a run or plan shows).
 // `vdnn/` (include/vdnn, the public headers) may be included from anywhere. tools/ and tests/ sit
 // above everything.
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -49,16 +51,16 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     layer("device");
     layer("memory");
     layer("plan");
-    layer("runtime");
-    const std::set<std::string> neutral = below;  // what every backend and the report may see
-    layer("report");
+    layer("backend_api");
+    const std::set<std::string> neutral = below;  // what every backend may see
     t["backends/cpu"] = neutral;
     t["backends/cuda"] = neutral;
     t["backends/cuda"].insert("backends/cuda_target");
     t["backends/cuda_target"] = neutral;
     t["backends/cuda_target"].insert("backends/cuda");  // instantiate(), only where CUDA is built
-    t["backends"] = neutral;
-    t["backends"].insert({"backends/cpu", "backends/cuda", "backends/cuda_target"});
+    layer("backends", {"backends/cpu", "backends/cuda", "backends/cuda_target"});  // the registry
+    layer("runtime");
+    layer("report");
     return t;
   }();
   return table;
@@ -95,10 +97,47 @@ TEST(Layering, EveryIncludeUnderSrcGoesDownTheLayers) {
   EXPECT_GT(includes, 100);
 }
 
+// The build's half (CMakeLists.txt, vdnn_component): each library compiles against an include view
+// holding links to its own folders. Every folder of the table is in exactly one view, so no folder
+// is compiled where the table does not place it, and none is left out of the libraries.
+TEST(Layering, EachLibraryOfTheBuildSeesOnlyItsOwnFolders) {
+  const fs::path views = fs::path(VDNN_BINARY).parent_path() / "include_views";
+  ASSERT_TRUE(fs::is_directory(views)) << views << " is missing: the build no longer makes include views";
+  std::map<std::string, std::string> library_of;  // folder -> the library whose view holds it
+  for (const auto& library : fs::directory_iterator(views)) {
+    for (const auto& entry : fs::directory_iterator(library.path())) {
+      std::vector<std::string> folders;
+      const std::string name = entry.path().filename().string();
+      if (name != "backends") {
+        folders.push_back(name);
+      } else {
+        for (const auto& inner : fs::directory_iterator(entry.path()))
+          folders.push_back(fs::is_directory(inner.path()) ? "backends/" + inner.path().filename().string()
+                                                           : "backends");
+      }
+      for (const std::string& folder : folders) {
+        const std::string lib = library.path().filename().string();
+        EXPECT_TRUE(allowed().count(folder)) << "library " << lib << " compiles folder '" << folder
+                                             << "', which has no place in the layering";
+        const auto [it, fresh] = library_of.emplace(folder, lib);
+        EXPECT_TRUE(fresh || it->second == lib)
+            << "folder '" << folder << "' is in two libraries: " << it->second << " and " << lib;
+      }
+    }
+  }
+  for (const auto& [folder, may] : allowed()) {
+    if (folder == "backends/cuda" && !library_of.count(folder)) continue;  // built only where nvcc is
+    EXPECT_TRUE(library_of.count(folder)) << "folder '" << folder << "' is in no library's include view";
+  }
+}
+
 TEST(Layering, AnIncludeGoingUpIsFound) {
   // The table itself: a file format may not see the runtime, the runtime may not see a backend.
   EXPECT_FALSE(allowed().at("io").count("runtime"));
   EXPECT_FALSE(allowed().at("runtime").count("backends/cpu"));
+  EXPECT_TRUE(allowed().at("runtime").count("backends"));
+  EXPECT_FALSE(allowed().at("backends/cpu").count("runtime"));
+  EXPECT_FALSE(allowed().at("backend_api").count("backends"));
   EXPECT_FALSE(allowed().at("core").count("layers"));
   EXPECT_FALSE(allowed().at("report").count("backends/cuda"));
   EXPECT_TRUE(allowed().at("plan").count("io"));

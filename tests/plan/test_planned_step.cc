@@ -4,11 +4,12 @@
 // for `--prefetch ahead` is what training uses.
 #include <gtest/gtest.h>
 
+#include "backend_api/backend.h"
+#include "backends/backend_targets.h"
 #include "io/model_file.h"
 #include "plan/planned_step.h"
 #include "plan/planner.h"
 #include "plan/program_builder.h"
-#include "runtime/backend.h"
 #include "runtime/net.h"
 #include "vdnn/error.h"
 

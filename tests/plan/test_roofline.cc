@@ -6,13 +6,14 @@
 
 #include <map>
 
+#include "backend_api/backend_target.h"
+#include "backends/backend_targets.h"
 #include "io/model_file.h"
 #include "layers/conv.h"
 #include "plan/conv_algorithms.h"
 #include "plan/memory_plan.h"
 #include "plan/program_builder.h"
 #include "plan/roofline.h"
-#include "runtime/backend_target.h"
 
 namespace vdnn {
 namespace {

@@ -2,9 +2,10 @@
 // facts are the compiled graph's, and host memory comes from the backend's source.
 #include <gtest/gtest.h>
 
+#include "backend_api/backend.h"
+#include "backends/backend_targets.h"
 #include "io/model_file.h"
 #include "memory/host_pool.h"
-#include "runtime/backend.h"
 #include "runtime/net.h"
 #include "vdnn/error.h"
 

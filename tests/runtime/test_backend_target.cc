@@ -1,4 +1,4 @@
-// Backend targets (runtime/backend_target.h): what a target predicts without a device is what its
+// Backend targets (backend_api/backend_target.h): what a target predicts without a device is what its
 // live backend declares. For every zoo model x policy x target that can be instantiated here, the
 // Program and memory plan built from the target's facts equal, byte for byte, those built from the
 // instantiated backend's; the CUDA target's sizes are the functions the CUDA kernels call
@@ -9,13 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "backend_api/backend_target.h"
+#include "backends/backend_targets.h"
 #include "backends/cuda_target/cuda_sizes.h"
 #include "cli/cli_run.h"
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
 #include "plan/program_builder.h"
-#include "runtime/backend_target.h"
 #include "runtime/plan_source.h"
 #include "vdnn/error.h"
 

@@ -15,7 +15,7 @@
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "runtime/backend.h"
+#include "backend_api/backend.h"
 #include "backends/cpu/compiled_graph.h"
 
 namespace vdnn {

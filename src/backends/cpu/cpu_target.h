@@ -1,4 +1,4 @@
-// backends/cpu/cpu_target.h — the CPU backend as a planning target (runtime/backend_target.h).
+// backends/cpu/cpu_target.h — the CPU backend as a planning target (backend_api/backend_target.h).
 //
 // Model: sizes are the oneDNN kernels' own (their blocked layouts and scratchpads), read from a
 // CompiledGraph built without tensor memory; a convolution's options are its direct kernel and
@@ -9,7 +9,7 @@
 //   TargetFacts f = cpu.facts(graph, 64, {});   // direct convolutions, as `vdnn plan`
 #pragma once
 
-#include "runtime/backend_target.h"
+#include "backend_api/backend_target.h"
 
 namespace vdnn {
 

@@ -21,9 +21,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backend_api/kernel_args.h"
 #include "core/conv_algo.h"
 #include "core/layer.h"
-#include "runtime/kernel_args.h"
 
 namespace vdnn {
 

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "backend_api/kernel_args.h"
 #include "backends/cuda/cudnn_descriptors.h"
 #include "backends/cuda_target/cuda_sizes.h"
 #include "core/conv_algo.h"
 #include "core/layer.h"
-#include "runtime/kernel_args.h"
 
 namespace vdnn {
 

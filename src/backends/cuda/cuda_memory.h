@@ -12,8 +12,8 @@
 
 #include <memory>
 
+#include "backend_api/backend.h"
 #include "memory/host_pool.h"
-#include "runtime/backend.h"
 
 namespace vdnn {
 

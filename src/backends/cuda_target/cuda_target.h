@@ -1,5 +1,5 @@
 // backends/cuda_target/cuda_target.h — the CUDA backend as a planning target
-// (runtime/backend_target.h), on any machine: plain C++, no CUDA header, no GPU.
+// (backend_api/backend_target.h), on any machine: plain C++, no CUDA header, no GPU.
 //
 // Model: sizes are the CUDA kernels' own, from the shape-only functions they call themselves
 // (cuda_sizes.h: plain fp32 NCHW, int32 max-pool argmax, float dropout masks, ...); a
@@ -12,7 +12,7 @@
 //   f.facts[pool1].saved_bytes;   // {64 x 64 x 112 x 112 x 4}: the int32 argmax
 #pragma once
 
-#include "runtime/backend_target.h"
+#include "backend_api/backend_target.h"
 
 namespace vdnn {
 

@@ -1,4 +1,4 @@
-// runtime/kernel_args.h — the buffers one kernel call reads and writes, on any backend.
+// backend_api/kernel_args.h — the buffers one kernel call reads and writes, on any backend.
 //
 // Model: kernels never allocate; the executor hands every pointer in (device pointers: arena base
 // + the offset the memory planner fixed). Backward overwrites d_in[i] (the executor sums gradients,

@@ -1,4 +1,4 @@
-// runtime/backend_target.h — a backend as a planning target: its sizes, algorithms and costs for a
+// backend_api/backend_target.h — a backend as a planning target: its sizes, algorithms and costs for a
 // graph, known without a device; and the live Backend that must then declare the same facts.
 //
 // Model (ggml's analogue: a backend's buffer type with get_alloc_size, registered once): one
@@ -29,12 +29,12 @@
 #include <string>
 #include <vector>
 
+#include "backend_api/backend.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
 #include "device/cpu_device.h"
 #include "plan/network_costs.h"
 #include "plan/program.h"
-#include "runtime/backend.h"
 
 namespace vdnn {
 
@@ -73,10 +73,5 @@ class BackendTarget {
   // Throws vdnn::Error when unavailable here (unavailable_reason) or a layer cannot be implemented.
   virtual std::unique_ptr<Backend> instantiate(const Graph& graph, const BackendOptions& options) const = 0;
 };
-
-// Every registered target, in registration order (cpu first).
-const std::vector<const BackendTarget*>& backend_targets();
-// The target named `name`; throws vdnn::Error naming the registered ones otherwise.
-const BackendTarget& backend_target(const std::string& name);
 
 }  // namespace vdnn

@@ -1,4 +1,4 @@
-// runtime/backend.h — what the executor and the Net need from a compute backend (CPU or CUDA).
+// backend_api/backend.h — what the executor and the Net need from a compute backend (CPU or CUDA).
 //
 // Model: a Backend = a Device (streams, events, asynchronous copies; device/device.h) + the kernels
 // of one graph at one batch size. It declares the facts the Program builder and the memory planner
@@ -28,13 +28,13 @@
 #include <string>
 #include <vector>
 
+#include "backend_api/kernel_args.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
 #include "memory/host_pool.h"
 #include "plan/program.h"
-#include "runtime/kernel_args.h"
 
 namespace vdnn {
 
@@ -43,10 +43,6 @@ enum class BackendKind { kCpu, kCuda };
 inline const char* to_string(BackendKind k) { return k == BackendKind::kCpu ? "cpu" : "cuda"; }
 // "cpu" or "cuda"; throws vdnn::Error naming --backend otherwise.
 BackendKind parse_backend(const std::string& text);
-
-// Empty when a backend of this kind can be created here, else why not in one line ("this vdnn
-// was built without the CUDA backend", "cudaGetDeviceCount: ... (error 35)").
-std::string backend_unavailable_reason(BackendKind kind);
 
 struct BackendOptions {
   BackendKind kind = BackendKind::kCpu;
@@ -124,11 +120,5 @@ class Backend {
 
 // Whether `count` floats in host memory are all finite (OpenMP; the CPU backend's all_finite).
 bool all_finite_floats(const float* data, size_t count);
-
-// The backend `options.kind` for `graph` (kernels created, convolution algorithms chosen), made by
-// its registered target (runtime/backend_target.h). Throws vdnn::Error when that backend is
-// unavailable (backend_unavailable_reason) or a layer cannot be implemented. `graph` must outlive
-// the backend.
-std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options);
 
 }  // namespace vdnn

@@ -1,9 +1,8 @@
-#include "runtime/backend.h"
+#include "backend_api/backend.h"
 
 #include <cmath>
 #include <vector>
 
-#include "runtime/backend_target.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -12,15 +11,6 @@ BackendKind parse_backend(const std::string& text) {
   if (text == "cpu") return BackendKind::kCpu;
   if (text == "cuda") return BackendKind::kCuda;
   VDNN_THROW("--backend: expected cpu or cuda, got '" << text << "'");
-}
-
-// Both through the registry (runtime/backend_target.h): a target instantiates its backend.
-std::string backend_unavailable_reason(BackendKind kind) {
-  return backend_target(to_string(kind)).unavailable_reason();
-}
-
-std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options) {
-  return backend_target(to_string(options.kind)).instantiate(graph, options);
 }
 
 bool all_finite_floats(const float* data, size_t count) {
