@@ -5,11 +5,16 @@
 // memory) and its ratio to the physical bound (the busiest stream). Each row is the step
 // `vdnn train` runs (plan/planned_step.h); `--prefetch ahead` rows name the look-ahead depth it picks. Sizes and costs come from this
 // CPU (measured now, or `--costs` from `vdnn profile --save`) or from a GPU's device profile.
+// `--sweep` adds a budget sweep (plan/budget_sweep.h, tools/plan_sweep.h): every policy's step time
+// from the largest smallest budget down to the floor; `--sweep-svg` draws it.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
+#include "plan_sweep.h"
+#include "report/budget_sweep_chart.h"
 #include "report/chrome_trace.h"
 #include "report/configuration_chart.h"
 #include "report/memory_timeline_chart.h"
@@ -27,11 +32,11 @@ namespace {
 
 struct PlanOptions {
   std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, link_bandwidth = "0",
-              link_latency = "0", trace, svg, svg_memory;
+              link_latency = "0", trace, svg, svg_memory, sweep_svg;
   PlanSourceOptions source;
-  int classes = 0;
+  int classes = 0, sweep_steps = 20;
   int64_t batch = 128;
-  bool print = false, json = false;
+  bool print = false, json = false, sweep = false;
 };
 
 std::string mib(size_t bytes) { return VDNN_MSG(static_cast<double>(bytes) / (1 << 20)); }
@@ -98,7 +103,8 @@ void write_pictures(const PlanOptions& o, const std::vector<Row>& rows, const st
 }
 
 int run_plan(PlanOptions o) {
-  check_output_files({{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory}});
+  check_output_files(
+      {{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory}, {"--sweep-svg", o.sweep_svg}});
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
@@ -135,6 +141,10 @@ int run_plan(PlanOptions o) {
     if (dyn.fits) row("dyn: ", dyn.config);
   }
 
+  std::optional<BudgetSweep> sweep;
+  if (o.sweep)
+    sweep = sweep_budgets(planner, sweep_policies(), {.steps = o.sweep_steps, .extra_budget = budget});
+
   if (o.json) {
     nlohmann::json js = nlohmann::json::array();
     for (const Row& r : rows) js.push_back(to_json(r, oracle));
@@ -145,6 +155,7 @@ int run_plan(PlanOptions o) {
     if (budget && !one)
       out["dyn"] = {{"fits", dyn.fits}, {"step", dyn.step}, {"why", dyn.why}, {"tried", dyn.tried},
                     {"minimum_budget", dyn.minimum_budget}};
+    if (sweep) out["sweep"] = sweep_json(*sweep, costs);
     std::cout << out.dump(2) << "\n";
   } else {
     std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", graph.name().c_str(),
@@ -163,7 +174,11 @@ int run_plan(PlanOptions o) {
       else
         std::printf("dyn: nothing fits: %s.\n", dyn.why.c_str());
     }
+    if (sweep) print_sweep_table(*sweep, budget);
   }
+  if (sweep && !o.sweep_svg.empty())
+    write_text_file(o.sweep_svg, budget_sweep_svg(VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device),
+                                                  *sweep, costs, budget));
   write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
   if (o.print)
     for (const Row& r : rows) {
@@ -215,8 +230,19 @@ Runner add_plan_command(CLI::App& app) {
   app.add_option("--svg", o->svg, "write an SVG comparing the configurations: peak memory by class and step time");
   app.add_option("--svg-memory", o->svg_memory,
                  "write an SVG of device memory over one step by class, one panel per configuration");
+  app.add_flag("--sweep", o->sweep,
+               "also sweep the budget: every policy's predicted step time (none, conv, all, dyn; vDNN's prefetch "
+               "and ahead) at budgets from the largest smallest budget down to the floor, the least any policy "
+               "trains in; the table is independent of --policy and marks --device-memory (JSON: \"sweep\")");
+  app.add_option("--sweep-steps", o->sweep_steps, "--sweep: evenly spaced budgets, ends included (implies --sweep)")
+      ->check(CLI::Range(SweepOptions::kMinSteps, SweepOptions::kMaxSteps))->capture_default_str();
+  app.add_option("--sweep-svg", o->sweep_svg,
+                 "write an SVG of the sweep: step time against budget, one line per policy (implies --sweep)");
   app.add_flag("--json", o->json, "print JSON instead of a table");
-  return [o] { return run_plan(*o); };
+  return [o, sub = &app] {
+    o->sweep = o->sweep || sub->count("--sweep-steps") > 0 || !o->sweep_svg.empty();
+    return run_plan(*o);
+  };
 }
 
 }  // namespace vdnn::cli

@@ -11,6 +11,15 @@ std::string num(double v) {
   return buf;
 }
 
+std::string point_list(const std::vector<std::pair<double, double>>& points) {
+  std::string list;
+  for (const auto& [x, y] : points) {
+    if (!list.empty()) list += ' ';
+    list.append(num(x)).append(",").append(num(y));
+  }
+  return list;
+}
+
 }  // namespace
 
 std::string xml_escape(const std::string& text) {
@@ -53,12 +62,11 @@ void Svg::line(double x1, double y1, double x2, double y2, const SvgStyle& style
 }
 
 void Svg::polygon(const std::vector<std::pair<double, double>>& points, const SvgStyle& style) {
-  std::string list;
-  for (const auto& [x, y] : points) {
-    if (!list.empty()) list += ' ';
-    list.append(num(x)).append(",").append(num(y));
-  }
-  shape("polygon points=\"" + list + "\"", style);
+  shape("polygon points=\"" + point_list(points) + "\"", style);
+}
+
+void Svg::polyline(const std::vector<std::pair<double, double>>& points, const SvgStyle& style) {
+  shape("polyline points=\"" + point_list(points) + "\"", style);
 }
 
 void Svg::text(double x, double y, const std::string& text, const SvgText& style) {

@@ -1,10 +1,11 @@
 // report/svg.h — a small SVG document writer, so vdnn draws its own pictures (no plotting tool).
 //
-// Model: an SVG 1.1 document of a fixed size in pixels (y grows downwards) built from four
-// primitives: rectangles, lines, polygons and text. Text and tooltips are XML-escaped, numbers are
-// written with two decimals, the font is sans-serif. The result is standalone XML: it passes
+// Model: an SVG 1.1 document of a fixed size in pixels (y grows downwards) built from five
+// primitives: rectangles, lines, polygons, polylines and text. Text and tooltips are XML-escaped,
+// numbers are written with two decimals, the font is sans-serif. The result is standalone XML: it passes
 // `xmllint --noout`, renders with `rsvg-convert` and in any browser. Charts live elsewhere
-// (report/chart.h, report/memory_timeline_chart.h, report/configuration_chart.h).
+// (report/chart.h, report/memory_timeline_chart.h, report/configuration_chart.h,
+// report/budget_sweep_chart.h).
 //
 //   Svg svg(640, 480);
 //   svg.rect(10, 40, 100, 50, {.fill = "#4e79a7", .tooltip = "conv1: 12 MiB"});
@@ -47,6 +48,7 @@ class Svg {
   void rect(double x, double y, double w, double h, const SvgStyle& style);
   void line(double x1, double y1, double x2, double y2, const SvgStyle& style);
   void polygon(const std::vector<std::pair<double, double>>& points, const SvgStyle& style);
+  void polyline(const std::vector<std::pair<double, double>>& points, const SvgStyle& style);  // not closed
   void text(double x, double y, const std::string& text, const SvgText& style = {});
 
   std::string str() const;  // the whole document

@@ -31,7 +31,9 @@ const std::map<std::string, std::vector<std::string>> kNumericFlags = {
      {"--epochs", "--iterations", "--batch", "--lr", "--lr-step-epochs", "--lr-gamma", "--momentum",
       "--weight-decay", "--seed", "--threads", "--input", "--classes", "--synthetic-samples", "--device-memory",
       "--link-bandwidth", "--link-latency", "--checkpoint-every"}},
-    {"plan", {"--batch", "--input", "--classes", "--device-memory", "--repeats", "--link-bandwidth", "--link-latency"}},
+    {"plan",
+     {"--batch", "--input", "--classes", "--device-memory", "--repeats", "--link-bandwidth", "--link-latency",
+      "--sweep-steps"}},
     {"profile", {"--batch", "--input", "--classes", "--repeats", "--link-bandwidth", "--link-latency", "--steps"}},
     {"infer", {"--batch", "--input", "--classes", "--synthetic-samples", "--seed", "--threads"}},
 };

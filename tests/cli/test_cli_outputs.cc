@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 // Every flag that names a file a command writes: a --help description starting "write".
 const std::map<std::string, std::vector<std::string>> kOutputFlags = {
     {"train", {"--report", "--trace", "--save"}},
-    {"plan", {"--trace", "--svg", "--svg-memory"}},
+    {"plan", {"--trace", "--svg", "--svg-memory", "--sweep-svg"}},
     {"profile", {"--save"}},
     {"infer", {}},
     {"models", {}},

@@ -1,0 +1,102 @@
+#include "plan/budget_sweep.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "plan/dyn.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+SweepPolicy fixed(Policy policy) {
+  auto config = [policy](const Planner& p) { return Configuration{policy, p.costs().fastest()}; };
+  return {to_string(policy), policy != Policy::kNone,
+          [config](const Planner& p) { return p.minimum_budget(config(p)); },
+          [config](const Planner& p, size_t) { return std::optional<Configuration>(config(p)); }};
+}
+
+// Every step of a configuration under vDNN's prefetch rule is the same step from its smallest
+// budget up (memory_plan.h): planned and simulated once.
+class OncePerConfiguration {
+ public:
+  explicit OncePerConfiguration(const Planner& planner) : planner_(planner) {}
+  const Evaluation& at_smallest(const Configuration& c) {
+    for (const Evaluation& e : seen_)
+      if (e.config == c) return e;
+    return seen_.emplace_back(planner_.evaluate(c, 0));
+  }
+
+ private:
+  const Planner& planner_;
+  std::vector<Evaluation> seen_;
+};
+
+std::vector<size_t> budgets_between(size_t top, size_t floor, int steps, const std::vector<size_t>& also) {
+  std::vector<size_t> out;
+  const size_t range = top - floor, n = static_cast<size_t>(steps - 1);
+  for (size_t i = 0; i <= n; ++i) out.push_back(top - (range / n * i + range % n * i / n));  // range * i / n
+  for (size_t b : also)
+    if (b >= floor && b <= top) out.push_back(b);
+  std::sort(out.begin(), out.end(), std::greater<>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<SweepPolicy> sweep_policies() {
+  SweepPolicy dyn{"dyn", true,
+                  [](const Planner& p) { return p.minimum_budget({Policy::kAll, p.costs().leanest()}); },
+                  [](const Planner& p, size_t budget) -> std::optional<Configuration> {
+                    const DynChoice d = choose_dyn(p, budget);
+                    if (!d.fits) return std::nullopt;
+                    return d.config;
+                  }};
+  return {fixed(Policy::kNone), fixed(Policy::kConv), fixed(Policy::kAll), std::move(dyn)};
+}
+
+BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>& policies,
+                          const SweepOptions& options) {
+  if (options.steps < SweepOptions::kMinSteps || options.steps > SweepOptions::kMaxSteps)
+    VDNN_THROW("--sweep-steps: expected " << SweepOptions::kMinSteps << " to " << SweepOptions::kMaxSteps
+                                          << " budgets, got " << options.steps);
+  VDNN_CHECK(!policies.empty(), "a sweep needs a policy");
+  BudgetSweep s;
+  s.oracle_seconds = planner.oracle_seconds();
+  std::vector<size_t> smallest;
+  for (const SweepPolicy& p : policies) smallest.push_back(p.smallest(planner));
+  for (size_t i = 0; i < policies.size(); ++i) s.columns.push_back({policies[i].name, i, Prefetch::kVdnn, smallest[i]});
+  if (options.prefetch_ahead)
+    for (size_t i = 0; i < policies.size(); ++i)
+      if (policies[i].offloads) s.columns.push_back({policies[i].name + "/ahead", i, Prefetch::kAhead, smallest[i]});
+  s.top = *std::max_element(smallest.begin(), smallest.end());
+  s.floor = *std::min_element(smallest.begin(), smallest.end());
+  std::vector<size_t> also = smallest;
+  if (options.extra_budget) also.push_back(options.extra_budget);
+  s.budgets = budgets_between(s.top, s.floor, options.steps, also);
+
+  OncePerConfiguration once(planner);
+  for (size_t budget : s.budgets) {
+    std::vector<std::optional<Configuration>> chosen;
+    for (const SweepPolicy& p : policies) chosen.push_back(p.choose(planner, budget));
+    std::vector<SweepCell>& row = s.cells.emplace_back();
+    for (const SweepColumn& c : s.columns) {
+      SweepCell& cell = row.emplace_back();
+      if (!chosen[c.policy]) continue;
+      cell.config = *chosen[c.policy];
+      const Evaluation& e = once.at_smallest(cell.config);
+      cell.fits = budget >= e.minimum_budget;
+      cell.step_seconds = e.time.iteration_seconds;
+      if (cell.fits && c.prefetch == Prefetch::kAhead && cell.config.policy != Policy::kNone) {
+        const Evaluation ahead = planner.evaluate(cell.config, budget, c.prefetch);  // depth for this budget
+        VDNN_CHECK(ahead.fits, "prefetch ahead fits wherever vDNN's rule does");
+        cell.step_seconds = ahead.time.iteration_seconds;
+        cell.prefetch_depth = ahead.prefetch_depth;
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace vdnn

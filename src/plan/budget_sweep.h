@@ -1,0 +1,84 @@
+// plan/budget_sweep.h — `vdnn plan --sweep`: predicted step time against the device budget, for
+// every policy.
+//
+// Model: the budgets run from the largest smallest budget of the policies (none's or conv's: every
+// policy fits at the top) down to the floor (the smallest budget any policy trains in), `steps`
+// evenly spaced, plus each policy's own smallest budget (so each column starts exactly where that
+// policy starts to fit) and `extra` (the device's budget) when it lies in that range; largest
+// first. At each budget each policy of sweep_policies() — the one list of them — chooses its
+// configuration, and the step `vdnn train` would run with it is planned and simulated
+// (Planner::evaluate); a column per policy and prefetch rule (vDNN's, and `ahead` for policies
+// that offload). A cell is the predicted step time, or "does not fit".
+//
+// Cost: a Program's placement, and so its simulated step, does not depend on the budget above its
+// smallest (plan/memory_plan.h). A configuration under vDNN's prefetch rule is therefore planned
+// and simulated once, whatever the number of budgets at which it is chosen; each budget is a
+// comparison with its smallest budget. What depends on the budget is planned at each: a policy's
+// choice (dyn's search: a few placements) and the `ahead` look-ahead depth (log2(layers)
+// placements, plan/planned_step.h). VGG-16 b256 on titan-x-maxwell, 20 steps: see docs/benchmarks.md.
+//
+//   Planner planner(graph, value_bytes, facts, costs, SyncMode::kEvent);
+//   BudgetSweep s = sweep_budgets(planner, sweep_policies(), {.steps = 20, .prefetch_ahead = true});
+//   for (size_t r = 0; r < s.budgets.size(); ++r)
+//     for (size_t c = 0; c < s.columns.size(); ++c)
+//       if (s.cells[r][c].fits) use(s.budgets[r], s.columns[c].name, s.cells[r][c].step_seconds);
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/planner.h"
+
+namespace vdnn {
+
+// A way to choose a configuration for a budget: a fixed one (none, conv, all with the fastest
+// algorithms) or a search (dyn).
+struct SweepPolicy {
+  std::string name;  // "none", "dyn"
+  bool offloads = true;  // false: the `ahead` prefetch rule changes nothing, no column for it
+  // The least budget it trains in.
+  std::function<size_t(const Planner&)> smallest;
+  // Its configuration at `budget` (>= 1 byte); nullopt when it has none. A fixed policy returns its
+  // configuration at every budget (the planner says whether it fits).
+  std::function<std::optional<Configuration>(const Planner&, size_t budget)> choose;
+};
+
+// none, conv, all (fastest algorithms), dyn: every policy `vdnn plan` compares. Add a policy here.
+std::vector<SweepPolicy> sweep_policies();
+
+struct SweepOptions {
+  int steps = 20;               // evenly spaced budgets, top and floor included: kMinSteps..kMaxSteps
+  bool prefetch_ahead = true;   // a second column, with `--prefetch ahead`, per policy that offloads
+  size_t extra_budget = 0;      // one more row when it lies in the range (0: none)
+  static constexpr int kMinSteps = 2, kMaxSteps = 200;
+};
+
+struct SweepColumn {
+  std::string name;             // "all", "all/ahead"
+  size_t policy = 0;            // index into the policies swept
+  Prefetch prefetch = Prefetch::kVdnn;
+  size_t smallest_budget = 0;   // the policy's
+};
+
+struct SweepCell {
+  bool fits = false;
+  double step_seconds = 0;      // predicted; meaningful when fits
+  Configuration config;         // what the policy chose (when fits)
+  int prefetch_depth = 0;       // `ahead`: the look-ahead depth at this budget
+};
+
+struct BudgetSweep {
+  std::vector<SweepColumn> columns;
+  std::vector<size_t> budgets;                 // bytes, largest first
+  std::vector<std::vector<SweepCell>> cells;   // [budget][column]
+  size_t top = 0, floor = 0;                   // the range swept
+  double oracle_seconds = 0;                   // none, fastest algorithms, unlimited memory
+};
+
+// Throws vdnn::Error naming --sweep-steps when options.steps is out of range.
+BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>& policies,
+                          const SweepOptions& options);
+
+}  // namespace vdnn

@@ -1,0 +1,143 @@
+// The budget sweep (plan/budget_sweep.h): its budgets run from the largest smallest budget down to
+// the floor; a policy that fits a budget fits every larger one and exactly those from its smallest
+// up; no step beats the oracle; and every cell — planned once per configuration where the
+// placement does not depend on the budget — is exactly what planning that budget alone answers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "io/model_file.h"
+#include "plan/budget_sweep.h"
+#include "plan/dyn.h"
+#include "runtime/plan_source.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+struct Case {
+  const char* model;
+  int64_t batch;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " b" << c.batch; }
+
+class BudgetSweepTest : public ::testing::TestWithParam<Case> {
+ protected:
+  BudgetSweepTest()
+      : graph_(load_model(GetParam().model)), in_(plan_inputs(graph_, GetParam().batch, {.device = "titan-x-maxwell"})),
+        planner_(graph_, in_.value_bytes, in_.facts, in_.costs, SyncMode::kEvent) {}
+  Graph graph_;
+  PlanInputs in_;
+  Planner planner_;
+};
+
+TEST_P(BudgetSweepTest, FitsAreMonotoneExactAndNoStepBeatsTheOracle) {
+  const BudgetSweep s = sweep_budgets(planner_, sweep_policies(), {.steps = 12});
+  ASSERT_EQ(s.cells.size(), s.budgets.size());
+  EXPECT_EQ(s.budgets.front(), s.top);
+  EXPECT_EQ(s.budgets.back(), s.floor);
+  EXPECT_TRUE(std::is_sorted(s.budgets.rbegin(), s.budgets.rend()) &&
+              std::adjacent_find(s.budgets.begin(), s.budgets.end()) == s.budgets.end())
+      << "strictly from the largest down";
+  EXPECT_GE(s.budgets.size(), 12u);
+  EXPECT_EQ(s.oracle_seconds, planner_.oracle_seconds());
+  size_t largest_smallest = 0, least_smallest = SIZE_MAX;
+  for (size_t c = 0; c < s.columns.size(); ++c) {
+    const SweepColumn& col = s.columns[c];
+    SCOPED_TRACE(col.name);
+    largest_smallest = std::max(largest_smallest, col.smallest_budget);
+    least_smallest = std::min(least_smallest, col.smallest_budget);
+    EXPECT_NE(std::find(s.budgets.begin(), s.budgets.end(), col.smallest_budget), s.budgets.end())
+        << "each policy's smallest budget is a row";
+    bool fitted_below = false;
+    for (size_t r = s.budgets.size(); r-- > 0;) {  // from the floor up
+      const SweepCell& cell = s.cells[r][c];
+      EXPECT_EQ(cell.fits, s.budgets[r] >= col.smallest_budget) << "at " << s.budgets[r];
+      EXPECT_TRUE(cell.fits || !fitted_below) << "fits at a smaller budget but not at " << s.budgets[r];
+      fitted_below |= cell.fits;
+      if (cell.fits) EXPECT_GE(cell.step_seconds, s.oracle_seconds * (1 - 1e-12)) << "at " << s.budgets[r];
+    }
+  }
+  EXPECT_EQ(s.top, largest_smallest);
+  EXPECT_EQ(s.floor, least_smallest);
+  for (size_t c = 0; c < s.columns.size(); ++c) EXPECT_TRUE(s.cells.front()[c].fits) << "every policy fits the top";
+  // none with the fastest algorithms is the oracle wherever it fits.
+  ASSERT_EQ(s.columns[0].name, "none");
+  EXPECT_EQ(s.cells.front()[0].step_seconds, s.oracle_seconds);
+}
+
+// The shortcut (a configuration under vDNN's prefetch rule is simulated once) answers exactly what
+// planning each budget alone does; dyn's column is choose_dyn's pick at that budget.
+TEST_P(BudgetSweepTest, EveryCellIsWhatPlanningThatBudgetAloneAnswers) {
+  const BudgetSweep s = sweep_budgets(planner_, sweep_policies(), {.steps = 5});
+  for (size_t r = 0; r < s.budgets.size(); ++r) {
+    const DynChoice dyn = choose_dyn(planner_, s.budgets[r]);
+    for (size_t c = 0; c < s.columns.size(); ++c) {
+      const SweepColumn& col = s.columns[c];
+      const SweepCell& cell = s.cells[r][c];
+      SCOPED_TRACE(col.name + " at " + std::to_string(s.budgets[r]));
+      if (col.name.rfind("dyn", 0) == 0) {
+        ASSERT_TRUE(dyn.fits);
+        EXPECT_EQ(cell.config, dyn.config);
+      } else {
+        EXPECT_EQ(cell.config, (Configuration{cell.config.policy, planner_.costs().fastest()}));
+      }
+      const Evaluation e = planner_.evaluate(cell.config, s.budgets[r], col.prefetch);
+      EXPECT_EQ(cell.fits, e.fits);
+      if (!e.fits) continue;
+      EXPECT_EQ(cell.step_seconds, e.time.iteration_seconds);
+      EXPECT_EQ(cell.prefetch_depth, e.prefetch_depth);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, BudgetSweepTest,
+                         ::testing::Values(Case{"fmnist_dag", 64}, Case{"resnet18", 32}, Case{"vgg16", 64}),
+                         [](const auto& info) { return std::string(info.param.model); });
+
+TEST(BudgetSweep, ColumnsComeFromThePolicyListAndTheDeviceBudgetIsARow) {
+  const Graph g = load_model("fmnist_cnn");
+  const PlanInputs in = plan_inputs(g, 32, {.device = "titan-x-maxwell"});
+  const Planner planner(g, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  const std::vector<SweepPolicy> all = sweep_policies();
+  std::vector<std::string> names;
+  for (const SweepPolicy& p : all) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn"}));
+
+  const BudgetSweep s = sweep_budgets(planner, all, {.steps = 4});
+  names.clear();
+  for (const SweepColumn& c : s.columns) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn", "conv/ahead", "all/ahead", "dyn/ahead"}))
+      << "none offloads nothing: no column for prefetching ahead";
+  const BudgetSweep vdnn_only = sweep_budgets(planner, all, {.steps = 4, .prefetch_ahead = false});
+  EXPECT_EQ(vdnn_only.columns.size(), 4u);
+
+  // One policy alone (a list of one): its column only, and a range of one budget.
+  const BudgetSweep none_only = sweep_budgets(planner, {all[0]}, {.steps = 4});
+  ASSERT_EQ(none_only.columns.size(), 1u);
+  EXPECT_EQ(none_only.budgets, std::vector<size_t>{none_only.top});
+
+  const size_t middle = (s.top + s.floor) / 2 + 1;
+  const BudgetSweep with = sweep_budgets(planner, all, {.steps = 4, .extra_budget = middle});
+  EXPECT_NE(std::find(with.budgets.begin(), with.budgets.end(), middle), with.budgets.end());
+  const BudgetSweep outside = sweep_budgets(planner, all, {.steps = 4, .extra_budget = s.top * 2});
+  EXPECT_EQ(outside.budgets, s.budgets) << "a budget above the range is no row";
+}
+
+TEST(BudgetSweep, AStepCountOutOfRangeNamesTheFlag) {
+  const Graph g = load_model("fmnist_cnn");
+  const PlanInputs in = plan_inputs(g, 8, {.device = "titan-x-maxwell"});
+  const Planner planner(g, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  for (int steps : {-1, 0, 1, SweepOptions::kMaxSteps + 1}) {
+    try {
+      sweep_budgets(planner, sweep_policies(), {.steps = steps});
+      ADD_FAILURE() << steps << " steps were taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--sweep-steps: expected 2 to 200 budgets, got " + std::to_string(steps)),
+                std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vdnn
