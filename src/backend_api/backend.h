@@ -99,6 +99,11 @@ class Backend {
   virtual std::unique_ptr<DeviceBuffer> allocate_arena(size_t bytes) = 0;
   virtual HostMemory host_memory() const = 0;
 
+  // Whether forward() honours KernelArgs::recompute (a forward re-run from the saved state, without
+  // side effects; plan/storage_decision.h). CPU: yes. CUDA: not yet, so the Net refuses a step
+  // with recompute decisions on it.
+  virtual bool supports_recompute() const { return false; }
+
   // Compute work (inside device().launch(StreamKind::kCompute, ...)).
   virtual void forward(int node, const KernelArgs& args) = 0;
   virtual void backward(int node, const KernelArgs& args) = 0;

@@ -27,6 +27,11 @@ struct KernelArgs {
   int64_t valid = 0;                    // loss layer: real samples in this batch (<= batch)
   uint64_t step = 0;                    // dropout: a fresh mask per step
   bool training = true;
+  // A forward re-run in the backward pass (Op::kRecompute): reproduce the forward's output from its
+  // saved state and change nothing else — batch norm normalizes with the saved batch statistics and
+  // leaves the running averages alone, dropout multiplies by the saved mask; pooling and LRN
+  // rewrite their workspace with the same values.
+  bool recompute = false;
 };
 
 }  // namespace vdnn

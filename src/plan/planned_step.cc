@@ -11,9 +11,11 @@ namespace vdnn {
 namespace {
 
 Program build(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
-              Policy policy, SyncMode sync, bool training, int prefetch_depth = 0) {
+              Policy policy, SyncMode sync, bool training, int prefetch_depth = 0,
+              const StepDecisions& decisions = {}) {
   ProgramOptions o{policy, sync, training};
   o.prefetch_depth = prefetch_depth;
+  if (training) o.decisions = decisions;
   return build_program(graph, value_bytes, facts, o);
 }
 
@@ -25,7 +27,7 @@ void choose_prefetch_depth(const Graph& graph, const std::vector<size_t>& value_
   int lo = 1, hi = layers;
   while (lo <= hi) {
     const int mid = (lo + hi) / 2;
-    Program candidate = build(graph, value_bytes, facts, options.policy, options.sync, true, mid);
+    Program candidate = build(graph, value_bytes, facts, options.policy, options.sync, true, mid, options.decisions);
     MemoryPlan m = plan_memory(candidate, step.capacity);
     if (m.fits) {
       step.prefetch_depth = mid;
@@ -43,7 +45,7 @@ void choose_prefetch_depth(const Graph& graph, const std::vector<size_t>& value_
 PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes,
                       const std::vector<NodeFacts>& facts, const StepOptions& options) {
   PlannedStep s;
-  s.train = build(graph, value_bytes, facts, options.policy, options.sync, true);
+  s.train = build(graph, value_bytes, facts, options.policy, options.sync, true, 0, options.decisions);
   s.eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);
   // Each Program is placed once: the placement does not depend on the capacity (memory_plan.h),
   // so one plan_memory gives its offsets and its smallest budget, from which every capacity fits.
@@ -55,7 +57,8 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
   s.train_plan.capacity_bytes = s.eval_plan.capacity_bytes = s.capacity;
   s.fits = s.train_plan.fits && s.eval_plan.fits;
   if (!s.fits) return s;
-  if (options.prefetch == Prefetch::kAhead && options.policy != Policy::kNone)
+  if (options.prefetch == Prefetch::kAhead &&
+      (options.policy != Policy::kNone || options.decisions.any(StorageAction::kOffload)))
     choose_prefetch_depth(graph, value_bytes, facts, options, s);
   for (size_t i = 0; i < s.train.tensors.size() && s.train.tensors[i].persistent; ++i)
     VDNN_CHECK(s.eval.tensors[i].name == s.train.tensors[i].name &&

@@ -23,6 +23,7 @@
 #include "plan/memory_plan.h"
 #include "plan/policy.h"
 #include "plan/program.h"
+#include "plan/storage_decision.h"
 
 namespace vdnn {
 
@@ -31,6 +32,9 @@ struct StepOptions {
   SyncMode sync = SyncMode::kEvent;
   Prefetch prefetch = Prefetch::kVdnn;
   size_t budget = 0;  // bytes; 0: the smallest budget that works
+  // Per-tensor keep/offload/recompute for the training Program (plan/storage_decision.h); empty:
+  // `policy` decides. The `auto` policy fills these; tests set them by hand.
+  StepDecisions decisions;
 };
 
 struct PlannedStep {

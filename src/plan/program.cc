@@ -11,6 +11,20 @@ size_t Program::offloaded_bytes() const {
   return bytes;
 }
 
+size_t Program::recomputed_bytes() const {
+  size_t bytes = 0;
+  for (const ProgramTensor& t : tensors)
+    if (t.recomputed) bytes += t.bytes;
+  return bytes;
+}
+
+std::vector<int> Program::recomputed_nodes() const {
+  std::vector<int> nodes;
+  for (const Step& s : steps)
+    if (s.op == Op::kRecompute) nodes.push_back(s.node);
+  return nodes;
+}
+
 static const char* op_name(Op op) {
   switch (op) {
     case Op::kAlloc: return "alloc";
@@ -25,6 +39,7 @@ static const char* op_name(Op op) {
     case Op::kWait: return "wait";
     case Op::kSync: return "sync";
     case Op::kPhaseEnd: return "phase_end";
+    case Op::kRecompute: return "recompute";
   }
   return "?";
 }
@@ -33,7 +48,9 @@ std::string Program::to_text() const {
   std::ostringstream out;
   out << "# program: policy " << to_string(policy) << ", sync " << to_string(sync) << ", "
       << (training ? "training" : "evaluation") << ", " << steps.size() << " steps, "
-      << tensors.size() << " tensors, " << event_count << " events\n";
+      << tensors.size() << " tensors, " << event_count << " events";
+  if (const size_t bytes = recomputed_bytes()) out << ", recompute " << bytes << " B";
+  out << "\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
     out << i << "\t" << stream_name(s.stream) << "\t" << op_name(s.op);

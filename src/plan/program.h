@@ -30,6 +30,7 @@ struct ProgramTensor {
   MemoryClass cls = MemoryClass::kFeatureMaps;
   bool persistent = false;  // parameters, gradients, momentum: allocated once, never freed
   bool offloaded = false;   // has a host copy; leaves the device in forward, returns for backward
+  bool recomputed = false;  // dropped after its last forward reader, re-made by kRecompute steps
   size_t offset = 0;        // persistent tensors: their fixed place, set by the memory planner
 };
 
@@ -46,6 +47,8 @@ enum class Op {
   kWait,        // `stream` waits for `event`
   kSync,        // the host waits for every stream (sync layer)
   kPhaseEnd,    // end of the forward pass: the loss is ready
+  kRecompute,   // compute: node's forward kernel again, in the backward pass, into `tensor` (its
+                // output storage, recomputed); reads the forward's saved state (storage_decision.h)
 };
 
 struct Step {
@@ -81,6 +84,8 @@ struct Program {
   std::vector<std::string> node_names;
 
   size_t offloaded_bytes() const;  // bytes copied each way per step
+  size_t recomputed_bytes() const; // bytes dropped in forward and re-made in backward per step
+  std::vector<int> recomputed_nodes() const;  // kRecompute steps' nodes, in issue order
   std::string to_text() const;     // one line per step
 };
 

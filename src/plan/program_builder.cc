@@ -11,11 +11,14 @@ namespace {
 
 // A storage: a value plus the in-place layers that overwrite it, sharing one buffer.
 struct Storage {
+  int value = 0;                            // the graph value its first writer produced
   int tensor = -1, grad = -1;
+  std::vector<int> writers;                 // first writer, then its in-place layers, in order
   int first_writer = -1, last_writer = -1;  // node indices; -1: the graph input
   int last_forward_use = -1;
   std::set<int> backward_readers;           // nodes whose backward reads this storage
   bool kept_to_phase_end = false;           // the logits and the loss (read by the host)
+  int recompute_at = -1;                    // recomputed: the node whose backward slot re-makes it
 };
 
 class Builder {
@@ -33,7 +36,10 @@ class Builder {
   Program build() {
     make_parameters();
     make_storages();
-    choose_offloads();
+    if (o_.decisions.empty())
+      choose_offloads();
+    else
+      apply_decisions();
     index_storages();
     emit_forward();
     if (o_.training) emit_backward();
@@ -72,6 +78,9 @@ class Builder {
   void make_parameters();
   void make_storages();
   void choose_offloads();
+  void apply_decisions();
+  StorageAction action_of(int value) const;
+  void emit_recomputes(int j);
   void index_storages();
   void offload(int t);
   void prefetch(int t);
@@ -101,6 +110,7 @@ class Builder {
   std::vector<int> pending_;      // node -> offloaded needs not yet prefetched
   std::set<int> pending_nodes_;   // nodes with pending_ > 0
   std::vector<int> conv_before_;  // node -> the nearest earlier convolution, or -1
+  std::vector<std::vector<int>> recomputes_;  // node -> storages re-made in its backward slot
 };
 
 void Builder::make_parameters() {
@@ -140,6 +150,7 @@ void Builder::make_storages() {
     } else {
       group_[v] = static_cast<int>(storages_.size());
       Storage s;
+      s.value = v;
       s.tensor = add_tensor(node.layer->name() + ":out", value_bytes_[v], MemoryClass::kFeatureMaps);
       s.first_writer = static_cast<int>(i);
       const bool is_loss = node.layer->kind() == LayerKind::kLoss;
@@ -149,6 +160,7 @@ void Builder::make_storages() {
     }
     Storage& out = storages_[group_[v]];
     out.last_writer = static_cast<int>(i);
+    out.writers.push_back(static_cast<int>(i));
     out.last_forward_use = static_cast<int>(i);
     NodeBinding& b = p_.nodes[i];
     b.backward_reads_in = node.layer->backward_reads_input();
@@ -178,7 +190,8 @@ void Builder::make_storages() {
 }
 
 void Builder::choose_offloads() {
-  if (!o_.training || o_.policy == Policy::kNone) return;
+  // `auto` decides per tensor (apply_decisions); none offloads nothing.
+  if (!o_.training || o_.policy == Policy::kNone || o_.policy == Policy::kAuto) return;
   const auto& nodes = g_.nodes();
   for (Storage& s : storages_) {
     if (s.backward_readers.empty() || s.kept_to_phase_end) continue;
@@ -193,6 +206,72 @@ void Builder::choose_offloads() {
       if (p_.tensors[t].bytes >= o_.min_offload_bytes) p_.tensors[t].offloaded = true;
 }
 
+StorageAction Builder::action_of(int value) const {
+  const auto& values = o_.decisions.values;
+  return values.empty() ? StorageAction::kKeep : values[value].action;
+}
+
+// Explicit decisions instead of the policy's. Storages are visited last writer first: recomputing
+// one makes its writers' inputs read in its backward slot, so each input's decision sees every
+// reader (an input no backward read before may now have to be kept, offloaded or recomputed).
+void Builder::apply_decisions() {
+  if (!o_.training) return;
+  const StepDecisions& d = o_.decisions;
+  const auto& values = g_.values();
+  const auto& nodes = g_.nodes();
+  if (!d.values.empty() && d.values.size() != values.size())
+    VDNN_THROW("storage decisions: " << d.values.size() << " value decisions for model '" << g_.name()
+                                     << "', which has " << values.size() << " values");
+  if (!d.saved.empty() && d.saved.size() != nodes.size())
+    VDNN_THROW("storage decisions: saved-state decisions for " << d.saved.size() << " layers, model '"
+                                                               << g_.name() << "' has " << nodes.size());
+  for (int v = 0; v < static_cast<int>(d.values.size()); ++v) {
+    const Storage& s = storages_[group_[v]];
+    const std::string& name = p_.tensors[s.tensor].name;
+    if (d.values[v].prefetch_at != -1)
+      VDNN_THROW("storage decision for '" << name << "': a per-tensor prefetch point is not supported yet (-1)");
+    if (v != s.value && action_of(v) != StorageAction::kKeep && action_of(v) != action_of(s.value))
+      VDNN_THROW("storage decision " << to_string(action_of(v)) << " for a value written in place into '" << name
+                                     << "': decide on '" << name << "' (its storage), not on the in-place layer");
+  }
+  for (int k = static_cast<int>(storages_.size()) - 1; k >= 0; --k) {
+    Storage& s = storages_[k];
+    const StorageAction a = action_of(s.value);
+    if (a == StorageAction::kKeep) continue;
+    const std::string& name = p_.tensors[s.tensor].name;
+    if (s.kept_to_phase_end)
+      VDNN_THROW("storage decision " << to_string(a) << " for '" << name
+                                     << "': the logits and the loss stay on the device (keep)");
+    if (s.backward_readers.empty()) continue;  // no backward reads it: freed in forward anyway
+    if (a == StorageAction::kOffload) {
+      p_.tensors[s.tensor].offloaded = true;
+      continue;
+    }
+    if (k == 0) VDNN_THROW("storage decision recompute for '" << name << "': the graph input has no layer to re-run (keep or offload it)");
+    p_.tensors[s.tensor].recomputed = true;
+    s.recompute_at = *s.backward_readers.rbegin();  // the first backward reader
+    for (int w : s.writers)
+      for (ValueId in : nodes[w].inputs)
+        if (group_[in] != k) storages_[group_[in]].backward_readers.insert(s.recompute_at);
+  }
+  for (size_t i = 0; i < d.saved.size(); ++i) {
+    const std::vector<int>& saved = p_.nodes[i].saved;
+    if (d.saved[i].size() > saved.size())
+      VDNN_THROW("storage decisions: " << d.saved[i].size() << " saved-state decisions for layer '"
+                                       << p_.node_names[i] << "', which saves " << saved.size());
+    for (size_t k = 0; k < d.saved[i].size(); ++k) {
+      if (d.saved[i][k].action == StorageAction::kRecompute)
+        VDNN_THROW("storage decision recompute for '" << p_.tensors[saved[k]].name
+                                                      << "': kernel-saved state is kept or offloaded (a recompute of "
+                                                         "its layer's output reads or rewrites it)");
+      if (d.saved[i][k].prefetch_at != -1)
+        VDNN_THROW("storage decision for '" << p_.tensors[saved[k]].name
+                                            << "': a per-tensor prefetch point is not supported yet (-1)");
+      if (o_.training && d.saved[i][k].action == StorageAction::kOffload) p_.tensors[saved[k]].offloaded = true;
+    }
+  }
+}
+
 void Builder::index_storages() {
   const int n = static_cast<int>(g_.nodes().size());
   needs_.assign(n, {});
@@ -201,9 +280,19 @@ void Builder::index_storages() {
   readers_.assign(p_.tensors.size(), {});
   pending_.assign(n, 0);
   conv_before_.assign(n, -1);
+  recomputes_.assign(n, {});
   for (int s = 0; s < static_cast<int>(storages_.size()); ++s) {
     const Storage& st = storages_[s];
     for (int r : st.backward_readers) needs_[r].push_back(st.tensor);
+    if (st.recompute_at < 0) continue;
+    recomputes_[st.recompute_at].push_back(s);  // storage order: forward order
+    std::vector<int>& needs = needs_[st.recompute_at];
+    for (int w : st.writers)  // saved state the re-run reads (BN statistics, dropout mask) or rewrites
+      for (int t : p_.nodes[w].saved)
+        if (std::find(needs.begin(), needs.end(), t) == needs.end()) needs.push_back(t);
+  }
+  for (int s = 0; s < static_cast<int>(storages_.size()); ++s) {
+    const Storage& st = storages_[s];
     if (st.last_forward_use >= 0) last_read_forward_[st.last_forward_use].push_back(s);
     if (!st.backward_readers.empty()) first_read_backward_[*st.backward_readers.begin()].push_back(s);
   }
@@ -278,7 +367,7 @@ void Builder::emit_forward_frees(int i) {
     const Storage& s = storages_[k];
     if (s.kept_to_phase_end || !live_.count(s.tensor)) continue;
     const bool needed_later = o_.training && !s.backward_readers.empty();
-    if (!needed_later || p_.tensors[s.tensor].offloaded) free_now(s.tensor);
+    if (!needed_later || p_.tensors[s.tensor].offloaded || p_.tensors[s.tensor].recomputed) free_now(s.tensor);
   }
 }
 
@@ -305,6 +394,7 @@ void Builder::emit_backward_node(int j) {
   for (int t : needs)
     if (prefetched_.count(t) && waited_.insert(t).second)
       emit({Op::kWait, StreamKind::kCompute, -1, -1, -1, prefetch_event_[t]});
+  emit_recomputes(j);
   std::vector<std::pair<int, int>> sums;
   b.d_in.clear();
   for (size_t m = 0; m < node.inputs.size(); ++m) {
@@ -334,6 +424,22 @@ void Builder::emit_backward_node(int j) {
     if (live_.count(storages_[k].tensor)) free_now(storages_[k].tensor);
   for (int t : b.saved)
     if (live_.count(t)) free_now(t);
+}
+
+// The storages re-made in node j's backward slot: a fresh buffer each, their writer and in-place
+// layers re-run in forward order (a chain: the storages in forward order too).
+void Builder::emit_recomputes(int j) {
+  for (int k : recomputes_[j]) {
+    const Storage& s = storages_[k];
+    alloc(s.tensor);
+    for (int w : s.writers) {
+      const int scratch = p_.nodes[w].scratch;
+      if (scratch >= 0) alloc(scratch);
+      emit({Op::kRecompute, StreamKind::kCompute, w, s.tensor});
+      if (o_.sync == SyncMode::kLayer) emit({Op::kSync});
+      if (scratch >= 0) free_now(scratch);
+    }
+  }
 }
 
 void Builder::free_leftovers() {

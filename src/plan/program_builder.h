@@ -8,16 +8,27 @@
 // not yet prefetched is prefetched too, never looking past a convolution. Gradient storages are
 // allocated by their first writer in backward order and released after their producer's
 // backward; workspace lives for one kernel.
+// Explicit decisions (ProgramOptions::decisions, plan/storage_decision.h) replace the policy's
+// choice per storage: keep, offload (the mechanism above) or recompute — dropped after its last
+// forward reader, re-made in the backward slot of its first backward reader by kRecompute steps
+// (its writer and in-place ReLUs, in forward order, a chain of recomputed storages oldest first);
+// the inputs those kernels read count as read by that slot, so they stay on the device (or are
+// prefetched, or recomputed) until then.
 //
 //   std::vector<NodeFacts> facts = ...;   // from the backend's kernels
 //   Program train = build_program(graph, value_bytes, facts, {Policy::kConv, SyncMode::kEvent});
 //   Program eval = build_program(graph, value_bytes, facts, {Policy::kNone, SyncMode::kEvent, false});
+//   ProgramOptions mixed{Policy::kNone, SyncMode::kEvent};
+//   mixed.decisions.values.assign(graph.values().size(), {});
+//   mixed.decisions.values[2] = {StorageAction::kRecompute};   // e.g. a ReLU'd conv output
+//   Program recompute = build_program(graph, value_bytes, facts, mixed);
 #pragma once
 
 #include <vector>
 
 #include "core/graph.h"
 #include "plan/program.h"
+#include "plan/storage_decision.h"
 
 namespace vdnn {
 
@@ -31,6 +42,8 @@ struct ProgramOptions {
   // N > 0: look-ahead — when a layer's backward is issued, prefetch what the next N layers of the
   // backward pass read (the budget-driven option picks the largest N that fits, see planned_step.h).
   int prefetch_depth = 0;
+  // Per value/saved buffer keep, offload or recompute (training Programs only); empty: `policy`.
+  StepDecisions decisions;
 };
 
 Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes,

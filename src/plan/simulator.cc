@@ -25,6 +25,7 @@ class Clocks {
       case Op::kLoadInput: op(step, costs.load_input_seconds(bytes(s.tensor))); break;
       case Op::kForward: op(step, costs.forward_seconds(s.node)); break;
       case Op::kBackward: op(step, costs.backward_seconds(s.node)); break;
+      case Op::kRecompute: r_.recompute_seconds += op(step, costs.forward_seconds(s.node)); break;
       case Op::kAccumulate: op(step, costs.accumulate_seconds(bytes(s.tensor))); break;
       case Op::kOffload:
       case Op::kPrefetch:
@@ -83,7 +84,8 @@ class Clocks {
     return total;
   }
 
-  void op(size_t step, double seconds) {
+  // Issues stream work of `seconds` alone; returns how long it took (overlap slows it down).
+  double op(size_t step, double seconds) {
     TimelineOp what = timeline_op(p_, step, pass_);
     VDNN_CHECK(seconds >= 0, "negative duration for " << what.name);
     const StreamKind s = what.stream;
@@ -100,6 +102,7 @@ class Clocks {
     what.start = start;
     what.end = f;
     r_.ops.push_back(std::move(what));
+    return seconds;
   }
 
   const Program& p_;

@@ -43,6 +43,7 @@ struct SimResult {
   double iteration_seconds = 0;
   double forward_seconds = 0;  // when the loss is ready
   double stall_seconds = 0;    // time the compute stream waited on other streams
+  double recompute_seconds = 0;  // forward kernels re-run in the backward pass (kRecompute)
   std::array<double, kStreamCount> busy_seconds{};
   std::vector<TimelineOp> ops;      // every op, in issue order (a predicted trace)
   // Device bytes by class after each alloc and free, stamped with the compute stream's clock.

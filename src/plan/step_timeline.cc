@@ -9,6 +9,7 @@ bool is_timeline_op(Op op) {
     case Op::kLoadInput:
     case Op::kForward:
     case Op::kBackward:
+    case Op::kRecompute:
     case Op::kAccumulate:
     case Op::kOffload:
     case Op::kPrefetch: return true;
@@ -31,6 +32,7 @@ TimelineOp timeline_op(const Program& p, size_t step, Pass pass) {
     case Op::kLoadInput: op.name = "load_input"; break;
     case Op::kForward: op.name = "forward " + p.node_names.at(s.node), op.node = s.node; break;
     case Op::kBackward: op.name = "backward " + p.node_names.at(s.node), op.node = s.node; break;
+    case Op::kRecompute: op.name = "recompute " + p.node_names.at(s.node), op.node = s.node; break;
     case Op::kAccumulate: op.name = "accumulate " + tensor; break;
     case Op::kOffload: op.name = "offload " + tensor; break;
     case Op::kPrefetch: op.name = "prefetch " + tensor; break;

@@ -31,9 +31,9 @@ constexpr const char* to_string(Pass p) { return p == Pass::kForward ? "forward"
 
 struct TimelineOp {
   StreamKind stream = StreamKind::kCompute;
-  std::string name;  // "forward conv1", "offload conv1:out", "accumulate relu1:grad", "load_input"
+  std::string name;  // "forward conv1", "recompute pool1", "offload conv1:out", "accumulate relu1:grad", "load_input"
   double start = 0, end = 0;  // seconds from the start of the step
-  Op op = Op::kForward;       // kForward, kBackward, kAccumulate, kLoadInput, kOffload, kPrefetch
+  Op op = Op::kForward;  // kForward, kBackward, kRecompute, kAccumulate, kLoadInput, kOffload, kPrefetch
   Pass pass = Pass::kForward;
   int node = -1;   // the layer (graph order): kernels; -1 for the rest
   int step = -1;   // index in Program::steps

@@ -14,6 +14,7 @@ const char* category(Op op) {
   switch (op) {
     case Op::kForward:
     case Op::kBackward: return "kernel";
+    case Op::kRecompute: return "recompute";
     case Op::kAccumulate: return "accumulate";
     case Op::kLoadInput: return "load_input";
     case Op::kOffload: return "offload";

@@ -71,7 +71,8 @@ void Executor::issue(const Program& p, size_t step, Pass pass, const BatchView& 
       break;
     }
     case Op::kForward:
-    case Op::kBackward: launch_kernel(p, step, pass, batch); break;
+    case Op::kBackward:
+    case Op::kRecompute: launch_kernel(p, step, pass, batch); break;
     case Op::kAccumulate: {
       void* into = ptr_[t];
       const void* addend = ptr_[s.tensor2];
@@ -134,10 +135,12 @@ void Executor::count_memory(const ProgramTensor& t, bool alloc) {
 void Executor::launch_kernel(const Program& p, size_t step, Pass pass, const BatchView& batch) {
   const int node = p.steps[step].node;
   const bool backward = p.steps[step].op == Op::kBackward;
+  const bool recompute = p.steps[step].op == Op::kRecompute;  // a forward, in the backward pass
   const NodeBinding& b = p.nodes[node];
   auto at = [&](int t) -> void* {
     if (t < 0) return nullptr;
-    VDNN_CHECK(ptr_[t], "node '" << p.node_names[node] << "' " << (backward ? "backward" : "forward")
+    VDNN_CHECK(ptr_[t], "node '" << p.node_names[node] << "' "
+                                 << (backward ? "backward" : recompute ? "recompute" : "forward")
                                  << " reads '" << p.tensors[t].name << "', which is not on the device");
     return ptr_[t];
   };
@@ -154,7 +157,8 @@ void Executor::launch_kernel(const Program& p, size_t step, Pass pass, const Bat
   a.valid = batch.valid;
   a.step = batch.step;
   a.training = batch.training;
-  if (backward) {  // what this backward reads was prefetched and waited for: it is back
+  a.recompute = recompute;
+  if (backward || recompute) {  // what this backward reads was prefetched and waited for: it is back
     std::vector<int> reads(b.in);
     reads.push_back(b.out);
     reads.insert(reads.end(), b.saved.begin(), b.saved.end());

@@ -2,7 +2,8 @@
 //
 // Model: one host thread walks the steps in order and issues them: kernels are launched on the
 // compute stream with the device pointers the plan fixed (arena base + offset), copies go to the
-// d2h/h2d streams, record/wait steps become device events, `sync` is a full barrier. Offloaded
+// d2h/h2d streams, record/wait steps become device events, `sync` is a full barrier; a `recompute`
+// step is the node's forward kernel again, with KernelArgs::recompute set. Offloaded
 // tensors own a host block (from the host pool, taken at construction) and a Residency state
 // machine. At the end of the forward pass the host downloads the loss and the logits and takes
 // the arg-max. Nothing here knows which backend runs the kernels.

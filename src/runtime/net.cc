@@ -20,8 +20,12 @@ Net::Net(Graph graph, const NetOptions& options)
                                    options.conv_algos, options.link});
   facts_ = backend_->facts();
   const std::vector<size_t> value_bytes = backend_->value_bytes();
+  if (options.decisions.any(StorageAction::kRecompute) && !backend_->supports_recompute())
+    VDNN_THROW("recompute decisions: the " << backend_->name()
+                                           << " backend does not re-run forward kernels in the backward pass yet "
+                                              "(use --backend cpu, or keep/offload those tensors)");
   const StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
-                         options.device_memory};
+                         options.device_memory, options.decisions};
   PlannedStep planned = plan_step(graph_, value_bytes, facts_, step);
   if (!planned.fits) VDNN_THROW(budget_refusal(graph_, value_bytes, facts_, step, batch_, planned));
   take(std::move(planned));

@@ -48,6 +48,9 @@ struct NetOptions {
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   std::vector<ConvAlgo> conv_algos;  // per node (vDNN_dyn's choice); empty: conv_algo everywhere
   BackendKind backend = BackendKind::kCpu;
+  // Per-tensor keep/offload/recompute (plan/storage_decision.h) instead of `policy`'s choice; empty:
+  // the policy decides. Recompute needs a backend that supports it (CPU; CUDA is refused).
+  StepDecisions decisions;
 };
 
 struct ParamTensor {

@@ -43,6 +43,7 @@
 #include "plan/policy.h"
 #include "plan/program.h"
 #include "plan/program_builder.h"
+#include "plan/storage_decision.h"
 #include "plan/simulator.h"
 #include "plan/step_timeline.h"
 #include "report/chart.h"
@@ -440,6 +441,20 @@ void examples(Given& given) {
     const Graph& graph = *given.graph;  // (adapted)
     Program train = build_program(graph, value_bytes, facts, {Policy::kConv, SyncMode::kEvent});
     Program eval = build_program(graph, value_bytes, facts, {Policy::kNone, SyncMode::kEvent, false});
+    ProgramOptions mixed{Policy::kNone, SyncMode::kEvent};
+    mixed.decisions.values.assign(graph.values().size(), {});
+    mixed.decisions.values[2] = {StorageAction::kRecompute};
+    Program recompute = build_program(graph, value_bytes, facts, mixed);
+  }
+  // == plan/storage_decision.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    StepDecisions d;
+    d.values.assign(graph.values().size(), {});
+    d.values[3] = {StorageAction::kRecompute};
+    d.values[5] = {StorageAction::kOffload};
+    ProgramOptions o{Policy::kNone, SyncMode::kEvent};
+    o.decisions = d;
   }
   // == plan/simulator.h
   {

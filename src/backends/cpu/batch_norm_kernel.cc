@@ -1,5 +1,7 @@
 // Batch normalization on oneDNN: batch statistics in training (saved for backward, folded into the
-// running averages), running averages in evaluation.
+// running averages), running averages in evaluation. A recompute (KernelArgs::recompute) normalizes
+// with the saved batch statistics (the global-statistics primitive fed the forward's mean and
+// variance) and leaves the running averages alone.
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
 #include "layers/batch_norm.h"
@@ -47,13 +49,15 @@ class BatchNormKernel : public CpuKernel {
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
     const memory::desc& c_md = param_mds[0];
-    if (!a.training) {
+    if (!a.training || a.recompute) {  // given statistics: the running ones, or the forward's
+      void* mean = a.recompute ? a.saved[0] : a.params[2];
+      void* var = a.recompute ? a.saved[1] : a.params[3];
       infer_.execute(stream, {{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
                               {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
                               {DNNL_ARG_SCALE, bind(c_md, engine_, a.params[0])},
                               {DNNL_ARG_SHIFT, bind(c_md, engine_, a.params[1])},
-                              {DNNL_ARG_MEAN, bind(c_md, engine_, a.params[2])},
-                              {DNNL_ARG_VARIANCE, bind(c_md, engine_, a.params[3])},
+                              {DNNL_ARG_MEAN, bind(c_md, engine_, mean)},
+                              {DNNL_ARG_VARIANCE, bind(c_md, engine_, var)},
                               {DNNL_ARG_SCRATCHPAD,
                                bind(infer_pd_.scratchpad_desc(), engine_, a.scratch)}});
       return;

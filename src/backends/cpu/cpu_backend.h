@@ -36,6 +36,7 @@ class CpuBackend final : public Backend {
   }
   std::unique_ptr<DeviceBuffer> allocate_arena(size_t bytes) override;
   HostMemory host_memory() const override { return HostMemory::aligned(); }
+  bool supports_recompute() const override { return true; }  // kernels honour KernelArgs::recompute
 
   void forward(int node, const KernelArgs& args) override;
   void backward(int node, const KernelArgs& args) override;

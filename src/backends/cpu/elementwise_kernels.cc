@@ -1,5 +1,6 @@
-// ReLU (in place, backward from its output as vDNN), dropout (mask as saved state) and flatten
-// (a reorder to plain NCHW, the only layout a flattened vector has).
+// ReLU (in place, backward from its output as vDNN), dropout (mask as saved state; a recompute
+// multiplies by that saved mask) and flatten (a reorder to plain NCHW, the only layout a
+// flattened vector has).
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
 #include "layers/elementwise.h"
@@ -76,6 +77,7 @@ class DropoutKernel : public CpuKernel {
       return;
     }
     float* mask = static_cast<float*>(a.saved[0]);
+    if (a.recompute) return multiply(stream, a.in[0], mask, a.out, a.scratch);  // the same mask
     const size_t count = out_md.get_size() / sizeof(float);
     const float keep = static_cast<float>(1.0 - rate_), scale = 1.0f / keep;
     Rng rng(seed_, a.step);

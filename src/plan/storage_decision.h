@@ -1,0 +1,62 @@
+// plan/storage_decision.h — what happens to each tensor the backward pass reads: keep, offload or
+// recompute (issue 17; the mechanism the `auto` policy fills in).
+//
+// Model: a decision per graph value (its storage: a value and the in-place ReLUs over it share one
+// decision, the one of the value its first writer produced) and per kernel-saved buffer:
+//   keep       stays on the device from its writer to its last backward reader (vDNN's `none`)
+//   offload    copied to the host after its last writer, prefetched for the backward pass by the
+//              Program's prefetch rule (vDNN's mechanism, program_builder.h)
+//   recompute  freed after its last forward reader (no copy); in the backward pass, just before its
+//              first backward reader, a fresh buffer is allocated and the storage's writer and its
+//              in-place ReLUs re-run their forward kernels into it (Op::kRecompute), from inputs that
+//              are then on the device (kept, prefetched or themselves recomputed, in forward order).
+// Kernel-saved state is never recomputed on its own: it is kept or offloaded as decided here, and a
+// recompute reads it (batch-norm mean/variance: the forward's statistics, running averages left
+// alone; dropout mask: the same mask) or rewrites it with the same values (pooling argmax
+// workspace, LRN workspace), so the math does not change. A decision on a value the backward pass
+// does not read changes nothing; the graph input, the logits and the loss cannot be recomputed.
+// Empty decisions: the policy decides (none/conv/all exactly as vDNN defines them).
+//
+//   StepDecisions d;
+//   d.values.assign(graph.values().size(), {});
+//   d.values[3] = {StorageAction::kRecompute};          // e.g. a pooling layer's output
+//   d.values[5] = {StorageAction::kOffload};
+//   ProgramOptions o{Policy::kNone, SyncMode::kEvent};
+//   o.decisions = d;                                     // then build_program(graph, ..., o)
+#pragma once
+
+#include <vector>
+
+namespace vdnn {
+
+enum class StorageAction { kKeep, kOffload, kRecompute };
+
+inline const char* to_string(StorageAction a) {
+  return a == StorageAction::kKeep ? "keep" : a == StorageAction::kOffload ? "offload" : "recompute";
+}
+
+struct StorageDecision {
+  StorageAction action = StorageAction::kKeep;
+  // Reserved for a per-tensor prefetch point (the node whose backward issues the prefetch); today
+  // only -1, the Program's prefetch rule, is accepted.
+  int prefetch_at = -1;
+  bool operator==(const StorageDecision&) const = default;
+};
+
+struct StepDecisions {
+  std::vector<StorageDecision> values;              // per graph value; empty: every value kept
+  std::vector<std::vector<StorageDecision>> saved;  // per node, per saved buffer (keep or offload)
+
+  bool empty() const { return values.empty() && saved.empty(); }
+  bool operator==(const StepDecisions&) const = default;
+  bool any(StorageAction a) const {
+    for (const StorageDecision& d : values)
+      if (d.action == a) return true;
+    for (const auto& node : saved)
+      for (const StorageDecision& d : node)
+        if (d.action == a) return true;
+    return false;
+  }
+};
+
+}  // namespace vdnn
