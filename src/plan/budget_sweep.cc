@@ -85,6 +85,13 @@ BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>
       SweepCell& cell = row.emplace_back();
       if (!chosen[c.policy]) continue;
       cell.config = *chosen[c.policy];
+      if (!policies[c.policy].same_step_above_smallest) {
+        const Evaluation e = planner.evaluate(cell.config, budget, c.prefetch);
+        cell.fits = e.fits;
+        cell.step_seconds = e.time.iteration_seconds;
+        cell.prefetch_depth = e.prefetch_depth;
+        continue;
+      }
       const Evaluation& e = once.at_smallest(cell.config);
       cell.fits = budget >= e.minimum_budget;
       cell.step_seconds = e.time.iteration_seconds;

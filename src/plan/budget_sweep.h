@@ -43,6 +43,10 @@ struct SweepPolicy {
   // Its configuration at `budget` (>= 1 byte); nullopt when it has none. A fixed policy returns its
   // configuration at every budget (the planner says whether it fits).
   std::function<std::optional<Configuration>(const Planner&, size_t budget)> choose;
+  // true: its configuration fixes the step, which is then the same at every budget from its
+  // smallest up (memory_plan.h) and planned once. false: planned at every budget — for a policy
+  // whose Configuration leaves decisions to the budget.
+  bool same_step_above_smallest = true;
 };
 
 // none, conv, all (fastest algorithms), dyn: every policy `vdnn plan` compares. Add a policy here.

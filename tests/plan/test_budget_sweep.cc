@@ -69,18 +69,21 @@ TEST_P(BudgetSweepTest, FitsAreMonotoneExactAndNoStepBeatsTheOracle) {
 // The shortcut (a configuration under vDNN's prefetch rule is simulated once) answers exactly what
 // planning each budget alone does; dyn's column is choose_dyn's pick at that budget.
 TEST_P(BudgetSweepTest, EveryCellIsWhatPlanningThatBudgetAloneAnswers) {
-  const BudgetSweep s = sweep_budgets(planner_, sweep_policies(), {.steps = 5});
+  const std::vector<SweepPolicy> policies = sweep_policies();
+  const BudgetSweep s = sweep_budgets(planner_, policies, {.steps = 5});
   for (size_t r = 0; r < s.budgets.size(); ++r) {
-    const DynChoice dyn = choose_dyn(planner_, s.budgets[r]);
     for (size_t c = 0; c < s.columns.size(); ++c) {
       const SweepColumn& col = s.columns[c];
       const SweepCell& cell = s.cells[r][c];
       SCOPED_TRACE(col.name + " at " + std::to_string(s.budgets[r]));
-      if (col.name.rfind("dyn", 0) == 0) {
-        ASSERT_TRUE(dyn.fits);
-        EXPECT_EQ(cell.config, dyn.config);
-      } else {
+      const std::optional<Configuration> chosen = policies[col.policy].choose(planner_, s.budgets[r]);
+      ASSERT_TRUE(chosen.has_value());
+      EXPECT_EQ(cell.config, *chosen);
+      if (policies[col.policy].name == "dyn") {
+        EXPECT_EQ(cell.config, choose_dyn(planner_, s.budgets[r]).config);
+      } else if (policies[col.policy].name != "auto") {
         EXPECT_EQ(cell.config, (Configuration{cell.config.policy, planner_.costs().fastest()}));
+        EXPECT_EQ(to_string(cell.config.policy), policies[col.policy].name);
       }
       const Evaluation e = planner_.evaluate(cell.config, s.budgets[r], col.prefetch);
       EXPECT_EQ(cell.fits, e.fits);
@@ -89,6 +92,21 @@ TEST_P(BudgetSweepTest, EveryCellIsWhatPlanningThatBudgetAloneAnswers) {
       EXPECT_EQ(cell.prefetch_depth, e.prefetch_depth);
     }
   }
+}
+
+// A policy whose step depends on the budget is planned at each budget, with the same answers.
+TEST_P(BudgetSweepTest, APolicyPlannedAtEveryBudgetAnswersTheSame) {
+  std::vector<SweepPolicy> replanned = sweep_policies();
+  for (SweepPolicy& p : replanned) p.same_step_above_smallest = false;
+  const BudgetSweep once = sweep_budgets(planner_, sweep_policies(), {.steps = 4});
+  const BudgetSweep every = sweep_budgets(planner_, replanned, {.steps = 4});
+  ASSERT_EQ(once.budgets, every.budgets);
+  for (size_t r = 0; r < once.budgets.size(); ++r)
+    for (size_t c = 0; c < once.columns.size(); ++c) {
+      EXPECT_EQ(once.cells[r][c].fits, every.cells[r][c].fits) << once.columns[c].name << " at " << once.budgets[r];
+      if (once.cells[r][c].fits)
+        EXPECT_EQ(once.cells[r][c].step_seconds, every.cells[r][c].step_seconds) << once.columns[c].name;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BudgetSweepTest,
