@@ -1,23 +1,9 @@
 #include "plan/dyn.h"
 
-#include <optional>
-
 #include "util/size_parse.h"
 
 namespace vdnn {
 namespace {
-
-double seconds(const AlgoCost& a) { return a.forward_seconds + a.backward_seconds; }
-
-// The fastest algorithm of `node` that needs less workspace than its current one, if any.
-std::optional<int> next_leaner(const NodeCost& node, int current) {
-  std::optional<int> best;
-  const size_t now = node.algos[current].workspace_bytes;
-  for (int i = 0; i < static_cast<int>(node.algos.size()); ++i)
-    if (node.algos[i].workspace_bytes < now && (!best || seconds(node.algos[i]) < seconds(node.algos[*best])))
-      best = i;
-  return best;
-}
 
 class Search {
  public:
@@ -45,8 +31,8 @@ class Search {
     std::vector<std::pair<size_t, int>> walk;  // (layer, algorithm) after each step
     for (size_t i = 0; i < fastest.algos.size(); ++i) {
       int a = fastest.algos[i];
-      while (const std::optional<int> leaner = next_leaner(p_.costs().nodes[i], a)) {
-        a = *leaner;
+      for (int leaner = p_.costs().nodes[i].next_leaner(a); leaner >= 0; leaner = p_.costs().nodes[i].next_leaner(a)) {
+        a = leaner;
         walk.push_back({i, a});
       }
     }

@@ -37,6 +37,14 @@ T field(const nlohmann::json& j, const char* key, const std::string& where) {
 
 }  // namespace
 
+int NodeCost::next_leaner(int current) const {
+  int best = -1;
+  const size_t now = algos.at(current).workspace_bytes;
+  for (int i = 0; i < static_cast<int>(algos.size()); ++i)
+    if (algos[i].workspace_bytes < now && (best < 0 || total(algos[i]) < total(algos[best]))) best = i;
+  return best;
+}
+
 AlgoChoice NetworkCosts::fastest() const {
   return pick(nodes, [](const AlgoCost& a, const AlgoCost& b) { return total(a) < total(b); });
 }

@@ -40,6 +40,9 @@ struct NodeCost {
   std::string name;               // the layer's name
   std::string type;               // "conv", "pool", ...
   std::vector<AlgoCost> algos;    // at least one
+
+  // The fastest algorithm needing less workspace than algos[current]; -1 when none does.
+  int next_leaner(int current) const;
 };
 
 // One algorithm index per node (into NodeCost::algos).

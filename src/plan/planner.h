@@ -36,13 +36,19 @@
 #include "plan/planned_step.h"
 #include "plan/program.h"
 #include "plan/simulator.h"
+#include "plan/storage_decision.h"
 
 namespace vdnn {
 
 struct Configuration {
   Policy policy = Policy::kNone;
   AlgoChoice algos;
-  bool operator==(const Configuration&) const = default;
+  // Per-tensor keep/offload/recompute for the training Program (plan/storage_decision.h): what
+  // `auto` decided; empty for vDNN's policies, whose rule decides.
+  StepDecisions decisions;
+  bool operator==(const Configuration& o) const {
+    return policy == o.policy && algos == o.algos && decisions == o.decisions;
+  }
 };
 
 struct Evaluation {

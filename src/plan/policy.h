@@ -3,6 +3,8 @@
 //   none  everything stays on the device (the baseline)
 //   all   offload every value some backward reads, and kernel-saved state (vDNN_all)
 //   conv  offload only the inputs of convolutions (vDNN_conv)
+//   auto  per tensor keep, offload or recompute, and per convolution an algorithm, searched for the
+//         fastest simulated step under the budget (plan/auto_policy.h; beyond vDNN)
 //   sync event  only true dependencies wait (default)     sync layer  barrier after every layer (vDNN)
 //   prefetch vdnn  the nearest offloaded layer, never past a conv   prefetch ahead  as far as the budget allows
 //
@@ -17,12 +19,12 @@
 
 namespace vdnn {
 
-enum class Policy { kNone, kAll, kConv };
+enum class Policy { kNone, kAll, kConv, kAuto };
 enum class SyncMode { kEvent, kLayer };
 enum class Prefetch { kVdnn, kAhead };
 
 inline const char* to_string(Policy p) {
-  return p == Policy::kNone ? "none" : p == Policy::kAll ? "all" : "conv";
+  return p == Policy::kNone ? "none" : p == Policy::kAll ? "all" : p == Policy::kConv ? "conv" : "auto";
 }
 inline const char* to_string(SyncMode s) { return s == SyncMode::kEvent ? "event" : "layer"; }
 inline const char* to_string(Prefetch f) { return f == Prefetch::kVdnn ? "vdnn" : "ahead"; }
@@ -31,7 +33,8 @@ inline Policy parse_policy(const std::string& text) {
   if (text == "none") return Policy::kNone;
   if (text == "all") return Policy::kAll;
   if (text == "conv") return Policy::kConv;
-  VDNN_THROW("--policy: expected none, all or conv, got '" << text << "'");
+  if (text == "auto") return Policy::kAuto;
+  VDNN_THROW("--policy: expected none, all, conv or auto, got '" << text << "'");
 }
 
 inline SyncMode parse_sync_mode(const std::string& text) {
