@@ -53,16 +53,20 @@ TEST(CliPlanSweep, Vgg16OnTheTitanXFitsMonotonicallyAndNeverBeatsTheOracle) {
   // (12 GiB, a row) dyn picks and predicts what the table's dyn row says.
   size_t none_fastest = 0;
   double dyn_seconds = 0;
+  std::string dyn_label;
   for (const auto& c : j["configurations"]) {
     if (c["configuration"] == "none+fastest") none_fastest = c["minimum_budget"];
-    if (c["configuration"].get<std::string>().rfind("dyn: ", 0) == 0) dyn_seconds = c["iteration_seconds"];
+    if (const std::string label = c["configuration"]; label.rfind("dyn: ", 0) == 0) {
+      dyn_seconds = c["iteration_seconds"];
+      dyn_label = label.substr(5);
+    }
   }
   EXPECT_EQ(s["columns"][0]["smallest_budget"].get<size_t>(), none_fastest);
   const auto device = std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row["budget"] == size_t{12} << 30; });
   ASSERT_NE(device, rows.end()) << "the device's budget is a row";
   EXPECT_EQ((*device)["step_seconds"]["dyn"].get<double>(), dyn_seconds);
-  EXPECT_EQ((*device)["configurations"]["dyn"], "all+fastest (4 layers leaner)");
-  EXPECT_TRUE((*device)["step_seconds"]["none"].is_null()) << "none needs 24.66 GiB";
+  EXPECT_EQ((*device)["configurations"]["dyn"], dyn_label);
+  EXPECT_TRUE((*device)["step_seconds"]["none"].is_null()) << "none does not fit 12 GiB";
 }
 
 TEST(CliPlanSweep, TheTableHasOneRowPerBudgetAndTheSvgOneLinePerColumn) {
