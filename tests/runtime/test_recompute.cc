@@ -8,6 +8,8 @@
 #include "runtime/decisions_by_layer.h"
 #include "runtime/net.h"
 #include "runtime/train_for_hash.h"
+#include "stress/random_network.h"
+#include "vdnn/rng.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -156,6 +158,41 @@ TEST(Recompute, WhatCannotBeRecomputedIsRefusedInOneLine) {
   EXPECT_THROW(Net(test::cheap_layers_net(), o), Error);
   o.decisions.values.resize(3);
   EXPECT_THROW(Net(test::cheap_layers_net(), o), Error);
+}
+
+// Random DAGs (the stress test's generator) with a random keep/offload/recompute per storage: every
+// decision that can be taken trains to `none`'s weights. In-place values, the logits and the loss
+// stay kept (their decisions belong to their storage, or are refused: see the test above).
+TEST(Recompute, RandomNetworksWithRandomDecisionsTrainBitIdentically) {
+  int recomputed = 0;
+  for (uint64_t seed = 1; seed <= 14; ++seed) {
+    const stress::RandomNetwork n = stress::random_network(seed);
+    NetOptions o;
+    o.batch = n.batch;
+    o.seed = seed;
+    Program base;
+    try {
+      base = Net(n.graph(), o).train_program();
+    } catch (const Error&) {
+      continue;  // refused under `none` already (the stress test checks those refusals)
+    }
+    const Graph g = n.graph();
+    Rng rng(seed, 17);
+    o.decisions.values.assign(g.values().size(), {});
+    const Node& loss = g.nodes().back();
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+      const Node& node = g.nodes()[i];
+      const bool own_storage = base.tensors[base.nodes[i].out].name == node.layer->name() + ":out";
+      if (!own_storage || node.output == loss.output || node.output == loss.inputs[0]) continue;
+      const float u = rng.uniform();
+      o.decisions.values[node.output].action = u < 0.4f ? kRecompute : u < 0.6f ? kOffload : StorageAction::kKeep;
+    }
+    Net probe(n.graph(), o);
+    recomputed += probe.train_program().recomputed_bytes() > 0;
+    const std::string expected = test::train_for_hash(n.graph(), {.batch = n.batch, .seed = seed}, 2, 0.05, 16);
+    EXPECT_EQ(test::train_for_hash(n.graph(), o, 2, 0.05, 16), expected) << "seed " << seed << "\n" << n.model.dump();
+  }
+  EXPECT_GE(recomputed, 7) << "networks that recomputed something";
 }
 
 }  // namespace
