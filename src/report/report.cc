@@ -89,14 +89,21 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
                      {"implementation", net.backend().implementation(static_cast<int>(i))},
                      {"slow_kernels", net.backend().slow_kernels(static_cast<int>(i))},
                      {"offloaded", offloaded}};
+    if (b.out >= 0 && p.tensors[b.out].recomputed && p.tensors[b.out].name == layer.name() + ":out")
+      j["recomputed"] = {{"tensor", p.tensors[b.out].name}, {"bytes", p.tensors[b.out].bytes}};
     if (layer.kind() == LayerKind::kConv) {
       j["conv_algorithm"] = to_string(o.conv_algos.empty() ? o.conv_algo : o.conv_algos[i]);
       j["why"] = algo_reason;
     }
     layers.push_back(j);
   }
-  return {{"policy", to_string(o.policy)}, {"sync", to_string(o.sync)}, {"offloaded_bytes_per_step", p.offloaded_bytes()},
-          {"layers", layers}};
+  nlohmann::json j{{"policy", to_string(o.policy)}, {"sync", to_string(o.sync)},
+                   {"offloaded_bytes_per_step", p.offloaded_bytes()}, {"layers", layers}};
+  if (const size_t bytes = p.recomputed_bytes()) {  // explicit decisions (plan/storage_decision.h)
+    j["recomputed_bytes_per_step"] = bytes;
+    j["recompute_kernels_per_step"] = p.recomputed_nodes().size();
+  }
+  return j;
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& j) { write_text_file(path, j.dump(2) + "\n"); }

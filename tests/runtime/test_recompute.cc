@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/decisions_by_layer.h"
+#include "report/report.h"
 #include "runtime/net.h"
 #include "runtime/train_for_hash.h"
 #include "stress/random_network.h"
@@ -139,6 +140,23 @@ TEST(Recompute, DroppingBatchNormOutputsLowersThePeak) {
             none.train_plan().at_forward_end.total_current);
   EXPECT_LT(recompute.train_plan().peak_bytes, none.train_plan().peak_bytes);
   EXPECT_EQ(test::train_for_hash(conv_bn_chain(), o, 3), test::train_for_hash(conv_bn_chain(), base, 3));
+}
+
+TEST(Recompute, TheRunReportSaysWhatWasRecomputed) {
+  const Decide d{{"bn1", kRecompute}, {"pool1", kRecompute}};
+  Net net(test::cheap_layers_net(), options(test::cheap_layers_net(), d));
+  const nlohmann::json r = decisions_report(net, "");
+  EXPECT_EQ(r["recomputed_bytes_per_step"].get<size_t>(), net.train_program().recomputed_bytes());
+  EXPECT_EQ(r["recompute_kernels_per_step"].get<size_t>(), 3u);  // bn1, its in-place relu1, pool1
+  int layers = 0;
+  for (const auto& layer : r["layers"])
+    if (layer.contains("recomputed")) {
+      ++layers;
+      EXPECT_TRUE(layer["layer"] == "bn1" || layer["layer"] == "pool1") << layer.dump();
+    }
+  EXPECT_EQ(layers, 2);
+  Net none(test::cheap_layers_net(), options(test::cheap_layers_net(), {}));
+  EXPECT_FALSE(decisions_report(none, "").contains("recomputed_bytes_per_step"));
 }
 
 TEST(Recompute, WhatCannotBeRecomputedIsRefusedInOneLine) {
