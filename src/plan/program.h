@@ -96,6 +96,9 @@ struct NodeFacts {
   size_t scratch_bytes = 0;
   std::vector<size_t> param_bytes;
   bool in_place = false;
+  // Per saved buffer: the forward writes it wholly from its inputs (pooling argmax, LRN workspace),
+  // so a recompute of the node regenerates it; empty: none is (storage_decision.h).
+  std::vector<bool> saved_regenerated;
 };
 
 }  // namespace vdnn

@@ -250,9 +250,13 @@ void Builder::apply_decisions() {
     if (k == 0) VDNN_THROW("storage decision recompute for '" << name << "': the graph input has no layer to re-run (keep or offload it)");
     p_.tensors[s.tensor].recomputed = true;
     s.recompute_at = *s.backward_readers.rbegin();  // the first backward reader
-    for (int w : s.writers)
+    for (int w : s.writers) {
       for (ValueId in : nodes[w].inputs)
         if (group_[in] != k) storages_[group_[in]].backward_readers.insert(s.recompute_at);
+      const std::vector<bool>& regenerated = facts_[w].saved_regenerated;
+      for (size_t m = 0; m < regenerated.size(); ++m)
+        if (regenerated[m]) p_.tensors[p_.nodes[w].saved[m]].recomputed = true;  // dropped, re-made too
+    }
   }
   for (size_t i = 0; i < d.saved.size(); ++i) {
     const std::vector<int>& saved = p_.nodes[i].saved;
@@ -267,7 +271,9 @@ void Builder::apply_decisions() {
       if (d.saved[i][k].prefetch_at != -1)
         VDNN_THROW("storage decision for '" << p_.tensors[saved[k]].name
                                             << "': a per-tensor prefetch point is not supported yet (-1)");
-      if (o_.training && d.saved[i][k].action == StorageAction::kOffload) p_.tensors[saved[k]].offloaded = true;
+      // A buffer the recompute regenerates is dropped, never offloaded.
+      if (o_.training && d.saved[i][k].action == StorageAction::kOffload && !p_.tensors[saved[k]].recomputed)
+        p_.tensors[saved[k]].offloaded = true;
     }
   }
 }
@@ -289,7 +295,7 @@ void Builder::index_storages() {
     std::vector<int>& needs = needs_[st.recompute_at];
     for (int w : st.writers)  // saved state the re-run reads (BN statistics, dropout mask) or rewrites
       for (int t : p_.nodes[w].saved)
-        if (std::find(needs.begin(), needs.end(), t) == needs.end()) needs.push_back(t);
+        if (!p_.tensors[t].recomputed && std::find(needs.begin(), needs.end(), t) == needs.end()) needs.push_back(t);
   }
   for (int s = 0; s < static_cast<int>(storages_.size()); ++s) {
     const Storage& st = storages_[s];
@@ -348,7 +354,7 @@ void Builder::emit_forward() {
     const Storage& out = storages_[group_[g_.nodes()[i].output]];
     if (out.last_writer == i && p_.tensors[out.tensor].offloaded) offload(out.tensor);
     for (int t : b.saved) {
-      if (!o_.training) free_now(t);
+      if (!o_.training || p_.tensors[t].recomputed) free_now(t);  // recomputed: regenerated in backward
       else if (p_.tensors[t].offloaded) {
         offload(t);
         free_now(t);
@@ -434,6 +440,8 @@ void Builder::emit_recomputes(int j) {
     alloc(s.tensor);
     for (int w : s.writers) {
       const int scratch = p_.nodes[w].scratch;
+      for (int t : p_.nodes[w].saved)
+        if (p_.tensors[t].recomputed) alloc(t);  // regenerated here, freed after w's backward
       if (scratch >= 0) alloc(scratch);
       emit({Op::kRecompute, StreamKind::kCompute, w, s.tensor});
       if (o_.sync == SyncMode::kLayer) emit({Op::kSync});

@@ -10,10 +10,11 @@
 //              first backward reader, a fresh buffer is allocated and the storage's writer and its
 //              in-place ReLUs re-run their forward kernels into it (Op::kRecompute), from inputs that
 //              are then on the device (kept, prefetched or themselves recomputed, in forward order).
-// Kernel-saved state is never recomputed on its own: it is kept or offloaded as decided here, and a
-// recompute reads it (batch-norm mean/variance: the forward's statistics, running averages left
-// alone; dropout mask: the same mask) or rewrites it with the same values (pooling argmax
-// workspace, LRN workspace), so the math does not change. A decision on a value the backward pass
+// Kernel-saved state is never recomputed on its own. What a recompute reads is kept or offloaded as
+// decided here: batch-norm mean/variance (the forward's statistics; running averages left alone)
+// and the dropout mask (the same mask). What the forward writes wholly from its inputs
+// (NodeFacts::saved_regenerated: max pooling's argmax, LRN's workspace) is dropped with its node's
+// output and regenerated, with the same values, by the recompute. The math does not change. A decision on a value the backward pass
 // does not read changes nothing; the graph input, the logits and the loss cannot be recomputed.
 // Empty decisions: the policy decides (none/conv/all exactly as vDNN defines them).
 //

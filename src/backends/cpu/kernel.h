@@ -57,6 +57,9 @@ class CpuKernel {
   // Passes left on oneDNN's reference kernel (orders of magnitude slower) because no layout tried
   // has a faster one, e.g. "backward weights: ref:any". make_cpu_kernel warns once per layer.
   std::vector<std::string> slow_kernels;
+  // The forward writes every saved buffer wholly from its inputs (pooling argmax, LRN workspace):
+  // a recompute regenerates them, so they need not be kept (NodeFacts::saved_regenerated).
+  bool forward_writes_saved = false;
 };
 
 // Whether oneDNN names `impl` as one of its reference implementations ("ref:any", "lrn_ref:any"):

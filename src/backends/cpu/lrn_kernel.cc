@@ -34,6 +34,7 @@ class LrnKernel : public CpuKernel {
     if (p.size == 1) skip_jit_lrn(fwd_pd_);
     out_md = fwd_pd_.dst_desc();
     saved_mds = {fwd_pd_.workspace_desc()};
+    forward_writes_saved = true;
     dnnl::lrn_backward::desc bd(algo, src_md_, src_md_, p.size, static_cast<float>(p.alpha),
                                 static_cast<float>(p.beta), static_cast<float>(p.k));
     bwd_pd_ = dnnl::lrn_backward::primitive_desc(bd, attr, engine, fwd_pd_);

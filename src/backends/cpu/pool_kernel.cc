@@ -80,6 +80,7 @@ class PoolKernel : public CpuKernel {
     out_md = fwd_pd_.dst_desc();
     has_ws_ = layer.p().max;
     if (has_ws_) saved_mds = {fwd_pd_.workspace_desc()};
+    forward_writes_saved = true;  // the argmax workspace
     dnnl::pooling_backward::desc bd(algo, src_md_, out_md, strides, kernel, pad_l, pad_r);
     bwd_pd_ = dnnl::pooling_backward::primitive_desc(bd, attr, engine, fwd_pd_);
     fwd_ = dnnl::pooling_forward(fwd_pd_);
