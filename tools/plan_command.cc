@@ -1,10 +1,11 @@
 // `vdnn plan`: will a network fit, with which policy, and at what cost — before anything trains.
 // One row per configuration (none with the leanest and with the fastest algorithms, conv, all,
-// and what vDNN_dyn picks for the budget): peak device memory by class, host memory, the smallest
-// budget, the simulated step time, its overhead against the oracle (none, fastest, unlimited
-// memory) and its ratio to the physical bound (the busiest stream). Each row is the step
-// `vdnn train` runs (plan/planned_step.h); `--prefetch ahead` rows name the look-ahead depth it picks. Sizes and costs come from this
-// CPU (measured now, or `--costs` from `vdnn profile --save`) or from a GPU's device profile.
+// what vDNN_dyn picks for the budget, and what `auto` decides per tensor, plan/auto_policy.h):
+// peak device memory by class, host memory, the smallest budget, the simulated step time, its
+// overhead against the oracle (none, fastest, unlimited memory) and its ratio to the physical
+// bound (the busiest stream). Each row is the step `vdnn train` runs (plan/planned_step.h);
+// `--prefetch ahead` rows name the look-ahead depth it picks. Sizes and costs come from this CPU
+// (measured now, or `--costs` from `vdnn profile --save`) or from a GPU's device profile.
 // `--sweep` adds a budget sweep (plan/budget_sweep.h, tools/plan_sweep.h): every policy's step time
 // from the largest smallest budget down to the floor; `--sweep-svg` draws it.
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "report/configuration_chart.h"
 #include "report/memory_timeline_chart.h"
 #include "io/model_file.h"
+#include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
@@ -119,14 +121,14 @@ int run_plan(PlanOptions o) {
 
   std::vector<Row> rows;
   // "all+fastest", and with --prefetch ahead the depth it picks: "all+fastest, ahead 5 layers".
-  auto row = [&](const std::string& prefix, const Configuration& c) {
-    Row r{prefix + describe(c, costs), planner.evaluate(c, budget, prefetch)};
+  auto row = [&](const std::string& prefix, const Configuration& c, Prefetch f) {
+    Row r{prefix + describe(c, costs), planner.evaluate(c, budget, f)};
     if (r.e.prefetch_depth)
       r.label += VDNN_MSG(", ahead " << r.e.prefetch_depth << (r.e.prefetch_depth == 1 ? " layer" : " layers"));
     rows.push_back(std::move(r));
   };
-  auto add = [&](Policy p, const AlgoChoice& a) { row("", Configuration{p, a}); };
-  const bool one = !o.policy.empty() && o.policy != "dyn";
+  auto add = [&](Policy p, const AlgoChoice& a) { row("", Configuration{p, a}, prefetch); };
+  const bool one = !o.policy.empty() && o.policy != "dyn" && o.policy != "auto";
   if (one) {
     add(parse_policy(o.policy), costs.fastest());
   } else if (o.policy.empty()) {
@@ -136,9 +138,14 @@ int run_plan(PlanOptions o) {
     add(Policy::kAll, costs.fastest());
   }
   DynChoice dyn;
-  if (!one && budget) {
+  if (!one && budget && o.policy != "auto") {
     dyn = choose_dyn(planner, budget);
-    if (dyn.fits) row("dyn: ", dyn.config);
+    if (dyn.fits) row("dyn: ", dyn.config, prefetch);
+  }
+  AutoChoice chosen;
+  if (!one && budget && o.policy != "dyn") {
+    chosen = choose_auto(planner, budget);
+    if (chosen.fits) row("auto: ", chosen.config, chosen.prefetch);
   }
 
   std::optional<BudgetSweep> sweep;
@@ -152,12 +159,19 @@ int run_plan(PlanOptions o) {
                        {"device", in.device},
                        {"costs", costs.source}, {"device_memory", budget}, {"oracle_seconds", oracle},
                        {"configurations", js}};
-    if (budget && !one)
+    if (budget && !one && o.policy != "auto")
       out["dyn"] = {{"fits", dyn.fits}, {"step", dyn.step}, {"why", dyn.why}, {"tried", dyn.tried},
                     {"minimum_budget", dyn.minimum_budget}};
     if (sweep) out["sweep"] = sweep_json(*sweep, costs);
     std::cout << out.dump(2) << "\n";
   } else {
+    if (budget && !one && o.policy != "dyn") {
+      const AutoSummary& a = chosen.summary;
+      out["auto"] = {{"fits", chosen.fits}, {"why", chosen.why}, {"tried", chosen.tried},
+                     {"kept_bytes", a.kept_bytes}, {"offloaded_bytes", a.offloaded_bytes},
+                     {"recomputed_bytes", a.recomputed_bytes}, {"recompute_seconds", a.recompute_seconds},
+                     {"leaner_algorithms", a.leaner_algorithms}};
+    }
     std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", graph.name().c_str(),
                 static_cast<long long>(o.batch), in.device.c_str(),
                 budget ? (", budget " + format_bytes(budget)).c_str() : "", o.sync.c_str(),
@@ -168,7 +182,7 @@ int run_plan(PlanOptions o) {
     for (const Row& r : rows) print_row(r, oracle, budget != 0);
     std::printf("* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
                 "memory: %.2f ms. /bound = step time over the busiest stream's time.\n", oracle * 1e3);
-    if (budget && !one) {
+    if (budget && !one && o.policy != "auto") {
       if (dyn.fits)
         std::printf("dyn picks %s (step %d): %s.\n", describe(dyn.config, costs).c_str(), dyn.step, dyn.why.c_str());
       else
@@ -177,6 +191,7 @@ int run_plan(PlanOptions o) {
     if (sweep) print_sweep_table(*sweep, budget);
   }
   if (sweep && !o.sweep_svg.empty())
+    if (budget && !one && o.policy != "dyn") std::printf("%s.\n", describe(chosen).c_str());
     write_text_file(o.sweep_svg, budget_sweep_svg(VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device),
                                                   *sweep, costs, budget));
   write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
@@ -186,10 +201,10 @@ int run_plan(PlanOptions o) {
       plan_memory(p, r.e.fits && budget ? budget : r.e.minimum_budget);
       std::cout << "# " << r.label << "\n" << p.to_text();
     }
-  if (budget && !one && !dyn.fits) {
+  if (budget && !one && !dyn.fits && !chosen.fits) {
     std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
                  describe_budget(budget).c_str(), graph.name().c_str(), static_cast<long long>(o.batch),
-                 dyn.why.c_str());
+                 (o.policy == "auto" ? chosen.why : dyn.why).c_str());
     return 1;
   }
   return 0;
@@ -204,8 +219,8 @@ Runner add_plan_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
   app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
-  app.add_option("--policy", o->policy, "only this configuration: none, conv, all (fastest algorithms) or dyn")
-      ->check(CLI::IsMember({"none", "all", "conv", "dyn"}));
+  app.add_option("--policy", o->policy, "only this configuration: none, conv, all (fastest algorithms), dyn or auto")
+      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}));
   app.add_option("--sync", o->sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))
       ->capture_default_str();
   app.add_option("--prefetch", o->prefetch,

@@ -14,6 +14,7 @@
 #include "data/data_source.h"
 #include "io/model_file.h"
 #include "numeric_flags.h"
+#include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "plan/memory_plan.h"
 #include "report/chrome_trace.h"
@@ -38,7 +39,7 @@ struct TrainOptions {
   int classes = 0, threads = 0;
   int64_t batch = 128, synthetic_samples = 2048;
   bool no_eval = false;
-  std::string costs;  // --policy dyn: a saved `vdnn profile` (default: measure now)
+  std::string costs;  // --policy dyn/auto: a saved `vdnn profile` (default: measure now)
   std::string backend = "cpu";
   std::string resume;  // a checkpoint to continue (o.config.save_path: where to save)
   std::string progress = "auto";
@@ -47,15 +48,28 @@ struct TrainOptions {
   TrainConfig config;
 };
 
-// vDNN_dyn: profile this network on this machine (or read --costs), then take the first
-// configuration of the paper's order that fits --device-memory (plan/dyn.h).
-// Returns the reason for its algorithm choice, for the report.
-std::string choose_dyn_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
+// --policy dyn or auto: profile this network on this machine (or read --costs), then plan for
+// --device-memory. dyn: the first configuration of the paper's order that fits (plan/dyn.h); auto:
+// per-tensor keep/offload/recompute, algorithms and prefetch rule (plan/auto_policy.h).
+// Returns the reason for its choice, for the report.
+std::string choose_planned_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
   const size_t budget = parse_size(o.device_memory, "--device-memory");
   PlanSourceOptions source{.costs_file = o.costs};
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   const PlanInputs in = plan_inputs(graph, o.batch, source);
   const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
+  if (o.policy == "auto") {
+    const AutoChoice a = choose_auto(planner, budget);
+    if (!a.fits)
+      VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
+                                    << "' at batch " << o.batch << " with policy auto: " << a.why);
+    std::printf("%s\n", describe(a).c_str());
+    net_options.policy = a.config.policy;
+    net_options.decisions = a.config.decisions;
+    net_options.conv_algos = conv_algos_of(planner.costs(), a.config.algos);
+    net_options.prefetch_ahead = a.prefetch == Prefetch::kAhead;
+    return "auto: " + a.why;
+  }
   const DynChoice d = choose_dyn(planner, budget);
   if (!d.fits)
     VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
@@ -99,13 +113,14 @@ void check_budget_fits_host(const std::string& device_memory) {
 // Checks every flag that needs no model or data (before any output: one line if one is
 // unusable) and fills o.config from them. Returns the backend.
 BackendKind check_flags(TrainOptions& o) {
-  if (o.policy == "dyn" && o.device_memory.empty())
-    VDNN_THROW("--policy dyn needs --device-memory: it picks what fits a budget");
+  const bool planned = o.policy == "dyn" || o.policy == "auto";
+  if (planned && o.device_memory.empty())
+    VDNN_THROW("--policy " << o.policy << " needs --device-memory: it picks what fits a budget");
   if (o.threads > 0) omp_set_num_threads(o.threads);
   const BackendKind backend = parse_backend(o.backend);
-  if (o.policy == "dyn" && backend != BackendKind::kCpu)
-    VDNN_THROW("--policy dyn is implemented for --backend cpu only so far (it plans from costs measured "
-               "with the CPU kernels); on cuda use --policy none, conv or all");
+  if (planned && backend != BackendKind::kCpu)
+    VDNN_THROW("--policy " << o.policy << " is implemented for --backend cpu only so far (it plans from costs "
+               "measured with the CPU kernels); on cuda use --policy none, conv or all");
   if (const std::string why = backend_unavailable_reason(backend); !why.empty())
     VDNN_THROW("--backend " << o.backend << ": " << why);
   if (backend == BackendKind::kCpu && !o.device_memory.empty()) check_budget_fits_host(o.device_memory);
@@ -160,16 +175,16 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   net_options.seed = o.config.seed;
   net_options.backend = backend;
   c.algo_reason = "--conv-algo " + o.conv_algo;
-  if (o.policy == "dyn") {
-    c.algo_reason = choose_dyn_configuration(graph, o, net_options);
+  net_options.prefetch_ahead = o.prefetch == "ahead";
+  if (o.policy == "dyn" || o.policy == "auto") {
+    c.algo_reason = choose_planned_configuration(graph, o, net_options);
   } else {
     net_options.policy = parse_policy(o.policy);
   }
   net_options.sync = parse_sync_mode(o.sync);
   net_options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   net_options.link = parse_link(o.link_bandwidth, o.link_latency);
-  net_options.prefetch_ahead = o.prefetch == "ahead";
-  if (o.policy != "dyn")
+  if (o.policy != "dyn" && o.policy != "auto")
     net_options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
                           : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
                                                       : ConvAlgo::kAuto;
@@ -343,10 +358,11 @@ Runner add_train_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--no-eval", o->no_eval, "skip test-set evaluation after each epoch");
   app.add_option("--policy", o->policy,
-                 "what to offload: none, all (vDNN_all), conv (vDNN_conv) or dyn (vDNN_dyn: profile, then the "
-                 "first policy and convolution algorithms that fit --device-memory)")
-      ->check(CLI::IsMember({"none", "all", "conv", "dyn"}))->capture_default_str();
-  app.add_option("--costs", o->costs, "--policy dyn: costs saved by `vdnn profile --save` (default: measure now)");
+                 "what to offload: none, all (vDNN_all), conv (vDNN_conv), dyn (vDNN_dyn: profile, then the "
+                 "first policy and convolution algorithms that fit --device-memory) or auto (profile, then keep, "
+                 "offload or recompute each tensor and pick algorithms and prefetch for the fastest step that fits)")
+      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}))->capture_default_str();
+  app.add_option("--costs", o->costs, "--policy dyn or auto: costs saved by `vdnn profile --save` (default: measure now)");
   app.add_option("--sync", o->sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
       ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
   app.add_option("--backend", o->backend, "cpu (oneDNN) or cuda (cuDNN and cuBLAS on GPU 0)")

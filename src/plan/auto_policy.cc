@@ -1,0 +1,442 @@
+#include "plan/auto_policy.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <queue>
+#include <tuple>
+
+#include "plan/dyn.h"
+#include "util/size_parse.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+// A decision the search can take: a storage (by the graph value its first writer produced), one
+// saved buffer of a kernel, or a convolution's algorithm.
+struct Unit {
+  enum Kind { kValue, kSaved, kAlgo } kind = kValue;
+  int index = -1;  // the value, or the node
+  int saved = -1;  // kSaved: which saved buffer of the node
+  bool operator<(const Unit& o) const {
+    return std::tie(kind, index, saved) < std::tie(o.kind, o.index, o.saved);
+  }
+};
+
+// What the training Program says about memory: the step where the most bytes are live, the
+// tensors live there, and which tensors outlive the forward pass (what the backward pass reads).
+struct LivePeak {
+  size_t bytes = 0;
+  std::vector<int> live;            // tensors live at the peak
+  int busy_node = -1;               // the node whose kernel runs at the peak
+  std::vector<bool> live_at_phase_end;
+  // Per tensor: how much backward compute runs before its first backward reader's kernel (the
+  // last kBackwardWindow backward kernels before it), the window a prefetch can hide behind.
+  std::vector<double> prefetch_window;
+};
+
+constexpr int kBackwardWindow = 2;
+
+LivePeak live_peak(const Program& p, const CostModel& costs) {
+  LivePeak out;
+  out.live_at_phase_end.assign(p.tensors.size(), false);
+  std::vector<bool> live(p.tensors.size(), false);
+  size_t bytes = 0;
+  size_t peak_step = 0;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const Step& s = p.steps[i];
+    if (s.op == Op::kAlloc) {
+      live[s.tensor] = true;
+      bytes += p.tensors[s.tensor].bytes;
+      if (bytes > out.bytes) {
+        out.bytes = bytes;
+        peak_step = i;
+      }
+    } else if (s.op == Op::kFree) {
+      live[s.tensor] = false;
+      bytes -= p.tensors[s.tensor].bytes;
+    } else if (s.op == Op::kPhaseEnd) {
+      out.live_at_phase_end = live;
+    }
+  }
+  // Replay to the peak for its live set, and find the kernel it was allocated for.
+  std::vector<bool> at(p.tensors.size(), false);
+  for (size_t i = 0; i <= peak_step && i < p.steps.size(); ++i) {
+    const Step& s = p.steps[i];
+    if (s.op == Op::kAlloc) at[s.tensor] = true;
+    if (s.op == Op::kFree) at[s.tensor] = false;
+  }
+  for (size_t t = 0; t < at.size(); ++t)
+    if (at[t] && !p.tensors[t].persistent) out.live.push_back(static_cast<int>(t));
+  for (size_t i = peak_step; i < p.steps.size(); ++i) {
+    const Op op = p.steps[i].op;
+    if (op == Op::kForward || op == Op::kBackward || op == Op::kRecompute) {
+      out.busy_node = p.steps[i].node;
+      break;
+    }
+  }
+  out.prefetch_window.assign(p.tensors.size(), -1);
+  std::vector<double> recent;  // the backward kernels issued so far, latest last
+  for (const Step& s : p.steps) {
+    if (s.op != Op::kBackward && s.op != Op::kRecompute) continue;
+    double window = 0;
+    for (size_t k = recent.size(); k > 0 && recent.size() - k < kBackwardWindow; --k) window += recent[k - 1];
+    const NodeBinding& b = p.nodes[s.node];
+    auto reads = [&](int t) {
+      if (t >= 0 && out.prefetch_window[t] < 0) out.prefetch_window[t] = window;
+    };
+    for (int t : b.in) reads(t);
+    for (int t : b.saved) reads(t);
+    if (s.op == Op::kBackward && b.backward_reads_out) reads(b.out);
+    recent.push_back(s.op == Op::kBackward ? costs.backward_seconds(s.node) : costs.forward_seconds(s.node));
+  }
+  return out;
+}
+
+class Search {
+ public:
+  Search(const Planner& planner, size_t budget)
+      : p_(planner), g_(planner.graph()), costs_(planner.costs()), budget_(budget), algo_(costs_.fastest()) {
+    const int n = static_cast<int>(g_.nodes().size());
+    forward_end_.assign(n, 0);
+    double t = 0;
+    for (int i = 0; i < n; ++i) forward_end_[i] = t += forward(i);
+    forward_total_ = t;
+  }
+
+  // Phase 1: the peak-driven greedy. False when no decision lowers the peak enough.
+  bool fit(Configuration& c, std::vector<std::string>& tried) {
+    size_t target = budget_;
+    const int max_rounds = 4 * static_cast<int>(g_.nodes().size()) + 32;
+    for (int round = 0; round < max_rounds; ++round) {
+      const Program train = p_.program(c, true);
+      const LivePeak peak = live_peak(train, ChosenCosts(costs_, c.algos));
+      if (peak.bytes <= target) {
+        const size_t smallest = p_.minimum_budget(c);
+        if (smallest <= budget_) {
+          tried.push_back(VDNN_MSG("fit: " << round << " round(s), " << picks_.size()
+                                           << " decision(s), live peak " << format_bytes(peak.bytes)
+                                           << ", smallest budget " << format_bytes(smallest)));
+          return true;
+        }
+        const size_t excess = smallest - budget_;  // the placement's fragmentation, or the eval Program
+        if (excess >= target) return false;
+        target -= excess;
+        continue;
+      }
+      if (!lower_peak(c, train, peak, peak.bytes - target)) {
+        tried.push_back(VDNN_MSG("fit: no decision lowers the live peak of " << format_bytes(peak.bytes)
+                                                                             << " at layer '"
+                                                                             << busy_name(peak) << "'"));
+        return false;
+      }
+    }
+    return false;
+  }
+
+  // Phase 2: undo the costliest decisions while the step still fits and gets faster.
+  Evaluation refine(Configuration& c, std::vector<std::string>& tried, int& evaluations) {
+    Evaluation best = p_.evaluate(c, budget_, Prefetch::kAhead);
+    ++evaluations;
+    std::vector<Pick> order = picks_;
+    std::stable_sort(order.begin(), order.end(), [](const Pick& a, const Pick& b) { return a.cost > b.cost; });
+    const size_t steps = std::max<size_t>(p_.program(c, true).steps.size(), 1);
+    const size_t trials = std::clamp<size_t>(400000 / steps, 2, 16);
+    int undone = 0;
+    for (size_t k = 0; k < order.size() && k < trials; ++k) {
+      Configuration trial = c;
+      undo(trial, order[k]);
+      if (!p_.fits(trial, budget_)) continue;
+      Evaluation e = p_.evaluate(trial, budget_, Prefetch::kAhead);
+      ++evaluations;
+      if (e.fits && e.time.iteration_seconds < best.time.iteration_seconds) {
+        c = std::move(trial);
+        best = std::move(e);
+        ++undone;
+      }
+    }
+    tried.push_back(VDNN_MSG("refine: " << undone << " of " << std::min(order.size(), trials)
+                                        << " costliest decision(s) undone"));
+    return best;
+  }
+
+ private:
+  struct Pick {
+    Unit unit;
+    StorageAction action = StorageAction::kKeep;
+    int old_algo = -1;  // kAlgo: the algorithm before
+    double cost = 0;    // seconds the cost model charged
+  };
+  struct Offload {
+    double produced = 0, copy = 0;
+  };
+
+  double forward(int node) const { return algo_cost(node).forward_seconds; }
+  const AlgoCost& algo_cost(int node) const { return costs_.nodes[node].algos[algo_[node]]; }
+  std::string busy_name(const LivePeak& peak) const {
+    return peak.busy_node < 0 ? "(none)" : g_.nodes()[peak.busy_node].layer->name();
+  }
+  double copy_seconds(size_t bytes) const {
+    return costs_.link_bytes_per_second > 0 ? costs_.link_latency_seconds + bytes / costs_.link_bytes_per_second
+                                            : 0;
+  }
+
+  // The forward pass's exposed copy time with `extra` added to the committed offloads: the d2h
+  // link copies in production order and the forward pass ends at forward_total_.
+  double exposed(const Offload* extra) const {
+    std::vector<Offload> all = offloads_;
+    if (extra) all.push_back(*extra);
+    std::sort(all.begin(), all.end(), [](const Offload& a, const Offload& b) { return a.produced < b.produced; });
+    double link = 0;
+    for (const Offload& o : all) link = std::max(link, o.produced) + o.copy;
+    return std::max(0.0, link - forward_total_);
+  }
+
+  // The storage of `value` as the builder makes it: written by its producer and the layers that
+  // run in place over it.
+  std::vector<int> writers(int value) const {
+    std::vector<int> out;
+    for (int v = value; v >= 0;) {
+      const Value& val = g_.value(v);
+      if (val.producer >= 0 && (out.empty() || g_.runs_in_place(val.producer))) out.push_back(val.producer);
+      int next = -1;
+      for (int c : val.consumers)
+        if (g_.runs_in_place(c)) next = g_.nodes()[c].output;
+      v = next;
+    }
+    return out;
+  }
+
+  struct Option {
+    Pick pick;
+    size_t bytes = 0;
+    Offload offload;              // when pick.action is kOffload
+    double backward_exposed = 0;  // the prefetch's copy time its backward window cannot hide
+  };
+
+  // The cheapest way to take `tensor` (live at the peak) off the device, if it is a unit.
+  bool option_for(const Program& train, const LivePeak& peak, int tensor, const Configuration& c, Option& out) const {
+    const auto it = unit_of_.find(tensor);
+    if (it == unit_of_.end()) return false;
+    const Unit u = it->second;
+    const size_t bytes = train.tensors[tensor].bytes;
+    out.bytes = bytes;
+    out.pick.unit = u;
+    if (u.kind == Unit::kAlgo) {
+      if (u.index != peak.busy_node) return false;  // a workspace lives only around its kernel
+      const NodeCost& node = costs_.nodes[u.index];
+      const int leaner = node.next_leaner(c.algos[u.index]);
+      if (leaner < 0) return false;
+      const AlgoCost &now = node.algos[c.algos[u.index]], &lean = node.algos[leaner];
+      out.bytes = now.workspace_bytes - lean.workspace_bytes;
+      out.pick.action = StorageAction::kKeep;
+      out.pick.old_algo = c.algos[u.index];
+      out.pick.cost = (lean.forward_seconds + lean.backward_seconds) - (now.forward_seconds + now.backward_seconds);
+      return true;
+    }
+    if (!peak.live_at_phase_end[tensor]) return false;  // the backward pass does not read it
+    const double copy = copy_seconds(bytes);
+    const std::vector<int> w = u.kind == Unit::kSaved ? std::vector<int>{u.index} : writers(u.index);
+    out.offload = {w.empty() ? 0.0 : forward_end_[w.back()], copy};  // the graph input: loaded first
+    out.backward_exposed = std::max(0.0, copy - std::max(0.0, peak.prefetch_window[tensor]));
+    const double offload_cost = exposed(&out.offload) - exposed(nullptr) + out.backward_exposed + 1e-3 * copy;
+    out.pick.action = StorageAction::kOffload;
+    out.pick.cost = offload_cost;
+    if (u.kind == Unit::kValue && u.index != 0) {
+      double recompute = 0;
+      for (int w : writers(u.index)) recompute += forward(w);
+      if (recompute < offload_cost) {
+        out.pick.action = StorageAction::kRecompute;
+        out.pick.cost = recompute;
+      }
+    }
+    return true;
+  }
+
+  void index_units(const Program& train) {
+    unit_of_.clear();
+    for (size_t i = 0; i < train.nodes.size(); ++i) {
+      const NodeBinding& b = train.nodes[i];
+      if (b.out >= 0 && !g_.runs_in_place(static_cast<int>(i)) && b.out != train.logits_tensor &&
+          b.out != train.loss_tensor)
+        unit_of_[b.out] = {Unit::kValue, g_.nodes()[i].output};
+      for (size_t k = 0; k < b.saved.size(); ++k) unit_of_[b.saved[k]] = {Unit::kSaved, static_cast<int>(i), static_cast<int>(k)};
+      if (b.scratch >= 0 && costs_.nodes[i].algos.size() > 1) unit_of_[b.scratch] = {Unit::kAlgo, static_cast<int>(i)};
+    }
+    if (train.input_tensor >= 0) unit_of_[train.input_tensor] = {Unit::kValue, 0};
+  }
+
+  bool decided(const Configuration& c, const Unit& u) const {
+    if (u.kind == Unit::kValue) return c.decisions.values[u.index].action != StorageAction::kKeep;
+    if (u.kind == Unit::kSaved) return c.decisions.saved[u.index][u.saved].action != StorageAction::kKeep;
+    return false;
+  }
+
+  void apply(Configuration& c, const Pick& p) {
+    if (p.unit.kind == Unit::kValue) c.decisions.values[p.unit.index].action = p.action;
+    else if (p.unit.kind == Unit::kSaved) c.decisions.saved[p.unit.index][p.unit.saved].action = p.action;
+    else c.algos[p.unit.index] = costs_.nodes[p.unit.index].next_leaner(c.algos[p.unit.index]);
+  }
+  void undo(Configuration& c, const Pick& p) const {
+    if (p.unit.kind == Unit::kValue) c.decisions.values[p.unit.index].action = StorageAction::kKeep;
+    else if (p.unit.kind == Unit::kSaved) c.decisions.saved[p.unit.index][p.unit.saved].action = StorageAction::kKeep;
+    else c.algos[p.unit.index] = p.old_algo;
+  }
+
+  // Takes the cheapest units per byte among those live at the peak until `deficit` bytes are
+  // freed (lazily re-pricing offloads, whose cost only grows as the link fills).
+  bool lower_peak(Configuration& c, const Program& train, const LivePeak& peak, size_t deficit) {
+    algo_ = c.algos;
+    index_units(train);
+    std::vector<bool> busy(train.tensors.size(), false);
+    if (peak.busy_node >= 0) {
+      const NodeBinding& b = train.nodes[peak.busy_node];
+      for (const std::vector<int>* list : {&b.in, &b.saved, &b.d_in})
+        for (int t : *list)
+          if (t >= 0) busy[t] = true;
+      for (int t : {b.out, b.d_out})
+        if (t >= 0) busy[t] = true;
+    }
+    using Entry = std::pair<double, size_t>;  // cost per byte, option index
+    std::vector<Option> options;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+    for (int t : peak.live) {
+      if (busy[t]) continue;
+      Option o;
+      if (!option_for(train, peak, t, c, o) || o.bytes == 0) continue;
+      if (o.pick.unit.kind != Unit::kAlgo && decided(c, o.pick.unit)) continue;
+      options.push_back(o);
+      queue.push({o.pick.cost / static_cast<double>(o.bytes), options.size() - 1});
+    }
+    size_t freed = 0;
+    bool any = false;
+    while (!queue.empty() && freed < deficit) {
+      const auto [price, k] = queue.top();
+      queue.pop();
+      Option& o = options[k];
+      if (o.pick.action == StorageAction::kOffload) {  // re-price against the offloads taken since
+        const double now = exposed(&o.offload) - exposed(nullptr) + o.backward_exposed + 1e-3 * o.offload.copy;
+        if (now > o.pick.cost * (1 + 1e-9) + 1e-12) {
+          o.pick.cost = now;
+          queue.push({now / static_cast<double>(o.bytes), k});
+          continue;
+        }
+        offloads_.push_back(o.offload);
+      }
+      apply(c, o.pick);
+      picks_.push_back(o.pick);
+      freed += o.bytes;
+      any = true;
+    }
+    return any;
+  }
+
+  const Planner& p_;
+  const Graph& g_;
+  const NetworkCosts& costs_;
+  size_t budget_;
+  AlgoChoice algo_;                  // the algorithms the costs are read at
+  std::vector<double> forward_end_;  // per node: when its forward kernel ends (fastest algorithms)
+  double forward_total_ = 0;
+  std::map<int, Unit> unit_of_;      // Program tensor -> the unit deciding it
+  std::vector<Offload> offloads_;
+  std::vector<Pick> picks_;
+};
+
+Configuration all_kept(const Planner& p) {
+  Configuration c{Policy::kAuto, p.costs().fastest()};
+  const Program probe = p.program({Policy::kNone, c.algos}, true);
+  c.decisions.values.assign(p.graph().values().size(), {});
+  c.decisions.saved.resize(probe.nodes.size());
+  for (size_t i = 0; i < probe.nodes.size(); ++i) c.decisions.saved[i].assign(probe.nodes[i].saved.size(), {});
+  return c;
+}
+
+}  // namespace
+
+AutoSummary summarize(const Planner& planner, const Configuration& config) {
+  AutoSummary s;
+  const Program train = planner.program(config, true);
+  const ChosenCosts costs(planner.costs(), config.algos);
+  const LivePeak peak = live_peak(train, costs);
+  for (size_t t = 0; t < train.tensors.size(); ++t) {
+    const ProgramTensor& tensor = train.tensors[t];
+    if (tensor.persistent || tensor.cls != MemoryClass::kFeatureMaps) continue;  // saved state included
+    if (tensor.offloaded) s.offloaded_bytes += tensor.bytes;
+    else if (tensor.recomputed) s.recomputed_bytes += tensor.bytes;
+    else if (peak.live_at_phase_end[t]) s.kept_bytes += tensor.bytes;
+  }
+  for (const Step& step : train.steps)
+    if (step.op == Op::kRecompute) s.recompute_seconds += costs.forward_seconds(step.node);
+  const AlgoChoice fast = planner.costs().fastest();
+  for (size_t i = 0; i < fast.size(); ++i) s.leaner_algorithms += config.algos[i] != fast[i];
+  return s;
+}
+
+std::string describe(const AutoChoice& a) {
+  if (!a.fits) return "auto: nothing fits: " + a.why;
+  const AutoSummary& s = a.summary;
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.2f", s.recompute_seconds * 1e3);
+  return VDNN_MSG("auto picks " << (a.config.policy == Policy::kAuto ? "per-tensor decisions" : to_string(a.config.policy))
+                                << ", prefetch " << to_string(a.prefetch) << ": " << a.why << "; "
+                                << format_bytes(s.kept_bytes) << " kept, " << format_bytes(s.offloaded_bytes)
+                                << " offloaded, " << format_bytes(s.recomputed_bytes) << " recomputed (" << ms
+                                << " ms of forward kernels again), " << s.leaner_algorithms
+                                << " convolution(s) on a leaner algorithm");
+}
+
+AutoChoice choose_auto(const Planner& planner, size_t budget) {
+  AutoChoice out;
+  auto consider = [&](const Configuration& c, Prefetch prefetch, const std::string& label) {
+    if (!planner.fits(c, budget)) {
+      out.tried.push_back(label + ": does not fit");
+      return;
+    }
+    const Evaluation e = planner.evaluate(c, budget, prefetch);
+    ++out.evaluations;
+    out.tried.push_back(VDNN_MSG(label << ": " << e.time.iteration_seconds * 1e3 << " ms"));
+    if (!out.fits || e.time.iteration_seconds < out.seconds) {
+      out.fits = true;
+      out.config = c;
+      out.prefetch = prefetch;
+      out.seconds = e.time.iteration_seconds;
+      out.why = label;
+    }
+  };
+
+  Configuration c = all_kept(planner);
+  Search search(planner, budget);
+  if (search.fit(c, out.tried)) {
+    const Evaluation e = search.refine(c, out.tried, out.evaluations);
+    out.fits = true;
+    out.config = c;
+    out.prefetch = Prefetch::kAhead;
+    out.seconds = e.time.iteration_seconds;
+    out.why = "per-tensor decisions";
+    out.tried.push_back(VDNN_MSG("per-tensor decisions: " << out.seconds * 1e3 << " ms"));
+  }
+  // vDNN's own answers at this budget: auto is never slower than the best of them.
+  const AlgoChoice fast = planner.costs().fastest();
+  for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
+    for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead}) {
+      if (p == Policy::kNone && f == Prefetch::kAhead) continue;
+      consider({p, fast}, f, VDNN_MSG(to_string(p) << "+fastest, prefetch " << to_string(f)));
+    }
+  const DynChoice dyn = choose_dyn(planner, budget);
+  if (dyn.fits)
+    for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead})
+      consider(dyn.config, f, VDNN_MSG("dyn's pick " << describe(dyn.config, planner.costs()) << ", prefetch " << to_string(f)));
+  if (!out.fits) {
+    out.why = VDNN_MSG("nothing fits " << format_bytes(budget) << "; `all` with the leanest algorithms needs "
+                                       << describe_budget(dyn.minimum_budget));
+    return out;
+  }
+  out.summary = summarize(planner, out.config);
+  if (out.config.policy != Policy::kAuto)
+    out.why = VDNN_MSG("vDNN's " << out.why << " is the fastest that fits (the per-tensor search found no faster step)");
+  return out;
+}
+
+}  // namespace vdnn
