@@ -150,7 +150,10 @@ int run_plan(PlanOptions o) {
 
   std::optional<BudgetSweep> sweep;
   if (o.sweep)
-    sweep = sweep_budgets(planner, sweep_policies(), {.steps = o.sweep_steps, .extra_budget = budget});
+    sweep = sweep_budgets(planner, sweep_policies(),
+                          {.steps = o.sweep_steps,
+                           .prefetch_ahead = prefetch == Prefetch::kAhead,
+                           .extra_budget = budget});
 
   if (o.json) {
     nlohmann::json js = nlohmann::json::array();
@@ -246,9 +249,10 @@ Runner add_plan_command(CLI::App& app) {
   app.add_option("--svg-memory", o->svg_memory,
                  "write an SVG of device memory over one step by class, one panel per configuration");
   app.add_flag("--sweep", o->sweep,
-               "also sweep the budget: every policy's predicted step time (none, conv, all, dyn; vDNN's prefetch "
-               "and ahead) at budgets from the largest smallest budget down to the floor, the least any policy "
-               "trains in; the table is independent of --policy and marks --device-memory (JSON: \"sweep\")");
+               "also sweep the budget: every policy's predicted step time (none, conv, all, dyn; with --prefetch "
+               "ahead also prefetching ahead) at budgets from the largest smallest budget down to the floor, the "
+               "least any policy trains in; the table is independent of --policy and marks --device-memory "
+               "(JSON: \"sweep\")");
   app.add_option("--sweep-steps", o->sweep_steps, "--sweep: evenly spaced budgets, ends included (implies --sweep)")
       ->check(CLI::Range(SweepOptions::kMinSteps, SweepOptions::kMaxSteps))->capture_default_str();
   app.add_option("--sweep-svg", o->sweep_svg,

@@ -40,11 +40,15 @@ void print_sweep_table(const BudgetSweep& s, size_t device_budget) {
     std::printf("%s%s\n", line.c_str(), right(ms(s.oracle_seconds), width).c_str());
   }
   std::string smallest;
+  bool ahead = false;
   for (const SweepColumn& c : s.columns)
     if (c.prefetch == Prefetch::kVdnn)
       smallest += (smallest.empty() ? "" : ", ") + c.name + " " + format_bytes(c.smallest_budget);
-  std::printf("smallest budget by policy: %s (/ahead: the same, prefetching as far ahead as each budget allows)%s\n",
-              smallest.c_str(), marked ? "; * the device's budget" : "");
+    else
+      ahead = true;
+  std::printf("smallest budget by policy: %s%s%s\n", smallest.c_str(),
+              ahead ? " (/ahead: the same, prefetching as far ahead as each budget allows)" : "",
+              marked ? "; * the device's budget" : "");
 }
 
 nlohmann::json sweep_json(const BudgetSweep& s, const NetworkCosts& costs) {

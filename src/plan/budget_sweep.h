@@ -7,15 +7,16 @@
 // policy starts to fit) and `extra` (the device's budget) when it lies in that range; largest
 // first. At each budget each policy of sweep_policies() — the one list of them — chooses its
 // configuration, and the step `vdnn train` would run with it is planned and simulated
-// (Planner::evaluate); a column per policy and prefetch rule (vDNN's, and `ahead` for policies
-// that offload). A cell is the predicted step time, or "does not fit".
+// (Planner::evaluate); a column per policy with vDNN's prefetch rule, and with `prefetch_ahead` a
+// second (`ahead`) for each policy that offloads. A cell is the predicted step time, or "does not
+// fit".
 //
 // Cost: a Program's placement, and so its simulated step, does not depend on the budget above its
 // smallest (plan/memory_plan.h). A configuration under vDNN's prefetch rule is therefore planned
 // and simulated once, whatever the number of budgets at which it is chosen; each budget is a
 // comparison with its smallest budget. What depends on the budget is planned at each: a policy's
 // choice (dyn's search: a few placements) and the `ahead` look-ahead depth (log2(layers)
-// placements, plan/planned_step.h). VGG-16 b256 on titan-x-maxwell, 20 steps: see docs/benchmarks.md.
+// placements, plan/planned_step.h). VGG-16 b256 on titan-x-maxwell, 20 steps: 0.4 s (docs/design.md).
 //
 //   Planner planner(graph, value_bytes, facts, costs, SyncMode::kEvent);
 //   BudgetSweep s = sweep_budgets(planner, sweep_policies(), {.steps = 20, .prefetch_ahead = true});
@@ -54,7 +55,7 @@ std::vector<SweepPolicy> sweep_policies();
 
 struct SweepOptions {
   int steps = 20;               // evenly spaced budgets, top and floor included: kMinSteps..kMaxSteps
-  bool prefetch_ahead = true;   // a second column, with `--prefetch ahead`, per policy that offloads
+  bool prefetch_ahead = false;  // a second column, with `--prefetch ahead`, per policy that offloads
   size_t extra_budget = 0;      // one more row when it lies in the range (0: none)
   static constexpr int kMinSteps = 2, kMaxSteps = 200;
 };

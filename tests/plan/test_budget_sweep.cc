@@ -32,7 +32,7 @@ class BudgetSweepTest : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(BudgetSweepTest, FitsAreMonotoneExactAndNoStepBeatsTheOracle) {
-  const BudgetSweep s = sweep_budgets(planner_, sweep_policies(), {.steps = 12});
+  const BudgetSweep s = sweep_budgets(planner_, sweep_policies(), {.steps = 12, .prefetch_ahead = true});
   ASSERT_EQ(s.cells.size(), s.budgets.size());
   EXPECT_EQ(s.budgets.front(), s.top);
   EXPECT_EQ(s.budgets.back(), s.floor);
@@ -70,7 +70,7 @@ TEST_P(BudgetSweepTest, FitsAreMonotoneExactAndNoStepBeatsTheOracle) {
 // planning each budget alone does; dyn's column is choose_dyn's pick at that budget.
 TEST_P(BudgetSweepTest, EveryCellIsWhatPlanningThatBudgetAloneAnswers) {
   const std::vector<SweepPolicy> policies = sweep_policies();
-  const BudgetSweep s = sweep_budgets(planner_, policies, {.steps = 5});
+  const BudgetSweep s = sweep_budgets(planner_, policies, {.steps = 5, .prefetch_ahead = true});
   for (size_t r = 0; r < s.budgets.size(); ++r) {
     for (size_t c = 0; c < s.columns.size(); ++c) {
       const SweepColumn& col = s.columns[c];
@@ -98,8 +98,8 @@ TEST_P(BudgetSweepTest, EveryCellIsWhatPlanningThatBudgetAloneAnswers) {
 TEST_P(BudgetSweepTest, APolicyPlannedAtEveryBudgetAnswersTheSame) {
   std::vector<SweepPolicy> replanned = sweep_policies();
   for (SweepPolicy& p : replanned) p.same_step_above_smallest = false;
-  const BudgetSweep once = sweep_budgets(planner_, sweep_policies(), {.steps = 4});
-  const BudgetSweep every = sweep_budgets(planner_, replanned, {.steps = 4});
+  const BudgetSweep once = sweep_budgets(planner_, sweep_policies(), {.steps = 4, .prefetch_ahead = true});
+  const BudgetSweep every = sweep_budgets(planner_, replanned, {.steps = 4, .prefetch_ahead = true});
   ASSERT_EQ(once.budgets, every.budgets);
   for (size_t r = 0; r < once.budgets.size(); ++r)
     for (size_t c = 0; c < once.columns.size(); ++c) {
@@ -122,16 +122,16 @@ TEST(BudgetSweep, ColumnsComeFromThePolicyListAndTheDeviceBudgetIsARow) {
   for (const SweepPolicy& p : all) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn"}));
 
-  const BudgetSweep s = sweep_budgets(planner, all, {.steps = 4});
+  const BudgetSweep s = sweep_budgets(planner, all, {.steps = 4, .prefetch_ahead = true});
   names.clear();
   for (const SweepColumn& c : s.columns) names.push_back(c.name);
   EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn", "conv/ahead", "all/ahead", "dyn/ahead"}))
       << "none offloads nothing: no column for prefetching ahead";
-  const BudgetSweep vdnn_only = sweep_budgets(planner, all, {.steps = 4, .prefetch_ahead = false});
-  EXPECT_EQ(vdnn_only.columns.size(), 4u);
+  const BudgetSweep vdnn_only = sweep_budgets(planner, all, {.steps = 4});
+  EXPECT_EQ(vdnn_only.columns.size(), 4u) << "vDNN's prefetch rule only, unless asked";
 
   // One policy alone (a list of one): its column only, and a range of one budget.
-  const BudgetSweep none_only = sweep_budgets(planner, {all[0]}, {.steps = 4});
+  const BudgetSweep none_only = sweep_budgets(planner, {all[0]}, {.steps = 4, .prefetch_ahead = true});
   ASSERT_EQ(none_only.columns.size(), 1u);
   EXPECT_EQ(none_only.budgets, std::vector<size_t>{none_only.top});
 
