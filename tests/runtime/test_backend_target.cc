@@ -36,6 +36,7 @@ void expect_same_facts(const TargetFacts& want, const std::vector<size_t>& value
     EXPECT_EQ(want.facts[i].scratch_bytes, facts[i].scratch_bytes);
     EXPECT_EQ(want.facts[i].param_bytes, facts[i].param_bytes);
     EXPECT_EQ(want.facts[i].in_place, facts[i].in_place);
+    EXPECT_EQ(want.facts[i].saved_regenerated, facts[i].saved_regenerated);
   }
 }
 
@@ -139,7 +140,8 @@ TEST(CudaTarget, FactsAreTheSizesTheCudaKernelsDeclareOverTheZoo) {
         const CudaKernelSetup setup = cuda_kernel_setup(g, static_cast<int>(i), kBatch, algo);
         const CudaSizes s = cuda_kernel_sizes(setup);
         kernels.value_bytes[g.nodes()[i].output] = s.out_bytes;
-        kernels.facts.push_back({s.out_bytes, s.saved_bytes, s.scratch_bytes, s.param_bytes, setup.in_place});
+        kernels.facts.push_back({s.out_bytes, s.saved_bytes, s.scratch_bytes, s.param_bytes, setup.in_place,
+                                 s.saved_regenerated});
       }
       expect_same_facts(kernels, t.value_bytes, t.facts);
     }

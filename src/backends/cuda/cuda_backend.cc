@@ -23,7 +23,7 @@ CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
     kernels_.push_back(make_cuda_kernel(setup, libraries_.context()));
     const CudaKernel& k = *kernels_.back();
     value_bytes_[node.output] = k.out_bytes;
-    facts_.push_back({k.out_bytes, k.saved_bytes, k.scratch_bytes, k.param_bytes, setup.in_place});
+    facts_.push_back({k.out_bytes, k.saved_bytes, k.scratch_bytes, k.param_bytes, setup.in_place, k.saved_regenerated});
   }
 }
 

@@ -14,6 +14,7 @@ void CudaKernel::declare_sizes(const CudaKernelSetup& s) {
   param_bytes = std::move(sizes.param_bytes);
   saved_bytes = std::move(sizes.saved_bytes);
   scratch_bytes = sizes.scratch_bytes;
+  saved_regenerated = std::move(sizes.saved_regenerated);
 }
 
 std::unique_ptr<CudaKernel> make_cuda_kernel(const CudaKernelSetup& setup, const CudaContext& ctx) {

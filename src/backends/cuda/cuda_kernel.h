@@ -37,6 +37,7 @@ class CudaKernel {
   std::vector<size_t> param_bytes;
   std::vector<size_t> saved_bytes;
   size_t scratch_bytes = 0;
+  std::vector<bool> saved_regenerated;  // CudaSizes::saved_regenerated
   std::string implementation;
 
  protected:

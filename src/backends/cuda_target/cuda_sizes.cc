@@ -27,8 +27,10 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
                                                 out_shape, batch, conv_algo);
   } else if (type == "max_pool") {
     s.saved_bytes = {static_cast<size_t>(batch * out_shape.elements()) * sizeof(int32_t)};  // argmax
+    s.saved_regenerated = {true};
   } else if (type == "lrn" || type == "dropout") {
     s.saved_bytes = {s.out_bytes};  // lrn: y, for backward; dropout: the float mask
+    s.saved_regenerated = {type == "lrn"};
   } else if (type == "batch_norm") {
     const size_t c_bytes = static_cast<size_t>(in_shapes.at(0).channels()) * sizeof(float);
     s.saved_bytes = {c_bytes, c_bytes};  // batch mean, inverse std

@@ -61,6 +61,9 @@ struct CudaSizes {
   std::vector<size_t> param_bytes;
   std::vector<size_t> saved_bytes;
   size_t scratch_bytes = 0;
+  // Per saved buffer: written wholly by the forward from its inputs (max pool's argmax, LRN's y),
+  // so a recompute would regenerate it (NodeFacts::saved_regenerated).
+  std::vector<bool> saved_regenerated;
 };
 
 // fp32 bytes of `batch` samples of `shape`.

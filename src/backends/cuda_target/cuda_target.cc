@@ -59,7 +59,7 @@ class CudaTarget final : public BackendTarget {
       CudaSizes s = cuda_kernel_sizes(setup);
       t.value_bytes[graph.nodes()[i].output] = s.out_bytes;
       t.facts.push_back({s.out_bytes, std::move(s.saved_bytes), s.scratch_bytes, std::move(s.param_bytes),
-                         setup.in_place});
+                         setup.in_place, std::move(s.saved_regenerated)});
     }
     return t;
   }
