@@ -41,6 +41,7 @@ class Builder {
     else
       apply_decisions();
     index_storages();
+    check_prefetch_points();
     emit_forward();
     if (o_.training) emit_backward();
     free_leftovers();
@@ -82,6 +83,8 @@ class Builder {
   StorageAction action_of(int value) const;
   void emit_recomputes(int j);
   void index_storages();
+  void set_prefetch_point(int tensor, int node);
+  void check_prefetch_points();
   void offload(int t);
   void prefetch(int t);
   void prefetch_pending(int node);
@@ -111,6 +114,11 @@ class Builder {
   std::set<int> pending_nodes_;   // nodes with pending_ > 0
   std::vector<int> conv_before_;  // node -> the nearest earlier convolution, or -1
   std::vector<std::vector<int>> recomputes_;  // node -> storages re-made in its backward slot
+  // Per-tensor prefetch points (StorageDecision::prefetch_at >= 0): offloaded tensor -> the node
+  // whose backward slot issues its prefetch, and node -> those tensors. Such a tensor is outside
+  // the Program's rule (not counted in pending_), so it is prefetched at that point and no other.
+  std::map<int, int> prefetch_at_;
+  std::vector<std::vector<int>> prefetch_points_;
 };
 
 void Builder::make_parameters() {
@@ -228,8 +236,10 @@ void Builder::apply_decisions() {
   for (int v = 0; v < static_cast<int>(d.values.size()); ++v) {
     const Storage& s = storages_[group_[v]];
     const std::string& name = p_.tensors[s.tensor].name;
-    if (d.values[v].prefetch_at != -1)
-      VDNN_THROW("storage decision for '" << name << "': a per-tensor prefetch point is not supported yet (-1)");
+    if (v != s.value && d.values[v].prefetch_at != -1 && d.values[v].prefetch_at != d.values[s.value].prefetch_at)
+      VDNN_THROW("storage decision for a value written in place into '" << name << "': prefetch point "
+                                                                        << d.values[v].prefetch_at << "; decide on '" << name
+                                                                        << "' (its storage), not on the in-place layer");
     if (v != s.value && action_of(v) != StorageAction::kKeep && action_of(v) != action_of(s.value))
       VDNN_THROW("storage decision " << to_string(action_of(v)) << " for a value written in place into '" << name
                                      << "': decide on '" << name << "' (its storage), not on the in-place layer");
@@ -237,14 +247,24 @@ void Builder::apply_decisions() {
   for (int k = static_cast<int>(storages_.size()) - 1; k >= 0; --k) {
     Storage& s = storages_[k];
     const StorageAction a = action_of(s.value);
-    if (a == StorageAction::kKeep) continue;
     const std::string& name = p_.tensors[s.tensor].name;
+    const int prefetch_at = d.values.empty() ? -1 : d.values[s.value].prefetch_at;
+    if (prefetch_at != -1 && a != StorageAction::kOffload)
+      VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with prefetch point " << prefetch_at
+                                     << ": only an offloaded tensor is prefetched (offload it, or prefetch_at -1)");
+    if (a == StorageAction::kKeep) continue;
     if (s.kept_to_phase_end)
       VDNN_THROW("storage decision " << to_string(a) << " for '" << name
                                      << "': the logits and the loss stay on the device (keep)");
-    if (s.backward_readers.empty()) continue;  // no backward reads it: freed in forward anyway
+    if (s.backward_readers.empty()) {  // no backward reads it: freed in forward anyway
+      if (prefetch_at != -1)
+        VDNN_THROW("storage decision for '" << name << "': prefetch point " << prefetch_at
+                                            << ", but no backward reads it, so it is not offloaded (prefetch_at -1)");
+      continue;
+    }
     if (a == StorageAction::kOffload) {
       p_.tensors[s.tensor].offloaded = true;
+      if (prefetch_at != -1) set_prefetch_point(s.tensor, prefetch_at);
       continue;
     }
     if (k == 0) VDNN_THROW("storage decision recompute for '" << name << "': the graph input has no layer to re-run (keep or offload it)");
@@ -268,12 +288,17 @@ void Builder::apply_decisions() {
         VDNN_THROW("storage decision recompute for '" << p_.tensors[saved[k]].name
                                                       << "': kernel-saved state is kept or offloaded (a recompute of "
                                                          "its layer's output reads or rewrites it)");
-      if (d.saved[i][k].prefetch_at != -1)
-        VDNN_THROW("storage decision for '" << p_.tensors[saved[k]].name
-                                            << "': a per-tensor prefetch point is not supported yet (-1)");
       // A buffer the recompute regenerates is dropped, never offloaded.
       if (o_.training && d.saved[i][k].action == StorageAction::kOffload && !p_.tensors[saved[k]].recomputed)
         p_.tensors[saved[k]].offloaded = true;
+      const int prefetch_at = d.saved[i][k].prefetch_at;
+      if (prefetch_at == -1) continue;
+      if (!p_.tensors[saved[k]].offloaded)
+        VDNN_THROW("storage decision " << to_string(d.saved[i][k].action) << " for '" << p_.tensors[saved[k]].name
+                                       << "' with prefetch point " << prefetch_at << ": "
+                                       << (p_.tensors[saved[k]].recomputed ? "its layer's recompute regenerates it" : "it is kept")
+                                       << ", only an offloaded tensor is prefetched (offload it, or prefetch_at -1)");
+      set_prefetch_point(saved[k], prefetch_at);
     }
   }
 }
@@ -305,11 +330,49 @@ void Builder::index_storages() {
   for (int i = 0; i < n; ++i) {
     for (int t : p_.nodes[i].saved) needs_[i].push_back(t);
     for (int t : needs_[i])
-      if (p_.tensors[t].offloaded) readers_[t].push_back(i), ++pending_[i];
+      if (p_.tensors[t].offloaded) {
+        readers_[t].push_back(i);
+        if (!prefetch_at_.count(t)) ++pending_[i];
+      }
     if (pending_[i] > 0) pending_nodes_.insert(i);
     if (i > 0)
       conv_before_[i] = g_.nodes()[i - 1].layer->kind() == LayerKind::kConv ? i - 1 : conv_before_[i - 1];
   }
+}
+
+void Builder::set_prefetch_point(int tensor, int node) {
+  const int n = static_cast<int>(g_.nodes().size());
+  if (node < 0 || node >= n)
+    VDNN_THROW("storage decision for '" << p_.tensors[tensor].name << "': prefetch point " << node
+                                        << " is out of range: a node 0.." << n - 1 << " of model '" << g_.name()
+                                        << "' (whose backward slot issues the prefetch), or -1 (the Program's rule)");
+  prefetch_at_[tensor] = node;
+}
+
+// A prefetch point must be issued no later than the tensor's first backward reader: the backward
+// pass runs in reverse node order, so the point is a node from that reader up to the last node.
+// Within a slot the prefetches go in the order the Program's rule would issue them (nearest reader
+// first, each reader's tensors in its order), so points equal to the rule's give the same Program.
+void Builder::check_prefetch_points() {
+  const int n = static_cast<int>(g_.nodes().size());
+  prefetch_points_.assign(n, {});
+  std::map<std::pair<int, int>, std::vector<int>> order;  // (node, -reader) -> tensors by position in the reader's needs
+  for (auto [t, node] : prefetch_at_) {
+    const int reader = readers_[t].back();  // readers_ is in node order: the last runs first backward
+    if (node < reader)
+      VDNN_THROW("storage decision for '" << p_.tensors[t].name << "': prefetch point " << node << " ('"
+                                          << p_.node_names[node] << "') is after its first backward reader '"
+                                          << p_.node_names[reader] << "' in the backward pass; valid: " << reader
+                                          << ".." << n - 1 << " (" << reader << ": just in time), or -1");
+    order[{node, -reader}];
+  }
+  for (auto& [key, tensors] : order)
+    for (int t : needs_[-key.second])
+      if (prefetch_at_.count(t) && prefetch_at_.at(t) == key.first && readers_[t].back() == -key.second &&
+          std::find(tensors.begin(), tensors.end(), t) == tensors.end())
+        tensors.push_back(t);
+  for (auto& [key, tensors] : order)
+    prefetch_points_[key.first].insert(prefetch_points_[key.first].end(), tensors.begin(), tensors.end());
 }
 
 void Builder::offload(int t) {
@@ -329,14 +392,16 @@ void Builder::prefetch(int t) {
   emit({Op::kPrefetch, StreamKind::kH2D, -1, t, -1, done});
   prefetch_event_[t] = done;
   prefetched_.insert(t);
+  if (prefetch_at_.count(t)) return;  // never counted as pending
   for (int k : readers_[t])
     if (--pending_[k] == 0) pending_nodes_.erase(k);
 }
 
-// Prefetches what `node`'s backward reads that is offloaded and not prefetched yet.
+// Prefetches what `node`'s backward reads that is offloaded, not prefetched yet and left to the
+// Program's rule (no prefetch point of its own).
 void Builder::prefetch_pending(int node) {
   for (int t : needs_[node])
-    if (p_.tensors[t].offloaded && !prefetched_.count(t)) prefetch(t);
+    if (p_.tensors[t].offloaded && !prefetched_.count(t) && !prefetch_at_.count(t)) prefetch(t);
 }
 
 void Builder::emit_forward() {
@@ -385,6 +450,7 @@ void Builder::emit_backward_node(int j) {
   const Node& node = g_.nodes()[j];
   NodeBinding& b = p_.nodes[j];
   const std::vector<int>& needs = needs_[j];
+  for (int t : prefetch_points_[j]) prefetch(t);  // per-tensor points first, in tensor order
   prefetch_pending(j);
   // Only nodes with pending prefetches are visited (pending_nodes_), each once over the pass.
   auto below = pending_nodes_.lower_bound(j);  // the nearest pending node before j: std::prev

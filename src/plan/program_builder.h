@@ -14,6 +14,10 @@
 // (its writer and in-place ReLUs, in forward order, a chain of recomputed storages oldest first);
 // the inputs those kernels read count as read by that slot, so they stay on the device (or are
 // prefetched, or recomputed) until then.
+// A decision's prefetch point (StorageDecision::prefetch_at = k) takes an offloaded tensor out of
+// the rule: its prefetch is issued in node k's backward slot, before the slot's own prefetches,
+// recomputes and kernel (in a slot, nearest reader first: points equal to the rule's give the
+// rule's Program); its first reader waits for it as usual, however many slots earlier it came.
 //
 //   std::vector<NodeFacts> facts = ...;   // from the backend's kernels
 //   Program train = build_program(graph, value_bytes, facts, {Policy::kConv, SyncMode::kEvent});
@@ -42,7 +46,8 @@ struct ProgramOptions {
   // N > 0: look-ahead — when a layer's backward is issued, prefetch what the next N layers of the
   // backward pass read (the budget-driven option picks the largest N that fits, see planned_step.h).
   int prefetch_depth = 0;
-  // Per value/saved buffer keep, offload or recompute (training Programs only); empty: `policy`.
+  // Per value/saved buffer keep, offload or recompute, and an offload's prefetch point (training
+  // Programs only); empty: `policy`.
   StepDecisions decisions;
 };
 

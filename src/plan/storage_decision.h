@@ -5,7 +5,11 @@
 // decision, the one of the value its first writer produced) and per kernel-saved buffer:
 //   keep       stays on the device from its writer to its last backward reader (vDNN's `none`)
 //   offload    copied to the host after its last writer, prefetched for the backward pass by the
-//              Program's prefetch rule (vDNN's mechanism, program_builder.h)
+//              Program's prefetch rule (vDNN's mechanism, program_builder.h), or at its own
+//              prefetch point: prefetch_at = k issues the prefetch in node k's backward slot (before
+//              that slot's recomputes and kernel). The backward pass runs nodes last to first, so k
+//              runs from the tensor's first backward reader (just in time) to the last node (the
+//              start of the backward pass); plan/prefetch_points.h says where each one is now.
 //   recompute  freed after its last forward reader (no copy); in the backward pass, just before its
 //              first backward reader, a fresh buffer is allocated and the storage's writer and its
 //              in-place ReLUs re-run their forward kernels into it (Op::kRecompute), from inputs that
@@ -22,6 +26,7 @@
 //   d.values.assign(graph.values().size(), {});
 //   d.values[3] = {StorageAction::kRecompute};          // e.g. a pooling layer's output
 //   d.values[5] = {StorageAction::kOffload};
+//   d.values[7] = {StorageAction::kOffload, 12};         // its prefetch issued in node 12's backward slot
 //   ProgramOptions o{Policy::kNone, SyncMode::kEvent};
 //   o.decisions = d;                                     // then build_program(graph, ..., o)
 #pragma once
@@ -38,8 +43,8 @@ inline const char* to_string(StorageAction a) {
 
 struct StorageDecision {
   StorageAction action = StorageAction::kKeep;
-  // Reserved for a per-tensor prefetch point (the node whose backward issues the prefetch); today
-  // only -1, the Program's prefetch rule, is accepted.
+  // Offloaded only: the node whose backward slot issues the prefetch, from the tensor's first
+  // backward reader up to the last node; -1: the Program's rule (vDNN's, or the look-ahead).
   int prefetch_at = -1;
   bool operator==(const StorageDecision&) const = default;
 };

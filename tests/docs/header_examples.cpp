@@ -42,6 +42,7 @@
 #include "plan/planner.h"
 #include "plan/policy.h"
 #include "plan/program.h"
+#include "plan/prefetch_points.h"
 #include "plan/program_builder.h"
 #include "plan/storage_decision.h"
 #include "plan/simulator.h"
@@ -446,6 +447,17 @@ void examples(Given& given) {
     mixed.decisions.values[2] = {StorageAction::kRecompute};
     Program recompute = build_program(graph, value_bytes, facts, mixed);
   }
+  // == plan/prefetch_points.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    ProgramOptions options{Policy::kAll, SyncMode::kEvent};
+    Program all = build_program(graph, value_bytes, facts, options);
+    options.decisions = decisions_of(all, graph);
+    const int last = static_cast<int>(graph.nodes().size()) - 1;
+    for (const PrefetchSlot& s : prefetch_slots(all))
+      decision_for(options.decisions, graph, s).prefetch_at = std::min(s.issued_at + 2, last);
+    Program earlier = build_program(graph, value_bytes, facts, options);
+  }
   // == plan/storage_decision.h
   {
     const Graph& graph = *given.graph;  // (adapted)
@@ -453,6 +465,7 @@ void examples(Given& given) {
     d.values.assign(graph.values().size(), {});
     d.values[3] = {StorageAction::kRecompute};
     d.values[5] = {StorageAction::kOffload};
+    d.values[7] = {StorageAction::kOffload, 12};
     ProgramOptions o{Policy::kNone, SyncMode::kEvent};
     o.decisions = d;
   }
