@@ -2,7 +2,7 @@
 //
 // Model: a configuration is an offload policy plus one algorithm per layer. The planner plans the
 // same step the Net runs (plan/planned_step.h: the training and evaluation Programs, placed by the
-// memory planner — the real allocator in offsets-only mode, fragmentation included — and, with
+// memory planner — the offline placement the executor uses, its waste included — and, with
 // `--prefetch ahead`, the look-ahead depth), with each layer's workspace set by its chosen
 // algorithm; and simulates the training Program with the network's costs. The oracle is `none` with the fastest algorithms and unlimited memory; the
 // physical bound of a configuration is its busiest stream (compute, or the link in one direction).
@@ -10,10 +10,11 @@
 // Complexity (n layers, S = O(n + edges) Program steps, T tensors; measured: `vdnn plan --device
 // h200` on a chain of 10,000 ReLUs 2.4 s, on a ResNet of 10,002 layers 4.1 s, both Release, 2 cores):
 //   - build_program: O((n + edges) log n) — per-node indexes, prefetch candidates in an ordered set.
-//   - one placement (memory_plan.cc replay): O(S log S) — best-fit bins are ordered sets, reuse
-//     waits come from a segment map of freed ranges.
-//   - minimum_budget / plan_memory: 9 / 10 placements (a fixed set of pool sizes, never a search
-//     over the capacity), so O(S log S); fits() is `budget >= minimum_budget()` (exact).
+//   - one placement (plan/block_placement.h): a best-fit pass and three greedy orders whose scans
+//     visit at most ~6M placed blocks in all (past that a block goes on the skyline, O(log S)),
+//     then one pass over the steps for the reuse waits (a segment map of freed ranges), O(S log S).
+//   - minimum_budget / plan_memory: one placement each (never a search over the capacity);
+//     fits() is `budget >= minimum_budget()` (exact).
 //   - simulate: O(S log S).
 //   - evaluate: one of each; `vdnn plan`: 4 configurations + dyn; dyn: 4 fits, then for conv
 //     and all a bisection of its W downgrade steps, O(log W) fits each (step 5).
