@@ -63,7 +63,7 @@ nlohmann::json sweep_json(const BudgetSweep& s, const NetworkCosts& costs) {
       seconds[name] = cell.fits ? nlohmann::json(cell.step_seconds) : nlohmann::json(nullptr);
       if (!cell.fits) continue;
       configs[name] = describe(cell.config, costs);
-      if (s.columns[c].prefetch == Prefetch::kAhead) depths[name] = cell.prefetch_depth;
+      if (cell.prefetch == Prefetch::kAhead) depths[name] = cell.prefetch_depth;
     }
     rows.push_back({{"budget", s.budgets[r]}, {"step_seconds", seconds}, {"configurations", configs},
                     {"prefetch_depth", depths}});

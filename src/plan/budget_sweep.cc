@@ -13,7 +13,7 @@ SweepPolicy fixed(Policy policy) {
   auto config = [policy](const Planner& p) { return Configuration{policy, p.costs().fastest()}; };
   return {to_string(policy), policy != Policy::kNone,
           [config](const Planner& p) { return p.minimum_budget(config(p)); },
-          [config](const Planner& p, size_t) { return std::optional<Configuration>(config(p)); }};
+          [config](const Planner& p, size_t) { return std::optional<SweepChoice>({config(p), std::nullopt}); }};
 }
 
 // Every step of a configuration under vDNN's prefetch rule is the same step from its smallest
@@ -48,10 +48,10 @@ std::vector<size_t> budgets_between(size_t top, size_t floor, int steps, const s
 std::vector<SweepPolicy> sweep_policies() {
   SweepPolicy dyn{"dyn", true,
                   [](const Planner& p) { return p.minimum_budget({Policy::kAll, p.costs().leanest()}); },
-                  [](const Planner& p, size_t budget) -> std::optional<Configuration> {
+                  [](const Planner& p, size_t budget) -> std::optional<SweepChoice> {
                     const DynChoice d = choose_dyn(p, budget);
                     if (!d.fits) return std::nullopt;
-                    return d.config;
+                    return SweepChoice{d.config, std::nullopt};
                   }};
   return {fixed(Policy::kNone), fixed(Policy::kConv), fixed(Policy::kAll), std::move(dyn)};
 }
@@ -78,15 +78,16 @@ BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>
 
   OncePerConfiguration once(planner);
   for (size_t budget : s.budgets) {
-    std::vector<std::optional<Configuration>> chosen;
+    std::vector<std::optional<SweepChoice>> chosen;
     for (const SweepPolicy& p : policies) chosen.push_back(p.choose(planner, budget));
     std::vector<SweepCell>& row = s.cells.emplace_back();
     for (const SweepColumn& c : s.columns) {
       SweepCell& cell = row.emplace_back();
       if (!chosen[c.policy]) continue;
-      cell.config = *chosen[c.policy];
+      cell.config = chosen[c.policy]->config;
+      cell.prefetch = chosen[c.policy]->prefetch.value_or(c.prefetch);
       if (!policies[c.policy].same_step_above_smallest) {
-        const Evaluation e = planner.evaluate(cell.config, budget, c.prefetch);
+        const Evaluation e = planner.evaluate(cell.config, budget, cell.prefetch);
         cell.fits = e.fits;
         cell.step_seconds = e.time.iteration_seconds;
         cell.prefetch_depth = e.prefetch_depth;
@@ -95,8 +96,8 @@ BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>
       const Evaluation& e = once.at_smallest(cell.config);
       cell.fits = budget >= e.minimum_budget;
       cell.step_seconds = e.time.iteration_seconds;
-      if (cell.fits && c.prefetch == Prefetch::kAhead && cell.config.policy != Policy::kNone) {
-        const Evaluation ahead = planner.evaluate(cell.config, budget, c.prefetch);  // depth for this budget
+      if (cell.fits && cell.prefetch == Prefetch::kAhead && cell.config.policy != Policy::kNone) {
+        const Evaluation ahead = planner.evaluate(cell.config, budget, cell.prefetch);  // depth for this budget
         VDNN_CHECK(ahead.fits, "prefetch ahead fits wherever vDNN's rule does");
         cell.step_seconds = ahead.time.iteration_seconds;
         cell.prefetch_depth = ahead.prefetch_depth;

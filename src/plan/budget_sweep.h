@@ -34,8 +34,16 @@
 
 namespace vdnn {
 
+// What a policy trains with at one budget. `prefetch`: the rule it chose itself (a policy that
+// searches the prefetch rule too, such as `auto`); unset: its column's.
+struct SweepChoice {
+  Configuration config;
+  std::optional<Prefetch> prefetch;
+};
+
 // A way to choose a configuration for a budget: a fixed one (none, conv, all with the fastest
-// algorithms) or a search (dyn).
+// algorithms) or a search (dyn). A policy that picks its own prefetch rule sets offloads = false
+// (one column) and same_step_above_smallest = false.
 struct SweepPolicy {
   std::string name;  // "none", "dyn"
   bool offloads = true;  // false: the `ahead` prefetch rule changes nothing, no column for it
@@ -43,7 +51,7 @@ struct SweepPolicy {
   std::function<size_t(const Planner&)> smallest;
   // Its configuration at `budget` (>= 1 byte); nullopt when it has none. A fixed policy returns its
   // configuration at every budget (the planner says whether it fits).
-  std::function<std::optional<Configuration>(const Planner&, size_t budget)> choose;
+  std::function<std::optional<SweepChoice>(const Planner&, size_t budget)> choose;
   // true: its configuration fixes the step, which is then the same at every budget from its
   // smallest up (memory_plan.h) and planned once. false: planned at every budget — for a policy
   // whose Configuration leaves decisions to the budget.
@@ -71,6 +79,7 @@ struct SweepCell {
   bool fits = false;
   double step_seconds = 0;      // predicted; meaningful when fits
   Configuration config;         // what the policy chose (when fits)
+  Prefetch prefetch = Prefetch::kVdnn;  // the rule it was planned with
   int prefetch_depth = 0;       // `ahead`: the look-ahead depth at this budget
 };
 

@@ -76,16 +76,17 @@ TEST_P(BudgetSweepTest, EveryCellIsWhatPlanningThatBudgetAloneAnswers) {
       const SweepColumn& col = s.columns[c];
       const SweepCell& cell = s.cells[r][c];
       SCOPED_TRACE(col.name + " at " + std::to_string(s.budgets[r]));
-      const std::optional<Configuration> chosen = policies[col.policy].choose(planner_, s.budgets[r]);
+      const std::optional<SweepChoice> chosen = policies[col.policy].choose(planner_, s.budgets[r]);
       ASSERT_TRUE(chosen.has_value());
-      EXPECT_EQ(cell.config, *chosen);
+      EXPECT_EQ(cell.config, chosen->config);
+      EXPECT_EQ(cell.prefetch, chosen->prefetch.value_or(col.prefetch));
       if (policies[col.policy].name == "dyn") {
         EXPECT_EQ(cell.config, choose_dyn(planner_, s.budgets[r]).config);
       } else if (policies[col.policy].name != "auto") {
         EXPECT_EQ(cell.config, (Configuration{cell.config.policy, planner_.costs().fastest()}));
         EXPECT_EQ(to_string(cell.config.policy), policies[col.policy].name);
       }
-      const Evaluation e = planner_.evaluate(cell.config, s.budgets[r], col.prefetch);
+      const Evaluation e = planner_.evaluate(cell.config, s.budgets[r], cell.prefetch);
       EXPECT_EQ(cell.fits, e.fits);
       if (!e.fits) continue;
       EXPECT_EQ(cell.step_seconds, e.time.iteration_seconds);
@@ -140,6 +141,40 @@ TEST(BudgetSweep, ColumnsComeFromThePolicyListAndTheDeviceBudgetIsARow) {
   EXPECT_NE(std::find(with.budgets.begin(), with.budgets.end(), middle), with.budgets.end());
   const BudgetSweep outside = sweep_budgets(planner, all, {.steps = 4, .extra_budget = s.top * 2});
   EXPECT_EQ(outside.budgets, s.budgets) << "a budget above the range is no row";
+}
+
+// A policy that picks its prefetch rule itself (as `auto` does) gets one column, planned at every
+// budget with its rule: here `all` always prefetching ahead equals the all/ahead column.
+TEST(BudgetSweep, APolicyThatChoosesItsOwnPrefetchRuleIsPlannedWithIt) {
+  const Graph g = load_model("fmnist_dag");
+  const PlanInputs in = plan_inputs(g, 32, {.device = "titan-x-maxwell"});
+  const Planner planner(g, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  SweepPolicy ahead = sweep_policies()[2];
+  ASSERT_EQ(ahead.name, "all");
+  ahead.name = "all-ahead";
+  ahead.offloads = false;
+  ahead.same_step_above_smallest = false;
+  ahead.choose = [](const Planner& p, size_t) {
+    return std::optional<SweepChoice>({{Policy::kAll, p.costs().fastest()}, Prefetch::kAhead});
+  };
+  const std::vector<SweepPolicy> standard = sweep_policies();
+  const BudgetSweep mine = sweep_budgets(planner, {standard[0], ahead}, {.steps = 6, .prefetch_ahead = true});
+  const BudgetSweep both = sweep_budgets(planner, standard, {.steps = 6, .prefetch_ahead = true});
+  ASSERT_EQ(mine.columns.size(), 2u) << "no /ahead column for a policy that chose its rule";
+  const auto all_ahead = std::find_if(both.columns.begin(), both.columns.end(),
+                                      [](const SweepColumn& c) { return c.name == "all/ahead"; });
+  ASSERT_NE(all_ahead, both.columns.end());
+  const size_t k = static_cast<size_t>(all_ahead - both.columns.begin());
+  for (size_t r = 0; r < mine.budgets.size(); ++r) {
+    const auto at = std::find(both.budgets.begin(), both.budgets.end(), mine.budgets[r]);
+    if (at == both.budgets.end()) continue;  // a row of the conv/dyn smallest budgets only
+    const SweepCell& a = mine.cells[r][1];
+    const SweepCell& b = both.cells[static_cast<size_t>(at - both.budgets.begin())][k];
+    EXPECT_EQ(a.prefetch, Prefetch::kAhead);
+    EXPECT_EQ(a.fits, b.fits) << mine.budgets[r];
+    if (a.fits) EXPECT_EQ(a.step_seconds, b.step_seconds) << mine.budgets[r];
+    EXPECT_EQ(a.prefetch_depth, b.prefetch_depth) << mine.budgets[r];
+  }
 }
 
 TEST(BudgetSweep, AStepCountOutOfRangeNamesTheFlag) {
