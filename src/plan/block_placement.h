@@ -12,10 +12,11 @@
 // best fit in time order (what an online allocator does: memory/offset_allocator.h); three orders
 // — size descending with longer lifetimes first, size descending with earlier first, size x
 // lifetime descending; and, for small inputs, up to 64 perturbed size orders from a fixed seed.
-// Bounded work: the scans visit about 6M placed blocks in all; a block whose scan would pass its
-// share goes on the skyline instead (the highest top of any placed block alive during its
-// lifetime, a segment tree over time), which is always free, so every placement is valid. Above
-// 8192 blocks only the first order is tried (beside best fit).
+// Bounded work: the orders' scans visit about 6M placed blocks in all (the perturbed orders, run
+// while n^2 <= 6M, as many again); a block whose scan would pass its share goes on the skyline
+// instead (the highest top of any placed block alive during its lifetime, a segment tree over
+// time), which is always free, so every placement is valid. Above 8192 blocks only the first
+// order is tried (beside best fit).
 //
 // A lowest-offset placement in SOME order is optimal (compacting an optimal placement downward in
 // offset order never raises a block), so tests compare against all n! orders on small inputs.
