@@ -23,7 +23,7 @@
 // Deterministic: the result depends on the blocks and base only.
 //
 //   std::vector<Block> blocks{{1024, 0, 3}, {512, 1, 2}};
-//   std::vector<size_t> at = place_blocks(blocks, 0);   // {0, 1024}; high water 1536
+//   std::vector<size_t> at = place_blocks(blocks, 0);  // {0, 1024}; high water 1536
 #pragma once
 
 #include <cstddef>

@@ -37,6 +37,7 @@
 #include "memory/offset_allocator.h"
 #include "memory/residency.h"
 #include "plan/conv_algorithms.h"
+#include "plan/block_placement.h"
 #include "plan/memory_plan.h"
 #include "plan/network_costs.h"
 #include "plan/planner.h"
@@ -413,6 +414,12 @@ void examples(Given& given) {
   {
     vdnn::Dataset d = vdnn::make_synthetic(/*count=*/1024, /*c=*/1, /*h=*/28, /*w=*/28,
                                            /*classes=*/10, /*seed=*/42);
+  }
+  // == plan/block_placement.h
+  {
+    std::vector<Block> blocks{{1024, 0, 3}, {512, 1, 2}};
+    std::vector<size_t> at = place_blocks(blocks, 0);
+    (void)at;  // (adapted)
   }
   // == plan/memory_plan.h
   {
