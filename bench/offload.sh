@@ -10,12 +10,15 @@
 # first unless bench/results/conv_peak.json exists and REUSE_CONV_PEAK=1). LINKS overrides them:
 # "LABEL=GBPS@LATENCY ..." or plain bandwidths ("8 2": GB/s, no latency; 0 = no link model).
 # dyn gets DYN_BUDGET (default: halfway between the smallest budgets of all and none, from
-# `vdnn plan`, so that it must offload) and costs profiled on each link (`vdnn profile --save`).
+# `vdnn plan`, so that it must offload) and costs profiled on each link (`vdnn profile --save`);
+# auto (issue 17) gets AUTO_BUDGET (default: all's smallest budget, the tightest all trains in) and
+# the same costs.
 #
 # Usage: bash bench/offload.sh          e.g. ROUNDS=1 ITERS=4 WARMUP=2 LINKS="8 0.5" bash bench/offload.sh
 # Environment: ROUNDS [3], MODEL [vgg_cifar], BATCH [64], ITERS [12], WARMUP [4] (timed iterations
 #   after warm-up ones, as bench/throughput.sh), DEVICES ["titan-x-maxwell h200"], LINKS,
-#   POLICIES ["conv all dyn conv+ahead all+ahead"], SYNCS ["event layer"], DYN_BUDGET (e.g. 120MiB), LR [0.01], THREADS [2].
+#   POLICIES ["conv all dyn conv+ahead all+ahead"] (auto too: "all auto"), SYNCS ["event layer"],
+#   DYN_BUDGET (e.g. 120MiB), AUTO_BUDGET, LR [0.01], THREADS [2].
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -56,22 +59,24 @@ log "links: ${LINK_SPECS[*]}"
 
 # dyn: costs measured on each link, and a budget that forces offloading.
 shape_args=(--model "$MODEL" --batch "$BATCH")
-if [[ " $POLICIES " == *" dyn "* ]]; then
+if [[ " $POLICIES " == *" dyn "* || " $POLICIES " == *" auto "* ]]; then
   for i in "${!LINK_SPECS[@]}"; do
     IFS='|' read -r label bw latency <<<"${LINK_SPECS[$i]}"
     (cd "$ROOT" && build/vdnn profile "${shape_args[@]}" --link-bandwidth "$bw" --link-latency "$latency" \
       --progress none --save "$RAW/costs_l$i.json") >"$RAW/costs_l$i.log" 2>&1 ||
       die "vdnn profile failed (see $(rel "$RAW/costs_l$i.log"))"
   done
-  if [[ -z ${DYN_BUDGET:-} ]]; then
+  if [[ -z ${DYN_BUDGET:-} || -z ${AUTO_BUDGET:-} ]]; then
     (cd "$ROOT" && build/vdnn plan "${shape_args[@]}" --costs "$RAW/costs_l0.json" --json) >"$RAW/plan.json" ||
       die "vdnn plan failed"
-    DYN_BUDGET=$(python3 -c 'import json, sys
+    budgets=$(python3 -c 'import json, sys
 rows = {r["configuration"]: r["minimum_budget"] for r in json.load(open(sys.argv[1]))["configurations"]}
 lo, hi = rows["all+fastest"], min(v for k, v in rows.items() if k.startswith("none"))
-print(f"{(lo + hi) // 2 if hi > lo else lo}B")' "$RAW/plan.json")
+print(f"{(lo + hi) // 2 if hi > lo else lo}B {lo}B")' "$RAW/plan.json")
+    DYN_BUDGET=${DYN_BUDGET:-${budgets% *}}
+    AUTO_BUDGET=${AUTO_BUDGET:-${budgets#* }}
   fi
-  log "dyn budget: $DYN_BUDGET"
+  log "dyn budget: $DYN_BUDGET, auto budget: $AUTO_BUDGET"
 fi
 
 run_config() {  # round link_index policy sync
@@ -83,6 +88,7 @@ run_config() {  # round link_index policy sync
     flags=(--link-bandwidth "$bw" --link-latency "$latency")
   fi
   [[ $policy != dyn ]] || flags+=(--device-memory "$DYN_BUDGET" --costs "$(rel "$RAW/costs_l$li.json")")
+  [[ $policy != auto ]] || flags+=(--device-memory "$AUTO_BUDGET" --costs "$(rel "$RAW/costs_l$li.json")")
   [[ $policy != *+ahead ]] || flags+=(--prefetch ahead)
   file="$RAW/r${round}_l${li}_${policy}_$sync"
   load=$(loadavg)

@@ -165,9 +165,6 @@ int run_plan(PlanOptions o) {
     if (budget && !one && o.policy != "auto")
       out["dyn"] = {{"fits", dyn.fits}, {"step", dyn.step}, {"why", dyn.why}, {"tried", dyn.tried},
                     {"minimum_budget", dyn.minimum_budget}};
-    if (sweep) out["sweep"] = sweep_json(*sweep, costs);
-    std::cout << out.dump(2) << "\n";
-  } else {
     if (budget && !one && o.policy != "dyn") {
       const AutoSummary& a = chosen.summary;
       out["auto"] = {{"fits", chosen.fits}, {"why", chosen.why}, {"tried", chosen.tried},
@@ -175,6 +172,9 @@ int run_plan(PlanOptions o) {
                      {"recomputed_bytes", a.recomputed_bytes}, {"recompute_seconds", a.recompute_seconds},
                      {"leaner_algorithms", a.leaner_algorithms}};
     }
+    if (sweep) out["sweep"] = sweep_json(*sweep, costs);
+    std::cout << out.dump(2) << "\n";
+  } else {
     std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", graph.name().c_str(),
                 static_cast<long long>(o.batch), in.device.c_str(),
                 budget ? (", budget " + format_bytes(budget)).c_str() : "", o.sync.c_str(),
@@ -191,10 +191,10 @@ int run_plan(PlanOptions o) {
       else
         std::printf("dyn: nothing fits: %s.\n", dyn.why.c_str());
     }
+    if (budget && !one && o.policy != "dyn") std::printf("%s.\n", describe(chosen).c_str());
     if (sweep) print_sweep_table(*sweep, budget);
   }
   if (sweep && !o.sweep_svg.empty())
-    if (budget && !one && o.policy != "dyn") std::printf("%s.\n", describe(chosen).c_str());
     write_text_file(o.sweep_svg, budget_sweep_svg(VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device),
                                                   *sweep, costs, budget));
   write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
@@ -203,6 +203,8 @@ int run_plan(PlanOptions o) {
       Program p = planner.program(r.e.config, true, r.e.prefetch_depth);
       plan_memory(p, r.e.fits && budget ? budget : r.e.minimum_budget);
       std::cout << "# " << r.label << "\n" << p.to_text();
+      if (r.e.config.policy == Policy::kAuto)
+        std::cout << "# " << r.label << ": per layer\n" << decisions_by_layer(planner, r.e.config);
     }
   if (budget && !one && !dyn.fits && !chosen.fits) {
     std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
@@ -241,7 +243,7 @@ Runner add_plan_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--link-bandwidth", o->link_bandwidth, "cpu, measuring: emulated link GB/s (0 = unlimited)");
   app.add_option("--link-latency", o->link_latency, "cpu, measuring: emulated link latency per copy");
-  app.add_flag("--print", o->print, "print each configuration's Program, one line per step");
+  app.add_flag("--print", o->print, "print each configuration's Program, one line per step (auto: and its decisions per layer)");
   app.add_option("--trace", o->trace,
                  "write the predicted step as a Chrome trace (Perfetto, chrome://tracing): dyn's pick if a budget "
                  "is known, else none+fastest, or the configuration --policy selects");

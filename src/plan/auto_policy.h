@@ -4,19 +4,24 @@
 // Model. vDNN's policies apply one rule to every tensor (offload all of them, or every
 // convolution's input) whether memory is short or not. `auto` decides per decision unit — a
 // feature-map storage the backward pass reads (keep / offload / recompute), a kernel's saved
-// state (keep / offload) and a convolution's algorithm (its workspace) — in two phases:
+// state (keep / offload) and a convolution's algorithm (its workspace) — in three phases:
 //   1. Fit (peak-driven greedy, as SuperNeurons and Capuchin do it): build the training Program,
 //      find the step where the most bytes are live, and among the units live there that the step's
 //      own kernel does not touch, take the cheapest per byte saved until the peak is below the
 //      budget: recomputing a storage costs its writers' forward time again (cheap layers first:
 //      ReLU, pooling, batch norm, LRN, dropout, but a cheap convolution too, Checkmate's point);
 //      offloading costs the copy time the forward pass cannot hide (a FIFO model of the d2h link
-//      against the forward compute still to come); a leaner algorithm costs its extra time per
-//      byte of workspace. Repeat with the new peak; once the live peak is below the budget, the
-//      memory planner's placement is checked and the target lowered by any fragmentation left.
-//   2. Refine (the simulator in the loop): with `--prefetch ahead` (each prefetch as early as the
-//      budget allows), undo the costliest decisions one by one while the step still fits and the
-//      simulated time drops. A fixed number of trials, so the answer is deterministic.
+//      against the forward compute still to come) plus what the last few backward kernels before
+//      its reader cannot hide (2 and 4 kernels are both tried, the faster fit goes on); a leaner
+//      algorithm costs its extra time per byte of workspace. Repeat with the new peak; once the
+//      live peak is below the budget, the placement is checked: fragmentation lowers the target,
+//      an evaluation pass that does not fit gets a leaner algorithm at its own peak.
+//   2. Refine (the simulator in the loop): undo the costliest decisions one by one while the step
+//      still fits and its simulated time drops (at most 16 trials); then the prefetch rule —
+//      vDNN's or the deepest look-ahead that fits — whichever simulates faster.
+//   3. Prefetch points (Capuchin's in-trigger): the 8 prefetches read first each move to the
+//      earliest backward slot (within 16 of the rule's) that still fits, kept if faster.
+// Every phase does a bounded number of plans, so the answer is deterministic.
 // The result is then compared with vDNN's own answers at the same budget (none, conv, all with
 // the fastest algorithms, both prefetch rules, and dyn's pick): `auto` returns whichever
 // simulates fastest, so it is never slower than the best of them that fits, and fits every
@@ -57,6 +62,11 @@ struct AutoChoice {
 };
 
 AutoChoice choose_auto(const Planner& planner, size_t budget);
+
+// Per layer (one line each, `vdnn plan --print`): its output storage's bytes and what happens to it
+// (keep, offload, recompute; "in place" for a ReLU over its input's storage), its saved state
+// offloaded, and its algorithm when not the fastest.
+std::string decisions_by_layer(const Planner& planner, const Configuration& config);
 
 // One line for the CLI: "auto picks per-tensor decisions: ...; 7.44 GiB kept, 8.57 GiB offloaded,
 // 0 B recomputed (0.00 ms of forward kernels again), 2 convolution(s) on a leaner algorithm."

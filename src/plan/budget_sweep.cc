@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "vdnn/error.h"
 
@@ -53,7 +54,17 @@ std::vector<SweepPolicy> sweep_policies() {
                     if (!d.fits) return std::nullopt;
                     return SweepChoice{d.config, std::nullopt};
                   }};
-  return {fixed(Policy::kNone), fixed(Policy::kConv), fixed(Policy::kAll), std::move(dyn)};
+  // auto fits wherever all with the leanest algorithms does (its last resort is dyn's) and chooses
+  // its prefetch rule per budget: one column (no /ahead), planned at every budget.
+  SweepPolicy chosen{"auto", false,
+                     [](const Planner& p) { return p.minimum_budget({Policy::kAll, p.costs().leanest()}); },
+                     [](const Planner& p, size_t budget) -> std::optional<SweepChoice> {
+                       const AutoChoice a = choose_auto(p, budget);
+                       if (!a.fits) return std::nullopt;
+                       return SweepChoice{a.config, a.prefetch};
+                     },
+                     false};
+  return {fixed(Policy::kNone), fixed(Policy::kConv), fixed(Policy::kAll), std::move(dyn), std::move(chosen)};
 }
 
 BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>& policies,

@@ -58,7 +58,7 @@ struct SweepPolicy {
   bool same_step_above_smallest = true;
 };
 
-// none, conv, all (fastest algorithms), dyn: every policy `vdnn plan` compares. Add a policy here.
+// none, conv, all (fastest algorithms), dyn, auto: every policy `vdnn plan` compares. Add a policy here.
 std::vector<SweepPolicy> sweep_policies();
 
 struct SweepOptions {

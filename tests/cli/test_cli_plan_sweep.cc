@@ -30,7 +30,7 @@ TEST(CliPlanSweep, Vgg16OnTheTitanXFitsMonotonicallyAndNeverBeatsTheOracle) {
   EXPECT_EQ(s["oracle_seconds"].get<double>(), oracle);
   std::vector<std::string> columns;
   for (const auto& c : s["columns"]) columns.push_back(c["name"]);
-  EXPECT_EQ(columns, (std::vector<std::string>{"none", "conv", "all", "dyn", "conv/ahead", "all/ahead", "dyn/ahead"}));
+  EXPECT_EQ(columns, (std::vector<std::string>{"none", "conv", "all", "dyn", "auto", "conv/ahead", "all/ahead", "dyn/ahead"}));
   const auto& rows = s["rows"];
   ASSERT_GE(rows.size(), 20u) << "20 steps by default, plus the smallest budgets and the device's";
   EXPECT_EQ(rows.front()["budget"], s["top"]);
@@ -75,17 +75,17 @@ TEST(CliPlanSweep, TheTableHasOneRowPerBudgetAndTheSvgOneLinePerColumn) {
   const CliRun r = vdnn(kVgg + " --sweep-steps 6 --sweep-svg " + svg);  // both imply --sweep
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::smatch found;
-  ASSERT_TRUE(std::regex_search(r.output, found, std::regex(R"(\n +budget +none +conv +all +dyn +oracle\n)")))
+  ASSERT_TRUE(std::regex_search(r.output, found, std::regex(R"(\n +budget +none +conv +all +dyn +auto +oracle\n)")))
       << r.output;
   const size_t header = static_cast<size_t>(found.position(0)) + 1;
-  // A row: a budget, then 4 cells and the oracle, each a time or "—".
-  const std::regex row(R"(^ +[0-9.]+ [KMG]i?B\*? +((?:(?:[0-9]+\.[0-9]{2}|—) +){4})[0-9]+\.[0-9]{2}$)");
+  // A row: a budget, then 5 cells and the oracle, each a time or "—".
+  const std::regex row(R"(^ +[0-9.]+ [KMG]i?B\*? +((?:(?:[0-9]+\.[0-9]{2}|—) +){5})[0-9]+\.[0-9]{2}$)");
   std::istringstream lines(r.output.substr(header));
   int rows = 0, dashes = 0;
   for (std::string line; std::getline(lines, line);)
     if (std::smatch m; std::regex_match(line, m, row)) ++rows, dashes += static_cast<int>(count_of(m[1], "—"));
   EXPECT_GE(rows, 6) << r.output;
-  EXPECT_LE(rows, 6 + 5) << "6 steps, the 4 policies' smallest budgets and the device's at most";
+  EXPECT_LE(rows, 6 + 6) << "6 steps, the 5 policies' smallest budgets and the device's at most";
   EXPECT_GT(dashes, 0) << "none does not fit below its smallest budget";
   EXPECT_NE(r.output.find("* the device's budget"), std::string::npos) << r.output;
 
@@ -95,7 +95,7 @@ TEST(CliPlanSweep, TheTableHasOneRowPerBudgetAndTheSvgOneLinePerColumn) {
   std::istringstream header_words(r.output.substr(header, r.output.find('\n', header) - header));
   size_t columns = 0;
   for (std::string w; header_words >> w;) columns += w != "budget" && w != "oracle";
-  EXPECT_EQ(columns, 4u) << "none, conv, all, dyn with vDNN's prefetch rule";
+  EXPECT_EQ(columns, 5u) << "none, conv, all, dyn with vDNN's prefetch rule, and auto";
   EXPECT_EQ(count_of(text, "<polyline "), columns) << "one line per column";
   EXPECT_NE(text.find(">oracle "), std::string::npos);
   EXPECT_NE(text.find(">budget 12.00 GiB<"), std::string::npos);

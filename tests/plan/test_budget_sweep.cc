@@ -121,15 +121,15 @@ TEST(BudgetSweep, ColumnsComeFromThePolicyListAndTheDeviceBudgetIsARow) {
   const std::vector<SweepPolicy> all = sweep_policies();
   std::vector<std::string> names;
   for (const SweepPolicy& p : all) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn", "auto"}));
 
   const BudgetSweep s = sweep_budgets(planner, all, {.steps = 4, .prefetch_ahead = true});
   names.clear();
   for (const SweepColumn& c : s.columns) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn", "conv/ahead", "all/ahead", "dyn/ahead"}))
+  EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn", "auto", "conv/ahead", "all/ahead", "dyn/ahead"}))
       << "none offloads nothing: no column for prefetching ahead";
   const BudgetSweep vdnn_only = sweep_budgets(planner, all, {.steps = 4});
-  EXPECT_EQ(vdnn_only.columns.size(), 4u) << "vDNN's prefetch rule only, unless asked";
+  EXPECT_EQ(vdnn_only.columns.size(), 5u) << "vDNN's prefetch rule only, unless asked";
 
   // One policy alone (a list of one): its column only, and a range of one budget.
   const BudgetSweep none_only = sweep_budgets(planner, {all[0]}, {.steps = 4, .prefetch_ahead = true});
