@@ -12,6 +12,7 @@
 #include "backend_api/backend_target.h"
 #include "backends/backend_targets.h"
 #include "io/model_file.h"
+#include "plan/fixed_costs.h"
 #include "plan/memory_plan.h"
 #include "plan/prefetch_points.h"
 #include "plan/program_builder.h"
@@ -23,13 +24,7 @@
 namespace vdnn {
 namespace {
 
-struct SlowLink : CostModel {
-  double bytes_per_second;
-  explicit SlowLink(double bw) : bytes_per_second(bw) {}
-  double forward_seconds(int node) const override { return 1e-3 * (1 + node % 3); }
-  double backward_seconds(int node) const override { return 2e-3 * (1 + node % 3); }
-  double copy_seconds(size_t bytes) const override { return static_cast<double>(bytes) / bytes_per_second; }
-};
+using SlowLink = test::FixedCosts;
 
 struct Model {
   explicit Model(const std::string& name, int64_t batch = 2)

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backends/cpu/compiled_graph.h"
+#include "plan/fixed_costs.h"
 #include "plan/memory_plan.h"
 #include "plan/program_builder.h"
 #include "plan/simulator.h"
@@ -17,11 +18,7 @@
 namespace vdnn {
 namespace {
 
-struct FixedCosts : CostModel {
-  double forward_seconds(int node) const override { return 1e-3 * (1 + node % 3); }
-  double backward_seconds(int node) const override { return 2e-3 * (1 + node % 3); }
-  double copy_seconds(size_t) const override { return 0.0; }
-};
+using test::FixedCosts;
 
 class RecomputeProgram : public ::testing::Test {
  protected:

@@ -5,21 +5,14 @@
 
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
+#include "plan/fixed_costs.h"
 #include "plan/simulator.h"
 #include "backends/cpu/compiled_graph.h"
 
 namespace vdnn {
 namespace {
 
-struct FixedCosts : CostModel {
-  double bytes_per_second;
-  explicit FixedCosts(double bw) : bytes_per_second(bw) {}
-  double forward_seconds(int node) const override { return 1e-3 * (1 + node % 3); }
-  double backward_seconds(int node) const override { return 2e-3 * (1 + node % 3); }
-  double copy_seconds(size_t bytes) const override {
-    return bytes_per_second > 0 ? static_cast<double>(bytes) / bytes_per_second : 0.0;
-  }
-};
+using test::FixedCosts;
 
 class SimulatorTest : public ::testing::Test {
  protected:
