@@ -15,8 +15,9 @@
 # the same costs.
 #
 # Usage: bash bench/offload.sh          e.g. ROUNDS=1 ITERS=4 WARMUP=2 LINKS="8 0.5" bash bench/offload.sh
-# Environment: ROUNDS [3], MODEL [vgg_cifar], BATCH [64], ITERS [12], WARMUP [4] (timed iterations
-#   after warm-up ones, as bench/throughput.sh), DEVICES ["titan-x-maxwell h200"], LINKS,
+# Environment: ROUNDS [3], MODEL [vgg_cifar], BATCH [64], INPUT (e.g. 3x64x64: the model's --input),
+#   ITERS [12], WARMUP [4] (timed iterations after warm-up ones, as bench/throughput.sh),
+#   DEVICES ["titan-x-maxwell h200"], LINKS,
 #   POLICIES ["conv all dyn conv+ahead all+ahead"] (auto too: "all auto"), SYNCS ["event layer"],
 #   DYN_BUDGET (e.g. 120MiB), AUTO_BUDGET, LR [0.01], THREADS [2].
 set -euo pipefail
@@ -59,6 +60,7 @@ log "links: ${LINK_SPECS[*]}"
 
 # dyn: costs measured on each link, and a budget that forces offloading.
 shape_args=(--model "$MODEL" --batch "$BATCH")
+[[ -z ${INPUT:-} ]] || shape_args+=(--input "$INPUT")
 if [[ " $POLICIES " == *" dyn "* || " $POLICIES " == *" auto "* ]]; then
   for i in "${!LINK_SPECS[@]}"; do
     IFS='|' read -r label bw latency <<<"${LINK_SPECS[$i]}"
