@@ -5,7 +5,6 @@
 #include <map>
 #include <optional>
 #include <queue>
-#include <tuple>
 
 #include "plan/dyn.h"
 #include "plan/prefetch_points.h"
@@ -21,9 +20,6 @@ struct Unit {
   enum Kind { kValue, kSaved, kAlgo } kind = kValue;
   int index = -1;  // the value, or the node
   int saved = -1;  // kSaved: which saved buffer of the node
-  bool operator<(const Unit& o) const {
-    return std::tie(kind, index, saved) < std::tie(o.kind, o.index, o.saved);
-  }
 };
 
 // What the training Program says about memory: the step where the most bytes are live, the
@@ -251,13 +247,10 @@ class Search {
           largest = eval.tensors[t].bytes;
           node = static_cast<int>(i);
         }
-    if (node < 0) return false;
-    const NodeCost& cost = costs_.nodes[node];
-    const int leaner = cost.next_leaner(c.algos[node]);
-    const AlgoCost &now = cost.algos[c.algos[node]], &lean = cost.algos[leaner];
-    picks_.push_back({{Unit::kAlgo, node}, StorageAction::kKeep, c.algos[node],
-                      (lean.forward_seconds + lean.backward_seconds) - (now.forward_seconds + now.backward_seconds)});
-    c.algos[node] = leaner;
+    Option o;
+    if (node < 0 || !leaner_option(c, node, o)) return false;
+    apply(c, o.pick);
+    picks_.push_back(o.pick);
     return true;
   }
   bool fits(const Configuration& c) { return smallest_budget(c) <= budget_; }
@@ -315,6 +308,18 @@ class Search {
     double backward_exposed = 0;  // the prefetch's copy time its backward window cannot hide
   };
 
+  // Node `node`'s next leaner algorithm as an option: the workspace it saves, its extra time.
+  bool leaner_option(const Configuration& c, int node, Option& out) const {
+    const NodeCost& cost = costs_.nodes[node];
+    const int leaner = cost.next_leaner(c.algos[node]);
+    if (leaner < 0) return false;
+    const AlgoCost &now = cost.algos[c.algos[node]], &lean = cost.algos[leaner];
+    out.bytes = now.workspace_bytes - lean.workspace_bytes;
+    out.pick = {{Unit::kAlgo, node}, StorageAction::kKeep, c.algos[node],
+                (lean.forward_seconds + lean.backward_seconds) - (now.forward_seconds + now.backward_seconds)};
+    return true;
+  }
+
   // The cheapest way to take `tensor` (live at the peak) off the device, if it is a unit.
   bool option_for(const Program& train, const LivePeak& peak, int tensor, const Configuration& c, Option& out) const {
     const auto it = unit_of_.find(tensor);
@@ -325,15 +330,7 @@ class Search {
     out.pick.unit = u;
     if (u.kind == Unit::kAlgo) {
       if (u.index != peak.busy_node) return false;  // a workspace lives only around its kernel
-      const NodeCost& node = costs_.nodes[u.index];
-      const int leaner = node.next_leaner(c.algos[u.index]);
-      if (leaner < 0) return false;
-      const AlgoCost &now = node.algos[c.algos[u.index]], &lean = node.algos[leaner];
-      out.bytes = now.workspace_bytes - lean.workspace_bytes;
-      out.pick.action = StorageAction::kKeep;
-      out.pick.old_algo = c.algos[u.index];
-      out.pick.cost = (lean.forward_seconds + lean.backward_seconds) - (now.forward_seconds + now.backward_seconds);
-      return true;
+      return leaner_option(c, u.index, out);
     }
     if (!peak.live_at_phase_end[tensor]) return false;  // the backward pass does not read it
     const double copy = copy_seconds(bytes);
