@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "plan/dyn.h"
+#include "plan/planned_step.h"
 #include "plan/prefetch_points.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
@@ -186,6 +187,76 @@ class Search {
     tried.push_back(VDNN_MSG("prefetch points: " << moved << " of " << limit << " prefetch(es) moved earlier, "
                                                  << e.time.iteration_seconds * 1e3 << " ms"
                                                  << (better ? "" : " (look-ahead kept)")));
+    if (better) {
+      c = std::move(trial);
+      best = std::move(e);
+    }
+    return better;
+  }
+
+  // Phase 3: release points. In the simulated step, each offloaded tensor's device copy is held
+  // until the first forward kernel that starts after its copy has ended: nothing is placed over a
+  // range the link may still be reading, so no kernel waits to reuse it. Holding costs memory, so
+  // every hold is scaled by one factor, the largest of 1, 1/2 ... 1/32 that still fits (a handful
+  // of placements however many tensors are offloaded). Two rounds (the timeline moves once the
+  // waits are gone); kept if faster.
+  bool place_releases(Configuration& c, Evaluation& best, std::vector<std::string>& tried, int& evaluations) {
+    Configuration trial = c;
+    const int last = static_cast<int>(g_.nodes().size()) - 1;
+    int held = 0;
+    for (int round = 0; round < 2; ++round) {
+      const PlannedStep step = p_.step(trial, Prefetch::kVdnn, budget_);
+      if (!step.fits) break;
+      const Program& train = step.train;
+      const SimResult r = simulate(train, ChosenCosts(costs_, trial.algos));
+      ++evaluations;
+      std::vector<double> forward_start(g_.nodes().size(), 0);
+      std::vector<int> freed_after(train.tensors.size(), -1);  // the forward node its free follows
+      for (int i = 0, node = -1; i < static_cast<int>(train.steps.size()); ++i) {
+        const Step& s = train.steps[i];
+        if (s.op == Op::kPhaseEnd) break;
+        if (s.op == Op::kForward) node = s.node;
+        if (s.op == Op::kFree && freed_after[s.tensor] < 0) freed_after[s.tensor] = node;
+      }
+      for (const TimelineOp& op : r.ops)
+        if (op.op == Op::kForward && op.node >= 0) forward_start[op.node] = op.start;
+      std::map<int, PrefetchSlot> slot_of;
+      for (const PrefetchSlot& slot : prefetch_slots(train)) slot_of[slot.tensor] = slot;
+      struct Hold {
+        StorageDecision* decision;
+        int from, to;  // its free now, the first forward kernel after its copy ends
+      };
+      std::vector<Hold> holds;
+      for (const TimelineOp& op : r.ops) {
+        if (op.stream != StreamKind::kD2H || train.steps[op.step].op != Op::kOffload) continue;
+        const int t = train.steps[op.step].tensor;
+        const auto slot = slot_of.find(t);
+        if (slot == slot_of.end() || slot->second.node < 0 || freed_after[t] < 0) continue;  // the input: loaded
+        int to = last;
+        for (int k = freed_after[t] + 1; k <= last; ++k)
+          if (forward_start[k] >= op.end) {
+            to = k;
+            break;
+          }
+        if (to > freed_after[t]) holds.push_back({&decision_for(trial.decisions, g_, slot->second), freed_after[t], to});
+      }
+      if (holds.empty()) break;
+      auto scale = [&](int shift) {
+        for (const Hold& h : holds) h.decision->release_at = h.from + ((h.to - h.from) >> shift);
+      };
+      int shift = 0;
+      for (scale(shift); shift < 5 && !fits(trial); scale(++shift)) {
+      }
+      if (!fits(trial)) scale(31);  // every hold back where it was: that fitted
+      held = 0;
+      for (const Hold& h : holds) held += h.decision->release_at > h.from;
+    }
+    Evaluation e = p_.evaluate(trial, budget_, Prefetch::kVdnn);
+    ++evaluations;
+    const bool better = e.fits && e.time.iteration_seconds < best.time.iteration_seconds;
+    tried.push_back(VDNN_MSG("release points: " << held << " device copies held until their copy ends, "
+                                                << e.time.iteration_seconds * 1e3 << " ms"
+                                                << (better ? "" : " (not kept)")));
     if (better) {
       c = std::move(trial);
       best = std::move(e);
@@ -567,9 +638,10 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
     const bool ahead = e.time.iteration_seconds < rule.time.iteration_seconds;
     if (!ahead) e = std::move(rule);
     const bool points = search->place_prefetches(c, e, out.tried, out.evaluations);
+    const bool releases = search->place_releases(c, e, out.tried, out.evaluations);
     out.fits = true;
     out.config = c;
-    out.prefetch = points || !ahead ? Prefetch::kVdnn : Prefetch::kAhead;
+    out.prefetch = points || releases || !ahead ? Prefetch::kVdnn : Prefetch::kAhead;
     out.seconds = e.time.iteration_seconds;
     out.why = "per-tensor decisions";
     out.tried.push_back(VDNN_MSG("per-tensor decisions: " << out.seconds * 1e3 << " ms"));

@@ -84,6 +84,8 @@ class Builder {
   void emit_recomputes(int j);
   void index_storages();
   void set_prefetch_point(int tensor, int node);
+  void set_release_point(int tensor, int node, int earliest);
+  void free_or_hold(int t, int i);
   void check_prefetch_points();
   void offload(int t);
   void prefetch(int t);
@@ -119,6 +121,10 @@ class Builder {
   // the Program's rule (not counted in pending_), so it is prefetched at that point and no other.
   std::map<int, int> prefetch_at_;
   std::vector<std::vector<int>> prefetch_points_;
+  // Release points (StorageDecision::release_at): offloaded tensor -> the node after whose forward
+  // kernel its device copy is freed, and node -> the tensors held until then.
+  std::map<int, int> release_at_;
+  std::vector<std::vector<int>> released_after_;
 };
 
 void Builder::make_parameters() {
@@ -240,6 +246,10 @@ void Builder::apply_decisions() {
       VDNN_THROW("storage decision for a value written in place into '" << name << "': prefetch point "
                                                                         << d.values[v].prefetch_at << "; decide on '" << name
                                                                         << "' (its storage), not on the in-place layer");
+    if (v != s.value && d.values[v].release_at != -1 && d.values[v].release_at != d.values[s.value].release_at)
+      VDNN_THROW("storage decision for a value written in place into '" << name << "': release point "
+                                                                        << d.values[v].release_at << "; decide on '" << name
+                                                                        << "' (its storage), not on the in-place layer");
     if (v != s.value && action_of(v) != StorageAction::kKeep && action_of(v) != action_of(s.value))
       VDNN_THROW("storage decision " << to_string(action_of(v)) << " for a value written in place into '" << name
                                      << "': decide on '" << name << "' (its storage), not on the in-place layer");
@@ -249,22 +259,28 @@ void Builder::apply_decisions() {
     const StorageAction a = action_of(s.value);
     const std::string& name = p_.tensors[s.tensor].name;
     const int prefetch_at = d.values.empty() ? -1 : d.values[s.value].prefetch_at;
+    const int release_at = d.values.empty() ? -1 : d.values[s.value].release_at;
     if (prefetch_at != -1 && a != StorageAction::kOffload)
       VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with prefetch point " << prefetch_at
                                      << ": only an offloaded tensor is prefetched (offload it, or prefetch_at -1)");
+    if (release_at != -1 && a != StorageAction::kOffload)
+      VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with release point " << release_at
+                                     << ": only an offloaded tensor's device copy is held (offload it, or release_at -1)");
     if (a == StorageAction::kKeep) continue;
     if (s.kept_to_phase_end)
       VDNN_THROW("storage decision " << to_string(a) << " for '" << name
                                      << "': the logits and the loss stay on the device (keep)");
     if (s.backward_readers.empty()) {  // no backward reads it: freed in forward anyway
-      if (prefetch_at != -1)
-        VDNN_THROW("storage decision for '" << name << "': prefetch point " << prefetch_at
-                                            << ", but no backward reads it, so it is not offloaded (prefetch_at -1)");
+      if (prefetch_at != -1 || release_at != -1)
+        VDNN_THROW("storage decision for '" << name << "': " << (prefetch_at != -1 ? "prefetch" : "release")
+                                            << " point " << std::max(prefetch_at, release_at)
+                                            << ", but no backward reads it, so it is not offloaded (-1)");
       continue;
     }
     if (a == StorageAction::kOffload) {
       p_.tensors[s.tensor].offloaded = true;
       if (prefetch_at != -1) set_prefetch_point(s.tensor, prefetch_at);
+      if (release_at != -1) set_release_point(s.tensor, release_at, s.last_forward_use);
       continue;
     }
     if (k == 0) VDNN_THROW("storage decision recompute for '" << name << "': the graph input has no layer to re-run (keep or offload it)");
@@ -291,14 +307,16 @@ void Builder::apply_decisions() {
       // A buffer the recompute regenerates is dropped, never offloaded.
       if (o_.training && d.saved[i][k].action == StorageAction::kOffload && !p_.tensors[saved[k]].recomputed)
         p_.tensors[saved[k]].offloaded = true;
-      const int prefetch_at = d.saved[i][k].prefetch_at;
-      if (prefetch_at == -1) continue;
+      const int prefetch_at = d.saved[i][k].prefetch_at, release_at = d.saved[i][k].release_at;
+      if (prefetch_at == -1 && release_at == -1) continue;
       if (!p_.tensors[saved[k]].offloaded)
         VDNN_THROW("storage decision " << to_string(d.saved[i][k].action) << " for '" << p_.tensors[saved[k]].name
-                                       << "' with prefetch point " << prefetch_at << ": "
+                                       << "' with " << (prefetch_at != -1 ? "prefetch" : "release") << " point "
+                                       << std::max(prefetch_at, release_at) << ": "
                                        << (p_.tensors[saved[k]].recomputed ? "its layer's recompute regenerates it" : "it is kept")
-                                       << ", only an offloaded tensor is prefetched (offload it, or prefetch_at -1)");
-      set_prefetch_point(saved[k], prefetch_at);
+                                       << ", only an offloaded tensor is prefetched or held (offload it, or -1)");
+      if (prefetch_at != -1) set_prefetch_point(saved[k], prefetch_at);
+      if (release_at != -1) set_release_point(saved[k], release_at, static_cast<int>(i));
     }
   }
 }
@@ -347,6 +365,25 @@ void Builder::set_prefetch_point(int tensor, int node) {
                                         << " is out of range: a node 0.." << n - 1 << " of model '" << g_.name()
                                         << "' (whose backward slot issues the prefetch), or -1 (the Program's rule)");
   prefetch_at_[tensor] = node;
+}
+
+// A release point runs from the tensor's last forward reader (`earliest`, its free without one) to
+// the last node: the device copy is always freed within the forward pass.
+void Builder::set_release_point(int tensor, int node, int earliest) {
+  const int n = static_cast<int>(g_.nodes().size());
+  if (node < earliest || node >= n)
+    VDNN_THROW("storage decision for '" << p_.tensors[tensor].name << "': release point " << node
+                                        << " is out of range: a node " << earliest << ".." << n - 1 << " of model '"
+                                        << g_.name() << "' (" << earliest
+                                        << ": its last forward reader, after whose forward kernel its device copy is freed), or -1");
+  release_at_[tensor] = node;
+}
+
+// Frees offloaded tensor t after node i's forward kernel, or holds it to its release point.
+void Builder::free_or_hold(int t, int i) {
+  const auto it = release_at_.find(t);
+  if (it == release_at_.end() || it->second <= i) free_now(t);
+  else released_after_[it->second].push_back(t);
 }
 
 // A prefetch point must be issued no later than the tensor's first backward reader: the backward
@@ -405,6 +442,7 @@ void Builder::prefetch_pending(int node) {
 }
 
 void Builder::emit_forward() {
+  released_after_.assign(g_.nodes().size(), {});
   alloc(p_.input_tensor);
   emit({Op::kLoadInput, StreamKind::kCompute, -1, p_.input_tensor});
   if (p_.tensors[p_.input_tensor].offloaded) offload(p_.input_tensor);
@@ -422,10 +460,11 @@ void Builder::emit_forward() {
       if (!o_.training || p_.tensors[t].recomputed) free_now(t);  // recomputed: regenerated in backward
       else if (p_.tensors[t].offloaded) {
         offload(t);
-        free_now(t);
+        free_or_hold(t, i);
       }
     }
     emit_forward_frees(i);
+    for (int t : released_after_[i]) free_now(t);
   }
   emit({Op::kPhaseEnd});
   for (const Storage& s : storages_)
@@ -438,7 +477,8 @@ void Builder::emit_forward_frees(int i) {
     const Storage& s = storages_[k];
     if (s.kept_to_phase_end || !live_.count(s.tensor)) continue;
     const bool needed_later = o_.training && !s.backward_readers.empty();
-    if (!needed_later || p_.tensors[s.tensor].offloaded || p_.tensors[s.tensor].recomputed) free_now(s.tensor);
+    if (p_.tensors[s.tensor].offloaded && needed_later) free_or_hold(s.tensor, i);
+    else if (!needed_later || p_.tensors[s.tensor].recomputed) free_now(s.tensor);
   }
 }
 

@@ -18,6 +18,9 @@
 // the rule: its prefetch is issued in node k's backward slot, before the slot's own prefetches,
 // recomputes and kernel (in a slot, nearest reader first: points equal to the rule's give the
 // rule's Program); its first reader waits for it as usual, however many slots earlier it came.
+// A release point (StorageDecision::release_at = k) holds an offloaded tensor's device copy until
+// node k's forward kernel is issued, instead of freeing it after its last forward reader: the
+// placement then puts nothing over it while its copy may still run.
 //
 //   std::vector<NodeFacts> facts = ...;   // from the backend's kernels
 //   Program train = build_program(graph, value_bytes, facts, {Policy::kConv, SyncMode::kEvent});

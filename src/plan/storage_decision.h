@@ -10,6 +10,8 @@
 //              that slot's recomputes and kernel). The backward pass runs nodes last to first, so k
 //              runs from the tensor's first backward reader (just in time) to the last node (the
 //              start of the backward pass); plan/prefetch_points.h says where each one is now.
+//              Its device copy is freed after its last forward reader, or at its release point
+//              (release_at = k: after node k's forward kernel).
 //   recompute  freed after its last forward reader (no copy); in the backward pass, just before its
 //              first backward reader, a fresh buffer is allocated and the storage's writer and its
 //              in-place ReLUs re-run their forward kernels into it (Op::kRecompute), from inputs that
@@ -27,6 +29,7 @@
 //   d.values[3] = {StorageAction::kRecompute};          // e.g. a pooling layer's output
 //   d.values[5] = {StorageAction::kOffload};
 //   d.values[7] = {StorageAction::kOffload, 12};         // its prefetch issued in node 12's backward slot
+//   d.values[8] = {StorageAction::kOffload, -1, 9};      // its device copy held until node 9's forward ends
 //   ProgramOptions o{Policy::kNone, SyncMode::kEvent};
 //   o.decisions = d;                                     // then build_program(graph, ..., o)
 #pragma once
@@ -46,6 +49,12 @@ struct StorageDecision {
   // Offloaded only: the node whose backward slot issues the prefetch, from the tensor's first
   // backward reader up to the last node; -1: the Program's rule (vDNN's, or the look-ahead).
   int prefetch_at = -1;
+  // Offloaded only: the node after whose forward kernel the device copy is freed, from the
+  // tensor's last forward reader (as soon as it may) up to the last node; -1: as soon as it may.
+  // Holding the space longer lets the copy finish before anything is placed over it: the step
+  // then never waits for the link to reuse that range (the memory-for-time trade of a release
+  // point; plan/memory_plan.h inserts the waits a reuse needs).
+  int release_at = -1;
   bool operator==(const StorageDecision&) const = default;
 };
 
