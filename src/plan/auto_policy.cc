@@ -154,12 +154,11 @@ class Search {
     return false;
   }
 
-  // Phase 3: each offloaded tensor's prefetch as early as the budget allows (Capuchin's in-trigger),
-  // the tensors the backward pass needs first placed first; kept when it beats `best`.
-  bool place_prefetches(Configuration& c, Evaluation& best, std::vector<std::string>& tried, int& evaluations) {
-    Configuration trial = c;
+  // Phase 3a: each offloaded tensor's prefetch as early as the budget allows (Capuchin's in-trigger),
+  // the tensors the backward pass needs first placed first. Returns how many moved earlier.
+  int place_prefetches(Configuration& trial) {
     std::vector<PrefetchSlot> slots = prefetch_slots(p_.program(trial, true));
-    if (slots.empty()) return false;
+    if (slots.empty()) return 0;
     std::stable_sort(slots.begin(), slots.end(), [](const PrefetchSlot& a, const PrefetchSlot& b) { return a.reader > b.reader; });
     const int last = static_cast<int>(g_.nodes().size()) - 1;
     const size_t limit = std::min<size_t>(slots.size(), kPlacedPrefetches);
@@ -181,31 +180,20 @@ class Search {
       d.prefetch_at = lo;
       moved += lo > slots[k].issued_at;
     }
-    Evaluation e = p_.evaluate(trial, budget_, Prefetch::kVdnn);
-    ++evaluations;
-    const bool better = e.fits && e.time.iteration_seconds < best.time.iteration_seconds;
-    tried.push_back(VDNN_MSG("prefetch points: " << moved << " of " << limit << " prefetch(es) moved earlier, "
-                                                 << e.time.iteration_seconds * 1e3 << " ms"
-                                                 << (better ? "" : " (look-ahead kept)")));
-    if (better) {
-      c = std::move(trial);
-      best = std::move(e);
-    }
-    return better;
+    return moved;
   }
 
-  // Phase 3: release points. In the simulated step, each offloaded tensor's device copy is held
+  // Phase 3b: release points. In the simulated step (under `prefetch`), each offloaded tensor's device copy is held
   // until the first forward kernel that starts after its copy has ended: nothing is placed over a
   // range the link may still be reading, so no kernel waits to reuse it. Holding costs memory, so
   // every hold is scaled by one factor, the largest of 1, 1/2 ... 1/32 that still fits (a handful
   // of placements however many tensors are offloaded). Two rounds (the timeline moves once the
-  // waits are gone); kept if faster.
-  bool place_releases(Configuration& c, Evaluation& best, std::vector<std::string>& tried, int& evaluations) {
-    Configuration trial = c;
+  // waits are gone). Returns how many copies are held.
+  int place_releases(Configuration& trial, Prefetch prefetch, int& evaluations) {
     const int last = static_cast<int>(g_.nodes().size()) - 1;
     int held = 0;
     for (int round = 0; round < 2; ++round) {
-      const PlannedStep step = p_.step(trial, Prefetch::kVdnn, budget_);
+      const PlannedStep step = p_.step(trial, prefetch, budget_);
       if (!step.fits) break;
       const Program& train = step.train;
       const SimResult r = simulate(train, ChosenCosts(costs_, trial.algos));
@@ -251,17 +239,7 @@ class Search {
       held = 0;
       for (const Hold& h : holds) held += h.decision->release_at > h.from;
     }
-    Evaluation e = p_.evaluate(trial, budget_, Prefetch::kVdnn);
-    ++evaluations;
-    const bool better = e.fits && e.time.iteration_seconds < best.time.iteration_seconds;
-    tried.push_back(VDNN_MSG("release points: " << held << " device copies held until their copy ends, "
-                                                << e.time.iteration_seconds * 1e3 << " ms"
-                                                << (better ? "" : " (not kept)")));
-    if (better) {
-      c = std::move(trial);
-      best = std::move(e);
-    }
-    return better;
+    return held;
   }
 
   // Phase 2: undo the costliest decisions while the step still fits and gets faster.
@@ -632,17 +610,40 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
   }
   if (search) {
     search->refine(c, out.tried, out.evaluations);
-    Evaluation rule = planner.evaluate(c, budget, Prefetch::kVdnn);
-    e = planner.evaluate(c, budget, Prefetch::kAhead);
-    out.evaluations += 2;
-    const bool ahead = e.time.iteration_seconds < rule.time.iteration_seconds;
-    if (!ahead) e = std::move(rule);
-    const bool points = search->place_prefetches(c, e, out.tried, out.evaluations);
-    const bool releases = search->place_releases(c, e, out.tried, out.evaluations);
-    out.fits = true;
-    out.config = c;
-    out.prefetch = points || releases || !ahead ? Prefetch::kVdnn : Prefetch::kAhead;
-    out.seconds = e.time.iteration_seconds;
+    // The decisions as they are, with release points, with prefetch points and with both; each
+    // under vDNN's prefetch rule and the look-ahead (with prefetch points: the rule, which they
+    // extend), the fastest kept. The phases are tried together because each can pay only with the
+    // other (an early prefetch needs the memory a late release would hold, and the reverse).
+    struct Variant {
+      Configuration config;
+      Prefetch prefetch;
+      std::string label;
+    };
+    std::vector<Variant> variants;
+    Configuration released = c, pointed = c;
+    const int held = search->place_releases(released, Prefetch::kAhead, out.evaluations);
+    const int moved = search->place_prefetches(pointed);
+    Configuration both = pointed;
+    const int held_too = search->place_releases(both, Prefetch::kVdnn, out.evaluations);
+    for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead}) {
+      variants.push_back({c, f, "decisions"});
+      if (held) variants.push_back({released, f, VDNN_MSG(held << " release point(s)")});
+    }
+    if (moved) variants.push_back({pointed, Prefetch::kVdnn, VDNN_MSG(moved << " prefetch point(s)")});
+    if (moved && held_too)
+      variants.push_back({both, Prefetch::kVdnn, VDNN_MSG(moved << " prefetch and " << held_too << " release point(s)")});
+    for (Variant& v : variants) {
+      Evaluation ve = planner.evaluate(v.config, budget, v.prefetch);
+      ++out.evaluations;
+      const bool better = ve.fits && (!out.fits || ve.time.iteration_seconds < out.seconds);
+      out.tried.push_back(VDNN_MSG(v.label << ", prefetch " << to_string(v.prefetch) << ": "
+                                           << ve.time.iteration_seconds * 1e3 << " ms" << (better ? " (best so far)" : "")));
+      if (!better) continue;
+      out.fits = true;
+      out.config = std::move(v.config);
+      out.prefetch = v.prefetch;
+      out.seconds = ve.time.iteration_seconds;
+    }
     out.why = "per-tensor decisions";
     out.tried.push_back(VDNN_MSG("per-tensor decisions: " << out.seconds * 1e3 << " ms"));
   }
