@@ -537,6 +537,12 @@ std::string decisions_by_layer(const Planner& planner, const Configuration& conf
       const ProgramTensor& t = train.tensors[b.out];
       bytes = t.bytes;
       what = t.offloaded ? "offload" : t.recomputed ? "recompute" : "keep";
+      const std::vector<StorageDecision>& values = config.decisions.values;
+      const int v = g.nodes()[i].output;
+      if (t.offloaded && !values.empty() && values[v].release_at >= 0)
+        what += ", held until " + train.node_names[values[v].release_at] + "'s forward";
+      if (t.offloaded && !values.empty() && values[v].prefetch_at >= 0)
+        what += ", prefetched in " + train.node_names[values[v].prefetch_at] + "'s backward slot";
     }
     size_t saved_offloaded = 0;
     for (int t : b.saved)

@@ -17,10 +17,14 @@
 //      live peak is below the budget, the placement is checked: fragmentation lowers the target,
 //      an evaluation pass that does not fit gets a leaner algorithm at its own peak.
 //   2. Refine (the simulator in the loop): undo the costliest decisions one by one while the step
-//      still fits and its simulated time drops (at most 16 trials); then the prefetch rule —
-//      vDNN's or the deepest look-ahead that fits — whichever simulates faster.
-//   3. Prefetch points (Capuchin's in-trigger): the 8 prefetches read first each move to the
-//      earliest backward slot (within 16 of the rule's) that still fits, kept if faster.
+//      still fits and its simulated time drops (at most 16 trials).
+//   3. Points: prefetch points (Capuchin's in-trigger: the 8 prefetches read first each move to
+//      the earliest backward slot, within 16 of the rule's, that still fits) and release points
+//      (each offloaded tensor's device copy held until the forward kernel that starts after its
+//      copy ends in the simulated step, all holds scaled down together until they fit, so that
+//      nothing is placed over a range the link still reads). The decisions alone, with either
+//      and with both, each under vDNN's prefetch rule and the deepest look-ahead that fits
+//      (prefetch points: the rule): the fastest is kept.
 // Every phase does a bounded number of plans, so the answer is deterministic.
 // The result is then compared with vDNN's own answers at the same budget (none, conv, all with
 // the fastest algorithms, both prefetch rules, and dyn's pick): `auto` returns whichever
@@ -64,8 +68,9 @@ struct AutoChoice {
 AutoChoice choose_auto(const Planner& planner, size_t budget);
 
 // Per layer (one line each, `vdnn plan --print`): its output storage's bytes and what happens to it
-// (keep, offload, recompute; "in place" for a ReLU over its input's storage), its saved state
-// offloaded, and its algorithm when not the fastest.
+// (keep, offload, recompute; "in place" for a ReLU over its input's storage; an offload's release
+// and prefetch points when it has them), its saved state offloaded, and its algorithm when not the
+// fastest.
 std::string decisions_by_layer(const Planner& planner, const Configuration& config);
 
 // One line for the CLI: "auto picks per-tensor decisions: ...; 7.44 GiB kept, 8.57 GiB offloaded,
