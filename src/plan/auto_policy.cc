@@ -242,7 +242,8 @@ class Search {
     return held;
   }
 
-  // Phase 2: undo the costliest decisions while the step still fits and gets faster.
+  // Phase 2: undo the costliest decisions while the step still fits and gets faster, then try the
+  // other way off the device for each storage still decided.
   // Trials are simulated under vDNN's prefetch rule (two placements each; the look-ahead's depth
   // search would cost log2(n) more), the rule is chosen after.
   void refine(Configuration& c, std::vector<std::string>& tried, int& evaluations) {
@@ -265,8 +266,35 @@ class Search {
         ++undone;
       }
     }
+    // Then each storage still off the device the other way (offload <-> recompute): the fit chose
+    // between them on modelled prices, the simulator sees the link and the placement as they are.
+    // A swap must not lose under the look-ahead either (the points phase may pick it).
+    int swapped = 0;
+    size_t swaps = 0;
+    std::optional<double> ahead;  // c's step under the look-ahead, once needed
+    for (size_t k = 0; k < order.size() && swaps < trials; ++k) {
+      const Unit& u = order[k].unit;
+      if (u.kind != Unit::kValue || u.index == 0 || c.decisions.values[u.index].action == StorageAction::kKeep) continue;
+      Configuration trial = c;
+      StorageDecision& d = trial.decisions.values[u.index];
+      d = {d.action == StorageAction::kOffload ? StorageAction::kRecompute : StorageAction::kOffload};
+      ++swaps;
+      if (!fits(trial)) continue;
+      Evaluation e = p_.evaluate(trial, budget_, Prefetch::kVdnn);
+      ++evaluations;
+      if (!e.fits || e.time.iteration_seconds >= best.time.iteration_seconds) continue;
+      if (!ahead) ahead = p_.evaluate(c, budget_, Prefetch::kAhead).time.iteration_seconds;
+      const double trial_ahead = p_.evaluate(trial, budget_, Prefetch::kAhead).time.iteration_seconds;
+      evaluations += 2;
+      if (trial_ahead > *ahead) continue;
+      c = std::move(trial);
+      best = std::move(e);
+      ahead = trial_ahead;
+      ++swapped;
+    }
     tried.push_back(VDNN_MSG("refine: " << undone << " of " << std::min(order.size(), trials)
-                                        << " costliest decision(s) undone"));
+                                        << " costliest decision(s) undone, " << swapped << " of " << swaps
+                                        << " swapped between offload and recompute"));
   }
 
  private:
