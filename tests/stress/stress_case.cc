@@ -6,8 +6,11 @@
 #include <exception>
 #include <memory>
 
+#include "backends/backend_targets.h"
 #include "data/synthetic.h"
+#include "plan/auto_policy.h"
 #include "runtime/trainer.h"
+#include "stress/made_up_costs.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
 #include "vdnn/rng.h"
@@ -84,15 +87,39 @@ StressConfig NetworkStress::config(int index) const {
   return c;
 }
 
+// The auto cases draw from streams of their own: the vDNN cases' configurations stay as they were.
+StressConfig NetworkStress::auto_config(int k) const {
+  Rng rng(network_.seed, /*stream=*/0x20000 + k);
+  StressConfig c;
+  c.policy = Policy::kAuto;
+  c.sync = k % 2 ? SyncMode::kLayer : SyncMode::kEvent;
+  if (rng.uniform() < 0.6) {
+    c.link.bandwidth_bytes_per_second = 0.5e9 + 19.5e9 * rng.uniform();
+    c.link.latency_seconds = std::array{0.0, 1e-6, 10e-6, 50e-6}[rng.below(4)];
+  }
+  c.evaluate = rng.uniform() < 0.3;
+  c.budget_rule = rng.below(4) ? BudgetRule::kBetweenPolicies : BudgetRule::kBelowMinimum;
+  c.budget_draw = rng.uniform();
+  return c;
+}
+
 std::string NetworkStress::describe(int index) const {
-  const StressConfig c = config(index);
+  return describe("case " + std::to_string(index), config(index));
+}
+
+std::string NetworkStress::describe_auto(int k) const {
+  return describe("auto case " + std::to_string(k), auto_config(k));
+}
+
+std::string NetworkStress::describe(const std::string& which, const StressConfig& c) const {
   char link[64] = "unlimited link";
   if (c.link.bandwidth_bytes_per_second > 0)
     std::snprintf(link, sizeof link, "link %.2f GB/s + %.0f us",
                   c.link.bandwidth_bytes_per_second / 1e9, c.link.latency_seconds * 1e6);
-  return VDNN_MSG("network seed " << network_.seed << ", case " << index << ": policy "
+  const char* prefetch = c.policy == Policy::kAuto ? "auto's" : c.prefetch_ahead ? "ahead" : "vdnn";
+  return VDNN_MSG("network seed " << network_.seed << ", " << which << ": policy "
                                   << to_string(c.policy) << ", sync " << to_string(c.sync) << ", "
-                                  << link << ", prefetch " << (c.prefetch_ahead ? "ahead" : "vdnn")
+                                  << link << ", prefetch " << prefetch
                                   << (c.evaluate ? ", evaluate" : "") << ", budget "
                                   << to_string(c.budget_rule) << " (draw " << c.budget_draw << ")");
 }
@@ -197,21 +224,100 @@ CaseResult NetworkStress::run(int index) {
     return fail(std::string("the Net constructor throws something other than vdnn::Error: ") +
                 e.what());
   }
-  if (r.budget && net->arena_bytes() != r.budget)
-    return fail(
-        VDNN_MSG("the budget is accepted but the arena has " << net->arena_bytes() << " bytes"));
   // The smallest budget is exact (plan/memory_plan.h): nothing below it may be accepted.
   if (r.budget && r.budget < smallest(c.policy, c.sync))
     return fail(VDNN_MSG("accepted below the smallest budget " << smallest(c.policy, c.sync)
                                                                 << " bytes, which is then not the smallest"));
+  if (const std::string what = trains_as_none(*net, r.budget, c.evaluate); !what.empty()) return fail(what);
+  r.outcome = CaseResult::kTrained;
+  return r;
+}
+
+std::string NetworkStress::trains_as_none(Net& net, size_t budget, bool evaluate) {
+  if (budget && net.arena_bytes() != budget)
+    return VDNN_MSG("the budget is accepted but the arena has " << net.arena_bytes() << " bytes");
   std::string hash;
   try {
-    hash = train(*net, c.evaluate);
+    hash = train(net, evaluate);
   } catch (const std::exception& e) {
-    return fail(std::string("an accepted budget fails during training: ") + e.what());
+    return std::string("an accepted budget fails during training: ") + e.what();
   }
-  if (hash != reference_hash_)
-    return fail("weights_sha256 " + hash + " differs from none's " + reference_hash_);
+  if (hash != reference_hash_) return "weights_sha256 " + hash + " differs from none's " + reference_hash_;
+  return "";
+}
+
+size_t NetworkStress::floor(SyncMode sync) {
+  return std::min({smallest(Policy::kNone, sync), smallest(Policy::kConv, sync), smallest(Policy::kAll, sync)});
+}
+
+CaseResult NetworkStress::run_auto(int k) {
+  const StressConfig c = auto_config(k);
+  CaseResult r;
+  std::string chosen;  // auto's choice, for the failure message
+  auto fail = [&](const std::string& what) {
+    r.outcome = CaseResult::kFailed;
+    r.message = describe_auto(k) + ", " + (r.budget ? format_bytes(r.budget) : "0") + " (" +
+                std::to_string(r.budget) + " bytes): " + what + (chosen.empty() ? "" : "\nauto chose: " + chosen) +
+                "\n" + replay();
+    return r;
+  };
+  if (!reference_failure_.empty()) return fail("no reference: " + reference_failure_);
+  try {
+    const size_t lo = floor(c.sync), none = smallest(Policy::kNone, c.sync);
+    const auto draw = [&](size_t from, size_t to) {
+      return from + static_cast<size_t>(c.budget_draw * static_cast<double>(to - from));
+    };
+    r.budget = c.budget_rule == BudgetRule::kBelowMinimum ? draw(lo / 2, lo) : draw(lo, std::max(lo, none));
+    if (facts_.empty()) {
+      const auto backend = make_backend(network_.graph(), {BackendKind::kCpu, network_.batch, network_.seed, conv_algo_});
+      value_bytes_ = backend->value_bytes();
+      facts_ = backend->facts();
+    }
+  } catch (const std::exception& e) {
+    return fail(std::string("a Net without a budget (its smallest) fails: ") + e.what());
+  }
+  const Graph graph = network_.graph();
+  AutoChoice a;
+  try {
+    const Planner planner(graph, value_bytes_, facts_, made_up_costs(graph, facts_, network_.seed, k, conv_algo_),
+                          c.sync);
+    a = choose_auto(planner, r.budget);
+    chosen = vdnn::describe(a);
+  } catch (const std::exception& e) {
+    return fail(std::string("choose_auto throws: ") + e.what());
+  }
+  if (!a.fits) {
+    if (r.budget >= floor(c.sync))
+      return fail(VDNN_MSG("auto refuses a budget at or above the floor " << floor(c.sync)
+                                                                          << " bytes, which a vDNN policy fits"));
+    const std::string all = "needs " + describe_budget(smallest(Policy::kAll, c.sync));
+    if (a.why.find(all) == std::string::npos)
+      return fail("auto refuses, but its reason does not say `all` " + all + ": " + a.why);
+    r.outcome = CaseResult::kRefused;
+    r.message = a.why;
+    return r;
+  }
+  if (a.config.policy != Policy::kAuto) {  // one of vDNN's policies at a budget it fits: what the vDNN cases train
+    if (r.budget < smallest(a.config.policy, c.sync))
+      return fail(VDNN_MSG("auto chose " << to_string(a.config.policy) << ", whose smallest budget is "
+                                          << smallest(a.config.policy, c.sync) << " bytes"));
+    r.outcome = CaseResult::kVdnnPolicy;
+    r.message = a.why;
+    return r;
+  }
+  NetOptions o = options(c, r.budget);
+  o.policy = a.config.policy;
+  o.decisions = a.config.decisions;
+  o.prefetch_ahead = a.prefetch == Prefetch::kAhead;
+  std::unique_ptr<Net> net;
+  try {
+    net = std::make_unique<Net>(network_.graph(), o);
+  } catch (const std::exception& e) {
+    return fail(std::string("auto's configuration fits the budget, but the Net refuses it: ") + e.what());
+  }
+  r.offloaded_bytes = net->train_program().offloaded_bytes();
+  r.recomputed_bytes = net->train_program().recomputed_bytes();
+  if (const std::string what = trains_as_none(*net, r.budget, c.evaluate); !what.empty()) return fail(what);
   r.outcome = CaseResult::kTrained;
   return r;
 }

@@ -14,6 +14,15 @@
 //             and which then trains to the same hash.
 // A failure (another exception, an error mid-step, a different hash, a wrong message) is
 // described with the network's seed, the case, its configuration and the model JSON.
+// `auto` cases (issue 17) plan on made-up costs drawn from the seed (stress/made_up_costs.h) with
+// choose_auto, then train what it chose (policy, per-tensor decisions, prefetch rule) in a Net:
+//   trained — auto fits the budget with its own per-tensor decisions, the Net accepts them (arena
+//             exactly that size) and trains to the same hash;
+//   vDNN's  — auto chose one of vDNN's policies (faster than its own decisions, or the budget
+//             leaves nothing to decide): the vDNN cases train those, it is not trained again;
+//   refused — auto finds nothing that fits, the budget is below the floor (the least of the vDNN
+//             policies' smallest budgets, each of which auto must fit) and the reason names
+//             `all`'s smallest budget.
 //
 //   NetworkStress s(random_network(7));                 // trains the reference
 //   for (int i = 0; i < kCasesPerNetwork; ++i) {
@@ -26,6 +35,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "data/dataset.h"
 #include "runtime/net.h"
@@ -35,6 +45,9 @@ namespace vdnn::stress {
 
 // Case i of a network uses policy i % 3 and sync mode (i / 3) % 2: six cases cover them all.
 inline constexpr int kCasesPerNetwork = 6;
+// `auto` case k of a network uses sync mode k % 2 and a budget between the floor and none's
+// smallest (rule kBetweenPolicies, 3 in 4) or below the floor, down to half of it (kBelowMinimum).
+inline constexpr int kAutoCasesPerNetwork = 2;
 
 enum class BudgetRule {
   kNone,
@@ -59,9 +72,13 @@ struct StressConfig {
 };
 
 struct CaseResult {
-  enum Outcome { kTrained, kRefused, kFailed } outcome = kFailed;
+  // kVdnnPolicy (`auto` only): it chose one of vDNN's policies, at a budget that policy fits —
+  // what the vDNN cases train — so it is not trained again.
+  enum Outcome { kTrained, kRefused, kFailed, kVdnnPolicy } outcome = kFailed;
   size_t budget = 0;
-  std::string message;  // kRefused: the Net's error; kFailed: what went wrong, for replaying
+  std::string message;  // kRefused: the Net's (or auto's) reason; kFailed: what went wrong, for replaying
+  // `auto`, trained: what its decisions made the Net's training Program offload and recompute per step.
+  size_t offloaded_bytes = 0, recomputed_bytes = 0;
 };
 
 class NetworkStress {
@@ -73,8 +90,12 @@ class NetworkStress {
   const std::string& reference_failure() const { return reference_failure_; }
   StressConfig config(int index) const;
   CaseResult run(int index);
+  // `auto` case k (policy kAuto; prefetch_ahead unused: auto picks the prefetch rule).
+  StressConfig auto_config(int k) const;
+  CaseResult run_auto(int k);
   // "network seed 7, case 3: policy all, sync layer, link 3.20 GB/s + 10 us, ...", for messages.
   std::string describe(int index) const;
+  std::string describe_auto(int k) const;  // "network seed 7, auto case 1: sync layer, ..."
   // The seed, the model and how to replay it: appended to every failure.
   std::string replay() const;
 
@@ -86,6 +107,12 @@ class NetworkStress {
   std::string train(const NetOptions& options, bool evaluate);
   std::string train(Net& net, bool evaluate);
   CaseResult check_refusal(int index, size_t budget, const std::string& what);
+  std::string describe(const std::string& which, const StressConfig& c) const;
+  // The least of the vDNN policies' smallest budgets: `auto` fits every budget from there up.
+  size_t floor(SyncMode sync);
+  // Trains an accepted Net: "" when its arena is the budget (0: any) and the hash is none's,
+  // else what went wrong.
+  std::string trains_as_none(Net& net, size_t budget, bool evaluate);
 
   RandomNetwork network_;
   int64_t steps_;
@@ -93,6 +120,8 @@ class NetworkStress {
   Dataset train_set_, test_set_;
   std::string reference_hash_, reference_failure_;
   std::map<std::pair<Policy, SyncMode>, size_t> smallest_;
+  std::vector<size_t> value_bytes_;  // the Net's kernels' sizes, for planning `auto` (lazily)
+  std::vector<NodeFacts> facts_;
 };
 
 }  // namespace vdnn::stress

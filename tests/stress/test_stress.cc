@@ -24,6 +24,32 @@ namespace {
 
 constexpr int64_t kCiCases = 300;
 
+// The fewest networks over which the auto cases must have offloaded and recomputed (a replay of
+// one network may do neither).
+constexpr int64_t kAutoCountedNetworks = 8;
+
+// What the `auto` cases did (stress_case.h), for the summary and the check that they decide.
+struct AutoTally {
+  int64_t trained = 0, refused = 0, failed = 0, vdnn_won = 0, offloading = 0, recomputing = 0;
+  double seconds = 0;
+  void add(const CaseResult& r) {
+    trained += r.outcome == CaseResult::kTrained;
+    refused += r.outcome == CaseResult::kRefused;
+    failed += r.outcome == CaseResult::kFailed;
+    vdnn_won += r.outcome == CaseResult::kVdnnPolicy;
+    offloading += r.outcome == CaseResult::kTrained && r.offloaded_bytes > 0;
+    recomputing += r.outcome == CaseResult::kTrained && r.recomputed_bytes > 0;
+  }
+  void print() const {
+    std::printf("auto: %lld cases in %.1f s: %lld trained on its own decisions (offloading in %lld, "
+                "recomputing in %lld), %lld on a vDNN policy (not trained again), %lld refused, %lld failed\n",
+                static_cast<long long>(trained + refused + failed + vdnn_won), seconds,
+                static_cast<long long>(trained), static_cast<long long>(offloading),
+                static_cast<long long>(recomputing), static_cast<long long>(vdnn_won),
+                static_cast<long long>(refused), static_cast<long long>(failed));
+  }
+};
+
 double env_number(const char* name, double fallback) {
   const char* text = std::getenv(name);
   return text && *text ? std::strtod(text, nullptr) : fallback;
@@ -110,6 +136,7 @@ TEST(Stress, RandomNetworksTrainIdenticallyOrAreRefusedBeforeTraining) {
   Watchdog watchdog(env_number("VDNN_STRESS_TIMEOUT", 120));
   std::map<CaseResult::Outcome, int64_t> outcomes;
   std::map<std::string, int64_t> by_rule;  // "rule: outcome"
+  AutoTally auto_tally;
   const auto start = std::chrono::steady_clock::now();
   int64_t done = 0, networks = 0;
   for (uint64_t seed = first_seed; done < cases; ++seed, ++networks) {
@@ -129,6 +156,15 @@ TEST(Stress, RandomNetworksTrainIdenticallyOrAreRefusedBeforeTraining) {
       ++by_rule[std::string(to_string(stress.config(i).budget_rule)) + ": " + outcome];
       if (r.outcome == CaseResult::kFailed) ADD_FAILURE() << r.message;
     }
+    for (int k = 0; k < kAutoCasesPerNetwork; ++k) {
+      watchdog.arm(stress.describe_auto(k) + "\n" + stress.replay());
+      const auto auto_start = std::chrono::steady_clock::now();
+      const CaseResult r = stress.run_auto(k);
+      auto_tally.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - auto_start).count();
+      watchdog.disarm();
+      auto_tally.add(r);
+      if (r.outcome == CaseResult::kFailed) ADD_FAILURE() << r.message;
+    }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -143,8 +179,15 @@ TEST(Stress, RandomNetworksTrainIdenticallyOrAreRefusedBeforeTraining) {
       static_cast<long long>(outcomes[CaseResult::kFailed]));
   for (const auto& [what, n] : by_rule)
     std::printf("  %-40s %lld\n", what.c_str(), static_cast<long long>(n));
+  auto_tally.print();
   EXPECT_GT(outcomes[CaseResult::kTrained], 0);
   EXPECT_GT(outcomes[CaseResult::kRefused], 0);
+  // So that `auto` cannot silently keep everything: its own decisions offload and recompute in
+  // some cases of every run of kAutoCountedNetworks networks or more (CI's, ASan's and TSan's).
+  if (networks >= kAutoCountedNetworks) {
+    EXPECT_GT(auto_tally.offloading, 0) << "no auto case offloaded anything";
+    EXPECT_GT(auto_tally.recomputing, 0) << "no auto case recomputed anything";
+  }
 }
 
 }  // namespace
