@@ -83,8 +83,18 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
     const NodeBinding& b = p.nodes[i];
     std::vector<int> own{b.out};
     own.insert(own.end(), b.saved.begin(), b.saved.end());
-    for (int t : own)
-      if (t >= 0 && p.tensors[t].offloaded) offloaded.push_back({{"tensor", p.tensors[t].name}, {"bytes", p.tensors[t].bytes}});
+    for (size_t k = 0; k < own.size(); ++k) {
+      const int t = own[k];
+      if (t < 0 || !p.tensors[t].offloaded) continue;
+      nlohmann::json entry{{"tensor", p.tensors[t].name}, {"bytes", p.tensors[t].bytes}};
+      // Its own release and prefetch points (auto's; plan/storage_decision.h), where it has them.
+      const StorageDecision* d = nullptr;
+      if (k == 0 && !o.decisions.values.empty()) d = &o.decisions.values[net.graph().nodes()[i].output];
+      if (k > 0 && i < o.decisions.saved.size() && k - 1 < o.decisions.saved[i].size()) d = &o.decisions.saved[i][k - 1];
+      if (d && d->release_at >= 0) entry["held_until_forward_of"] = p.node_names[d->release_at];
+      if (d && d->prefetch_at >= 0) entry["prefetched_in_backward_slot_of"] = p.node_names[d->prefetch_at];
+      offloaded.push_back(entry);
+    }
     nlohmann::json j{{"layer", layer.name()}, {"type", layer.type()},
                      {"implementation", net.backend().implementation(static_cast<int>(i))},
                      {"slow_kernels", net.backend().slow_kernels(static_cast<int>(i))},

@@ -15,6 +15,7 @@
 #include "plan/memory_plan.h"
 #include "plan/prefetch_points.h"
 #include "plan/program_builder.h"
+#include "report/report.h"
 #include "runtime/train_for_hash.h"
 #include "vdnn/error.h"
 
@@ -115,6 +116,40 @@ TEST(ReleasePoints, TrainingWithReleasePointsIsBitIdenticalToNone) {
     o.link = LinkModel{2e9, 20e-6};  // a link slow enough that a missing wait reads a stale buffer
     EXPECT_EQ(test::train_for_hash(test::offload_test_dag(), o, 4), none) << to_string(sync);
   }
+}
+
+TEST(ReleasePoints, TheRunReportNamesEachOffloadsOwnPoints) {
+  const Graph dag = test::offload_test_dag();
+  NetOptions o;
+  o.batch = 8;
+  o.policy = Policy::kAll;
+  const Program all = Net(test::offload_test_dag(), o).train_program();
+  const int last = static_cast<int>(dag.nodes().size()) - 1;
+  StepDecisions d = decisions_of(all, dag);
+  const std::vector<PrefetchSlot> slots = prefetch_slots(all);
+  const auto slot = std::find_if(slots.begin(), slots.end(), [](const PrefetchSlot& s) { return s.node >= 0; });
+  ASSERT_NE(slot, slots.end());
+  decision_for(d, dag, *slot).release_at = last;
+  decision_for(d, dag, *slot).prefetch_at = last;
+  o.policy = Policy::kNone;
+  o.decisions = d;
+  Net net(test::offload_test_dag(), o);
+  const std::string tensor = net.train_program().tensors[slot->tensor].name, name = dag.nodes()[last].layer->name();
+  int named = 0, offloaded = 0;
+  const nlohmann::json report = decisions_report(net, "");
+  for (const auto& layer : report["layers"])
+    for (const auto& entry : layer["offloaded"]) {
+      ++offloaded;
+      if (entry["tensor"] != tensor) {
+        EXPECT_FALSE(entry.contains("held_until_forward_of")) << entry.dump();
+        continue;
+      }
+      ++named;
+      EXPECT_EQ(entry["held_until_forward_of"], name) << entry.dump();
+      EXPECT_EQ(entry["prefetched_in_backward_slot_of"], name) << entry.dump();
+    }
+  EXPECT_EQ(named, 1);
+  EXPECT_GT(offloaded, 2);
 }
 
 TEST(ReleasePoints, BadPointsAreRefusedInOneLineNamingTheTensorAndTheValidRange) {
