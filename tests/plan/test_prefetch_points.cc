@@ -2,8 +2,8 @@
 // tensor's prefetch in node k's backward slot. Points equal to the ones the Program's rule chose
 // give the rule's Program exactly (zoo models, vDNN's rule and look-ahead); an early point shows in
 // the text where it was asked for, holds the tensor longer (the peak grows) and hides a slow copy
-// (the stall drops); training with early points is bit-identical to `none`; bad points are refused
-// in one line that names the tensor and the valid range.
+// (the stall drops); training with early points (and release points) is bit-identical to `none`;
+// bad points are refused in one line that names the tensor and the valid range.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -206,6 +206,15 @@ TEST(PrefetchPoints, TrainingWithEarlyPointsIsBitIdenticalToNone) {
     o.sync = sync;
     o.link = LinkModel{2e9, 20e-6};  // a link slow enough that a missing wait reads a stale buffer
     EXPECT_EQ(test::train_for_hash(test::offload_test_dag(), o, 4), none) << to_string(sync);
+  }
+  // With release points too (every other offload's device copy held to the last forward kernel).
+  int held = 0;
+  for (const PrefetchSlot& s : prefetch_slots(all))
+    if (s.node >= 0 && held++ % 2 == 0) decision_for(o.decisions, dag, s).release_at = last;
+  ASSERT_GT(held, 2);
+  for (SyncMode sync : {SyncMode::kEvent, SyncMode::kLayer}) {
+    o.sync = sync;
+    EXPECT_EQ(test::train_for_hash(test::offload_test_dag(), o, 4), none) << to_string(sync) << ", release points";
   }
   // With recompute mixed in: a recomputed storage's inputs prefetched early for its slot.
   StepDecisions mixed = test::decisions_by_layer(dag, {{"lrn", StorageAction::kRecompute}, {"cat", StorageAction::kOffload},

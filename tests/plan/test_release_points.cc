@@ -2,14 +2,16 @@
 // copy until node k's forward kernel has been issued, instead of freeing it after its last forward
 // reader. The free moves to that point in the Program, the placement then puts nothing over the
 // tensor before it (so no kernel waits for the link to reuse the range), the smallest budget can
-// only grow, training is bit-identical to `none`, and bad points are refused in one line naming
-// the tensor and the valid range.
+// only grow, the run report names them, and bad points are refused in one line naming the tensor
+// and the valid range. Training with release points (and prefetch points) is bit-identical to
+// `none`: PrefetchPoints.TrainingWithEarlyPointsIsBitIdenticalToNone.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
 
 #include "backend_api/backend_target.h"
+#include "error_of.h"
 #include "backends/backend_targets.h"
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
@@ -45,15 +47,6 @@ int step_of(const Program& p, const std::function<bool(const Step&)>& match) {
   for (size_t i = 0; i < p.steps.size(); ++i)
     if (match(p.steps[i])) return static_cast<int>(i);
   return -1;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(accepted)";
 }
 
 TEST(ReleasePoints, AHeldCopyIsFreedAfterThatForwardKernelAndNothingIsPlacedOverItBefore) {
@@ -93,29 +86,6 @@ TEST(ReleasePoints, AHeldCopyIsFreedAfterThatForwardKernelAndNothingIsPlacedOver
   }
   EXPECT_GE(placed_meanwhile, 2);  // conv2_1's and conv2_2's outputs at least
   EXPECT_EQ(overlapping, 0);
-}
-
-TEST(ReleasePoints, TrainingWithReleasePointsIsBitIdenticalToNone) {
-  const Graph dag = test::offload_test_dag();
-  NetOptions o;
-  o.batch = 8;
-  o.seed = 3;
-  const std::string none = test::train_for_hash(test::offload_test_dag(), o, 4);
-  o.policy = Policy::kAll;
-  const Program all = Net(test::offload_test_dag(), o).train_program();
-  const int last = static_cast<int>(dag.nodes().size()) - 1;
-  StepDecisions d = decisions_of(all, dag);
-  int held = 0;
-  for (const PrefetchSlot& s : prefetch_slots(all))
-    if (s.node >= 0 && held++ % 2 == 0) decision_for(d, dag, s).release_at = last;  // every other one
-  ASSERT_GT(held, 2);
-  o.policy = Policy::kNone;
-  o.decisions = d;
-  for (SyncMode sync : {SyncMode::kEvent, SyncMode::kLayer}) {
-    o.sync = sync;
-    o.link = LinkModel{2e9, 20e-6};  // a link slow enough that a missing wait reads a stale buffer
-    EXPECT_EQ(test::train_for_hash(test::offload_test_dag(), o, 4), none) << to_string(sync);
-  }
 }
 
 TEST(ReleasePoints, TheRunReportNamesEachOffloadsOwnPoints) {
@@ -174,7 +144,7 @@ TEST(ReleasePoints, BadPointsAreRefusedInOneLineNamingTheTensorAndTheValidRange)
     return d;
   };
   auto refused = [&](StepDecisions d, const std::vector<std::string>& says) {
-    const std::string e = error_of([&] { m.build(std::move(d)); });
+    const std::string e = test::error_of([&] { m.build(std::move(d)); });
     for (const std::string& s : says) EXPECT_NE(e.find(s), std::string::npos) << "expected '" << s << "' in: " << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   };
@@ -191,8 +161,8 @@ TEST(ReleasePoints, BadPointsAreRefusedInOneLineNamingTheTensorAndTheValidRange)
       break;
     }
   // Its last forward reader (as soon as it may) and the last node are both accepted.
-  EXPECT_EQ(error_of([&] { m.build(at(last_reader)); }), "(accepted)");
-  EXPECT_EQ(error_of([&] { m.build(at(m.last())); }), "(accepted)");
+  EXPECT_NO_THROW(m.build(at(last_reader)));
+  EXPECT_NO_THROW(m.build(at(m.last())));
 }
 
 }  // namespace
