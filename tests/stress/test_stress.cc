@@ -1,6 +1,8 @@
 // The stress test (issue 9): random DAG networks x budgets x policies x sync modes x links. Every
 // case trains to the same weights as `none` or is refused before training with the smallest
-// budget (stress/stress_case.h). CI runs kCiCases; longer runs (docs/reliability.md):
+// budget (stress/stress_case.h). Each network also gets kAutoCasesPerNetwork `auto` cases: its
+// per-tensor decisions train to the same weights, or it refuses a budget below the floor.
+// CI runs kCiCases (the auto cases come on top); longer runs (docs/reliability.md):
 //   VDNN_STRESS_CASES=1200 VDNN_STRESS_SEED=1000 build/vdnn_tests --gtest_filter='Stress.*'
 // VDNN_STRESS_TIMEOUT: seconds one case may take before it counts as hung (default 120).
 #include <gtest/gtest.h>
