@@ -4,7 +4,13 @@
 #include "vdnn/error.h"
 #include "vdnn/rng.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -51,32 +57,105 @@ class Skyline {
   std::vector<size_t> tag_;  // a raise that covered the node's whole range
 };
 
-// A placed block, with what the scan reads (no indirection).
-struct Placed {
-  size_t offset, top, lo, hi;  // address range [offset, top), compressed lifetime [lo, hi)
-  bool operator<(const Placed& o) const { return std::tie(offset, lo) < std::tie(o.offset, o.lo); }
-};
-
-// Placed blocks sorted by offset, in chunks of kChunk..2 kChunk: the scan reads flat memory, an
-// insert moves at most 2 kChunk entries after finding its chunk among n / kChunk.
+// Placed blocks sorted by (offset, lifetime start), in chunks of kChunk..2 kChunk: an insert
+// moves at most 2 kChunk entries after finding its chunk among n / kChunk. A chunk is a structure
+// of arrays, so the scan tests four lifetimes with one compare (most placed blocks are not alive
+// with the one being placed: on ResNet-152 4 in 5 of those visited, and a branch per block
+// mispredicts) and walks only the ones that are.
 class ByOffset {
  public:
   static constexpr size_t kChunk = 256;
-  void insert(const Placed& p) {
+
+  void insert(size_t offset, size_t top, int32_t lo, int32_t hi) {
     if (chunks_.empty()) chunks_.emplace_back();
+    const auto before = [](size_t o1, int32_t l1, size_t o2, int32_t l2) { return std::tie(o1, l1) < std::tie(o2, l2); };
     size_t c = 0;
-    while (c + 1 < chunks_.size() && chunks_[c].back() < p) ++c;
-    std::vector<Placed>& v = chunks_[c];
-    v.insert(std::upper_bound(v.begin(), v.end(), p), p);
-    if (v.size() == 2 * kChunk) {
-      chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(c) + 1, std::vector<Placed>(v.begin() + kChunk, v.end()));
-      chunks_[c].resize(kChunk);
+    while (c + 1 < chunks_.size() && before(chunks_[c].offset.back(), chunks_[c].lo.back(), offset, lo)) ++c;
+    Chunk& v = chunks_[c];
+    size_t at = 0;  // upper bound of (offset, lo) in the chunk
+    for (size_t count = v.size(); count > 0;) {
+      const size_t half = count / 2;
+      if (!before(offset, lo, v.offset[at + half], v.lo[at + half])) {
+        at += half + 1;
+        count -= half + 1;
+      } else {
+        count = half;
+      }
     }
+    v.insert(at, offset, top, lo, hi);
+    if (v.size() == 2 * kChunk)
+      chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(c) + 1, v.split_upper_half());
   }
-  const std::vector<std::vector<Placed>>& chunks() const { return chunks_; }
+
+  // The lowest-offset scan (block_placement.h) for `bytes` alive over [lo, hi), from `offset` up:
+  // the placed blocks in offset order, each alive with it raising `offset` to its top, until one
+  // lies above a gap that holds it. False when that takes more than `cap` visits (then the caller
+  // uses the skyline and `offset` means nothing).
+  bool lowest_offset(size_t bytes, int32_t lo, int32_t hi, size_t cap, size_t& offset) const {
+    size_t visited = 0;
+    for (const Chunk& chunk : chunks_) {
+      const size_t limit = std::min(chunk.size(), cap - visited);  // visits left within the cap
+      const size_t *x_offset = chunk.offset.data(), *x_top = chunk.top.data();
+      size_t i = 0;
+      for (; i + 4 <= limit; i += 4)
+        for (unsigned alive = alive4(chunk, i, lo, hi); alive; alive &= alive - 1) {
+          const size_t x = i + static_cast<size_t>(std::countr_zero(alive));
+          if (x_offset[x] >= offset + bytes) return true;  // the gap below x holds it
+          offset = std::max(offset, x_top[x]);
+        }
+      for (; i < limit; ++i) {
+        if (chunk.lo[i] >= hi || lo >= chunk.hi[i]) continue;  // never alive together
+        if (x_offset[i] >= offset + bytes) return true;
+        offset = std::max(offset, x_top[i]);
+      }
+      visited += limit;
+      if (limit < chunk.size()) return false;  // the cap is reached inside this chunk
+    }
+    return true;
+  }
 
  private:
-  std::vector<std::vector<Placed>> chunks_;
+  struct Chunk {
+    std::vector<size_t> offset, top;  // address range [offset, top)
+    std::vector<int32_t> lo, hi;      // compressed lifetime [lo, hi)
+    size_t size() const { return offset.size(); }
+    void insert(size_t at, size_t o, size_t t, int32_t l, int32_t h) {
+      const auto i = static_cast<std::ptrdiff_t>(at);
+      offset.insert(offset.begin() + i, o);
+      top.insert(top.begin() + i, t);
+      lo.insert(lo.begin() + i, l);
+      hi.insert(hi.begin() + i, h);
+    }
+    Chunk split_upper_half() {
+      Chunk upper;
+      const auto half = static_cast<std::ptrdiff_t>(size() / 2);
+      auto move_half = [&](auto& from, auto& to) {
+        to.assign(from.begin() + half, from.end());
+        from.resize(static_cast<size_t>(half));
+      };
+      move_half(offset, upper.offset);
+      move_half(top, upper.top);
+      move_half(lo, upper.lo);
+      move_half(hi, upper.hi);
+      return upper;
+    }
+  };
+
+  // Bit k set: block i + k of the chunk is alive together with [lo, hi).
+  static unsigned alive4(const Chunk& c, size_t i, int32_t lo, int32_t hi) {
+#if defined(__SSE2__)
+    const __m128i l = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c.lo.data() + i));
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c.hi.data() + i));
+    const __m128i both = _mm_and_si128(_mm_cmpgt_epi32(_mm_set1_epi32(hi), l), _mm_cmpgt_epi32(h, _mm_set1_epi32(lo)));
+    return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(both)));
+#else
+    unsigned alive = 0;
+    for (size_t k = 0; k < 4; ++k) alive |= static_cast<unsigned>(c.lo[i + k] < hi && lo < c.hi[i + k]) << k;
+    return alive;
+#endif
+  }
+
+  std::vector<Chunk> chunks_;
 };
 
 // Lowest-offset placement in `order`; a block whose scan passes `cap` placed blocks goes on the
@@ -89,8 +168,10 @@ std::vector<size_t> place(const std::vector<Block>& blocks, const std::vector<in
   for (const Block& b : blocks) begins.push_back(b.begin);
   std::sort(begins.begin(), begins.end());
   begins.erase(std::unique(begins.begin(), begins.end()), begins.end());
-  auto rank = [&](size_t t) { return static_cast<size_t>(std::lower_bound(begins.begin(), begins.end(), t) - begins.begin()); };
-  std::vector<size_t> lo(blocks.size()), hi(blocks.size());
+  VDNN_CHECK(begins.size() < static_cast<size_t>(std::numeric_limits<int32_t>::max()),
+             "more than 2^31 distinct block lifetimes to place");
+  auto rank = [&](size_t t) { return static_cast<int32_t>(std::lower_bound(begins.begin(), begins.end(), t) - begins.begin()); };
+  std::vector<int32_t> lo(blocks.size()), hi(blocks.size());
   for (size_t i = 0; i < blocks.size(); ++i) {
     lo[i] = rank(blocks[i].begin);
     hi[i] = rank(blocks[i].end);
@@ -101,28 +182,12 @@ std::vector<size_t> place(const std::vector<Block>& blocks, const std::vector<in
   Skyline skyline(begins.size());
   for (int b : order) {
     const size_t bytes = blocks[b].bytes;
+    const auto l = static_cast<size_t>(lo[b]), h = static_cast<size_t>(hi[b]);
     size_t offset = base;
-    size_t visited = 0;
-    bool capped = false, found = false;
-    for (const std::vector<Placed>& chunk : by_offset.chunks()) {
-      for (const Placed& x : chunk) {
-        if (++visited > cap) {
-          capped = true;
-          break;
-        }
-        if (x.lo >= hi[b] || lo[b] >= x.hi) continue;  // never alive together
-        if (x.offset >= offset + bytes) {              // the gap below x holds b
-          found = true;
-          break;
-        }
-        offset = std::max(offset, x.top);
-      }
-      if (capped || found) break;
-    }
-    if (capped) offset = std::max(base, skyline.highest(lo[b], hi[b]));
+    if (!by_offset.lowest_offset(bytes, lo[b], hi[b], cap, offset)) offset = std::max(base, skyline.highest(l, h));
     at[b] = offset;
-    by_offset.insert({offset, offset + bytes, lo[b], hi[b]});
-    skyline.raise(lo[b], hi[b], offset + bytes);
+    by_offset.insert(offset, offset + bytes, lo[b], hi[b]);
+    skyline.raise(l, h, offset + bytes);
   }
   return at;
 }

@@ -58,6 +58,11 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes);
 size_t minimum_budget(const Program& program);
 // The smallest budget of a network: its training and evaluation Programs share the device.
 size_t minimum_budget(const Program& train, const Program& eval);
+// A lower bound of minimum_budget(program) without placing it, in one pass over the steps: the
+// persistent tensors plus the most bytes allocated at once, rounded as placed. No placement needs
+// less, so a capacity below it never fits: searches that only ask "does it fit" (the look-ahead
+// depth, Planner::fits) skip the placement then, with the same answer.
+size_t live_bytes_floor(const Program& program);
 // A budget as error messages name it, exact to the byte: "46.97 MiB (49254912 bytes)".
 std::string describe_budget(size_t bytes);
 

@@ -28,6 +28,10 @@ void choose_prefetch_depth(const Graph& graph, const std::vector<size_t>& value_
   while (lo <= hi) {
     const int mid = (lo + hi) / 2;
     Program candidate = build(graph, value_bytes, facts, options.policy, options.sync, true, mid, options.decisions);
+    if (live_bytes_floor(candidate) > step.capacity) {  // cannot fit: no need to place it
+      hi = mid - 1;
+      continue;
+    }
     MemoryPlan m = plan_memory(candidate, step.capacity);
     if (m.fits) {
       step.prefetch_depth = mid;

@@ -40,7 +40,9 @@ PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {
-  return budget >= minimum_budget(config);  // exact: memory_plan.h
+  const Program train = program(config, true), eval = program(config, false);
+  if (live_bytes_floor(train) > budget || live_bytes_floor(eval) > budget) return false;  // no placement needed
+  return budget >= vdnn::minimum_budget(train, eval);  // exact: memory_plan.h
 }
 
 size_t Planner::minimum_budget(const Configuration& config) const {

@@ -5,6 +5,9 @@
 // with `all` was refused at 46.98 MiB ("needs at least 47.14 MiB") although 46.97 MiB trained.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
+
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
@@ -101,6 +104,64 @@ TEST(SmallestBudget, ThePlannerReportsWhatTheNetNeeds) {
     EXPECT_EQ(planned, Net(load_model("fmnist_dag"), {.batch = 8, .policy = policy, .conv_algo = ConvAlgo::kDirect}).arena_bytes())
         << to_string(policy);
   }
+}
+
+// live_bytes_floor, the bound the fit-only searches use to skip a placement: the plan's own peak
+// of bytes in use (persistent tensors included, sizes rounded as placed), never above the smallest
+// budget.
+TEST(SmallestBudget, TheLiveBytesFloorIsThePlansPeakAndNeverAboveTheSmallestBudget) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  for (const auto& [model, batch] : {std::pair{"fmnist_cnn", 64}, {"fmnist_dag", 16}}) {
+    const Graph graph = load_model(model);
+    const CompiledGraph compiled(graph, batch, 1, engine);
+    for (Policy policy : {Policy::kNone, Policy::kConv, Policy::kAll})
+      for (bool training : {true, false}) {
+        SCOPED_TRACE(VDNN_MSG(model << " " << to_string(policy) << (training ? " training" : " evaluation")));
+        Program program = compiled.program(policy, SyncMode::kEvent, training);
+        const size_t floor = live_bytes_floor(program);
+        const MemoryPlan plan = plan_memory(program, SIZE_MAX);
+        EXPECT_EQ(floor, plan.peak_bytes);
+        EXPECT_LE(floor, plan.smallest_bytes);
+      }
+  }
+}
+
+// Placements are remembered (memory_plan.cc: planning asks for the same one again and again),
+// keyed by every block's size and lifetime: a Program that differs in one tensor's size is placed
+// afresh (no two tensors live at once share a byte), and the first one gets its own offsets back.
+TEST(SmallestBudget, ARememberedPlacementServesOnlyTheSameBlocks) {
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const Graph graph = load_model("fmnist_cnn");
+  const CompiledGraph compiled(graph, 64, 1, engine);
+  const Program program = compiled.program(Policy::kAll, SyncMode::kEvent, true);
+  auto clash_free = [](const Program& p) {  // every pair of live allocations is disjoint
+    std::map<int, std::pair<size_t, size_t>> live;  // tensor -> [offset, end)
+    for (const Step& s : p.steps) {
+      if (s.op == Op::kFree) live.erase(s.tensor);
+      if (s.op != Op::kAlloc) continue;
+      const size_t begin = s.offset, end = s.offset + p.tensors[s.tensor].bytes;
+      for (const auto& [t, range] : live)
+        if (begin < range.second && range.first < end) return false;
+      live[s.tensor] = {begin, end};
+    }
+    return true;
+  };
+  Program first = program;
+  ASSERT_TRUE(plan_memory(first, SIZE_MAX).fits);
+  ASSERT_TRUE(clash_free(first));
+  // The largest transient tensor, 1 MiB larger: same lifetimes, one size differs.
+  Program grown = program;
+  int largest = -1;
+  for (size_t t = 0; t < grown.tensors.size(); ++t)
+    if (!grown.tensors[t].persistent && (largest < 0 || grown.tensors[t].bytes > grown.tensors[largest].bytes))
+      largest = static_cast<int>(t);
+  ASSERT_GE(largest, 0);
+  grown.tensors[largest].bytes += size_t{1} << 20;
+  ASSERT_TRUE(plan_memory(grown, SIZE_MAX).fits);
+  EXPECT_TRUE(clash_free(grown));
+  Program again = program;
+  ASSERT_TRUE(plan_memory(again, SIZE_MAX).fits);
+  EXPECT_EQ(alloc_offsets(again), alloc_offsets(first));
 }
 
 }  // namespace
