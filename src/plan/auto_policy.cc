@@ -154,6 +154,24 @@ class Search {
     return false;
   }
 
+  // Phase 1, when the fit finds no decision that lowers the peak enough (the kernel at the peak
+  // touches what would have to go): start instead from what `all` offloads, which fits, each
+  // offload a decision priced at its copy time, for refine to undo those the step does not need.
+  bool seed_from_all(Configuration& c, std::vector<std::string>& tried) {
+    const Program all = p_.program({Policy::kAll, c.algos}, true);
+    Configuration seeded = c;
+    seeded.decisions = decisions_of(all, g_);
+    if (!fits(seeded)) return false;
+    for (const PrefetchSlot& slot : prefetch_slots(all)) {
+      const Unit u = slot.saved >= 0 ? Unit{Unit::kSaved, slot.node, slot.saved}
+                                     : Unit{Unit::kValue, slot.node < 0 ? 0 : g_.nodes()[slot.node].output};
+      picks_.push_back({u, StorageAction::kOffload, -1, copy_seconds(all.tensors[slot.tensor].bytes)});
+    }
+    tried.push_back(VDNN_MSG("fit: started instead from all's " << picks_.size() << " offload(s)"));
+    c = std::move(seeded);
+    return true;
+  }
+
   // Phase 3a: each offloaded tensor's prefetch as early as the budget allows (Capuchin's in-trigger),
   // the tensors the backward pass needs first placed first. Returns how many moved earlier.
   int place_prefetches(Configuration& trial) {
@@ -641,6 +659,11 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
       c = std::move(fitted);
       e = std::move(fitted_e);
     }
+  }
+  if (!search) {
+    Search s(planner, budget, kBackwardWindows[0]);
+    c = all_kept(planner);
+    if (s.seed_from_all(c, out.tried)) search.emplace(s);
   }
   if (search) {
     search->refine(c, out.tried, out.evaluations);

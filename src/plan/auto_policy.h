@@ -16,6 +16,9 @@
 //      algorithm costs its extra time per byte of workspace. Repeat with the new peak; once the
 //      live peak is below the budget, the placement is checked: fragmentation lowers the target,
 //      an evaluation pass that does not fit gets a leaner algorithm at its own peak.
+//      When no decision lowers the peak enough (the kernel at the peak touches what would have to
+//      go), the search starts instead from what `all` offloads, each offload priced at its copy
+//      time, and refine undoes those the step does not need.
 //   2. Refine (the simulator in the loop): undo the costliest decisions one by one while the step
 //      still fits and its simulated time drops (at most 16 trials).
 //   3. Points: prefetch points (Capuchin's in-trigger: the 8 prefetches read first each move to
