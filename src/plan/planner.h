@@ -13,8 +13,9 @@
 //   - one placement (plan/block_placement.h): a best-fit pass and three greedy orders whose scans
 //     visit at most ~6M placed blocks in all (past that a block goes on the skyline, O(log S)),
 //     then one pass over the steps for the reuse waits (a segment map of freed ranges), O(S log S).
-//   - minimum_budget / plan_memory: one placement each (never a search over the capacity);
-//     fits() is `budget >= minimum_budget()` (exact).
+//   - minimum_budget / plan_memory: one placement each (never a search over the capacity), and
+//     none for a Program placed recently (memory_plan.cc remembers placements); fits() is
+//     `budget >= minimum_budget()` (exact), refused without placing below live_bytes_floor.
 //   - simulate: O(S log S).
 //   - evaluate: one of each; `vdnn plan`: 4 configurations + dyn; dyn: 4 fits, then for conv
 //     and all a bisection of its W downgrade steps, O(log W) fits each (step 5).
