@@ -8,11 +8,15 @@
 # quicker local run). Extra arguments go to the Release ctest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+# Where the time goes (CI has 45 minutes): each phase's end, in seconds since the start.
+elapsed() { echo "== ${SECONDS} s: $*"; }
 ensure_packages "${VDNN_PACKAGES[@]}"
 build_vdnn
+elapsed "the Release build"
 # libvdnn as an installed package: install, find models/profiles without the source tree, build
 # and run examples/ against it (scripts/install_check.sh; about 15 s).
 bash "$VDNN_ROOT/scripts/install_check.sh" "$BUILD_DIR"
+elapsed "the install check"
 
 if [ "${VDNN_SKIP_TSAN:-0}" != 1 ]; then
   # libgomp is not instrumented, so ThreadSanitizer cannot see OpenMP's barriers and reports
@@ -28,6 +32,7 @@ if [ "${VDNN_SKIP_TSAN:-0}" != 1 ]; then
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66" VDNN_STRESS_CASES=48 "$TSAN_DIR/vdnn_tests" \
     --gtest_brief=1 \
     --gtest_filter='CpuDevice*:OffsetAllocator*:HostPool*:Residency*:Batch*:Offload.Bit*:Offload.Too*:StepTimeline*:Stress.*'
+  elapsed "ThreadSanitizer (build and run)"
 fi
 
 if [ "${VDNN_SKIP_ASAN:-0}" != 1 ]; then
@@ -54,6 +59,7 @@ if [ "${VDNN_SKIP_ASAN:-0}" != 1 ]; then
     UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1" \
     VDNN_STRESS_CASES=60 ctest -j "$JOBS" --output-on-failure \
       -E '^(ModelZooRuns\.EveryNetworkTrainsWithIdenticalWeightsUnderNoneAndAll|ConvKernel\.BlockedBackwardMatchesFiniteDifferences|Models/BudgetSweepTest\..*/resnet18 .*|AutoPolicy\.FitsWhereAllFitsAndIsNeverSlowerThanVdnn|CliPlanSweep\.Vgg16OnTheTitanXFitsMonotonicallyAndNeverBeatsTheOracle|ConvKernel\.TinyOutputBackwardMatchesFiniteDifferences|ReluKernel\.MatchesReferenceAndFiniteDifferences)$')
+  elapsed "AddressSanitizer (build and run)"
 fi
 
 # --- fuzz smoke run (issue 9): each libFuzzer target of fuzz/ for 15 s (scripts/fuzz.sh); any
@@ -61,8 +67,10 @@ fi
 # VDNN_SKIP_FUZZ=1 skips it. The long run is documented in docs/reliability.md ("Fuzzing").
 if [ "${VDNN_SKIP_FUZZ:-0}" != 1 ]; then
   bash "$VDNN_ROOT/scripts/fuzz.sh"
+  elapsed "the fuzz smoke run"
 fi
 # --- end of fuzz smoke run
 
 cd "$BUILD_DIR"
 OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" ctest --output-on-failure -j "$JOBS" "$@"
+elapsed "every test in the Release build"
