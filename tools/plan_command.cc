@@ -112,6 +112,7 @@ int run_plan(PlanOptions o) {
   if (o.classes > 0) mo.classes = o.classes;
   const Graph graph = load_model(o.model, mo);
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
+  o.source.calibrate_with = [&] { return load_model(o.model, mo); };  // measured costs: a few timed steps
   const PlanInputs in = plan_inputs(graph, o.batch, o.source);
   const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
   const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");

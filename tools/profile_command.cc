@@ -3,7 +3,6 @@
 // `--check none,conv,all` then trains a few steps with each policy (interleaved, medians) and puts
 // the measured step time and device memory beside the simulator's prediction.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <sstream>
 
@@ -12,13 +11,13 @@
 #include "plan/planner.h"
 #include "backends/cpu/compiled_graph.h"
 #include "runtime/net.h"
+#include "runtime/step_calibration.h"
 #include "backends/cpu/profiler.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "util/timing_stability.h"
-#include "vdnn/rng.h"
 
 namespace vdnn::cli {
 namespace {
@@ -45,6 +44,8 @@ void print_table(const NetworkCosts& c) {
   std::printf("kernels %.2f ms per step (fastest algorithms); link %.2f GB/s + %.1f us per copy; memory %.1f GB/s\n",
               c.compute_seconds(fast) * 1e3, c.link_bytes_per_second / 1e9, c.link_latency_seconds * 1e6,
               c.memory_bytes_per_second / 1e9);
+  std::printf("in a training step the kernels take %.2fx their times alone (kernel_scale: the plan uses it)\n",
+              c.kernel_scale);
 }
 
 // Trains `steps` steps per policy, round-robin, and compares each median with the simulator.
@@ -64,20 +65,12 @@ void check_predictions(const Graph& graph, const ModelOptions& mo, const Network
     no.conv_algos = conv_algos_of(costs, fast);
     nets.push_back(std::make_unique<Net>(load_model(o.model, mo), no));
   }
-  const size_t per_sample = static_cast<size_t>(graph.input_shape().elements());
-  std::vector<float> images(per_sample * static_cast<size_t>(o.batch));
-  std::vector<int32_t> labels(static_cast<size_t>(o.batch));
-  Rng rng(1, 3);
-  for (float& x : images) x = rng.normal();
-  for (size_t n = 0; n < labels.size(); ++n) labels[n] = static_cast<int32_t>(n % graph.classes());
+  SyntheticBatch data(graph, o.batch);
   std::vector<std::vector<double>> times(nets.size());
   for (int s = -2; s < o.steps; ++s)  // two warm-up steps
     for (size_t i = 0; i < nets.size(); ++i) {
-      nets[i]->set_batch(images.data(), labels.data(), o.batch);
-      const auto start = std::chrono::steady_clock::now();
-      nets[i]->forward(true);
-      nets[i]->backward();
-      if (s >= 0) times[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      const double t = time_step(*nets[i], data);
+      if (s >= 0) times[i].push_back(t);
     }
   std::printf("\n%-8s %12s %12s %8s %14s %14s %8s\n", "policy", "predicted ms", "measured ms", "error",
               "predicted MiB", "measured MiB", "error");
@@ -102,8 +95,9 @@ int run_profile(const ProfileCliOptions& o) {
   ProfileOptions po{.repeats = o.repeats, .seed = 1, .link = parse_link(o.link_bandwidth, o.link_latency)};
   Progress progress(o.json ? stderr : stdout, Progress::parse(o.progress), "profiling " + graph.name(), "layers/s");
   po.on_layer = [&](int done, int total) { progress.update(done, total, done); };
-  const NetworkCosts costs = measure_costs(graph, o.batch, po);
+  NetworkCosts costs = measure_costs(graph, o.batch, po);
   progress.finish();
+  calibrate_kernels(costs, load_model(o.model, mo), o.batch);
   if (const std::string w = costs.unstable_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
   if (o.json)
     std::printf("%s\n", costs.to_json().dump(2).c_str());

@@ -48,7 +48,16 @@ struct TrainOptions {
   TrainConfig config;
 };
 
-// --policy dyn or auto: profile this network on this machine (or read --costs), then plan for
+// The --model network, with --input and --classes applied.
+Graph load_train_model(const TrainOptions& o) {
+  ModelOptions mo;
+  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
+  if (o.classes > 0) mo.classes = o.classes;
+  return load_model(o.model, mo);
+}
+
+// --policy dyn or auto: profile this network on this machine (or read --costs; measured costs are
+// calibrated by a few timed steps, runtime/step_calibration.h), then plan for
 // --device-memory. dyn: the first configuration of the paper's order that fits (plan/dyn.h); auto:
 // per-tensor keep/offload/recompute, algorithms and prefetch rule (plan/auto_policy.h).
 // Returns the reason for its choice, for the report.
@@ -56,6 +65,7 @@ std::string choose_planned_configuration(const Graph& graph, const TrainOptions&
   const size_t budget = parse_size(o.device_memory, "--device-memory");
   PlanSourceOptions source{.costs_file = o.costs};
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
+  source.calibrate_with = [&o] { return load_train_model(o); };
   const PlanInputs in = plan_inputs(graph, o.batch, source);
   const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
   if (o.policy == "auto") {
@@ -142,14 +152,6 @@ std::optional<Checkpoint> read_resume(const std::string& path) {
     VDNN_THROW("--resume " << e.what());
   }
   return std::nullopt;
-}
-
-// The --model network, with --input and --classes applied.
-Graph load_train_model(const TrainOptions& o) {
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  return load_model(o.model, mo);
 }
 
 void print_run(const Graph& graph, const Dataset& train, const Dataset& test, int64_t batch) {

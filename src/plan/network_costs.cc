@@ -96,7 +96,8 @@ nlohmann::json NetworkCosts::to_json() const {
           {"link_latency_seconds", link_latency_seconds},
           {"memory_bytes_per_second", memory_bytes_per_second},
           {"compute_slowdown_when_copying", compute_slowdown_when_copying},
-          {"copy_slowdown_when_computing", copy_slowdown_when_computing}, {"unstable", unstable}, {"nodes", js}};
+          {"copy_slowdown_when_computing", copy_slowdown_when_computing}, {"kernel_scale", kernel_scale},
+          {"unstable", unstable}, {"nodes", js}};
 }
 
 NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string& where) {
@@ -113,6 +114,10 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
     c.copy_slowdown_when_computing = field<double>(j, "copy_slowdown_when_computing", where);
   if (c.compute_slowdown_when_copying < 1 || c.copy_slowdown_when_computing < 1)
     VDNN_THROW(where << ": slowdowns must be >= 1");
+  if (j.contains("kernel_scale")) c.kernel_scale = field<double>(j, "kernel_scale", where);
+  if (!(c.kernel_scale >= 0.1 && c.kernel_scale <= 10))
+    VDNN_THROW(where << ": 'kernel_scale' must be between 0.1 and 10 (a measured step over its simulation), got "
+                     << c.kernel_scale);
   if (c.batch < 1) VDNN_THROW(where << ": 'batch' must be >= 1, got " << c.batch);
   if (c.link_bytes_per_second < 0 || c.link_latency_seconds < 0 || c.memory_bytes_per_second < 0)
     VDNN_THROW(where << ": link and memory figures must be >= 0");
@@ -156,8 +161,8 @@ ChosenCosts::ChosenCosts(const NetworkCosts& costs, AlgoChoice choice)
 const AlgoCost& ChosenCosts::at(int node) const {
   return costs_.nodes.at(node).algos.at(choice_.at(node));
 }
-double ChosenCosts::forward_seconds(int node) const { return at(node).forward_seconds; }
-double ChosenCosts::backward_seconds(int node) const { return at(node).backward_seconds; }
+double ChosenCosts::forward_seconds(int node) const { return at(node).forward_seconds * costs_.kernel_scale; }
+double ChosenCosts::backward_seconds(int node) const { return at(node).backward_seconds * costs_.kernel_scale; }
 double ChosenCosts::copy_seconds(size_t bytes) const {
   if (costs_.link_bytes_per_second <= 0) return 0.0;
   return costs_.link_latency_seconds + static_cast<double>(bytes) / costs_.link_bytes_per_second;

@@ -60,6 +60,10 @@ struct NetworkCosts {
   // measured on the CPU backend, whose copy engine shares the cores). Optional in JSON.
   double compute_slowdown_when_copying = 1;
   double copy_slowdown_when_computing = 1;
+  // Every kernel's time as the simulator reads it is multiplied by this: a measured training step
+  // over its simulation from kernels timed alone (runtime/step_calibration.h; 1: uncalibrated).
+  // Optional in JSON.
+  double kernel_scale = 1;
   // Layers whose timings stayed unstable when measured (the machine was busy): their costs may be
   // far off. Optional in JSON.
   std::vector<std::string> unstable;

@@ -11,6 +11,7 @@
 //   Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct PlanSourceOptions {
   std::string costs_file;      // cpu: a saved `vdnn profile --save` file ("" = measure now)
   int repeats = 3;             // cpu, measuring: timed runs per kernel
   LinkModel cpu_link;          // cpu, measuring: the copy engine's emulated link
+  // cpu, measuring: the network again, for a few timed training steps that calibrate the
+  // measured costs (runtime/step_calibration.h); unset: the costs stay as the profiler took them.
+  std::function<Graph()> calibrate_with;
 };
 
 struct PlanInputs {

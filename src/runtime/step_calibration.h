@@ -1,0 +1,42 @@
+// runtime/step_calibration.h — a measured training step against its simulation, on this CPU.
+//
+// Model: the profiler (backends/cpu/profiler.h) times each kernel alone, on buffers of its own. In a
+// training step the same kernels run slower — on vgg_cifar at batch 64 on a 2-core EPYC the
+// forward convolutions by 15%, the backward ones by 6%, and every small kernel pays 0.05–0.3 ms of
+// the executor's dispatch — so a plan on raw costs predicted every policy's step 8–22% too fast.
+// calibrate_kernels trains a few steps of the network under `none` with the costs' fastest
+// algorithms (two warm-up steps, then the median of `steps`), simulates that Net's own Program on
+// the costs, and sets NetworkCosts::kernel_scale to measured / simulated: the simulator multiplies
+// every kernel time by it. One factor for the whole network — Capuchin's idea of correcting a plan
+// with a measured iteration, at its coarsest: what it cannot capture is a policy whose kernels slow
+// down unlike `none`'s (the copy engine's contention is measured on its own, compute_slowdown_…).
+//
+//   NetworkCosts costs = measure_costs(graph, 64, {});
+//   calibrate_kernels(costs, load_model("vgg_cifar"), 64);   // a Graph of its own: the Net takes it
+//   costs.kernel_scale;                                       // e.g. 1.13
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/graph.h"
+#include "plan/network_costs.h"
+#include "runtime/net.h"
+
+namespace vdnn {
+
+// A batch of normal noise with labels 0, 1, … (mod the classes), for timing steps.
+struct SyntheticBatch {
+  SyntheticBatch(const Graph& graph, int64_t batch);
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+  int64_t batch;
+};
+
+// One training step's forward and backward (no optimizer step), in seconds.
+double time_step(Net& net, SyntheticBatch& data);
+
+// Sets costs.kernel_scale (see above); `graph` is the network the costs were measured on.
+void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps = 5);
+
+}  // namespace vdnn

@@ -1,0 +1,70 @@
+// The measured costs' calibration (runtime/step_calibration.h): NetworkCosts::kernel_scale scales
+// every kernel time the simulator reads (and nothing else), round-trips through JSON and refuses
+// absurd values; calibrate_kernels sets it to a measured training step over that step's
+// simulation, so the calibrated simulation of `none` is what the executor took.
+#include <gtest/gtest.h>
+
+#include "backends/cpu/profiler.h"
+#include "error_of.h"
+#include "io/model_file.h"
+#include "plan/simulator.h"
+#include "runtime/net.h"
+#include "runtime/step_calibration.h"
+#include "runtime/decisions_by_layer.h"
+#include "runtime/train_for_hash.h"
+#include "util/timing_stability.h"
+
+namespace vdnn {
+namespace {
+
+TEST(StepCalibration, KernelScaleMultipliesKernelsOnlyAndRoundTrips) {
+  NetworkCosts c;
+  c.batch = 4;
+  c.link_bytes_per_second = 1e9;
+  c.memory_bytes_per_second = 1e10;
+  c.nodes.push_back({"conv", "conv", {{"direct", 2e-3, 5e-3, 0}}});
+  NetworkCosts calibrated = c;
+  calibrated.kernel_scale = 1.25;
+  const ChosenCosts plain(c, {0}), scaled(calibrated, {0});  // each reads its costs by reference
+  EXPECT_DOUBLE_EQ(scaled.forward_seconds(0), 1.25 * plain.forward_seconds(0));
+  EXPECT_DOUBLE_EQ(scaled.backward_seconds(0), 1.25 * plain.backward_seconds(0));
+  EXPECT_DOUBLE_EQ(scaled.copy_seconds(1 << 20), plain.copy_seconds(1 << 20));  // the link is measured on its own
+  EXPECT_DOUBLE_EQ(scaled.accumulate_seconds(1 << 20), plain.accumulate_seconds(1 << 20));
+  EXPECT_DOUBLE_EQ(NetworkCosts::from_json(calibrated.to_json(), "c.json").kernel_scale, 1.25);
+  nlohmann::json j = calibrated.to_json();
+  j.erase("kernel_scale");  // files saved before it: uncalibrated
+  EXPECT_DOUBLE_EQ(NetworkCosts::from_json(j, "c.json").kernel_scale, 1.0);
+  for (double bad : {0.0, -1.0, 50.0}) {
+    j["kernel_scale"] = bad;
+    const std::string e = test::error_of([&] { NetworkCosts::from_json(j, "c.json"); });
+    EXPECT_NE(e.find("c.json"), std::string::npos) << e;
+    EXPECT_NE(e.find("kernel_scale"), std::string::npos) << e;
+  }
+}
+
+TEST(StepCalibration, TheCalibratedSimulationOfNoneIsTheMeasuredStep) {
+  const int64_t batch = 16;
+  NetworkCosts costs = measure_costs(test::cheap_layers_net(), batch, {.repeats = 1});
+  calibrate_kernels(costs, test::cheap_layers_net(), batch, 5);
+  ASSERT_GE(costs.kernel_scale, 0.1);
+  ASSERT_LE(costs.kernel_scale, 10.0);
+  // The same Net, timed again: its calibrated simulation is within the run-to-run scatter of the
+  // measured median (a loose bound: two cores shared with whatever else runs).
+  NetOptions o{.batch = batch, .seed = 1, .policy = Policy::kNone};
+  o.conv_algos = conv_algos_of(costs, costs.fastest());
+  Net net(test::cheap_layers_net(), o);
+  SyntheticBatch data(test::cheap_layers_net(), batch);
+  std::vector<double> times;
+  for (int s = -2; s < 7; ++s)
+    if (const double t = time_step(net, data); s >= 0) times.push_back(t);
+  const double simulated = simulate(net.train_program(), ChosenCosts(costs, costs.fastest())).iteration_seconds;
+  EXPECT_NEAR(simulated / median(times), 1.0, 0.5) << "kernel_scale " << costs.kernel_scale;
+  // Uncalibrated, the simulation is off by exactly the factor.
+  NetworkCosts raw = costs;
+  raw.kernel_scale = 1;
+  const double unscaled = simulate(net.train_program(), ChosenCosts(raw, raw.fastest())).iteration_seconds;
+  EXPECT_NEAR(simulated / unscaled, costs.kernel_scale, 0.02 * costs.kernel_scale);
+}
+
+}  // namespace
+}  // namespace vdnn
