@@ -171,6 +171,10 @@ double ChosenCosts::accumulate_seconds(size_t bytes) const {
   // A sum reads two tensors and writes one.
   return costs_.memory_bytes_per_second > 0 ? 3.0 * static_cast<double>(bytes) / costs_.memory_bytes_per_second : 0.0;
 }
+double ChosenCosts::update_seconds(size_t weight_bytes) const {
+  // SGD with momentum, memory-bound: reads weight, gradient and momentum, writes momentum and weight.
+  return costs_.memory_bytes_per_second > 0 ? 5.0 * static_cast<double>(weight_bytes) / costs_.memory_bytes_per_second : 0.0;
+}
 double ChosenCosts::load_input_seconds(size_t bytes) const {
   return costs_.memory_bytes_per_second > 0 ? static_cast<double>(bytes) / costs_.memory_bytes_per_second : 0.0;
 }

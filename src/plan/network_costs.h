@@ -90,6 +90,7 @@ class ChosenCosts : public CostModel {
   double copy_seconds(size_t bytes) const override;
   double accumulate_seconds(size_t bytes) const override;
   double load_input_seconds(size_t bytes) const override;
+  double update_seconds(size_t weight_bytes) const override;
   double slowdown_when_overlapped(StreamKind s) const override;
 
  private:

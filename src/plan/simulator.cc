@@ -122,6 +122,14 @@ SimResult simulate(const Program& program, const CostModel& costs) {
   Clocks clocks(program, costs, result);
   for (size_t i = 0; i < program.steps.size(); ++i) clocks.run(i);
   result.iteration_seconds = clocks.end();
+  if (program.training) {  // the optimizer updates every trainable weight (one gradient each) on the compute stream
+    size_t weights = 0;
+    for (const ProgramTensor& t : program.tensors)
+      if (t.persistent && t.cls == MemoryClass::kWeightGrads) weights += t.bytes;
+    result.update_seconds = costs.update_seconds(weights);
+    result.iteration_seconds += result.update_seconds;
+    result.busy_seconds[static_cast<int>(StreamKind::kCompute)] += result.update_seconds;
+  }
   return result;
 }
 

@@ -5,6 +5,8 @@
 // op starts when its stream is free and the host has issued it; `record` stamps an event with its
 // stream's clock, `wait` holds a stream until the event's time (the wait on the compute stream is
 // its stall), `sync` and the end of the forward pass hold the host until the streams are done.
+// A training step ends with the optimizer's update of every trainable weight (the trainer runs it
+// once the streams are done: CostModel::update_seconds, memory-bound), after the Program's steps.
 // Durations come from a CostModel (measured per layer, or a roofline of a device profile); an op
 // that overlaps already-scheduled ops of the other kind (compute vs copies) is stretched by the
 // model's slowdown for the overlapped part.
@@ -33,6 +35,8 @@ class CostModel {
   virtual double copy_seconds(size_t bytes) const = 0;  // one direction of the host link
   virtual double accumulate_seconds(size_t bytes) const { return 0.0; }
   virtual double load_input_seconds(size_t bytes) const { return 0.0; }
+  // The optimizer's step over `weight_bytes` of trainable weights, after the backward pass.
+  virtual double update_seconds(size_t weight_bytes) const { return 0.0; }
   // How much slower an op on stream `s` runs while the other kind of stream is busy (compute vs
   // copies): 1 on a GPU, whose copy engines are separate hardware; above 1 on the CPU backend,
   // where the copy engine is a thread sharing cores and memory bandwidth with the kernels.
@@ -44,6 +48,7 @@ struct SimResult {
   double forward_seconds = 0;  // when the loss is ready
   double stall_seconds = 0;    // time the compute stream waited on other streams
   double recompute_seconds = 0;  // forward kernels re-run in the backward pass (kRecompute)
+  double update_seconds = 0;     // training: the optimizer's step once the streams are done
   std::array<double, kStreamCount> busy_seconds{};
   std::vector<TimelineOp> ops;      // every op, in issue order (a predicted trace)
   // Device bytes by class after each alloc and free, stamped with the compute stream's clock.

@@ -38,7 +38,8 @@ void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int step
     const double t = time_step(net, data);
     if (s >= 0) times.push_back(t);
   }
-  const double simulated = simulate(net.train_program(), ChosenCosts(costs, fast)).iteration_seconds;
+  const SimResult sim = simulate(net.train_program(), ChosenCosts(costs, fast));
+  const double simulated = sim.iteration_seconds - sim.update_seconds;  // what time_step measures
   if (simulated > 0) costs.kernel_scale = std::clamp(median(times) / simulated, 0.1, 10.0);
 }
 
