@@ -4,8 +4,9 @@
 #include <chrono>
 
 #include "backends/cpu/profiler.h"
+#include "data/synthetic.h"
 #include "plan/simulator.h"
-#include "util/timing_stability.h"
+#include "runtime/trainer.h"
 #include "vdnn/rng.h"
 
 namespace vdnn {
@@ -28,19 +29,21 @@ double time_step(Net& net, SyntheticBatch& data) {
 
 void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps) {
   costs.kernel_scale = 1;
-  SyntheticBatch data(graph, batch);
+  const Shape& shape = graph.input_shape();
+  const Dataset data = make_synthetic(2 * batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
   NetOptions o{.batch = batch, .seed = 1, .policy = Policy::kNone};
   const AlgoChoice fast = costs.fastest();
   o.conv_algos = conv_algos_of(costs, fast);
   Net net(std::move(graph), o);
-  std::vector<double> times;
-  for (int s = -2; s < std::max(steps, 1); ++s) {  // two warm-up steps
-    const double t = time_step(net, data);
-    if (s >= 0) times.push_back(t);
-  }
-  const SimResult sim = simulate(net.train_program(), ChosenCosts(costs, fast));
-  const double simulated = sim.iteration_seconds - sim.update_seconds;  // what time_step measures
-  if (simulated > 0) costs.kernel_scale = std::clamp(median(times) / simulated, 0.1, 10.0);
+  TrainConfig config;
+  config.evaluate = false;
+  config.iterations = 2;  // warm-up
+  Trainer(net, config).run(data, nullptr);
+  config.iterations = std::max(steps, 1);
+  const TrainResult timed = Trainer(net, config).run(data, nullptr);
+  const double measured = timed.train_seconds / static_cast<double>(timed.iterations);
+  const double simulated = simulate(net.train_program(), ChosenCosts(costs, fast)).iteration_seconds;
+  if (simulated > 0 && measured > 0) costs.kernel_scale = std::clamp(measured / simulated, 0.1, 10.0);
 }
 
 }  // namespace vdnn

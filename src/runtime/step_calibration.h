@@ -5,11 +5,14 @@
 // forward convolutions by 15%, the backward ones by 6%, and every small kernel pays 0.05–0.3 ms of
 // the executor's dispatch — so a plan on raw costs predicted every policy's step 8–22% too fast.
 // calibrate_kernels trains a few steps of the network under `none` with the costs' fastest
-// algorithms (two warm-up steps, then the median of `steps`), simulates that Net's own Program on
-// the costs, and sets NetworkCosts::kernel_scale to measured / simulated: the simulator multiplies
-// every kernel time by it. One factor for the whole network — Capuchin's idea of correcting a plan
-// with a measured iteration, at its coarsest: what it cannot capture is a policy whose kernels slow
-// down unlike `none`'s (the copy engine's contention is measured on its own, compute_slowdown_…).
+// algorithms (the Trainer, on synthetic data: two warm-up steps, then `steps` timed, as `vdnn
+// train` reports iteration time: forward, backward, the non-finite check and the optimizer's
+// update, the batch loader), simulates that Net's own Program on the costs, and sets
+// NetworkCosts::kernel_scale to measured / simulated: the simulator multiplies every kernel time
+// by it. One factor for the whole network — Capuchin's idea of correcting a plan with a measured
+// iteration, at its coarsest: what it cannot capture is a policy whose kernels slow down unlike
+// `none`'s (the copy engine's contention is measured on its own, compute_slowdown_…), or the
+// per-step work of a policy beyond its kernels and copies.
 //
 //   NetworkCosts costs = measure_costs(graph, 64, {});
 //   calibrate_kernels(costs, load_model("vgg_cifar"), 64);   // a Graph of its own: the Net takes it
@@ -25,7 +28,7 @@
 
 namespace vdnn {
 
-// A batch of normal noise with labels 0, 1, … (mod the classes), for timing steps.
+// A batch of normal noise with labels 0, 1, … (mod the classes), for timing steps (profile --check).
 struct SyntheticBatch {
   SyntheticBatch(const Graph& graph, int64_t batch);
   std::vector<float> images;

@@ -1,18 +1,19 @@
 // The measured costs' calibration (runtime/step_calibration.h): NetworkCosts::kernel_scale scales
 // every kernel time the simulator reads (and nothing else), round-trips through JSON and refuses
-// absurd values; calibrate_kernels sets it to a measured training step over that step's
-// simulation, so the calibrated simulation of `none` is what the executor took.
+// absurd values; calibrate_kernels sets it to a measured training iteration over that step's
+// simulation, so the calibrated simulation of `none` is what training takes.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/profiler.h"
 #include "error_of.h"
 #include "io/model_file.h"
 #include "plan/simulator.h"
+#include "data/synthetic.h"
 #include "runtime/net.h"
 #include "runtime/step_calibration.h"
 #include "runtime/decisions_by_layer.h"
 #include "runtime/train_for_hash.h"
-#include "util/timing_stability.h"
+#include "runtime/trainer.h"
 
 namespace vdnn {
 namespace {
@@ -48,24 +49,25 @@ TEST(StepCalibration, TheCalibratedSimulationOfNoneIsTheMeasuredStep) {
   calibrate_kernels(costs, test::cheap_layers_net(), batch, 5);
   ASSERT_GE(costs.kernel_scale, 0.1);
   ASSERT_LE(costs.kernel_scale, 10.0);
-  // The same Net, timed again: its calibrated simulation is within the run-to-run scatter of the
-  // measured median (a loose bound: two cores shared with whatever else runs).
+  // A Net of its own, trained again as `vdnn train` times it: its calibrated simulation is within
+  // the run-to-run scatter of that (a loose bound: two cores shared with whatever else runs).
   NetOptions o{.batch = batch, .seed = 1, .policy = Policy::kNone};
   o.conv_algos = conv_algos_of(costs, costs.fastest());
   Net net(test::cheap_layers_net(), o);
-  SyntheticBatch data(test::cheap_layers_net(), batch);
-  std::vector<double> times;
-  for (int s = -2; s < 7; ++s)
-    if (const double t = time_step(net, data); s >= 0) times.push_back(t);
+  const Shape& s = net.graph().input_shape();
+  const Dataset data = make_synthetic(2 * batch, s.channels(), s.height(), s.width(), net.graph().classes(), 1);
+  TrainConfig config;
+  config.evaluate = false;
+  config.iterations = 8;
+  const TrainResult timed = Trainer(net, config).run(data, nullptr);
   const SimResult sim = simulate(net.train_program(), ChosenCosts(costs, costs.fastest()));
-  const double simulated = sim.iteration_seconds - sim.update_seconds;  // time_step: no optimizer step
-  EXPECT_NEAR(simulated / median(times), 1.0, 0.5) << "kernel_scale " << costs.kernel_scale;
+  EXPECT_NEAR(sim.iteration_seconds / (timed.train_seconds / 8), 1.0, 0.5) << "kernel_scale " << costs.kernel_scale;
   // Uncalibrated, the simulation is off by exactly the factor.
   NetworkCosts raw = costs;
   raw.kernel_scale = 1;
   const SimResult raw_sim = simulate(net.train_program(), ChosenCosts(raw, raw.fastest()));
-  const double unscaled = raw_sim.iteration_seconds - raw_sim.update_seconds;
-  EXPECT_NEAR(simulated / unscaled, costs.kernel_scale, 0.02 * costs.kernel_scale);
+  EXPECT_NEAR((sim.iteration_seconds - sim.update_seconds) / (raw_sim.iteration_seconds - raw_sim.update_seconds),
+              costs.kernel_scale, 0.02 * costs.kernel_scale);
 }
 
 }  // namespace
