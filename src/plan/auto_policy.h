@@ -12,7 +12,7 @@
 //      ReLU, pooling, batch norm, LRN, dropout, but a cheap convolution too, Checkmate's point);
 //      offloading costs the copy time the forward pass cannot hide (a FIFO model of the d2h link
 //      against the forward compute still to come) plus what the last few backward kernels before
-//      its reader cannot hide (2 and 4 kernels are both tried, the faster fit goes on); a leaner
+//      its reader cannot hide (2 and 4 kernels are both tried); a leaner
 //      algorithm costs its extra time per byte of workspace. Repeat with the new peak; once the
 //      live peak is below the budget, the placement is checked: fragmentation lowers the target,
 //      an evaluation pass that does not fit gets a leaner algorithm at its own peak.
@@ -20,7 +20,9 @@
 //      go), the search starts instead from what `all` offloads, each offload priced at its copy
 //      time, and refine undoes those the step does not need.
 //   2. Refine (the simulator in the loop): undo the costliest decisions one by one while the step
-//      still fits and its simulated time drops (at most 16 trials).
+//      still fits and its simulated time drops (at most 16 trials), then swap each storage still
+//      off the device between offload and recompute where that is faster. Each window's fit is
+//      refined; the faster goes on.
 //   3. Points: prefetch points (Capuchin's in-trigger: the 8 prefetches read first each move to
 //      the earliest backward slot, within 16 of the rule's, that still fits) and release points
 //      (each offloaded tensor's device copy held until the forward kernel that starts after its
