@@ -26,6 +26,7 @@
 #include "data/synthetic.h"
 #include "device/cpu_device.h"
 #include "io/json_text.h"
+#include "backends/cpu/profiler.h"
 #include "io/model_file.h"
 #include "io/safetensors.h"
 #include "layers/conv.h"
@@ -56,6 +57,7 @@
 #include "report/svg.h"
 #include "runtime/checkpoint.h"
 #include "runtime/sgd.h"
+#include "runtime/step_calibration.h"
 #include "runtime/step_recorder.h"
 #include "runtime/trainer.h"
 #include "util/aligned_buffer.h"
@@ -428,6 +430,13 @@ void examples(Given& given) {
     size_t smallest = minimum_budget(*program);  // (adapted)
     (void)smallest;  // (adapted)
   }
+  // == runtime/step_calibration.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    NetworkCosts costs = measure_costs(graph, 64, {});
+    calibrate_kernels(costs, load_model("vgg_cifar"), 64);
+    costs.kernel_scale;
+  }
   // == runtime/trainer.h
   {
     const Dataset& train_set = *given.train_set;  // (adapted)
@@ -473,6 +482,7 @@ void examples(Given& given) {
     d.values[3] = {StorageAction::kRecompute};
     d.values[5] = {StorageAction::kOffload};
     d.values[7] = {StorageAction::kOffload, 12};
+    d.values[8] = {StorageAction::kOffload, -1, 9};
     ProgramOptions o{Policy::kNone, SyncMode::kEvent};
     o.decisions = d;
   }
