@@ -209,7 +209,7 @@ class Search {
   // waits are gone). Returns how many copies are held.
   int place_releases(Configuration& trial, Prefetch prefetch, int& evaluations) {
     const int last = static_cast<int>(g_.nodes().size()) - 1;
-    int held = 0;
+    std::map<StorageDecision*, int> natural;  // each held decision -> where its free was before any hold
     for (int round = 0; round < 2; ++round) {
       const PlannedStep step = p_.step(trial, prefetch, budget_);
       if (!step.fits) break;
@@ -244,7 +244,10 @@ class Search {
             to = k;
             break;
           }
-        if (to > freed_after[t]) holds.push_back({&decision_for(trial.decisions, g_, slot->second), freed_after[t], to});
+        if (to <= freed_after[t]) continue;
+        StorageDecision* d = &decision_for(trial.decisions, g_, slot->second);
+        natural.emplace(d, freed_after[t]);
+        holds.push_back({d, freed_after[t], to});
       }
       if (holds.empty()) break;
       auto scale = [&](int shift) {
@@ -254,9 +257,11 @@ class Search {
       for (scale(shift); shift < 5 && !fits(trial); scale(++shift)) {
       }
       if (!fits(trial)) scale(31);  // every hold back where it was: that fitted
-      held = 0;
-      for (const Hold& h : holds) held += h.decision->release_at > h.from;
     }
+    int held = 0;
+    for (auto [d, from] : natural)
+      if (d->release_at > from) ++held;
+      else d->release_at = -1;  // not held after all: freed where it would be anyway
     return held;
   }
 
