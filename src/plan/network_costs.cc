@@ -171,6 +171,16 @@ double ChosenCosts::accumulate_seconds(size_t bytes) const {
   // A sum reads two tensors and writes one.
   return costs_.memory_bytes_per_second > 0 ? 3.0 * static_cast<double>(bytes) / costs_.memory_bytes_per_second : 0.0;
 }
+std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice& choice) {
+  std::vector<ConvAlgo> out;
+  for (size_t i = 0; i < costs.nodes.size(); ++i) {
+    const std::string& name = costs.nodes[i].algos.at(choice.at(i)).name;
+    // "gemm" is what kAuto runs for that convolution (see conv_auto_uses_gemm_weights).
+    out.push_back(name == "winograd" ? ConvAlgo::kWinograd : name == "direct" ? ConvAlgo::kDirect : ConvAlgo::kAuto);
+  }
+  return out;
+}
+
 double ChosenCosts::update_seconds(size_t weight_bytes) const {
   // SGD with momentum, memory-bound: reads weight, gradient and momentum, writes momentum and weight.
   return costs_.memory_bytes_per_second > 0 ? 5.0 * static_cast<double>(weight_bytes) / costs_.memory_bytes_per_second : 0.0;

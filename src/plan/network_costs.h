@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/conv_algo.h"
 #include "plan/simulator.h"
 
 namespace vdnn {
@@ -80,6 +81,11 @@ struct NetworkCosts {
   // A `vdnn profile --save` file; refuses a non-regular file or one above 64 MiB (util/text_file.h).
   static NetworkCosts load(const std::string& path);
 };
+
+// The per-node oneDNN algorithm (core/conv_algo.h, NetOptions::conv_algos) of a choice over costs
+// measured on the CPU backend (non-convolutions: kAuto). In plan/, not with the profiler, so that
+// the runtime can run what a plan chose without reaching into a backend.
+std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice& choice);
 
 // The simulator's CostModel for one algorithm choice.
 class ChosenCosts : public CostModel {

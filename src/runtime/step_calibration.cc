@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "backends/cpu/profiler.h"
 #include "data/synthetic.h"
 #include "plan/simulator.h"
 #include "runtime/trainer.h"

@@ -249,14 +249,4 @@ NetworkCosts measure_costs(const Graph& graph, int64_t batch, const ProfileOptio
   return c;
 }
 
-std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice& choice) {
-  std::vector<ConvAlgo> out;
-  for (size_t i = 0; i < costs.nodes.size(); ++i) {
-    const std::string& name = costs.nodes[i].algos.at(choice.at(i)).name;
-    // "gemm" is what kAuto runs for that convolution (see conv_auto_uses_gemm_weights).
-    out.push_back(name == "winograd" ? ConvAlgo::kWinograd : name == "direct" ? ConvAlgo::kDirect : ConvAlgo::kAuto);
-  }
-  return out;
-}
-
 }  // namespace vdnn

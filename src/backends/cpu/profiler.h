@@ -39,7 +39,4 @@ struct ProfileOptions {
 
 NetworkCosts measure_costs(const Graph& graph, int64_t batch, const ProfileOptions& options);
 
-// The per-node oneDNN algorithm of a choice over measured costs (non-convolutions: kAuto).
-std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice& choice);
-
 }  // namespace vdnn
