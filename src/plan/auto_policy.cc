@@ -1,6 +1,7 @@
 #include "plan/auto_policy.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -254,9 +255,12 @@ class Search {
         for (const Hold& h : holds) h.decision->release_at = h.from + ((h.to - h.from) >> shift);
       };
       int shift = 0;
-      for (scale(shift); shift < 5 && !fits(trial); scale(++shift)) {
-      }
-      if (!fits(trial)) scale(31);  // every hold back where it was: that fitted
+      for (scale(0); !fits(trial);)
+        if (++shift <= 5) scale(shift);
+        else {
+          scale(31);  // every hold back where it was: that fitted
+          break;
+        }
     }
     int held = 0;
     for (auto [d, from] : natural)
@@ -653,16 +657,19 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
   // window that fits faster is not always the one that refines faster).
   std::optional<Search> search;
   Configuration c;
-  double refined_seconds = 0;
+  std::array<Evaluation, 2> refined;  // c under vDNN's rule and the look-ahead
   auto refine = [&](Search s, Configuration fitted) {
     s.refine(fitted, out.tried, out.evaluations);
-    const double t = std::min(planner.evaluate(fitted, budget, Prefetch::kVdnn).time.iteration_seconds,
-                              planner.evaluate(fitted, budget, Prefetch::kAhead).time.iteration_seconds);
+    std::array<Evaluation, 2> e{planner.evaluate(fitted, budget, Prefetch::kVdnn),
+                                planner.evaluate(fitted, budget, Prefetch::kAhead)};
     out.evaluations += 2;
-    if (search && t >= refined_seconds) return;
+    auto fastest = [](const std::array<Evaluation, 2>& x) {
+      return std::min(x[0].time.iteration_seconds, x[1].time.iteration_seconds);
+    };
+    if (search && fastest(e) >= fastest(refined)) return;
     search.emplace(s);
     c = std::move(fitted);
-    refined_seconds = t;
+    refined = std::move(e);
   };
   for (const int window : kBackwardWindows) {
     Search s(planner, budget, window);
@@ -684,6 +691,7 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
       Configuration config;
       Prefetch prefetch;
       std::string label;
+      const Evaluation* known = nullptr;  // evaluated already (the refined decisions)
     };
     std::vector<Variant> variants;
     Configuration released = c, pointed = c;
@@ -692,15 +700,15 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
     Configuration both = pointed;
     const int held_too = search->place_releases(both, Prefetch::kVdnn, out.evaluations);
     for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead}) {
-      variants.push_back({c, f, "decisions"});
+      variants.push_back({c, f, "decisions", &refined[f == Prefetch::kAhead]});
       if (held) variants.push_back({released, f, VDNN_MSG(held << " release point(s)")});
     }
     if (moved) variants.push_back({pointed, Prefetch::kVdnn, VDNN_MSG(moved << " prefetch point(s)")});
     if (moved && held_too)
       variants.push_back({both, Prefetch::kVdnn, VDNN_MSG(moved << " prefetch and " << held_too << " release point(s)")});
     for (Variant& v : variants) {
-      Evaluation ve = planner.evaluate(v.config, budget, v.prefetch);
-      ++out.evaluations;
+      const Evaluation ve = v.known ? *v.known : planner.evaluate(v.config, budget, v.prefetch);
+      out.evaluations += v.known == nullptr;
       const bool better = ve.fits && (!out.fits || ve.time.iteration_seconds < out.seconds);
       out.tried.push_back(VDNN_MSG(v.label << ", prefetch " << to_string(v.prefetch) << ": "
                                            << ve.time.iteration_seconds * 1e3 << " ms" << (better ? " (best so far)" : "")));
