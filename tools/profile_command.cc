@@ -1,12 +1,13 @@
 // `vdnn profile`: what every layer costs on this machine — forward and backward time and
 // workspace per convolution algorithm — as a table, or saved as JSON for `vdnn plan --costs`.
-// `--check none,conv,all` then trains a few steps with each policy (interleaved, medians) and puts
+// `--check none,conv,all` then trains a few iterations with each policy (as `vdnn train` times them) and puts
 // the measured step time and device memory beside the simulator's prediction.
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
 
 #include "commands.h"
+#include "data/synthetic.h"
 #include "io/model_file.h"
 #include "plan/planner.h"
 #include "backends/cpu/compiled_graph.h"
@@ -17,7 +18,6 @@
 #include "util/progress.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
-#include "util/timing_stability.h"
 
 namespace vdnn::cli {
 namespace {
@@ -48,7 +48,7 @@ void print_table(const NetworkCosts& c) {
               c.kernel_scale);
 }
 
-// Trains `steps` steps per policy, round-robin, and compares each median with the simulator.
+// Trains `steps` iterations per policy and compares each mean with the simulated step.
 void check_predictions(const Graph& graph, const ModelOptions& mo, const NetworkCosts& costs,
                        const ProfileCliOptions& o) {
   std::vector<Policy> policies;
@@ -65,26 +65,23 @@ void check_predictions(const Graph& graph, const ModelOptions& mo, const Network
     no.conv_algos = conv_algos_of(costs, fast);
     nets.push_back(std::make_unique<Net>(load_model(o.model, mo), no));
   }
-  SyntheticBatch data(graph, o.batch);
-  std::vector<std::vector<double>> times(nets.size());
-  for (int s = -2; s < o.steps; ++s)  // two warm-up steps
-    for (size_t i = 0; i < nets.size(); ++i) {
-      const double t = time_step(*nets[i], data);
-      if (s >= 0) times[i].push_back(t);
-    }
+  const Shape& shape = graph.input_shape();
+  const Dataset data = make_synthetic(o.batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
+  std::vector<double> times;  // as `vdnn train` reports them, what the calibration measured too
+  for (auto& net : nets) times.push_back(seconds_per_iteration(*net, data, o.steps));
   std::printf("\n%-8s %12s %12s %8s %14s %14s %8s\n", "policy", "predicted ms", "measured ms", "error",
               "predicted MiB", "measured MiB", "error");
   for (size_t i = 0; i < nets.size(); ++i) {
     const Evaluation e = planner.evaluate({policies[i], fast}, 0);
-    const double predicted = e.time.iteration_seconds - e.time.update_seconds;  // as measured: no optimizer
-    const double measured = median(times[i]);
+    const double predicted = e.time.iteration_seconds;
+    const double measured = times[i];
     const double mem = static_cast<double>(nets[i]->train_plan().high_water_bytes);
     const double predicted_mem = static_cast<double>(e.memory.high_water_bytes);
     std::printf("%-8s %12.2f %12.2f %7.1f%% %14.2f %14.2f %7.2f%%\n", to_string(policies[i]),
                 predicted * 1e3, measured * 1e3, (predicted / measured - 1) * 100,
                 predicted_mem / (1 << 20), mem / (1 << 20), (predicted_mem / mem - 1) * 100);
   }
-  std::printf("measured: median of %d steps (forward + backward, no optimizer; the prediction likewise), policies interleaved\n", o.steps);
+  std::printf("measured: mean of %d training iterations after two warm-up ones, as vdnn train reports them, one policy after the other\n", o.steps);
 }
 
 int run_profile(const ProfileCliOptions& o) {

@@ -20,24 +20,17 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "core/graph.h"
+#include "data/dataset.h"
 #include "plan/network_costs.h"
 #include "runtime/net.h"
 
 namespace vdnn {
 
-// A batch of normal noise with labels 0, 1, … (mod the classes), for timing steps (profile --check).
-struct SyntheticBatch {
-  SyntheticBatch(const Graph& graph, int64_t batch);
-  std::vector<float> images;
-  std::vector<int32_t> labels;
-  int64_t batch;
-};
-
-// One training step's forward and backward (no optimizer step), in seconds.
-double time_step(Net& net, SyntheticBatch& data);
+// What `vdnn train` reports per iteration for `net` on `data`: two warm-up iterations, then the
+// mean of `steps` (a Trainer each, no evaluation).
+double seconds_per_iteration(Net& net, const Dataset& data, int steps);
 
 // Sets costs.kernel_scale (see above); `graph` is the network the costs were measured on.
 void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps = 5);

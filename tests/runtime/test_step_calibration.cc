@@ -13,7 +13,6 @@
 #include "runtime/step_calibration.h"
 #include "runtime/decisions_by_layer.h"
 #include "runtime/train_for_hash.h"
-#include "runtime/trainer.h"
 
 namespace vdnn {
 namespace {
@@ -56,12 +55,9 @@ TEST(StepCalibration, TheCalibratedSimulationOfNoneIsTheMeasuredStep) {
   Net net(test::cheap_layers_net(), o);
   const Shape& s = net.graph().input_shape();
   const Dataset data = make_synthetic(2 * batch, s.channels(), s.height(), s.width(), net.graph().classes(), 1);
-  TrainConfig config;
-  config.evaluate = false;
-  config.iterations = 8;
-  const TrainResult timed = Trainer(net, config).run(data, nullptr);
+  const double measured = seconds_per_iteration(net, data, 8);
   const SimResult sim = simulate(net.train_program(), ChosenCosts(costs, costs.fastest()));
-  EXPECT_NEAR(sim.iteration_seconds / (timed.train_seconds / 8), 1.0, 0.5) << "kernel_scale " << costs.kernel_scale;
+  EXPECT_NEAR(sim.iteration_seconds / measured, 1.0, 0.5) << "kernel_scale " << costs.kernel_scale;
   // Uncalibrated, the simulation is off by exactly the factor.
   NetworkCosts raw = costs;
   raw.kernel_scale = 1;
