@@ -13,9 +13,15 @@ JOBS="${JOBS:-$(nproc)}"
 # libxml2-utils (xmllint) and librsvg2-bin (rsvg-convert): the tests check that vdnn's SVGs are valid
 # XML and render. python3-torch (PyTorch 1.13, for /usr/bin/python3): the independent float64
 # definition of each layer that tests/reference/test_torch_reference.cc compares the kernels with.
+# libonnx-dev + libprotobuf-dev (+ protobuf-compiler, which protobuf's CMake config wants): ONNX
+# import and export (src/interop). pybind11-dev: the Python API. python3-torchvision, python3-onnx,
+# python3-pytest, python3-venv: the interop and Python tests (scripts/python_env.sh adds PyPI's
+# onnxruntime and safetensors in a virtual environment).
 VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev
                libcli11-dev zlib1g-dev libgtest-dev dataset-fashion-mnist
-               libxml2-utils librsvg2-bin python3-torch)
+               libxml2-utils librsvg2-bin python3-torch
+               libonnx-dev libprotobuf-dev protobuf-compiler pybind11-dev
+               python3-torchvision python3-onnx python3-pytest python3-venv python3-pip)
 # The fuzzing run (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
 VDNN_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 

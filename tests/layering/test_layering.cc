@@ -47,6 +47,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     layer("core");
     layer("layers");
     layer("io");
+    layer("interop");  // ONNX import/export, PyTorch names (libonnx)
     layer("data");
     layer("device");
     layer("memory");

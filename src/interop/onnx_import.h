@@ -1,0 +1,39 @@
+// interop/onnx_import.h — an ONNX model (e.g. torch.onnx.export of a torchvision network) as a vdnn
+// model description plus its initializers.
+//
+// Model: the ONNX graph is read with libonnx's protobuf classes (never a parser of our own) and
+// translated node by node into the layers of io/model_file.h; the result goes through the same
+// checked path as a JSON model file. Each parameterised layer is named after its initializers'
+// common prefix ("features.0.weight" -> layer "features.0"), so vdnn's tensor names are the
+// initializers' own names and a checkpoint loads into PyTorch with load_state_dict. Supported: the
+// operators torchvision's classification networks export to (docs/interop.md lists them with their
+// attributes); anything else is one vdnn::Error naming the file, the node, the operator and what
+// is supported — never a silently different network.
+//
+//   ImportedModel m = import_onnx("resnet18.onnx");
+//   Graph g = parse_model(m.model, "resnet18.onnx");
+//   // m.weights: "conv1.weight" [64, 3, 7, 7], "bn1.running_mean" [64], ...
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "io/model_file.h"
+#include "io/safetensors.h"
+
+namespace vdnn {
+
+struct ImportedModel {
+  nlohmann::json model;  // a vdnn model description (io/model_file.h)
+  SafeTensors weights;   // the initializers, under vdnn's tensor names, in vdnn's plain layouts
+};
+
+// Reads `path`; throws vdnn::Error naming the file (and the node) on anything it cannot import.
+ImportedModel import_onnx(const std::string& path, const ModelOptions& options = {});
+// The same from the file's bytes; `source` names it in errors (the fuzz target's entry point).
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& source,
+                                const ModelOptions& options = {});
+
+}  // namespace vdnn
