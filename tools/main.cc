@@ -5,6 +5,7 @@
 //   vdnn plan --model vgg16 --batch 256 --device titan-x-maxwell
 //   vdnn profile --model fmnist_cnn --batch 128 --save costs.json
 //   vdnn infer --model fmnist_cnn --weights run.safetensors --data fashion-mnist
+//   vdnn export --onnx out.onnx --model fmnist_cnn --weights run.safetensors
 // User errors print one line "error: ..." and exit 1; a bug in vdnn exits 70.
 #include <cstdio>
 #include <iostream>
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
   add("profile", "measure every layer's forward/backward time and workspace per algorithm on this CPU",
       vdnn::cli::add_profile_command);
   add("infer", "test loss and accuracy of saved weights (a `train --save` checkpoint)", vdnn::cli::add_infer_command);
+  add("export", "write a network and its weights as an ONNX model for inference (ONNX Runtime)",
+      vdnn::cli::add_export_command);
   vdnn::cli::check_numeric_flags(app);  // no NaN, no saturated integers, on any numeric flag
   try {
     app.parse(argc, argv);

@@ -1,0 +1,74 @@
+// `vdnn export --onnx`: a network and its weights as an ONNX model for inference (ONNX Runtime),
+// interop/onnx_export.h. The weights go through load_weights first, with the checks `vdnn infer`
+// makes (names, shapes, finite values, the weights_sha256 of a vdnn checkpoint).
+//
+//   vdnn export --onnx out.onnx --model fmnist_cnn --weights run.safetensors [--batch 1]
+//   vdnn export --onnx out.onnx --model resnet18 --input 3x64x64 --classes 10   (seeded weights)
+// Without --weights: an ONNX model's own initializers, or vdnn's seeded initialisation (--seed).
+#include <cstdio>
+
+#include "commands.h"
+#include "interop/network_source.h"
+#include "interop/onnx_export.h"
+#include "io/model_file.h"
+#include "runtime/checkpoint.h"
+#include "runtime/net.h"
+#include "util/atomic_file.h"
+#include "vdnn/error.h"
+
+namespace vdnn::cli {
+namespace {
+
+struct ExportOptions {
+  std::string onnx, model, weights, input;
+  int64_t batch = 1;
+  int classes = 0;
+  uint64_t seed = 1;
+};
+
+int run_export(const ExportOptions& o) {
+  check_output_files({{"--onnx", o.onnx}});
+  ModelOptions mo;
+  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
+  if (o.classes > 0) mo.classes = o.classes;
+  NetworkSource source = load_network(o.model, mo);
+  SafeTensors weights = std::move(source.initial_weights);
+  if (!o.weights.empty()) {
+    try {
+      weights = read_weights_file(o.weights);
+    } catch (const Error& e) {
+      VDNN_THROW("--weights " << e.what());
+    }
+  }
+  // A Net of batch 1 holds the weights: the seeded initialisation, or the file's, checked on loading.
+  Net net(std::move(source.graph), {.batch = 1, .seed = o.seed});
+  if (!weights.tensors.empty()) load_weights(weights, net);
+  SafeTensors plain;
+  for (size_t i = 0; i < net.params().size(); ++i)
+    plain.tensors.push_back({net.params()[i].name, net.params()[i].spec.file_dims(), net.export_param(i)});
+  const onnx::ModelProto model = export_onnx(net.graph(), &plain, {.batch = o.batch});
+  write_onnx(o.onnx, model);
+  std::printf("wrote %s: model %s, %d nodes, %zu initializers, input [%lld, %s], opset %d\n", o.onnx.c_str(),
+              net.graph().name().c_str(), model.graph().node_size(), plain.tensors.size(),
+              static_cast<long long>(o.batch), net.graph().input_shape().to_string().c_str(), kOnnxExportOpset);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_export_command(CLI::App& app) {
+  auto o = std::make_shared<ExportOptions>();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--onnx", o->onnx, "the ONNX file to write (opset 13, for inference)")->required();
+  app.add_option("--model", o->model, "model name (see `vdnn models`), JSON file or ONNX file")->required();
+  app.add_option("--weights", o->weights,
+                 "safetensors file, e.g. from `vdnn train --save` (default: the model's initial weights)");
+  app.add_option("--batch", o->batch, "the fixed batch size N of the ONNX input [N, C, H, W]")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
+  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
+  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
+  app.add_option("--seed", o->seed, "seed of the initial weights when there is no --weights")->capture_default_str();
+  return [o] { return run_export(*o); };
+}
+
+}  // namespace vdnn::cli
