@@ -43,6 +43,16 @@ void write_gzip(const std::string& path, const std::vector<Bytes>& parts) {
   }
 }
 
+// A safetensors file as PyTorch's writer makes it (vdnn's writes only F32 and I64): the header
+// text, its length first, then the data.
+Bytes safetensors_bytes(const std::string& header, const Bytes& data) {
+  Bytes b;
+  for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(static_cast<uint64_t>(header.size()) >> (8 * i)));
+  b.insert(b.end(), header.begin(), header.end());
+  b.insert(b.end(), data.begin(), data.end());
+  return b;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,5 +74,18 @@ int main(int argc, char** argv) {
   vdnn::SafeTensors one;
   one.tensors.push_back({"fc.weight", {3}, {1, 2, 3}});
   vdnn::write_safetensors(dir + "/safetensors/one-tensor.safetensors", one);
+  // Every dtype a PyTorch state_dict brings: F16 [1, -2, 65504, 2^-24], BF16 [1, -0.5], F64 [0.1],
+  // I64 num_batches_tracked 7, U8 [255].
+  write_plain(dir + "/safetensors/pytorch-dtypes.safetensors",
+              safetensors_bytes(R"({"h":{"dtype":"F16","shape":[4],"data_offsets":[0,8]},)"
+                                R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]},)"
+                                R"("d":{"dtype":"F64","shape":[1],"data_offsets":[12,20]},)"
+                                R"("n.num_batches_tracked":{"dtype":"I64","shape":[],"data_offsets":[20,28]},)"
+                                R"("n.u8":{"dtype":"U8","shape":[1],"data_offsets":[28,29]}})",
+                                {0x00, 0x3c, 0x00, 0xc0, 0xff, 0x7b, 0x01, 0x00,  // F16
+                                 0x80, 0x3f, 0x00, 0xbf,                          // BF16
+                                 0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f,  // F64 0.1
+                                 7, 0, 0, 0, 0, 0, 0, 0,                          // I64
+                                 0xff}));                                         // U8
   return 0;
 }

@@ -36,7 +36,7 @@ int run_infer(InferOptions& o) {
   if (o.classes > 0) mo.classes = o.classes;
   SafeTensors weights;
   try {
-    weights = read_safetensors(o.weights);
+    weights = read_weights_file(o.weights);
   } catch (const Error& e) {
     VDNN_THROW("--weights " << e.what());
   }

@@ -42,6 +42,8 @@ struct TrainOptions {
   std::string costs;  // --policy dyn/auto: a saved `vdnn profile` (default: measure now)
   std::string backend = "cpu";
   std::string resume;  // a checkpoint to continue (o.config.save_path: where to save)
+  std::string initial_weights;  // a safetensors file (e.g. a PyTorch state_dict) to start from
+  std::string weight_decay_on = "weights";
   std::string progress = "auto";
   std::string on_nan = "stop";
   std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, link_bandwidth = "0", link_latency = "0";
@@ -136,6 +138,10 @@ BackendKind check_flags(TrainOptions& o) {
   if (backend == BackendKind::kCpu && !o.device_memory.empty()) check_budget_fits_host(o.device_memory);
   parse_link(o.link_bandwidth, o.link_latency);
   o.config.schedule = LrSchedule::parse(o.schedule);
+  o.config.weight_decay_on = SgdConfig::parse_decay_on(o.weight_decay_on);
+  if (!o.initial_weights.empty() && !o.resume.empty())
+    VDNN_THROW("--initial-weights and --resume both give the starting weights: use one (--resume continues its "
+               "checkpoint's run, --initial-weights starts a new run from a weights file)");
   o.config.evaluate = !o.no_eval;
   o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
   if (o.config.checkpoint_every > 0 && o.config.save_path.empty())
@@ -152,6 +158,18 @@ std::optional<Checkpoint> read_resume(const std::string& path) {
     VDNN_THROW("--resume " << e.what());
   }
   return std::nullopt;
+}
+
+// --initial-weights: every parameter and running statistic of the model, under its name and
+// PyTorch's shape (a state_dict saved with safetensors loads as it is; its num_batches_tracked
+// counters are kept and counted on). A missing or misshapen tensor is an error naming the file and tensor.
+void load_initial_weights(Net& net, const std::string& path) {
+  try {
+    load_weights(read_weights_file(path), net);
+  } catch (const Error& e) {
+    VDNN_THROW("--initial-weights " << e.what());
+  }
+  std::printf("initial weights from %s (weights_sha256 %s)\n", path.c_str(), net.weights_sha256().c_str());
 }
 
 void print_run(const Graph& graph, const Dataset& train, const Dataset& test, int64_t batch) {
@@ -296,6 +314,7 @@ int run_train(TrainOptions& o) {
     resume_trainer(trainer, *resume, o.resume);
     resume.reset();  // its tensors are in the Net now
   }
+  if (!o.initial_weights.empty()) load_initial_weights(net, o.initial_weights);
   TrainConsole console(Progress::parse(o.progress), o.batch);
   trainer.on_step([&](const StepProgress& p) { console.step(p); });
   TrainResult r;
@@ -348,8 +367,12 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--lr-gamma", o->config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
   app.add_option("--momentum", o->config.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))
       ->capture_default_str();
-  app.add_option("--weight-decay", o->config.weight_decay, "L2 weight decay (weights only)")
+  app.add_option("--weight-decay", o->config.weight_decay, "L2 weight decay (on what: --weight-decay-on)")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--weight-decay-on", o->weight_decay_on,
+                 "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
+                 "weight/bias too)")
+      ->check(CLI::IsMember({"weights", "all"}))->capture_default_str();
   app.add_option("--seed", o->config.seed, "seed for initialization, shuffling and dropout")
       ->capture_default_str();
   app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")
@@ -394,6 +417,9 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--checkpoint-every", o->config.checkpoint_every, "also write the --save checkpoint every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--resume", o->resume, "continue the run saved in this checkpoint (same model, batch, seed, data)");
+  app.add_option("--initial-weights", o->initial_weights,
+                 "start from the weights and running statistics in this safetensors file (a vdnn checkpoint "
+                 "or a PyTorch state_dict with the model's names) instead of the seeded initialisation");
   app.add_option("--progress", o->progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
   return [o] { return run_train(*o); };

@@ -26,12 +26,16 @@ struct ParamSpec {
   // kHeNormal: std sqrt(2/fan_in) (convolutions, followed by ReLU); kLecunNormal: std
   // sqrt(1/fan_in) (fully connected layers, so the classifier starts with small logits).
   enum class Init { kHeNormal, kLecunNormal, kZero, kOne };
-  std::string name;           // "weight", "bias", "scale", "shift", "running_mean", "running_var"
+  std::string name;           // "weight", "bias", "running_mean", "running_var" (PyTorch's names)
   std::vector<int64_t> dims;  // plain layout
   Init init = Init::kZero;
   int64_t fan_in = 1;       // for the normal initializations
   bool trainable = true;    // false: running statistics, updated by the layer, not by SGD
   bool decay = false;       // weight decay applies
+  // The shape checkpoints and weight files hold (PyTorch's), in the same memory order, where it
+  // differs from `dims`: a grouped convolution's [O, I/groups, kh, kw] for its goihw dims. Empty: dims.
+  std::vector<int64_t> file_shape;
+  const std::vector<int64_t>& file_dims() const { return file_shape.empty() ? dims : file_shape; }
   int64_t elements() const {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -30,23 +30,38 @@ int64_t elements_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// A dtype safetensors defines: its element size and how vdnn reads it.
+struct Dtype {
+  const char* name;
+  uint64_t bytes;
+  enum Kind { kFloat, kSigned, kUnsigned, kUnsupported } kind;
+};
+
+constexpr Dtype kDtypes[] = {
+    {"F32", 4, Dtype::kFloat},        {"F16", 2, Dtype::kFloat},           {"BF16", 2, Dtype::kFloat},
+    {"F64", 8, Dtype::kFloat},        {"I8", 1, Dtype::kSigned},           {"I16", 2, Dtype::kSigned},
+    {"I32", 4, Dtype::kSigned},       {"I64", 8, Dtype::kSigned},          {"U8", 1, Dtype::kUnsigned},
+    {"U16", 2, Dtype::kUnsigned},     {"U32", 4, Dtype::kUnsigned},        {"U64", 8, Dtype::kUnsigned},
+    {"BOOL", 1, Dtype::kUnsupported}, {"F8_E5M2", 1, Dtype::kUnsupported}, {"F8_E4M3", 1, Dtype::kUnsupported}};
+
+const Dtype* dtype_named(const std::string& name) {
+  for (const Dtype& d : kDtypes)
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
 // Where one tensor's bytes are, as the header says.
 struct Entry {
   std::string name;
   std::vector<int64_t> shape;
+  const Dtype* dtype = nullptr;
   uint64_t begin = 0, end = 0;
 };
 
-bool is_known_dtype(const std::string& d) {
-  static const std::set<std::string> known = {"BOOL", "U8",  "I8",  "F8_E5M2", "F8_E4M3", "I16", "U16",
-                                              "F16",  "BF16", "I32", "U32",     "F32",     "F64", "I64",
-                                              "U64"};
-  return known.count(d) > 0;
-}
-
 class HeaderReader {
  public:
-  HeaderReader(const std::string& path, uint64_t data_bytes) : path_(path), data_bytes_(data_bytes) {}
+  HeaderReader(const std::string& path, uint64_t data_bytes, const SafeTensorsReadOptions& options)
+      : path_(path), data_bytes_(data_bytes), options_(options) {}
 
   [[noreturn]] void fail(const std::string& what) const { VDNN_THROW(path_ << ": " << what); }
 
@@ -56,11 +71,7 @@ class HeaderReader {
     for (const char* key : {"dtype", "shape", "data_offsets"})
       if (!j.contains(key)) fail(t + ": field '" + key + "' is missing");
     if (!j["dtype"].is_string()) fail(t + ": dtype must be a string such as \"F32\"");
-    const std::string dtype = j["dtype"].get<std::string>();
-    if (dtype != "F32")
-      fail(t + (is_known_dtype(dtype) ? ": dtype " + dtype + " is not supported (vdnn reads F32 only)"
-                                      : ": unknown dtype '" + dtype + "' (vdnn reads F32)"));
-    Entry e{name, shape(t, j["shape"]), 0, 0};
+    Entry e{name, shape(t, j["shape"]), dtype(t, name, j["dtype"].get<std::string>()), 0, 0};
     const nlohmann::json& off = j["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       fail(t + ": data_offsets must be [begin, end], two non-negative integers");
@@ -71,14 +82,26 @@ class HeaderReader {
     if (e.end > data_bytes_)
       fail("truncated: " + t + " ends at data byte " + std::to_string(e.end) + " but only " +
            std::to_string(data_bytes_) + " data bytes follow the header");
-    const uint64_t expected = static_cast<uint64_t>(elements_of(e.shape)) * sizeof(float);
+    // elements <= 2^60 and bytes <= 8: no overflow
+    const uint64_t expected = static_cast<uint64_t>(elements_of(e.shape)) * e.dtype->bytes;
     if (e.end - e.begin != expected)
-      fail(t + ": shape " + shape_text(e.shape) + " needs " + std::to_string(expected) +
-           " bytes of F32 but data_offsets span " + std::to_string(e.end - e.begin));
+      fail(t + ": shape " + shape_text(e.shape) + " needs " + std::to_string(expected) + " bytes of " +
+           e.dtype->name + " but data_offsets span " + std::to_string(e.end - e.begin));
     return e;
   }
 
  private:
+  const Dtype* dtype(const std::string& t, const std::string& name, const std::string& text) const {
+    const Dtype* d = dtype_named(text);
+    if (!d) fail(t + ": unknown dtype '" + text + "' (vdnn reads F32, F16, BF16, F64 and integer dtypes)");
+    if (d->kind == Dtype::kUnsupported)
+      fail(t + ": dtype " + text + " is not supported (vdnn reads F32, F16, BF16 and F64 as floats)");
+    if (d->kind != Dtype::kFloat && !(options_.accept_integer && options_.accept_integer(name)))
+      fail(t + ": dtype " + text + " holds integers, which vdnn takes only where it knows their meaning "
+           "(a batch norm's num_batches_tracked); parameters must be F32, F16, BF16 or F64");
+    return d;
+  }
+
   // Dimensions are checked as they multiply, so the byte count cannot overflow.
   std::vector<int64_t> shape(const std::string& t, const nlohmann::json& j) const {
     if (!j.is_array()) fail(t + ": shape must be an array of non-negative integers");
@@ -97,6 +120,7 @@ class HeaderReader {
 
   const std::string& path_;
   uint64_t data_bytes_;
+  const SafeTensorsReadOptions& options_;
 };
 
 std::map<std::string, std::string> read_metadata(const HeaderReader& r, const nlohmann::json& j) {
@@ -136,7 +160,66 @@ uint64_t read_u64_le(const uint8_t* b) {
   return v;
 }
 
+// One little-endian element of `bytes` bytes, zero-extended.
+uint64_t read_le(const uint8_t* b, uint64_t bytes) {
+  uint64_t v = 0;
+  for (uint64_t i = bytes; i-- > 0;) v = (v << 8) | b[i];
+  return v;
+}
+
+// IEEE half precision to float: exact (every half is a float; subnormal halves are normal floats).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // Inf, NaN
+  if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // zero or subnormal: exact
+  return sign ? -magnitude : magnitude;
+}
+
+// The elements of one tensor, converted: floats into t.data, integers into t.integers.
+void convert(const HeaderReader& r, const Entry& e, const uint8_t* bytes, SafeTensor& t) {
+  const size_t n = static_cast<size_t>(elements_of(e.shape));
+  const uint64_t size = e.dtype->bytes;
+  const std::string name = e.dtype->name;
+  if (e.dtype->kind != Dtype::kFloat) {
+    t.integers.resize(n);
+    const unsigned shift = static_cast<unsigned>(64 - 8 * size);
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t v = read_le(bytes + k * size, size);
+      if (e.dtype->kind == Dtype::kSigned) {
+        t.integers[k] = static_cast<int64_t>(v << shift) >> shift;  // sign-extend
+      } else {
+        if (v > static_cast<uint64_t>(INT64_MAX))
+          r.fail("tensor '" + e.name + "' element " + std::to_string(k) + " is " + std::to_string(v) +
+                 ", beyond the int64 range vdnn keeps integers in");
+        t.integers[k] = static_cast<int64_t>(v);
+      }
+    }
+    return;
+  }
+  t.data.resize(n);
+  if (name == "F32") {
+    if (n) std::memcpy(t.data.data(), bytes, n * sizeof(float));
+  } else if (name == "F16") {
+    for (size_t k = 0; k < n; ++k) t.data[k] = half_to_float(static_cast<uint16_t>(read_le(bytes + 2 * k, 2)));
+  } else if (name == "BF16") {  // the top half of a float
+    for (size_t k = 0; k < n; ++k)
+      t.data[k] = std::bit_cast<float>(static_cast<uint32_t>(read_le(bytes + 2 * k, 2)) << 16);
+  } else {  // F64: to the nearest float (ties to even)
+    for (size_t k = 0; k < n; ++k) {
+      const double d = std::bit_cast<double>(read_le(bytes + 8 * k, 8));
+      t.data[k] = static_cast<float>(d);
+      if (std::isfinite(d) && !std::isfinite(t.data[k]))
+        r.fail("tensor '" + e.name + "' element " + std::to_string(k) + " is " + VDNN_MSG(d) +
+               ", beyond the range of float (F64 is read as float)");
+    }
+  }
+}
+
 }  // namespace
+
+bool SafeTensor::is_integer() const { return !dtype.empty() && (dtype[0] == 'I' || dtype[0] == 'U'); }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
@@ -155,6 +238,9 @@ const SafeTensor& SafeTensors::require(const std::string& name, const std::vecto
   const std::string file = path.empty() ? "safetensors" : path;
   const SafeTensor* t = find(name);
   if (!t) VDNN_THROW(file << ": tensor '" << name << "' that " << what << " needs is missing");
+  if (t->is_integer())
+    VDNN_THROW(file << ": tensor '" << name << "' has dtype " << t->dtype << " (integers) but " << what
+                    << " needs floating-point values (F32, F16, BF16 or F64)");
   if (t->shape != shape)
     VDNN_THROW(file << ": tensor '" << name << "' has shape " << shape_text(t->shape) << " but " << what
                     << " needs shape " << shape_text(shape));
@@ -167,10 +253,13 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
   uint64_t offset = 0;
   for (const SafeTensor& t : file.tensors) {
     VDNN_CHECK(t.name != kMetadataKey && !header.contains(t.name), "tensor name '" << t.name << "' twice");
-    VDNN_CHECK(static_cast<int64_t>(t.data.size()) == elements_of(t.shape),
-               "tensor '" << t.name << "' holds " << t.data.size() << " floats for shape " << shape_text(t.shape));
-    const uint64_t bytes = t.data.size() * sizeof(float);
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    const size_t count = t.is_integer() ? t.integers.size() : t.data.size();
+    VDNN_CHECK(static_cast<int64_t>(count) == elements_of(t.shape),
+               "tensor '" << t.name << "' holds " << count << (t.is_integer() ? " integers" : " floats")
+                          << " for shape " << shape_text(t.shape));
+    const uint64_t bytes = count * (t.is_integer() ? sizeof(int64_t) : sizeof(float));
+    header[t.name] = {{"dtype", t.is_integer() ? "I64" : "F32"}, {"shape", t.shape},
+                      {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
@@ -180,19 +269,25 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
   AtomicFile out(path);
   out.write(length, sizeof length);
   out.write(text.data(), text.size());
-  for (const SafeTensor& t : file.tensors) out.write(t.data.data(), t.data.size() * sizeof(float));
+  for (const SafeTensor& t : file.tensors) {
+    if (t.is_integer())
+      out.write(t.integers.data(), t.integers.size() * sizeof(int64_t));
+    else
+      out.write(t.data.data(), t.data.size() * sizeof(float));
+  }
   out.commit();
 }
 
-SafeTensors read_safetensors(const std::string& path) {
+SafeTensors read_safetensors(const std::string& path, const SafeTensorsReadOptions& options) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) VDNN_THROW(path << ": no such file");
   if (std::filesystem::is_directory(path, ec)) VDNN_THROW(path << ": is a folder, expected a .safetensors file");
   const MappedFile file(path);
-  return parse_safetensors(file.bytes(), path);
+  return parse_safetensors(file.bytes(), path, options);
 }
 
-SafeTensors parse_safetensors(std::span<const uint8_t> bytes, const std::string& source) {
+SafeTensors parse_safetensors(std::span<const uint8_t> bytes, const std::string& source,
+                              const SafeTensorsReadOptions& options) {
   const uint64_t size = bytes.size();
   if (size < 8)
     VDNN_THROW(source << ": truncated: " << size << " bytes, shorter than the 8-byte header length");
@@ -207,7 +302,7 @@ SafeTensors parse_safetensors(std::span<const uint8_t> bytes, const std::string&
 
   const uint64_t data_bytes = size - 8 - n;
   const auto data = bytes.subspan(8 + n);
-  const HeaderReader reader(source, data_bytes);
+  const HeaderReader reader(source, data_bytes, options);
   SafeTensors file;
   file.path = source;
   std::vector<Entry> entries;
@@ -219,8 +314,8 @@ SafeTensors parse_safetensors(std::span<const uint8_t> bytes, const std::string&
   }
   check_tiling(reader, entries, data_bytes);
   for (const Entry& e : entries) {
-    SafeTensor t{e.name, e.shape, std::vector<float>(static_cast<size_t>(elements_of(e.shape)))};
-    if (e.end > e.begin) std::memcpy(t.data.data(), data.data() + e.begin, e.end - e.begin);
+    SafeTensor t{e.name, e.shape, {}, e.dtype->name, {}};
+    convert(reader, e, data.data() + e.begin, t);
     file.tensors.push_back(std::move(t));
   }
   return file;

@@ -27,8 +27,8 @@ class BatchNormLayer : public Layer {
   Shape infer_shape(const std::vector<Shape>& in) const override { return in[0]; }
   std::vector<ParamSpec> params(const std::vector<Shape>& in) const override {
     const int64_t c = in[0].channels();
-    return {{"scale", {c}, ParamSpec::Init::kOne, 1, true, false},
-            {"shift", {c}, ParamSpec::Init::kZero, 1, true, false},
+    return {{"weight", {c}, ParamSpec::Init::kOne, 1, true, false},  // PyTorch's names for scale, shift
+            {"bias", {c}, ParamSpec::Init::kZero, 1, true, false},
             {"running_mean", {c}, ParamSpec::Init::kZero, 1, false, false},
             {"running_var", {c}, ParamSpec::Init::kOne, 1, false, false}};
   }

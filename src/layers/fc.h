@@ -1,8 +1,8 @@
 // layers/fc.h — fully connected (inner product); takes CxHxW or K inputs without a flatten.
 //
 //   {"name": "fc1", "type": "fc", "units": 512, "bias": true}
-// Weights are [units, C, H, W] (or [units, K]): the same bytes as [units, C*H*W] in NCHW order.
-// Backward reads the input.
+// Weights are [units, C, H, W] (or [units, K]): the same bytes as [units, C*H*W] in NCHW order,
+// the shape files hold (PyTorch's Linear after a flatten). Backward reads the input.
 #pragma once
 
 #include "core/layer.h"
@@ -32,6 +32,7 @@ class FcLayer : public Layer {
   std::vector<ParamSpec> params(const std::vector<Shape>& in) const override {
     ParamSpec w{"weight", {p_.units}, ParamSpec::Init::kLecunNormal, in[0].elements(), true, true};
     w.dims.insert(w.dims.end(), in[0].dims.begin(), in[0].dims.end());
+    if (in[0].rank() != 1) w.file_shape = {p_.units, in[0].elements()};
     std::vector<ParamSpec> out{w};
     if (p_.bias) out.push_back({"bias", {p_.units}, ParamSpec::Init::kZero, 1, true, false});
     return out;

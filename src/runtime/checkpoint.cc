@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <iomanip>
+#include <optional>
 
 #include "vdnn/error.h"
 
@@ -13,6 +14,28 @@ namespace {
 
 constexpr const char* kFormat = "vdnn-checkpoint";
 const std::string kMomentumSuffix = ":momentum";
+const std::string kBatchesTracked = ".num_batches_tracked";
+
+bool is_batch_norm(const Net& net, int node) { return net.graph().nodes()[node].layer->type() == "batch_norm"; }
+
+std::string batches_tracked_name(const Net& net, int node) {
+  return net.graph().nodes()[node].layer->name() + kBatchesTracked;
+}
+
+// A batch norm's num_batches_tracked in `file`, if it has one: an integer scalar >= steps_done.
+std::optional<int64_t> batches_tracked(const SafeTensors& file, const std::string& name, int64_t steps_done) {
+  const SafeTensor* t = file.find(name);
+  if (!t) return std::nullopt;
+  const std::string path = file.path.empty() ? "safetensors" : file.path;
+  if (!t->is_integer() || !t->shape.empty())
+    VDNN_THROW(path << ": tensor '" << name << "' is " << t->dtype << " " << shape_text(t->shape)
+                    << ", expected an integer scalar (shape []), as PyTorch's BatchNorm writes it");
+  const int64_t v = t->integers[0];
+  if (v < steps_done)
+    VDNN_THROW(path << ": tensor '" << name << "' is " << v << ", expected a count >= " << steps_done
+                    << " (the optimizer steps the checkpoint has done)");
+  return v;
+}
 
 const char* schedule_name(LrSchedule::Kind k) {
   switch (k) {
@@ -69,17 +92,37 @@ const std::vector<float>& checked_values(const SafeTensors& f, const std::string
   return values;
 }
 
+// The tensor `name` holding parameter `spec`: in PyTorch's shape (spec.file_dims()), or in vdnn's
+// internal one (spec.dims, which files written before held; the same memory order either way).
+const SafeTensor& require_param(const SafeTensors& file, const std::string& name, const ParamSpec& spec,
+                                const std::string& what) {
+  const SafeTensor* found = file.find(name);
+  return file.require(name, found && found->shape == spec.dims ? spec.dims : spec.file_dims(), what);
+}
+
 }  // namespace
+
+bool is_batches_tracked(const std::string& tensor_name) {
+  return tensor_name.size() > kBatchesTracked.size() && tensor_name.ends_with(kBatchesTracked);
+}
+
+SafeTensors read_weights_file(const std::string& path) {
+  return read_safetensors(path, {.accept_integer = is_batches_tracked});
+}
 
 void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
                      const CheckpointPosition& at) {
   SafeTensors f;
   const std::vector<ParamTensor>& params = net.params();
-  for (size_t i = 0; i < params.size(); ++i)
-    f.tensors.push_back({params[i].name, params[i].spec.dims, net.export_param(i)});
+  for (size_t i = 0; i < params.size(); ++i) {
+    f.tensors.push_back({params[i].name, params[i].spec.file_dims(), net.export_param(i)});
+    const int node = params[i].node;
+    if (is_batch_norm(net, node) && (i + 1 == params.size() || params[i + 1].node != node))  // after its last
+      f.tensors.push_back({batches_tracked_name(net, node), {}, {}, "I64", {net.batches_tracked_base(node) + at.step}});
+  }
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].velocity)
-      f.tensors.push_back({params[i].name + kMomentumSuffix, params[i].spec.dims, net.export_momentum(i)});
+      f.tensors.push_back({params[i].name + kMomentumSuffix, params[i].spec.file_dims(), net.export_momentum(i)});
   const int64_t per_epoch = std::max<int64_t>(1, at.steps_per_epoch);
   f.metadata = {
       {"format", kFormat},
@@ -99,6 +142,7 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
       {"lr_gamma", exact(config.gamma)},
       {"momentum", exact(config.momentum)},
       {"weight_decay", exact(config.weight_decay)},
+      {"weight_decay_on", SgdConfig::name(config.weight_decay_on)},
       {"weights_sha256", net.weights_sha256()},
   };
   write_safetensors(path, f);
@@ -106,7 +150,7 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
 
 Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint c;
-  c.file = read_safetensors(path);
+  c.file = read_weights_file(path);
   const auto& m = c.file.metadata;
   auto format = m.find("format");
   if (format == m.end() || format->second != kFormat)
@@ -123,6 +167,13 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.position.steps_per_epoch = count(c.file, "steps_per_epoch");
   c.position.total_steps = count(c.file, "total_steps");
   c.dropout_step = number(c.file, "dropout_step");
+  if (auto on = m.find("weight_decay_on"); on != m.end()) {  // absent: written before it, "weights"
+    try {
+      c.weight_decay_on = SgdConfig::parse_decay_on(on->second);
+    } catch (const Error&) {
+      VDNN_THROW(path << ": metadata 'weight_decay_on' is '" << on->second << "', expected weights or all");
+    }
+  }
   if (c.batch < 1) VDNN_THROW(path << ": metadata 'batch' is 0, expected a batch size >= 1");
   const int64_t per_epoch = c.position.steps_per_epoch, step = c.position.step;
   if (per_epoch < 1) VDNN_THROW(path << ": metadata 'steps_per_epoch' is 0, expected >= 1");
@@ -146,13 +197,24 @@ void check_resumable(const Checkpoint& c, const std::string& model, int64_t batc
                            << " (the data order and dropout follow the seed)");
 }
 
-void load_weights(const SafeTensors& file, Net& net) {
+void check_same_decay_rule(const Checkpoint& c, const TrainConfig& config) {
+  if (c.weight_decay_on != config.weight_decay_on)
+    VDNN_THROW("--resume " << c.file.path << ": the checkpoint was trained with --weight-decay-on "
+                           << SgdConfig::name(c.weight_decay_on) << " but this run has --weight-decay-on "
+                           << SgdConfig::name(config.weight_decay_on));
+}
+
+void load_weights(const SafeTensors& file, Net& net, int64_t steps_done) {
   const std::vector<ParamTensor>& params = net.params();
   const std::string model = "model '" + net.graph().name() + "'";
   for (size_t i = 0; i < params.size(); ++i) {
-    const SafeTensor& t = file.require(params[i].name, params[i].spec.dims, model);
+    const SafeTensor& t = require_param(file, params[i].name, params[i].spec, model);
     net.import_param(i, checked_values(file, t.name, params[i].spec, t.data));
   }
+  for (int node = 0; node < static_cast<int>(net.graph().nodes().size()); ++node)
+    if (is_batch_norm(net, node))
+      net.set_batches_tracked_base(node, batches_tracked(file, batches_tracked_name(net, node), steps_done)
+                                             .value_or(steps_done) - steps_done);
   auto hash = file.metadata.find("weights_sha256");
   if (hash != file.metadata.end() && hash->second != net.weights_sha256())
     VDNN_THROW(file.path << ": the weights do not hash to the weights_sha256 in its metadata (the file is "
@@ -160,11 +222,11 @@ void load_weights(const SafeTensors& file, Net& net) {
 }
 
 void restore_checkpoint(const Checkpoint& c, Net& net) {
-  load_weights(c.file, net);
+  load_weights(c.file, net, c.position.step);
   const std::vector<ParamTensor>& params = net.params();
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].velocity) {
-      const SafeTensor& t = c.file.require(params[i].name + kMomentumSuffix, params[i].spec.dims, "SGD");
+      const SafeTensor& t = require_param(c.file, params[i].name + kMomentumSuffix, params[i].spec, "SGD");
       net.import_momentum(i, checked_values(c.file, t.name, ParamSpec{}, t.data));
     }
   net.set_dropout_step(c.dropout_step);

@@ -1,21 +1,27 @@
 // runtime/checkpoint.h — a training run saved to a safetensors file, and read back to resume it.
 //
 // Model: the tensors are every parameter and running statistic under its name ("conv1.weight",
-// "bn1.running_mean") and the SGD momentum of each trainable one ("conv1.weight:momentum"), all
-// in plain layouts. The "__metadata__" strings hold format ("vdnn-checkpoint") and
-// format_version, model, batch, seed, step (optimizer steps done), epoch and epoch_step (the
-// epoch the next step belongs to, 0-based, and the batches of it already done), steps_per_epoch,
-// total_steps, dropout_step, the optimizer and schedule settings and weights_sha256. vdnn draws
-// every random number from (seed, purpose, counter) — shuffles from (seed, epoch), dropout masks
-// from (seed, dropout_step) — so these counters are the whole RNG state, and the learning rate is
-// a function of the step: a run resumed from a checkpoint continues bit-identically.
+// "bn1.running_mean"), each batch norm's "bn1.num_batches_tracked" (I64 scalar: its count loaded
+// with the weights plus the optimizer steps done, where PyTorch counts training forwards) and the
+// SGD momentum of each trainable one ("conv1.weight:momentum"), all in plain layouts with
+// PyTorch's names and shapes (ParamSpec::file_dims: a grouped convolution's weight is
+// [O, I/groups, kh, kw]), so a state_dict loads into vdnn and vdnn's weights into PyTorch (less
+// the ":momentum" tensors, which PyTorch keeps in its optimizer). The "__metadata__" strings
+// hold format ("vdnn-checkpoint") and format_version, model, batch, seed, step (optimizer steps
+// done), epoch and epoch_step (the epoch the next step belongs to, 0-based, and the batches of it
+// already done), steps_per_epoch, total_steps, dropout_step, the optimizer and schedule settings
+// (weight_decay_on: "weights" or "all"; a checkpoint without it is "weights") and weights_sha256.
+// vdnn draws every random number from (seed, purpose, counter) — shuffles from (seed, epoch),
+// dropout masks from (seed, dropout_step) — so these counters are the whole RNG state, and the
+// learning rate is a function of the step: a run resumed from a checkpoint continues
+// bit-identically.
 //
 //   save_checkpoint("run.safetensors", net, config, {.step = 500, .steps_per_epoch = 468,
 //                                                    .total_steps = 4680});
 //   Checkpoint c = read_checkpoint("run.safetensors");    // Error naming the file if it is bad
 //   check_resumable(c, net.graph().name(), net.batch(), config.seed);
 //   restore_checkpoint(c, net);                   // weights, momentum, dropout counter
-//   load_weights(read_safetensors("w.safetensors"), net);   // weights only (vdnn infer)
+//   load_weights(read_weights_file("w.safetensors"), net);   // weights only (vdnn infer)
 #pragma once
 
 #include <cstdint>
@@ -43,7 +49,15 @@ struct Checkpoint {
   uint64_t seed = 0;
   CheckpointPosition position;
   uint64_t dropout_step = 0;
+  SgdConfig::DecayOn weight_decay_on = SgdConfig::DecayOn::kWeights;
 };
+
+// PyTorch's batch-norm counter "<layer>.num_batches_tracked" (an integer scalar): the one integer
+// tensor a weights file may hold.
+bool is_batches_tracked(const std::string& tensor_name);
+// read_safetensors taking those counters: the weights files --resume, --initial-weights and
+// `vdnn infer` read. Any other integer tensor is an error naming the file, tensor and dtype.
+SafeTensors read_weights_file(const std::string& path);
 
 // Writes the checkpoint atomically (temporary file, fsync, rename, fsync of the folder).
 void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
@@ -53,6 +67,9 @@ Checkpoint read_checkpoint(const std::string& path);
 // Throws vdnn::Error naming the file and both values when the checkpoint's model, batch size or
 // seed differ from the run that wants to resume it.
 void check_resumable(const Checkpoint& checkpoint, const std::string& model, int64_t batch, uint64_t seed);
+// Throws vdnn::Error naming the file and both values when the checkpoint's --weight-decay-on
+// differs from `config`'s (the others may change on resume, as a new learning rate may).
+void check_same_decay_rule(const Checkpoint& checkpoint, const TrainConfig& config);
 // Loads weights, running statistics and momentum into `net` and sets its dropout counter; throws
 // vdnn::Error as load_weights does, and when a momentum tensor is missing, misshapen or not finite.
 void restore_checkpoint(const Checkpoint& checkpoint, Net& net);
@@ -60,6 +77,8 @@ void restore_checkpoint(const Checkpoint& checkpoint, Net& net);
 // validation --resume and `vdnn infer` share. Throws vdnn::Error naming the file and tensor when a
 // tensor is missing or has another shape than the parameter, holds a NaN or Inf, a batch norm's
 // running_var holds a negative value, or the weights do not hash to the metadata's weights_sha256.
-void load_weights(const SafeTensors& file, Net& net);
+// A batch norm's "<layer>.num_batches_tracked", if present (an integer scalar >= steps_done), sets
+// the Net's count before step 0 (Net::batches_tracked_base): its value less `steps_done`.
+void load_weights(const SafeTensors& file, Net& net, int64_t steps_done = 0);
 
 }  // namespace vdnn

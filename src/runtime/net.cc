@@ -150,6 +150,11 @@ void Net::import_momentum(size_t i, const std::vector<float>& plain) {
   backend_->import_param(t.node, t.index, plain, t.velocity);
 }
 
+int64_t Net::batches_tracked_base(int node) const {
+  auto it = batches_tracked_base_.find(node);
+  return it == batches_tracked_base_.end() ? 0 : it->second;
+}
+
 std::string Net::weights_sha256() const {
   Sha256 hash;
   for (size_t i = 0; i < params_.size(); ++i) {

@@ -17,10 +17,20 @@ void Sgd::step(Backend& backend, std::vector<ParamTensor>& params, double lr) {
     u.count = static_cast<int64_t>(p.bytes / sizeof(float));
     u.lr = static_cast<float>(lr);
     u.momentum = static_cast<float>(config_.momentum);
-    u.weight_decay = p.spec.decay ? static_cast<float>(config_.weight_decay) : 0.0f;
+    const bool decays = p.spec.decay || config_.decay_on == SgdConfig::DecayOn::kAll;
+    u.weight_decay = decays ? static_cast<float>(config_.weight_decay) : 0.0f;
     backend.sgd_update(u);
   }
 }
+
+SgdConfig::DecayOn SgdConfig::parse_decay_on(const std::string& name) {
+  if (name == "weights") return DecayOn::kWeights;
+  if (name == "all") return DecayOn::kAll;
+  VDNN_THROW("--weight-decay-on '" << name << "': expected weights (vdnn: weights only) or all (PyTorch: every "
+                                   << "trainable parameter, biases and batch-norm weight/bias too)");
+}
+
+const char* SgdConfig::name(DecayOn d) { return d == DecayOn::kAll ? "all" : "weights"; }
 
 double LrSchedule::at(int64_t step, int epoch) const {
   switch (kind) {

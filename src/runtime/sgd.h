@@ -1,7 +1,8 @@
 // runtime/sgd.h — stochastic gradient descent with momentum and weight decay (PyTorch semantics),
 // and the learning-rate schedules.
 //
-//   g = grad + weight_decay * w   (weights only, not biases or BN parameters)
+//   g = grad + weight_decay * w   (decay_on kWeights: weights only, not biases or BN parameters;
+//                                  kAll: every trainable parameter, as torch.optim.SGD does)
 //   v = momentum * v + g
 //   w = w - lr * v
 //
@@ -18,8 +19,12 @@
 namespace vdnn {
 
 struct SgdConfig {
+  enum class DecayOn { kWeights, kAll };
   double momentum = 0.9;
   double weight_decay = 0.0;
+  DecayOn decay_on = DecayOn::kWeights;  // vdnn's default; kAll is PyTorch's
+  static DecayOn parse_decay_on(const std::string& name);  // "weights" | "all"
+  static const char* name(DecayOn d);
 };
 
 class Sgd {

@@ -12,7 +12,7 @@ namespace vdnn {
 using Clock = std::chrono::steady_clock;
 
 Trainer::Trainer(Net& net, TrainConfig config)
-    : net_(net), config_(config), sgd_({config.momentum, config.weight_decay}) {}
+    : net_(net), config_(config), sgd_({config.momentum, config.weight_decay, config.weight_decay_on}) {}
 
 void check_data_fits(const Graph& g, const Dataset& data) {
   const Shape sample = g.input_shape().rank() == 3
@@ -30,6 +30,7 @@ void check_data_fits(const Graph& g, const Dataset& data) {
 
 void Trainer::resume(const Checkpoint& checkpoint) {
   check_resumable(checkpoint, net_.graph().name(), net_.batch(), config_.seed);
+  check_same_decay_rule(checkpoint, config_);
   restore_checkpoint(checkpoint, net_);
   resume_path_ = checkpoint.file.path;
   start_step_ = checkpoint.position.step;

@@ -26,6 +26,7 @@ struct TrainConfig {
   double lr = 0.05;
   double momentum = 0.9;
   double weight_decay = 5e-4;
+  SgdConfig::DecayOn weight_decay_on = SgdConfig::DecayOn::kWeights;  // kAll: PyTorch's convention
   LrSchedule::Kind schedule = LrSchedule::kCosine;
   int step_epochs = 5;
   double gamma = 0.1;

@@ -9,6 +9,7 @@
 
 #include "cli/cli_run.h"
 #include "io/safetensors.h"
+#include "runtime/checkpoint.h"
 
 namespace {
 
@@ -66,7 +67,7 @@ TEST_F(CliHostileFiles, ModelFileWithOneClassIsRefusedAsTheFlagIs) {
 TEST_F(CliHostileFiles, InferAndResumeRefuseTheSameBadWeights) {
   const CliRun saved = vdnn(kTrain + "--iterations 2 --no-eval --save " + path("w.safetensors"));
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
-  const vdnn::SafeTensors good = vdnn::read_safetensors(path("w.safetensors"));
+  const vdnn::SafeTensors good = vdnn::read_weights_file(path("w.safetensors"));
   struct Damage {
     std::string tensor;
     float value;

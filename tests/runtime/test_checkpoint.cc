@@ -142,11 +142,14 @@ TEST_F(CheckpointFileTest, SavesEveryNStepsAndAtTheEnd) {
   EXPECT_EQ(c.model, "fmnist_cnn");
   EXPECT_EQ(c.batch, kBatch);
   EXPECT_EQ(c.seed, 3u);
-  // Every parameter and running statistic, and the momentum of each trainable one.
+  // Every parameter and running statistic, each batch norm's num_batches_tracked (bn1, bn2) and
+  // the momentum of each trainable one.
   Net net(load_model("fmnist_cnn"), options());
   size_t trainable = 0;
   for (const ParamTensor& p : net.params()) trainable += p.velocity != nullptr;
-  EXPECT_EQ(c.file.tensors.size(), net.params().size() + trainable);
+  EXPECT_EQ(c.file.tensors.size(), net.params().size() + 2 + trainable);
+  ASSERT_NE(c.file.find("bn2.num_batches_tracked"), nullptr);
+  EXPECT_EQ(c.file.find("bn2.num_batches_tracked")->integers, std::vector<int64_t>{kSteps});
   ASSERT_NE(c.file.find("bn1.running_mean"), nullptr);
   ASSERT_NE(c.file.find("conv1.weight:momentum"), nullptr);
   load_weights(c.file, net);
@@ -197,7 +200,7 @@ TEST_F(CheckpointFileTest, MismatchedRunsAreRefused) {
 TEST_F(CheckpointFileTest, BadTensorsAreNamed) {
   const std::string file = path("run.safetensors");
   train(config(file));
-  SafeTensors f = read_safetensors(file);
+  SafeTensors f = read_weights_file(file);
   Net net(load_model("fmnist_cnn"), options());
 
   SafeTensors reshaped = f;
@@ -223,7 +226,7 @@ TEST_F(CheckpointFileTest, BadTensorsAreNamed) {
   weights_only.metadata.clear();
   write_safetensors(path("weights.safetensors"), weights_only);
   expect_error([&] { read_checkpoint(path("weights.safetensors")); }, {"weights.safetensors", "not a vdnn checkpoint"});
-  load_weights(read_safetensors(path("weights.safetensors")), net);  // fine for `vdnn infer`
+  load_weights(read_weights_file(path("weights.safetensors")), net);  // fine for `vdnn infer`
 
   SafeTensors bad_step = f;
   bad_step.metadata["step"] = "seven";
