@@ -92,9 +92,9 @@ NpyArray read_npy(const std::string& path) {
 }
 
 void write_npy(const std::string& path, const std::vector<int64_t>& shape, std::span<const float> data) {
-  std::string dims;
-  for (int64_t d : shape) dims += std::to_string(d) + ", ";
-  if (shape.size() > 1) dims.resize(dims.size() - 2);  // "(3,)" for one dimension, "(3, 4)" for more
+  std::string dims;  // "3," for one dimension (a Python tuple), "3, 4" for more
+  for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   const size_t total = kMagic.size() + 4 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
