@@ -35,10 +35,12 @@ Shape ConvLayer::infer_shape(const std::vector<Shape>& in) const {
 std::vector<ParamSpec> ConvLayer::params(const std::vector<Shape>& in) const {
   const int64_t ic_per_group = in[0].channels() / p_.groups;
   ParamSpec w{"weight", {}, ParamSpec::Init::kHeNormal, 1, true, true};
-  if (p_.groups > 1)
+  if (p_.groups > 1) {  // goihw for the backends; PyTorch's [O, I/groups, kh, kw] (same bytes) in files
     w.dims = {p_.groups, p_.channels / p_.groups, ic_per_group, p_.kh, p_.kw};
-  else
+    w.file_shape = {p_.channels, ic_per_group, p_.kh, p_.kw};
+  } else {
     w.dims = {p_.channels, ic_per_group, p_.kh, p_.kw};
+  }
   if (elements_up_to(w.dims) < 0)  // before fan_in, whose product could overflow
     fail(VDNN_MSG("its weight " << Shape(w.dims).to_string() << " has more than 2^36 elements"));
   w.fan_in = ic_per_group * p_.kh * p_.kw;

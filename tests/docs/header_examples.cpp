@@ -528,7 +528,7 @@ void examples(Given& given) {
     Checkpoint c = read_checkpoint("run.safetensors");
     check_resumable(c, net.graph().name(), net.batch(), config.seed);
     restore_checkpoint(c, net);
-    load_weights(read_safetensors("w.safetensors"), net);
+    load_weights(read_weights_file("w.safetensors"), net);
   }
   // == runtime/sgd.h
   {
