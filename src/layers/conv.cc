@@ -10,7 +10,9 @@ std::unique_ptr<Layer> ConvLayer::parse(const std::string& name, LayerConfig& cf
   if (!cfg.has("kernel")) cfg.fail("kernel", "an integer >= 1 or a pair [h, w] of them");
   std::tie(p.kh, p.kw) = cfg.pair("kernel", {1, 1});
   std::tie(p.sh, p.sw) = cfg.pair("stride", {1, 1});
+  std::tie(p.dh, p.dw) = cfg.pair("dilation", {1, 1});
   std::tie(p.ph, p.pw) = cfg.pair("pad", {0, 0}, 0);
+  std::tie(p.ph_end, p.pw_end) = cfg.pair("pad_end", {p.ph, p.pw}, 0);
   p.groups = cfg.integer("groups", 1, 1);
   p.bias = cfg.boolean("bias", true);
   if (p.channels % p.groups != 0)
@@ -24,11 +26,13 @@ Shape ConvLayer::infer_shape(const std::vector<Shape>& in) const {
   if (x.channels() % p_.groups != 0)
     fail(VDNN_MSG("input channels " << x.channels() << " are not divisible by groups "
                                     << p_.groups));
-  const int64_t oh = (x.height() + 2 * p_.ph - p_.kh) / p_.sh + 1;
-  const int64_t ow = (x.width() + 2 * p_.pw - p_.kw) / p_.sw + 1;
-  if (x.height() + 2 * p_.ph < p_.kh || x.width() + 2 * p_.pw < p_.kw)
-    fail(VDNN_MSG("kernel " << p_.kh << "x" << p_.kw << " does not fit input " << x.to_string()
-                            << " with pad " << p_.ph << "x" << p_.pw));
+  const int64_t padded_h = x.height() + p_.ph + p_.pb(), padded_w = x.width() + p_.pw + p_.pr();
+  if (padded_h < p_.span_h() || padded_w < p_.span_w())
+    fail(VDNN_MSG("kernel " << p_.kh << "x" << p_.kw << " (dilation " << p_.dh << "x" << p_.dw
+                            << ") does not fit input " << x.to_string() << " with pad " << p_.ph
+                            << "x" << p_.pw << ", pad_end " << p_.pb() << "x" << p_.pr()));
+  const int64_t oh = (padded_h - p_.span_h()) / p_.sh + 1;
+  const int64_t ow = (padded_w - p_.span_w()) / p_.sw + 1;
   return Shape{p_.channels, oh, ow};
 }
 
@@ -49,6 +53,7 @@ std::vector<ParamSpec> ConvLayer::params(const std::vector<Shape>& in) const {
   return out;
 }
 
+// Dilation spreads the taps without adding any: the count is kernel taps x outputs either way.
 double ConvLayer::forward_flops(const std::vector<Shape>& in, const Shape& out) const {
   const double macs_per_output = static_cast<double>(in[0].channels() / p_.groups) * p_.kh * p_.kw;
   return 2.0 * macs_per_output * static_cast<double>(out.elements());

@@ -26,6 +26,7 @@ static const std::map<std::string, Factory>& factories() {
       {"batch_norm", BatchNormLayer::parse},
       {"fc", FcLayer::parse},
       {"relu", [](auto& n, auto&) { return std::make_unique<ReluLayer>(n); }},
+      {"relu6", [](auto& n, auto&) { return std::make_unique<Relu6Layer>(n); }},
       {"dropout", DropoutLayer::parse},
       {"flatten", [](auto& n, auto&) { return std::make_unique<FlattenLayer>(n); }},
       {"concat", [](auto& n, auto&) { return std::make_unique<ConcatLayer>(n); }},

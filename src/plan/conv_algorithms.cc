@@ -1,5 +1,6 @@
 #include "plan/conv_algorithms.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "layers/conv.h"
@@ -24,7 +25,7 @@ double winograd_flops(const ConvProblem& p, int64_t m) {
 }
 
 bool is_3x3_stride_1(const ConvProblem& p) {
-  return p.kh == 3 && p.kw == 3 && p.sh == 1 && p.sw == 1;
+  return p.kh == 3 && p.kw == 3 && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1;
 }
 
 // --- FFT: every input channel, filter and output channel is transformed once to a padded
@@ -42,7 +43,7 @@ struct FftGrid {
 };
 
 FftGrid fft_grid(const ConvProblem& p) {
-  const int64_t hf = next_power_of_two(p.h + 2 * p.ph), wf = next_power_of_two(p.w + 2 * p.pw);
+  const int64_t hf = next_power_of_two(p.h + p.ph + p.pb), wf = next_power_of_two(p.w + p.pw + p.pr);
   return {d(hf * wf), d(hf * (wf / 2 + 1))};
 }
 
@@ -59,8 +60,8 @@ double fft_flops(const ConvProblem& p) {
 
 // cuDNN's documented conditions for its FFT algorithm.
 bool fft_applies(const ConvProblem& p) {
-  return p.sh == 1 && p.sw == 1 && p.h + 2 * p.ph <= 256 && p.w + 2 * p.pw <= 256 &&
-         p.kh > p.ph && p.kw > p.pw;
+  return p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && p.h + p.ph + p.pb <= 256 &&
+         p.w + p.pw + p.pr <= 256 && p.kh > std::max(p.ph, p.pb) && p.kw > std::max(p.pw, p.pr);
 }
 
 struct Algorithm {
@@ -105,6 +106,7 @@ ConvProblem ConvProblem::of(const ConvLayer& layer, const Shape& in, const Shape
   p.n = batch, p.c = in.channels(), p.h = in.height(), p.w = in.width();
   p.k = out.channels(), p.oh = out.height(), p.ow = out.width();
   p.kh = q.kh, p.kw = q.kw, p.sh = q.sh, p.sw = q.sw, p.ph = q.ph, p.pw = q.pw, p.groups = q.groups;
+  p.pb = q.pb(), p.pr = q.pr(), p.dh = q.dh, p.dw = q.dw;
   p.direct_flops = layer.forward_flops({in}, out) * d(batch);
   return p;
 }

@@ -5,11 +5,13 @@
 //   implicit_gemm          any convolution; the direct arithmetic; no workspace (memory-optimal)
 //   implicit_precomp_gemm  any convolution; the direct arithmetic; a table of input offsets
 //   gemm                   any convolution; the direct arithmetic; the im2col matrix of the batch
-//   fft                    stride 1, padded input <= 256 per side (cuDNN's documented limits);
-//                          pointwise products of spectra; the spectra are the workspace
-//   winograd               3x3 stride 1; F(2x2,3x3): 16 products per 2x2 output tile instead of 36;
-//                          fused, only the transformed filters are kept
-//   winograd_nonfused      3x3 stride 1; F(4x4,3x3): 36 products per 4x4 output tile instead of 144;
+//   fft                    stride 1, no dilation, padded input <= 256 per side, padding < kernel
+//                          (cuDNN's documented limits); pointwise products of spectra; the
+//                          spectra are the workspace
+//   winograd               3x3 stride 1, no dilation; F(2x2,3x3): 16 products per 2x2 output tile
+//                          instead of 36; fused, only the transformed filters are kept
+//   winograd_nonfused      3x3 stride 1, no dilation; F(4x4,3x3): 36 products per 4x4 output tile
+//                          instead of 144;
 //                          transformed inputs, filters and outputs are kept
 // FLOPs are the forward pass of the whole batch, 2 per multiply-add (Layer::forward_flops's rule).
 //
@@ -34,6 +36,7 @@ struct ConvProblem {
   int64_t n = 1, c = 1, h = 1, w = 1;  // input
   int64_t k = 1, oh = 1, ow = 1;       // output
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, groups = 1;
+  int64_t pb = 0, pr = 0, dh = 1, dw = 1;  // bottom / right padding (ph, pw: top / left); dilation
   double direct_flops = 0;             // the layer's own count, times the batch
 
   static ConvProblem of(const ConvLayer& layer, const Shape& in, const Shape& out, int64_t batch);

@@ -97,6 +97,37 @@ TEST(ModelFile, EveryMistakeGetsANamedError) {
                {"'p1'", "never used"});
 }
 
+// floor((H + pad + pad_end - dilation*(kernel-1) - 1) / stride) + 1, PyTorch's and ONNX's rule.
+TEST(ModelFile, ConvDilationAndPadEndSetTheOutputShape) {
+  ModelBuilder b("atrous", {3, 11, 10}, 4);
+  b.layer("conv", "a", {{"channels", 4}, {"kernel", 3}, {"dilation", {2, 3}}, {"pad", {1, 0}},
+                        {"pad_end", {0, 2}}, {"stride", {2, 1}}})
+      .layer("relu6", "r")
+      .layer("fc", "fc", {{"units", 4}})
+      .layer("softmax_cross_entropy", "loss");
+  const Graph g = b.build();
+  // H: (11 + 1 + 0 - 5) / 2 + 1 = 4; W: (10 + 0 + 2 - 7) / 1 + 1 = 6.
+  EXPECT_EQ(g.value(g.find_value("a")).shape, (Shape{4, 4, 6}));
+  EXPECT_EQ(g.value(g.find_value("r")).shape, (Shape{4, 4, 6}));
+  EXPECT_TRUE(g.nodes()[1].layer->can_run_in_place());
+  EXPECT_TRUE(g.nodes()[1].layer->backward_reads_output());
+  EXPECT_FALSE(g.nodes()[1].layer->backward_reads_input());
+  // Dilation spreads the taps, it adds none: 2 FLOPs per tap per output.
+  EXPECT_EQ(g.nodes()[0].layer->forward_flops({Shape{3, 11, 10}}, Shape{4, 4, 6}),
+            2.0 * 3 * 9 * 4 * 4 * 6);
+
+  auto with = [](auto edit) {
+    json m = tiny_model();
+    edit(m);
+    return m;
+  };
+  expect_error(with([](json& m) { m["layers"][0]["dilation"] = 0; }),
+               {"layer 'c1'", "'dilation'", "pair [h, w]"});
+  expect_error(with([](json& m) { m["layers"][0]["pad_end"] = -1; }), {"layer 'c1'", "'pad_end'"});
+  expect_error(with([](json& m) { m["layers"][0]["dilation"] = 5; }),  // 11 wide on 8 + 1 + 1
+               {"layer 'c1'", "does not fit", "dilation 5x5"});
+}
+
 TEST(ModelFile, AddRejectsMismatchedShapes) {
   ModelBuilder b("bad", {4, 6, 6}, 3);
   b.layer("conv", "a", {{"channels", 4}, {"kernel", 1}}).layer("conv", "b", {{"channels", 2}, {"kernel", 1}}, {"data"});

@@ -89,7 +89,31 @@ TEST(CudaOps, ConvolutionWithEveryAlgorithmChoice) {
          algo});
     expect_gpu_matches_cpu(
         {{{"type", "conv"}, {"channels", 16}, {"kernel", 1}}, 3, {Shape{16, 5, 5}}, algo});
+    expect_gpu_matches_cpu({{{"type", "conv"},  // dilated (cuDNN: the descriptor's dilation)
+                             {"channels", 8},
+                             {"kernel", 3},
+                             {"pad", 2},
+                             {"dilation", nlohmann::json::array({2, 3})},
+                             {"groups", 2}},
+                            2,
+                            {Shape{4, 10, 11}},
+                            algo});
   }
+}
+
+// cuDNN's CLIPPED_RELU at exactly 0 and 6 must give PyTorch's gradient (0 at both kinks), as the
+// CPU backend's oneDNN clip_v2 does (ReluKernel.GradientAtTheKinksIsPyTorchs).
+TEST(CudaOps, Relu6ClipsAtSixWithPyTorchsGradientAtTheKinks) {
+  VDNN_REQUIRE_GPU();
+  auto layer = layer_from({{"type", "relu6"}});
+  CudaKernelHarness h(*layer, 2, {Shape{4, 3, 3}});
+  std::vector<float> x = ref::random_vector(72, 310, -3.0f, 9.0f);
+  const float kinks[] = {0.0f, 6.0f, -0.0f, 6.0f, 0.0f, 5.9999995f, 6.0000005f, 1e-30f};
+  std::copy(std::begin(kinks), std::end(kinks), x.begin());
+  const ref::Tensor4 rx(2, 4, 3, 3, x);
+  EXPECT_EQ(h.forward({x}), ref::relu_forward(rx, 6.0f).v);
+  const auto dy = ref::random_vector(72, 311, 0.5f, 1.5f);
+  EXPECT_EQ(h.backward(dy).d_in[0], ref::relu_backward(rx, ref::Tensor4(2, 4, 3, 3, dy), 6.0f).v);
 }
 
 TEST(CudaOps, MaxAndAveragePoolingIncludingCeilModeAndGlobal) {
@@ -136,6 +160,7 @@ TEST(CudaOps, FullyConnectedOnImagesAndVectors) {
 TEST(CudaOps, ReluFlattenConcatAddAndTheLoss) {
   VDNN_REQUIRE_GPU();
   expect_gpu_matches_cpu({{{"type", "relu"}}, 2, {Shape{16, 3, 5}}});
+  expect_gpu_matches_cpu({{{"type", "relu6"}}, 2, {Shape{16, 3, 5}}});
   expect_gpu_matches_cpu({{{"type", "flatten"}}, 2, {Shape{4, 2, 3}}});
   expect_gpu_matches_cpu(
       {{{"type", "concat"}}, 2, {Shape{3, 3, 4}, Shape{5, 3, 4}, Shape{8, 3, 4}}});

@@ -1,5 +1,6 @@
 // Convolution kernel: forward and backward against the plain reference, backward by finite
-// differences; odd sizes, stride 2, groups, depthwise, blocked and plain input layouts.
+// differences; odd sizes, stride 2, groups, depthwise, dilation, asymmetric padding (pad_end),
+// blocked and plain input layouts.
 #include "layers/conv.h"
 #include "layers/layer_test_util.h"
 
@@ -12,15 +13,22 @@ struct ConvCase {
   int64_t n, c, h, w, oc, k, stride, pad, groups;
   bool bias;
   tag layout;
+  int64_t dilation = 1, pad_end = -1;  // pad_end: bottom and right; -1: absent (= pad)
 };
+
+nlohmann::json conv_json(const ConvCase& c) {
+  nlohmann::json j = {{"type", "conv"}, {"channels", c.oc}, {"kernel", c.k}, {"stride", c.stride},
+                      {"pad", c.pad}, {"groups", c.groups}, {"bias", c.bias}};
+  if (c.dilation != 1) j["dilation"] = c.dilation;
+  if (c.pad_end >= 0) j["pad_end"] = c.pad_end;
+  return j;
+}
 
 class ConvKernelTest : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ConvKernelTest, MatchesReferenceForwardAndBackward) {
   const ConvCase c = GetParam();
-  auto layer = layer_from({{"type", "conv"}, {"channels", c.oc}, {"kernel", c.k},
-                           {"stride", c.stride}, {"pad", c.pad}, {"groups", c.groups},
-                           {"bias", c.bias}});
+  auto layer = layer_from(conv_json(c));
   KernelHarness h(*layer, c.n, {Shape{c.c, c.h, c.w}}, c.layout);
   const int64_t icg = c.c / c.groups;
   auto x = ref::random_vector(c.n * c.c * c.h * c.w, 1);
@@ -31,7 +39,8 @@ TEST_P(ConvKernelTest, MatchesReferenceForwardAndBackward) {
   h.set_params(params);
   const auto y = h.forward({x});
 
-  ref::Conv2dParams p{c.groups, c.stride, c.stride, c.pad, c.pad, c.pad, c.pad};
+  const int64_t pe = c.pad_end >= 0 ? c.pad_end : c.pad;
+  ref::Conv2dParams p{c.groups, c.stride, c.stride, c.pad, c.pad, pe, pe, c.dilation, c.dilation};
   const ref::Tensor4 rx(c.n, c.c, c.h, c.w, x), rw(c.oc, icg, c.k, c.k, w);
   const ref::Tensor4 ry = ref::conv2d_forward(rx, rw, b, p);
   EXPECT_TRUE(ref::values_close(y, ry.v, 1e-4, 1e-4));
@@ -63,7 +72,19 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{2, 32, 4, 4, 48, 3, 2, 1, 1, true, tag::aBcd16b},
                       ConvCase{2, 16, 2, 3, 16, 3, 1, 1, 1, false, tag::aBcd16b},
                       ConvCase{2, 8, 5, 5, 8, 5, 1, 0, 1, false, tag::aBcd8b},
-                      ConvCase{2, 16, 2, 2, 16, 3, 1, 1, 16, true, tag::aBcd16b}));
+                      ConvCase{2, 16, 2, 2, 16, 3, 1, 1, 16, true, tag::aBcd16b},
+                      // dilation (DeepLab-style atrous, torchvision's segmentation backbones)
+                      ConvCase{2, 3, 9, 8, 4, 3, 1, 2, 1, true, tag::nchw, 2},
+                      ConvCase{2, 16, 11, 10, 32, 3, 2, 1, 1, true, tag::aBcd16b, 3},
+                      ConvCase{2, 16, 9, 9, 16, 3, 1, 2, 16, true, tag::aBcd16b, 2},  // depthwise
+                      ConvCase{2, 16, 7, 7, 8, 3, 1, 0, 4, false, tag::aBcd8b, 2},
+                      // asymmetric padding (ONNX pads, TensorFlow's "same" with even kernels)
+                      ConvCase{2, 3, 7, 6, 5, 2, 1, 0, 1, true, tag::nchw, 1, 1},
+                      ConvCase{2, 16, 8, 8, 16, 3, 2, 0, 1, true, tag::aBcd16b, 1, 1},
+                      ConvCase{3, 4, 7, 9, 6, 3, 1, 2, 2, true, tag::nchw, 2, 0},
+                      // both, with outputs below 4x4: the weight gradient by GEMM
+                      ConvCase{2, 16, 5, 5, 16, 3, 1, 1, 1, true, tag::aBcd16b, 2},
+                      ConvCase{2, 8, 4, 4, 8, 3, 1, 2, 1, false, tag::aBcd8b, 2, 0}));
 
 TEST(ConvKernel, FourChannelsPerGroupAvoidsTheReferenceKernel) {
   // oneDNN 2.6 has only ref:any for all three passes in nChw16c here (5.2 s forward per batch of
@@ -79,11 +100,18 @@ TEST(ConvKernel, FourChannelsPerGroupAvoidsTheReferenceKernel) {
 }
 
 TEST(ConvKernel, BackwardMatchesFiniteDifferences) {
-  auto layer = layer_from({{"type", "conv"}, {"channels", 4}, {"kernel", 3}, {"stride", 2},
-                           {"pad", 1}, {"groups", 2}});
-  KernelHarness h(*layer, 2, {Shape{4, 5, 7}}, tag::nchw);
-  h.set_params({ref::random_vector(4 * 2 * 9, 5), ref::random_vector(4, 6)});
-  check_gradients(h, {ref::random_vector(2 * 4 * 5 * 7, 7)}, 1e-2, 1e-2, 1e-3);
+  const nlohmann::json base = {{"type", "conv"}, {"channels", 4}, {"kernel", 3}, {"stride", 2},
+                               {"pad", 1}, {"groups", 2}};
+  nlohmann::json dilated = base;  // dilation (2, 1), padding top/left 1, bottom/right (0, 2)
+  dilated["dilation"] = nlohmann::json::array({2, 1});
+  dilated["pad_end"] = nlohmann::json::array({0, 2});
+  for (const nlohmann::json& j : {base, dilated}) {
+    SCOPED_TRACE(j.dump());
+    auto layer = layer_from(j);
+    KernelHarness h(*layer, 2, {Shape{4, 5, 7}}, tag::nchw);
+    h.set_params({ref::random_vector(4 * 2 * 9, 5), ref::random_vector(4, 6)});
+    check_gradients(h, {ref::random_vector(2 * 4 * 5 * 7, 7)}, 1e-2, 1e-2, 1e-3);
+  }
 }
 
 TEST(ConvKernel, BlockedBackwardMatchesFiniteDifferences) {
@@ -94,12 +122,19 @@ TEST(ConvKernel, BlockedBackwardMatchesFiniteDifferences) {
 }
 
 TEST(ConvKernel, TinyOutputBackwardMatchesFiniteDifferences) {
-  auto layer = layer_from({{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"stride", 2},
-                           {"pad", 1}});
-  KernelHarness h(*layer, 2, {Shape{16, 3, 4}}, tag::aBcd16b);  // 2x2 outputs
-  ASSERT_NE(h.kernel().implementation.find("gemm"), std::string::npos) << h.kernel().implementation;
-  h.set_params({ref::random_vector(16 * 16 * 9, 11, -0.2f, 0.2f), ref::random_vector(16, 12)});
-  check_gradients(h, {ref::random_vector(2 * 16 * 3 * 4, 13)}, 1e-2, 1e-2, 2e-3);
+  const nlohmann::json base = {{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"stride", 2},
+                               {"pad", 1}};
+  nlohmann::json dilated = base;  // 2x2 outputs too: (3 + 1 + 2 - 5) / 2 + 1, (4 + 1 + 1 - 3) / 2 + 1
+  dilated["dilation"] = nlohmann::json::array({2, 1});
+  dilated["pad_end"] = nlohmann::json::array({2, 1});
+  for (const nlohmann::json& j : {base, dilated}) {
+    SCOPED_TRACE(j.dump());
+    auto layer = layer_from(j);
+    KernelHarness h(*layer, 2, {Shape{16, 3, 4}}, tag::aBcd16b);  // 2x2 outputs
+    ASSERT_NE(h.kernel().implementation.find("gemm"), std::string::npos) << h.kernel().implementation;
+    h.set_params({ref::random_vector(16 * 16 * 9, 11, -0.2f, 0.2f), ref::random_vector(16, 12)});
+    check_gradients(h, {ref::random_vector(2 * 16 * 3 * 4, 13)}, 1e-2, 1e-2, 2e-3);
+  }
 }
 
 TEST(ConvKernel, OnlyTinyUngroupedOutputsTakeTheGemmWeightGradient) {

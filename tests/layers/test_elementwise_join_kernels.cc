@@ -1,5 +1,6 @@
-// ReLU, dropout, flatten, concat and add kernels against the reference; finite differences.
+// ReLU, ReLU6, dropout, flatten, concat and add kernels against the reference; finite differences.
 #include <cmath>
+#include <limits>
 
 #include "layers/layer_test_util.h"
 
@@ -15,14 +16,55 @@ std::vector<float> away_from_zero(size_t n, uint64_t seed) {
   return v;
 }
 
+// Values in [-3, 9] at least 0.05 away from 0 and 6, the kinks of ReLU and ReLU6.
+std::vector<float> away_from_kinks(size_t n, uint64_t seed) {
+  auto v = ref::random_vector(n, seed, -3.0f, 9.0f);
+  for (float& x : v)
+    for (float kink : {0.0f, 6.0f})
+      if (std::abs(x - kink) < 0.05f) x = x < kink ? kink - 0.05f : kink + 0.05f;
+  return v;
+}
+
+struct Activation {
+  const char* type;
+  float ceiling;  // relu: none
+};
+const Activation kActivations[] = {{"relu", std::numeric_limits<float>::infinity()},
+                                   {"relu6", 6.0f}};
+
 TEST(ReluKernel, MatchesReferenceAndFiniteDifferences) {
-  for (auto layout : {tag::nchw, tag::aBcd16b}) {
-    auto layer = layer_from({{"type", "relu"}});
-    KernelHarness h(*layer, 2, {Shape{16, 3, 5}}, layout);
-    const auto x = away_from_zero(2 * 16 * 15, 61);
-    const ref::Tensor4 rx(2, 16, 3, 5, x);
-    EXPECT_TRUE(ref::values_close(h.forward({x}), ref::relu_forward(rx).v, 0, 0));
-    check_gradients(h, {x}, 1e-2, 1e-3, 1e-4);
+  for (const Activation& act : kActivations) {
+    for (auto layout : {tag::nchw, tag::aBcd16b}) {
+      SCOPED_TRACE(act.type);
+      auto layer = layer_from({{"type", act.type}});
+      KernelHarness h(*layer, 2, {Shape{16, 3, 5}}, layout);
+      const auto x = away_from_kinks(2 * 16 * 15, 61);
+      const ref::Tensor4 rx(2, 16, 3, 5, x);
+      EXPECT_TRUE(ref::values_close(h.forward({x}), ref::relu_forward(rx, act.ceiling).v, 0, 0));
+      check_gradients(h, {x}, 1e-2, 1e-3, 1e-4);
+    }
+  }
+}
+
+// At the kinks themselves the gradient is PyTorch's: 0 at x == 0 (relu_backward's threshold) and,
+// for ReLU6, 0 at x == 6 too (hardtanh_backward passes it only where 0 < x < 6). The kernels read
+// y, not x (they run in place); this pins that y carries the same decision.
+TEST(ReluKernel, GradientAtTheKinksIsPyTorchs) {
+  const std::vector<float> kinks{0.0f, -0.0f, 6.0f, 5.9999995f, 6.0000005f, 1e-30f, -1e-30f,
+                                 -6.0f, 3.0f, 7.0f, 0.0f, 6.0f, -2.0f, 6.0f, 0.0f, 2.5f};
+  for (const Activation& act : kActivations) {
+    for (auto layout : {tag::nchw, tag::aBcd16b}) {
+      SCOPED_TRACE(act.type);
+      auto layer = layer_from({{"type", act.type}});
+      KernelHarness h(*layer, 1, {Shape{16, 1, 2}}, layout);
+      std::vector<float> x = kinks;
+      x.insert(x.end(), kinks.rbegin(), kinks.rend());
+      const ref::Tensor4 rx(1, 16, 1, 2, x);
+      EXPECT_TRUE(ref::values_close(h.forward({x}), ref::relu_forward(rx, act.ceiling).v, 0, 0));
+      const auto dy = ref::random_vector(x.size(), 66, 0.5f, 1.5f);
+      const auto dx = h.backward(dy).d_in[0];
+      EXPECT_EQ(dx, ref::relu_backward(rx, ref::Tensor4(1, 16, 1, 2, dy), act.ceiling).v);
+    }
   }
 }
 

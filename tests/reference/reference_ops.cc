@@ -106,8 +106,9 @@ ConvGeom conv_geom(const Tensor4& x, const Tensor4& w, const Conv2dParams& p) {
   require(g.O % g.G == 0, "conv2d: output channels " + std::to_string(g.O) +
                               " not divisible by groups " + std::to_string(g.G));
   g.OG = g.O / g.G;
-  g.OH = out_size(g.H, g.KH, p.sh, p.pt, p.pb);
-  g.OW = out_size(g.W, g.KW, p.sw, p.pl, p.pr);
+  require(p.dh >= 1 && p.dw >= 1, "conv2d: dilation must be >= 1");
+  g.OH = out_size(g.H, p.dh * (g.KH - 1) + 1, p.sh, p.pt, p.pb);
+  g.OW = out_size(g.W, p.dw * (g.KW - 1) + 1, p.sw, p.pl, p.pr);
   return g;
 }
 
@@ -127,10 +128,10 @@ Tensor4 conv2d_forward(const Tensor4& x, const Tensor4& w, const std::vector<flo
           double acc = bias.empty() ? 0.0 : static_cast<double>(bias[o]);
           for (int64_t i = 0; i < g.I; ++i)
             for (int64_t kh = 0; kh < g.KH; ++kh) {
-              const int64_t ih = oh * p.sh - p.pt + kh;
+              const int64_t ih = oh * p.sh - p.pt + kh * p.dh;
               if (ih < 0 || ih >= g.H) continue;
               for (int64_t kw = 0; kw < g.KW; ++kw) {
-                const int64_t iw = ow * p.sw - p.pl + kw;
+                const int64_t iw = ow * p.sw - p.pl + kw * p.dw;
                 if (iw < 0 || iw >= g.W) continue;
                 acc += static_cast<double>(x.at(n, grp * g.I + i, ih, iw)) *
                        static_cast<double>(w.at(o, i, kh, kw));
@@ -158,10 +159,10 @@ Conv2dGrads conv2d_backward(const Tensor4& x, const Tensor4& w, const Tensor4& d
           db[o] += d;
           for (int64_t i = 0; i < g.I; ++i)
             for (int64_t kh = 0; kh < g.KH; ++kh) {
-              const int64_t ih = oh * p.sh - p.pt + kh;
+              const int64_t ih = oh * p.sh - p.pt + kh * p.dh;
               if (ih < 0 || ih >= g.H) continue;
               for (int64_t kw = 0; kw < g.KW; ++kw) {
-                const int64_t iw = ow * p.sw - p.pl + kw;
+                const int64_t iw = ow * p.sw - p.pl + kw * p.dw;
                 if (iw < 0 || iw >= g.W) continue;
                 const int64_t xi = x.index(n, grp * g.I + i, ih, iw);
                 const int64_t wi = w.index(o, i, kh, kw);
@@ -506,16 +507,18 @@ FcGrads fc_backward(const Tensor4& x, const std::vector<float>& w, const Tensor4
 // ---------------------------------------------------------------------------------------------
 // ReLU
 
-Tensor4 relu_forward(const Tensor4& x) {
+Tensor4 relu_forward(const Tensor4& x, float ceiling) {
   Tensor4 y(x.n, x.c, x.h, x.w);
-  for (size_t i = 0; i < x.v.size(); ++i) y.v[i] = x.v[i] > 0.0f ? x.v[i] : 0.0f;
+  for (size_t i = 0; i < x.v.size(); ++i)
+    y.v[i] = x.v[i] > 0.0f ? (x.v[i] < ceiling ? x.v[i] : ceiling) : 0.0f;
   return y;
 }
 
-Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy) {
+Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy, float ceiling) {
   require_same_shape(x, dy, "relu_backward", "x", "dy");
   Tensor4 dx(x.n, x.c, x.h, x.w);
-  for (size_t i = 0; i < x.v.size(); ++i) dx.v[i] = x.v[i] > 0.0f ? dy.v[i] : 0.0f;
+  for (size_t i = 0; i < x.v.size(); ++i)
+    dx.v[i] = x.v[i] > 0.0f && x.v[i] < ceiling ? dy.v[i] : 0.0f;
   return dx;
 }
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace vdnn::ref {
@@ -52,16 +53,18 @@ struct Tensor4 {
 int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad_lo, int64_t pad_hi);
 
 // ---------------------------------------------------------------------------------------------
-// 2-D convolution (cross-correlation, as in every DL framework), grouped, strided, padded with
-// zeros; no dilation. Input channels C = groups * I, output channels O divisible by groups; output
+// 2-D convolution (cross-correlation, as in every DL framework), grouped, strided, dilated, padded
+// with zeros. Input channels C = groups * I, output channels O divisible by groups; output
 // channel o belongs to group g = o / (O / groups) and reads input channels [g*I, (g+1)*I).
 //   y[n,o,oh,ow] = bias[o]
-//                + sum_{i,kh,kw} x[n, g*I+i, oh*sh - pt + kh, ow*sw - pl + kw] * w[o,i,kh,kw]
-// with out-of-range input positions contributing zero.
+//       + sum_{i,kh,kw} x[n, g*I+i, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw] * w[o,i,kh,kw]
+// with out-of-range input positions contributing zero. The output extent is out_size with the
+// dilated kernel extent dh*(KH-1)+1 (and likewise for the width).
 struct Conv2dParams {
   int64_t groups = 1;
   int64_t sh = 1, sw = 1;                  // strides
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;  // padding: top, left, bottom, right
+  int64_t dh = 1, dw = 1;                  // dilation (1: dense)
 };
 
 // `bias` is empty (no bias) or has O entries.
@@ -170,10 +173,12 @@ struct FcGrads {
 FcGrads fc_backward(const Tensor4& x, const std::vector<float>& w, const Tensor4& dy);
 
 // ---------------------------------------------------------------------------------------------
-// ReLU: y = max(x, 0). Backward: dx = dy where x > 0, else 0 (at x == 0 the gradient is 0, as in
-// oneDNN's eltwise_relu backward with alpha = 0).
-Tensor4 relu_forward(const Tensor4& x);
-Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy);
+// ReLU: y = min(max(x, 0), ceiling), the ceiling infinite by default (6 for ReLU6). Backward:
+// dx = dy where 0 < x < ceiling, else 0 — at x == 0 and x == ceiling the gradient is 0, as in
+// oneDNN's eltwise_relu backward with alpha = 0 and PyTorch's hardtanh_backward for ReLU6.
+Tensor4 relu_forward(const Tensor4& x, float ceiling = std::numeric_limits<float>::infinity());
+Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy,
+                      float ceiling = std::numeric_limits<float>::infinity());
 
 // ---------------------------------------------------------------------------------------------
 // Softmax over the classes of each sample. `logits` must be (N, C, 1, 1); throws otherwise.

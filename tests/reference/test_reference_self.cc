@@ -152,6 +152,36 @@ TEST(ReferenceConv, BackwardMatchesNumericDenseUnevenStride) {
   check_conv_gradients(x, w, bias, p, 34);
 }
 
+TEST(ReferenceConv, DilatedEqualsDenseConvWithAZeroInsertedKernel) {
+  // Dilation (2, 3) of a 3x2 kernel: the same as a dense 5x4 kernel with the taps at rows 0, 2,
+  // 4 and columns 0, 3, zeros elsewhere; stride (2, 1), asymmetric padding, 2 groups.
+  const Tensor4 x = random_tensor(2, 4, 9, 8, 41);
+  const Tensor4 w = random_tensor(6, 2, 3, 2, 42);
+  const std::vector<float> bias = random_vector(6, 43);
+  const Conv2dParams p{.groups = 2, .sh = 2, .sw = 1, .pt = 2, .pl = 1, .pb = 0, .pr = 3,
+                       .dh = 2, .dw = 3};
+  Tensor4 spread(6, 2, 5, 4);
+  for (int64_t o = 0; o < 6; ++o)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t kh = 0; kh < 3; ++kh)
+        for (int64_t kw = 0; kw < 2; ++kw) spread.at(o, i, kh * 2, kw * 3) = w.at(o, i, kh, kw);
+  Conv2dParams dense = p;
+  dense.dh = dense.dw = 1;
+  const Tensor4 y = conv2d_forward(x, w, bias, p);
+  ASSERT_EQ(y.h, 4);  // floor((9 + 2 + 0 - 5) / 2) + 1
+  ASSERT_EQ(y.w, 9);  // floor((8 + 1 + 3 - 4) / 1) + 1
+  EXPECT_TRUE(values_close(y.v, conv2d_forward(x, spread, bias, dense).v, 1e-6, 1e-6));
+  const Tensor4 dy = random_tensor(y.n, y.c, y.h, y.w, 44);
+  const Conv2dGrads g = conv2d_backward(x, w, dy, p), gd = conv2d_backward(x, spread, dy, dense);
+  EXPECT_TRUE(values_close(g.dx.v, gd.dx.v, 1e-6, 1e-6));
+  for (int64_t o = 0; o < 6; ++o)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t kh = 0; kh < 3; ++kh)
+        for (int64_t kw = 0; kw < 2; ++kw)
+          EXPECT_NEAR(g.dw.at(o, i, kh, kw), gd.dw.at(o, i, kh * 2, kw * 3), 1e-5);
+  check_conv_gradients(x, w, bias, p, 45);
+}
+
 // ------------------------------------------------------------------------------------------
 // Pooling
 
@@ -352,6 +382,25 @@ TEST(ReferenceRelu, ForwardBackward) {
     return projection_loss(relu_forward(with_values(xr, v)).v, r);
   };
   EXPECT_TRUE(gradients_close(relu_backward(xr, with_values(xr, r)).v,
+                              numeric_gradient(f, xr.v, 1e-3), 1e-3, 1e-4));
+}
+
+TEST(ReferenceRelu, Relu6ClipsAtSixAndPassesGradientsOnlyStrictlyInside) {
+  // PyTorch's hardtanh_backward: the gradient passes where 0 < x < 6, not at 0 or 6 exactly.
+  const Tensor4 x(1, 1, 1, 6, std::vector<float>{-1.0f, 0.0f, 2.0f, 6.0f, 7.5f, 5.5f});
+  EXPECT_EQ(relu_forward(x, 6.0f).v, (std::vector<float>{0, 0, 2, 6, 6, 5.5f}));
+  EXPECT_EQ(relu_backward(x, Tensor4(1, 1, 1, 6, 3.0f), 6.0f).v,
+            (std::vector<float>{0, 0, 3, 0, 0, 3}));
+
+  // Odd multiples of 0.005 (distinct_tensor), scaled: 3.02 + odd multiples of 0.04, in about
+  // [-5.3, 11.4], covering both kinks but at least 0.02 from 0 and from 6.
+  Tensor4 xr = distinct_tensor(2, 3, 5, 7, 103, 0.01f);
+  for (float& v : xr.v) v = v * 8.0f + 3.02f;
+  const std::vector<float> r = random_vector(xr.v.size(), 104);
+  auto f = [&](const std::vector<float>& v) {
+    return projection_loss(relu_forward(with_values(xr, v), 6.0f).v, r);
+  };
+  EXPECT_TRUE(gradients_close(relu_backward(xr, with_values(xr, r), 6.0f).v,
                               numeric_gradient(f, xr.v, 1e-3), 1e-3, 1e-4));
 }
 

@@ -148,6 +148,40 @@ TEST(CudaTarget, FactsAreTheSizesTheCudaKernelsDeclareOverTheZoo) {
   }
 }
 
+// Dilation and ReLU6 the CUDA target plans (cuDNN has both; its model offers no Winograd or FFT
+// for a dilated convolution); asymmetric padding, which cuDNN's descriptor cannot express, is
+// refused in one line naming the layer, before any kernel or device.
+TEST(CudaTarget, PlansDilationAndReluSixButRefusesAsymmetricPaddingNamingTheLayer) {
+  const BackendTarget& cuda = backend_target("cuda");
+  auto net = [](bool lopsided) {
+    ModelBuilder b("atrous", {3, 12, 12}, 4);
+    b.layer("conv", "wide", {{"channels", 8}, {"kernel", 3}, {"pad", 2}, {"dilation", 2}})
+        .layer("relu6", "act");
+    nlohmann::json f = {{"channels", 8}, {"kernel", 3}, {"stride", 2}, {"pad", 1}};
+    if (lopsided) f["pad_end"] = 0;
+    b.layer("conv", "lopsided", f).layer("fc", "fc", {{"units", 4}}).layer("softmax_cross_entropy", "loss");
+    return b.build();
+  };
+  const Graph ok = net(false);
+  EXPECT_NO_THROW(cuda.facts(ok, kBatch, std::vector<ConvAlgo>(ok.nodes().size(), ConvAlgo::kWinograd)));
+  const auto options = cuda.algorithms(ok, kBatch);
+  std::vector<std::string> wide_algos;
+  for (const auto& a : options.at(0)) wide_algos.push_back(a.name);
+  EXPECT_EQ(wide_algos, (std::vector<std::string>{"implicit_gemm", "implicit_precomp_gemm", "gemm"}));
+  EXPECT_EQ(options.at(2).size(), 3u);  // stride 2: no Winograd, no FFT either
+
+  const Graph bad = net(true);
+  try {
+    cuda.facts(bad, kBatch, std::vector<ConvAlgo>(bad.nodes().size(), ConvAlgo::kDirect));
+    ADD_FAILURE() << "asymmetric padding planned for cuDNN";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    for (const char* part : {"layer 'lopsided'", "symmetric padding", "pad 1x1 and pad_end 0x0"})
+      EXPECT_NE(what.find(part), std::string::npos) << part << " not in: " << what;
+  }
+}
+
 // The whole comparison for CUDA, only where a GPU answers (the zoo test above then includes it).
 TEST(CudaTarget, EqualsTheLiveCudaBackendWhereAGpuAnswers) {
   const BackendTarget& cuda = backend_target("cuda");

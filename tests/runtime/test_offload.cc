@@ -1,5 +1,5 @@
 // The vDNN memory runtime end to end: offloading never changes the math (bit-identical weights
-// under every policy, sync mode and link model, on a linear net and on a DAG), the Program's
+// under every policy, sync mode and link model, on a linear net, a DAG and a dilated ReLU6 net), the Program's
 // offload/prefetch structure, the memory it saves, and budgets refused before training.
 #include <gtest/gtest.h>
 
@@ -19,6 +19,22 @@ Graph linear_net() {
 
 Graph dag_net() { return test::offload_test_dag("offload_dag"); }
 
+// The layer features ONNX import brought (issue 18): dilation, asymmetric padding, ReLU6 in place
+// after batch norm and after a dilated convolution.
+Graph atrous_net() {
+  ModelBuilder b("atrous", {3, 12, 12}, 5);
+  b.layer("conv", "c1", {{"channels", 8}, {"kernel", 3}, {"dilation", 2}, {"pad", 2}})
+      .layer("batch_norm", "bn")
+      .layer("relu6", "a1")
+      .layer("conv", "c2", {{"channels", 16}, {"kernel", 3}, {"stride", 2}, {"pad", 0},
+                            {"pad_end", 1}, {"dilation", nlohmann::json::array({1, 2})}})
+      .layer("relu6", "a2")
+      .layer("avg_pool", "gap", {{"global", true}})
+      .layer("fc", "fc", {{"units", 5}})
+      .layer("softmax_cross_entropy", "loss");
+  return b.build();
+}
+
 std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0,
                        bool ahead = false) {
   NetOptions o;
@@ -33,7 +49,7 @@ std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, si
 }
 
 TEST(Offload, BitIdenticalWeightsUnderEveryPolicySyncModeAndLink) {
-  for (auto make : {linear_net, dag_net}) {
+  for (auto make : {linear_net, dag_net, atrous_net}) {
     const std::string expected = train_hash(make(), Policy::kNone, SyncMode::kEvent, {});
     for (Policy policy : {Policy::kNone, Policy::kConv, Policy::kAll})
       for (SyncMode sync : {SyncMode::kEvent, SyncMode::kLayer})

@@ -24,6 +24,7 @@ class Generator {
   explicit Generator(uint64_t seed)
       : rng_(seed, /*stream=*/0x5735),
         form_rng_(seed, /*stream=*/0x5737),
+        activation_rng_(seed, /*stream=*/0x5739),
         form_(random_form()),
         image_(random_input()),
         classes_(static_cast<int>(pick(2, 10))),
@@ -162,7 +163,11 @@ class Generator {
   }
   Tensor dropout(const Tensor& x) { return add("dropout", {{"rate", pick(0, 7) / 10.0}}, {x}); }
   Tensor batch_norm(const Tensor& x) { return add("batch_norm", json::object(), {x}); }
-  Tensor relu(const Tensor& x) { return add("relu", json::object(), {x}); }
+  // A quarter of the activations are ReLU6, drawn from a stream of their own: a seed gives the
+  // network it gave before relu6 existed, with some of its relus clipped at 6.
+  Tensor relu(const Tensor& x) {
+    return add(activation_rng_.uniform() < 0.25f ? "relu6" : "relu", json::object(), {x});
+  }
 
   // A layer that keeps C, H and W.
   Tensor same_shape_layer(const Tensor& x) {
@@ -304,7 +309,7 @@ class Generator {
     loss(x);
   }
 
-  Rng rng_, form_rng_;
+  Rng rng_, form_rng_, activation_rng_;
   Form form_;
   std::vector<int64_t> image_;
   int classes_;

@@ -70,7 +70,7 @@ TEST(StressGenerator, SameSeedGivesTheSameNetworkAndEveryLayerKindAppears) {
       multi_input += layer.contains("inputs") && layer["inputs"].size() > 1;
     }
   }
-  for (const char* t : {"conv", "batch_norm", "relu", "max_pool", "avg_pool", "lrn", "dropout",
+  for (const char* t : {"conv", "batch_norm", "relu", "relu6", "max_pool", "avg_pool", "lrn", "dropout",
                         "concat", "add", "flatten", "fc", "softmax_cross_entropy"})
     EXPECT_TRUE(types.count(t)) << t << " never generated";
   EXPECT_GE(multi_input, 50);

@@ -136,6 +136,7 @@ TEST(StressFindings, EveryLayerKindReadingTheInputDirectlyTrains) {
       {"conv", {{"channels", 4}, {"kernel", 3}, {"pad", 1}}},
       {"batch_norm", nlohmann::json::object()},
       {"relu", nlohmann::json::object()},
+      {"relu6", nlohmann::json::object()},
       {"max_pool", {{"kernel", 2}}},
       {"avg_pool", {{"kernel", 3}, {"pad", 1}, {"stride", 2}}},
       {"lrn", {{"size", 3}}},

@@ -25,7 +25,7 @@ ConvGemmWeights::ConvGemmWeights(const ConvGeometry& g, const dnnl::memory::desc
   dw_offset_ = scratch_offset_after(col_offset_ + col_bytes);
 }
 
-// col[(n, oh, ow)][(kh, kw, ic)] = x[n][oh*sh + kh - ph][ow*sw + kw - pw][ic], 0 outside.
+// col[(n, oh, ow)][(kh, kw, ic)] = x[n][oh*sh + kh*dh - ph][ow*sw + kw*dw - pw][ic], 0 outside.
 void ConvGemmWeights::unfold(const float* x, float* col) const {
   const int64_t row_len = g_.kh * g_.kw * g_.ic, rows = g_.n * g_.oh * g_.ow;
 #pragma omp parallel for schedule(static)
@@ -33,9 +33,9 @@ void ConvGemmWeights::unfold(const float* x, float* col) const {
     const int64_t n = row / (g_.oh * g_.ow), oy = row / g_.ow % g_.oh, ox = row % g_.ow;
     float* out = col + row * row_len;
     for (int64_t ky = 0; ky < g_.kh; ++ky) {
-      const int64_t y = oy * g_.sh + ky - g_.ph;
+      const int64_t y = oy * g_.sh + ky * g_.dh - g_.ph;
       for (int64_t kx = 0; kx < g_.kw; ++kx, out += g_.ic) {
-        const int64_t xx = ox * g_.sw + kx - g_.pw;
+        const int64_t xx = ox * g_.sw + kx * g_.dw - g_.pw;
         if (y < 0 || y >= g_.ih || xx < 0 || xx >= g_.iw) {
           std::fill(out, out + g_.ic, 0.f);
         } else {

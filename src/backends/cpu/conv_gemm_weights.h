@@ -1,8 +1,8 @@
 // backends/cpu/conv_gemm_weights.h — a convolution's weight gradient as one GEMM, for outputs too
 // small for oneDNN 2.6's direct backward-weights kernel.
 //
-// Model: dW[oc][kh][kw][ic] = sum over (n, oh, ow) of dY[n,oh,ow][oc] * X[n, oh*sh+kh-ph,
-// ow*sw+kw-pw][ic], i.e. dW = dYᵀ · im2col(X) with the rows of both matrices running over the
+// Model: dW[oc][kh][kw][ic] = sum over (n, oh, ow) of dY[n,oh,ow][oc] * X[n, oh*sh+kh*dh-ph,
+// ow*sw+kw*dw-pw][ic] (dh, dw: dilation; the bottom/right padding only sets oh, ow), i.e. dW = dYᵀ · im2col(X) with the rows of both matrices running over the
 // batch's output pixels. The inputs arrive in oneDNN's blocked layouts; they are reordered to
 // channels-last in scratch, X is unfolded there (im2col, zeros for the padding), the product is one
 // dnnl_sgemm call, and the result is reordered into the weights' own layout. The bias gradient is
@@ -23,7 +23,8 @@ namespace vdnn {
 
 struct ConvGeometry {
   int64_t n = 1, ic = 1, ih = 1, iw = 1, oc = 1, oh = 1, ow = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;  // one group only
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;  // one group only; ph, pw: top, left
+  int64_t dh = 1, dw = 1;                                  // dilation
 };
 
 class ConvGemmWeights {

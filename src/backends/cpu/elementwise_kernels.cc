@@ -1,4 +1,4 @@
-// ReLU (in place, backward from its output as vDNN), dropout (mask as saved state; a recompute
+// ReLU and ReLU6 (in place, backward from their output as vDNN), dropout (mask as saved state; a recompute
 // multiplies by that saved mask) and flatten (a reorder to plain NCHW, the only layout a
 // flattened vector has).
 #include "backends/cpu/dnnl_util.h"
@@ -11,16 +11,22 @@ namespace {
 
 using dnnl::memory;
 
+// relu: eltwise_relu (alpha 0: no leak); relu6: eltwise_clip_v2 to [0, 6], whose backward passes
+// the gradient where 0 < y < 6 (strictly, as PyTorch's hardtanh_backward; clip without v2 would
+// pass it at y == 6 too). Both from the output, so in place loses nothing the backward needs.
 class ReluKernel : public CpuKernel {
  public:
   ReluKernel(const KernelSetup& s, const dnnl::engine& engine)
       : engine_(engine), done_before_(s.relu_done_before) {
-    const auto algo = dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+    const bool six = s.layer.type() == "relu6";
+    const auto algo = six ? dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd
+                          : dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+    const float alpha = 0.f, beta = six ? Relu6Layer::kCeiling : 0.f;
     const memory::desc& md = s.in_mds[0];
     const auto attr = user_scratchpad();
-    dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, algo, md, 0.f, 0.f);
+    dnnl::eltwise_forward::desc fd(dnnl::prop_kind::forward_training, algo, md, alpha, beta);
     fwd_pd_ = dnnl::eltwise_forward::primitive_desc(fd, attr, engine);
-    dnnl::eltwise_backward::desc bd(algo, md, md, 0.f, 0.f);
+    dnnl::eltwise_backward::desc bd(algo, md, md, alpha, beta);
     bwd_pd_ = dnnl::eltwise_backward::primitive_desc(bd, attr, engine, fwd_pd_);
     out_md = fwd_pd_.dst_desc();
     fwd_ = dnnl::eltwise_forward(fwd_pd_);

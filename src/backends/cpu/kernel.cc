@@ -38,7 +38,8 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
       {"conv", make_conv_kernel},       {"max_pool", make_pool_kernel},
       {"avg_pool", make_pool_kernel},   {"lrn", make_lrn_kernel},
       {"batch_norm", make_batch_norm_kernel}, {"fc", make_fc_kernel},
-      {"relu", make_relu_kernel},       {"dropout", make_dropout_kernel},
+      {"relu", make_relu_kernel},       {"relu6", make_relu_kernel},
+      {"dropout", make_dropout_kernel},
       {"flatten", make_flatten_kernel}, {"concat", make_concat_kernel},
       {"add", make_add_kernel},         {"softmax_cross_entropy", make_softmax_ce_kernel},
   };

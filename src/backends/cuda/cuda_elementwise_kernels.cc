@@ -1,4 +1,4 @@
-// ReLU on cuDNN (in place; backward from its output, as vDNN), dropout on the backend's own mask
+// ReLU and ReLU6 on cuDNN (in place; backward from the output, as vDNN), dropout on the backend's own mask
 // kernel, flatten as a copy (every layout here is plain NCHW, so flattening moves no element).
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/device_kernels.h"
@@ -7,12 +7,16 @@
 namespace vdnn {
 namespace {
 
+// relu: CUDNN_ACTIVATION_RELU; relu6: CUDNN_ACTIVATION_CLIPPED_RELU with coef 6.
 class CudnnReluKernel : public CudaKernel {
  public:
   explicit CudnnReluKernel(const CudaKernelSetup& s)
-      : x_(tensor_of(s.batch, s.in_shapes[0])), relu_(CUDNN_ACTIVATION_RELU) {
+      : x_(tensor_of(s.batch, s.in_shapes[0])),
+        relu_(s.layer.type() == "relu6" ? CUDNN_ACTIVATION_CLIPPED_RELU : CUDNN_ACTIVATION_RELU,
+              s.layer.type() == "relu6" ? Relu6Layer::kCeiling : 0.0) {
     declare_sizes(s);
-    implementation = "cudnn activation_relu";
+    implementation = s.layer.type() == "relu6" ? "cudnn activation_clipped_relu(6)"
+                                               : "cudnn activation_relu";
   }
 
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
@@ -20,7 +24,8 @@ class CudnnReluKernel : public CudaKernel {
         cudnnActivationForward(ctx.cudnn, relu_, &kOne, x_, a.in[0], &kZero, x_, a.out));
   }
 
-  // relu'(x) = [x > 0] = [y > 0]: the output stands in for the (possibly overwritten) input.
+  // relu'(x) = [x > 0] = [y > 0]: the output stands in for the (possibly overwritten) input;
+  // relu6'(x) = [0 < x < 6] = [0 < y < 6] likewise.
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     if (!a.d_in[0]) return;
     VDNN_CUDA_CHECK(cudnnActivationBackward(ctx.cudnn, relu_, &kOne, x_, a.out, x_, a.d_out, x_,

@@ -28,6 +28,7 @@ std::unique_ptr<CudaKernel> make_cuda_kernel(const CudaKernelSetup& setup, const
       {"batch_norm", make_cudnn_batch_norm_kernel},
       {"fc", make_cublas_fc_kernel},
       {"relu", make_cudnn_relu_kernel},
+      {"relu6", make_cudnn_relu_kernel},
       {"dropout", make_cuda_dropout_kernel},
       {"flatten", make_cuda_flatten_kernel},
       {"concat", make_cuda_concat_kernel},

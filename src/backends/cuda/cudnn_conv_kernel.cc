@@ -1,5 +1,6 @@
-// Convolution on cuDNN: forward, backward data, backward filter and bias, grouped; the algorithm of
-// each pass from cudnn_conv_algos.h, its workspace in the kernel's scratch.
+// Convolution on cuDNN: forward, backward data, backward filter and bias, grouped, dilated; the
+// algorithm of each pass from cudnn_conv_algos.h, its workspace in the kernel's scratch. Padding
+// is symmetric only (cuDNN's): cuda_kernel_sizes refuses pad_end != pad before a kernel is made.
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/cudnn_conv_algos.h"
 #include "layers/conv.h"
@@ -15,16 +16,17 @@ class CudnnConvKernel : public CudaKernel {
         y_(tensor_of(s.batch, s.out_shape)),
         w_(p_.channels, s.in_shapes[0].channels() / p_.groups, p_.kh, p_.kw),
         bias_(1, p_.channels, 1, 1),
-        conv_(p_.ph, p_.pw, p_.sh, p_.sw, p_.groups) {
+        conv_(p_.ph, p_.pw, p_.sh, p_.sw, p_.dh, p_.dw, p_.groups) {  // symmetric: cuda_sizes.cc
+    // scratch_bytes: the workspace the target reserves for s.conv_algo (cuda_sizes.h), not what
+    // cuDNN happens to ask: the plan reserved exactly this, and no pass may use more. First, as
+    // it refuses what cuDNN cannot run (asymmetric padding) by name.
+    declare_sizes(s);
     int n = 0, c = 0, h = 0, w = 0;  // cuDNN's output shape must be the layer's
     VDNN_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &n, &c, &h, &w));
     if (c != p_.channels || h != s.out_shape.height() || w != s.out_shape.width())
       s.layer.fail(VDNN_MSG("cuDNN computes a " << c << "x" << h << "x" << w
                                                 << " output, the layer "
                                                 << s.out_shape.to_string()));
-    // scratch_bytes: the workspace the target reserves for s.conv_algo (cuda_sizes.h), not what
-    // cuDNN happens to ask: the plan reserved exactly this, and no pass may use more.
-    declare_sizes(s);
     algos_ = choose_conv_algos(ctx.cudnn, {x_, w_, conv_, y_}, s.conv_algo, s.needs_grad(0),
                                scratch_bytes, s.layer.name());
     implementation = "cudnn " + algos_.to_string();

@@ -45,16 +45,17 @@ FilterDesc::FilterDesc(int64_t k, int64_t c, int64_t r, int64_t s) {
 }
 
 ConvDesc::ConvDesc(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w,
-                   int64_t groups) {
+                   int64_t dilation_h, int64_t dilation_w, int64_t groups) {
   VDNN_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
       get(), to_int(pad_h, "pad"), to_int(pad_w, "pad"), to_int(stride_h, "stride"),
-      to_int(stride_w, "stride"), 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+      to_int(stride_w, "stride"), to_int(dilation_h, "dilation"), to_int(dilation_w, "dilation"),
+      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   VDNN_CUDA_CHECK(cudnnSetConvolutionGroupCount(get(), to_int(groups, "groups")));
   VDNN_CUDA_CHECK(cudnnSetConvolutionMathType(get(), CUDNN_FMA_MATH));
 }
 
-ActivationDesc::ActivationDesc(cudnnActivationMode_t mode) {
-  VDNN_CUDA_CHECK(cudnnSetActivationDescriptor(get(), mode, CUDNN_PROPAGATE_NAN, 0.0));
+ActivationDesc::ActivationDesc(cudnnActivationMode_t mode, double coef) {
+  VDNN_CUDA_CHECK(cudnnSetActivationDescriptor(get(), mode, CUDNN_PROPAGATE_NAN, coef));
 }
 
 LrnDesc::LrnDesc(unsigned size, double alpha, double beta, double k) {

@@ -71,18 +71,21 @@ class FilterDesc : public CudnnObject<cudnnFilterDescriptor_t, cudnnCreateFilter
 };
 
 // 2-D cross-correlation (as every framework's "convolution") in fp32 with FMA math only (no TF32
-// tensor cores: results stay comparable with the CPU backend), `groups` groups.
+// tensor cores: results stay comparable with the CPU backend), `groups` groups, dilation as the
+// layer's (1: dense). The padding is symmetric: cuDNN has no other.
 class ConvDesc : public CudnnObject<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                                     cudnnDestroyConvolutionDescriptor> {
  public:
-  ConvDesc(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w, int64_t groups);
+  ConvDesc(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
+           int64_t dilation_w, int64_t groups);
 };
 
+// `coef`: the ceiling of CUDNN_ACTIVATION_CLIPPED_RELU (6 for ReLU6); unused by the other modes.
 class ActivationDesc
     : public CudnnObject<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
                          cudnnDestroyActivationDescriptor> {
  public:
-  explicit ActivationDesc(cudnnActivationMode_t mode);
+  explicit ActivationDesc(cudnnActivationMode_t mode, double coef = 0.0);
 };
 
 class LrnDesc : public CudnnObject<cudnnLRNDescriptor_t, cudnnCreateLRNDescriptor,

@@ -13,7 +13,7 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
                             const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo) {
   const std::string& type = layer.type();
   static const char* const kTypes[] = {"conv", "max_pool", "avg_pool", "lrn", "batch_norm", "fc",
-                                       "relu", "dropout", "flatten", "concat", "add",
+                                       "relu", "relu6", "dropout", "flatten", "concat", "add",
                                        "softmax_cross_entropy"};
   if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
     layer.fail("the CUDA backend has no kernel for this layer type");
@@ -23,6 +23,11 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
   for (const ParamSpec& spec : layer.params(in_shapes))
     s.param_bytes.push_back(static_cast<size_t>(spec.elements()) * sizeof(float));
   if (type == "conv") {
+    const ConvLayer::Params& p = static_cast<const ConvLayer&>(layer).p();
+    if (!p.symmetric_padding())  // cudnnSetConvolution2dDescriptor takes one pad per dimension
+      layer.fail(VDNN_MSG("the CUDA backend (cuDNN) supports only symmetric padding, pad_end == pad; "
+                          "this convolution has pad " << p.ph << "x" << p.pw << " and pad_end "
+                          << p.pb() << "x" << p.pr() << " (the CPU backend runs it)"));
     s.scratch_bytes = cuda_conv_workspace_bytes(static_cast<const ConvLayer&>(layer), in_shapes.at(0),
                                                 out_shape, batch, conv_algo);
   } else if (type == "max_pool") {
