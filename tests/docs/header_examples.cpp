@@ -28,6 +28,7 @@
 #include "io/json_text.h"
 #include "backends/cpu/profiler.h"
 #include "io/model_file.h"
+#include "io/npy.h"
 #include "io/safetensors.h"
 #include "layers/conv.h"
 #include "layers/elementwise.h"
@@ -362,6 +363,14 @@ void examples(Given& given) {
     SafeTensors g = read_safetensors("run.safetensors");
     const SafeTensor& w = g.require("conv1.weight", {32, 1, 3, 3});
     (void)w;  // (adapted)
+  }
+  // == io/npy.h
+  {
+    const int64_t n = 2, classes = 3;  // (adapted)
+    const std::vector<float> logits(n * classes);  // (adapted)
+    write_npy("logits.npy", {n, classes}, logits);
+    NpyArray x = read_npy("images.npy");
+    (void)x;  // (adapted)
   }
   // == report/svg.h
   {
