@@ -19,6 +19,7 @@
 #include "report/chrome_trace.h"
 #include "report/configuration_chart.h"
 #include "report/memory_timeline_chart.h"
+#include "report/plan_report.h"
 #include "io/model_file.h"
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
@@ -43,26 +44,7 @@ struct PlanOptions {
 
 std::string mib(size_t bytes) { return VDNN_MSG(static_cast<double>(bytes) / (1 << 20)); }
 
-struct Row {
-  std::string label;
-  Evaluation e;
-};
-
-nlohmann::json to_json(const Row& r, double oracle) {
-  const ClassStats& c = r.e.memory.by_class;
-  nlohmann::json by_class;
-  for (MemoryClass m : kAllMemoryClasses) by_class[to_string(m)] = c.peak(m);
-  return {{"configuration", r.label}, {"policy", to_string(r.e.config.policy)},
-          {"algorithms", r.e.config.algos}, {"peak_bytes", r.e.memory.peak_bytes},
-          {"average_bytes", r.e.memory.average_bytes},
-          {"peak_by_class", by_class}, {"host_bytes", r.e.memory.host_bytes},
-          {"minimum_budget", r.e.minimum_budget}, {"fits", r.e.fits}, {"prefetch_depth", r.e.prefetch_depth},
-          {"iteration_seconds", r.e.time.iteration_seconds}, {"stall_seconds", r.e.time.stall_seconds},
-          {"busy_seconds", r.e.time.busy_seconds}, {"overhead_vs_oracle", r.e.time.iteration_seconds / oracle - 1},
-          {"ratio_to_bound", r.e.time.iteration_seconds / r.e.bound_seconds}};
-}
-
-void print_row(const Row& r, double oracle, bool with_budget) {
+void print_row(const PlanRow& r, double oracle, bool with_budget) {
   const ClassStats& c = r.e.memory.by_class;
   const size_t params = c.peak(MemoryClass::kWeights) + c.peak(MemoryClass::kWeightGrads) +
                         c.peak(MemoryClass::kOptimizerState);
@@ -77,27 +59,27 @@ void print_row(const Row& r, double oracle, bool with_budget) {
 
 // --trace, --svg, --svg-memory. The trace shows dyn's pick if there is one, else none+fastest
 // (or the one --policy asked for); the memory panels skip none+leanest.
-void write_pictures(const PlanOptions& o, const std::vector<Row>& rows, const std::string& title, size_t budget,
+void write_pictures(const PlanOptions& o, const std::vector<PlanRow>& rows, const std::string& title, size_t budget,
                     double oracle, const NetworkCosts& costs) {
-  const auto is_dyn = [](const Row& r) { return r.label.rfind("dyn: ", 0) == 0; };
+  const auto is_dyn = [](const PlanRow& r) { return r.label.rfind("dyn: ", 0) == 0; };
   if (!o.trace.empty() && !rows.empty()) {
     auto traced = std::find_if(rows.begin(), rows.end(), is_dyn);
     if (traced == rows.end())
-      traced = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+      traced = std::find_if(rows.begin(), rows.end(), [&](const PlanRow& r) {
         return r.e.config == Configuration{Policy::kNone, costs.fastest()};
       });
-    const Row& r = traced == rows.end() ? rows.front() : *traced;
+    const PlanRow& r = traced == rows.end() ? rows.front() : *traced;
     write_chrome_trace(o.trace, r.e.time.timeline(), title + ", " + r.label + ", predicted");
   }
   if (!o.svg.empty()) {
     std::vector<ConfigurationBar> bars;
-    for (const Row& r : rows)
+    for (const PlanRow& r : rows)
       bars.push_back({r.label, peak_point(r.e.time.memory), r.e.minimum_budget, r.e.time.iteration_seconds, r.e.fits});
     write_text_file(o.svg, configuration_chart_svg(title, bars, budget, oracle));
   }
   if (!o.svg_memory.empty()) {
     std::vector<MemoryPanel> panels;
-    for (const Row& r : rows)
+    for (const PlanRow& r : rows)
       if (is_dyn(r) || r.e.config.algos == costs.fastest())
         panels.push_back({r.label, r.e.time.memory, r.e.time.iteration_seconds});
     write_text_file(o.svg_memory, memory_timeline_svg(title, panels, budget));
@@ -120,34 +102,11 @@ int run_plan(PlanOptions o) {
   const double oracle = planner.oracle_seconds();
   const Prefetch prefetch = parse_prefetch(o.prefetch);
 
-  std::vector<Row> rows;
-  // "all+fastest", and with --prefetch ahead the depth it picks: "all+fastest, ahead 5 layers".
-  auto row = [&](const std::string& prefix, const Configuration& c, Prefetch f) {
-    Row r{prefix + describe(c, costs), planner.evaluate(c, budget, f)};
-    if (r.e.prefetch_depth)
-      r.label += VDNN_MSG(", ahead " << r.e.prefetch_depth << (r.e.prefetch_depth == 1 ? " layer" : " layers"));
-    rows.push_back(std::move(r));
-  };
-  auto add = [&](Policy p, const AlgoChoice& a) { row("", Configuration{p, a}, prefetch); };
-  const bool one = !o.policy.empty() && o.policy != "dyn" && o.policy != "auto";
-  if (one) {
-    add(parse_policy(o.policy), costs.fastest());
-  } else if (o.policy.empty()) {
-    if (costs.leanest() != costs.fastest()) add(Policy::kNone, costs.leanest());
-    add(Policy::kNone, costs.fastest());
-    add(Policy::kConv, costs.fastest());
-    add(Policy::kAll, costs.fastest());
-  }
-  DynChoice dyn;
-  if (!one && budget && o.policy != "auto") {
-    dyn = choose_dyn(planner, budget);
-    if (dyn.fits) row("dyn: ", dyn.config, prefetch);
-  }
-  AutoChoice chosen;
-  if (!one && budget && o.policy != "dyn") {
-    chosen = choose_auto(planner, budget);
-    if (chosen.fits) row("auto: ", chosen.config, chosen.prefetch);
-  }
+  const PlanTable table = plan_table(planner, budget, o.policy, prefetch);
+  const std::vector<PlanRow>& rows = table.rows;
+  const DynChoice& dyn = table.dyn;
+  const AutoChoice& chosen = table.chosen;
+  const bool one = table.one;
 
   std::optional<BudgetSweep> sweep;
   if (o.sweep)
@@ -157,22 +116,8 @@ int run_plan(PlanOptions o) {
                            .extra_budget = budget});
 
   if (o.json) {
-    nlohmann::json js = nlohmann::json::array();
-    for (const Row& r : rows) js.push_back(to_json(r, oracle));
-    nlohmann::json out{{"model", graph.name()}, {"batch", o.batch}, {"sync", o.sync}, {"prefetch", o.prefetch},
-                       {"device", in.device},
-                       {"costs", costs.source}, {"device_memory", budget}, {"oracle_seconds", oracle},
-                       {"configurations", js}};
-    if (budget && !one && o.policy != "auto")
-      out["dyn"] = {{"fits", dyn.fits}, {"step", dyn.step}, {"why", dyn.why}, {"tried", dyn.tried},
-                    {"minimum_budget", dyn.minimum_budget}};
-    if (budget && !one && o.policy != "dyn") {
-      const AutoSummary& a = chosen.summary;
-      out["auto"] = {{"fits", chosen.fits}, {"why", chosen.why}, {"tried", chosen.tried},
-                     {"kept_bytes", a.kept_bytes}, {"offloaded_bytes", a.offloaded_bytes},
-                     {"recomputed_bytes", a.recomputed_bytes}, {"recompute_seconds", a.recompute_seconds},
-                     {"leaner_algorithms", a.leaner_algorithms}};
-    }
+    nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = o.batch, .sync = o.sync,
+                                           .prefetch = o.prefetch, .device = in.device});
     if (sweep) out["sweep"] = sweep_json(*sweep, costs);
     std::cout << out.dump(2) << "\n";
   } else {
@@ -183,7 +128,7 @@ int run_plan(PlanOptions o) {
     std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps",
                 "grads", "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
                 budget ? "fits" : "");
-    for (const Row& r : rows) print_row(r, oracle, budget != 0);
+    for (const PlanRow& r : rows) print_row(r, oracle, budget != 0);
     std::printf("* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
                 "memory: %.2f ms. /bound = step time over the busiest stream's time.\n", oracle * 1e3);
     if (budget && !one && o.policy != "auto") {
@@ -200,7 +145,7 @@ int run_plan(PlanOptions o) {
                                                   *sweep, costs, budget));
   write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
   if (o.print)
-    for (const Row& r : rows) {
+    for (const PlanRow& r : rows) {
       Program p = planner.program(r.e.config, true, r.e.prefetch_depth);
       plan_memory(p, r.e.fits && budget ? budget : r.e.minimum_budget);
       std::cout << "# " << r.label << "\n" << p.to_text();

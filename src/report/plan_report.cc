@@ -1,0 +1,83 @@
+#include "report/plan_report.h"
+
+#include "util/size_parse.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace {
+
+nlohmann::json row_json(const PlanRow& r, double oracle) {
+  const ClassStats& c = r.e.memory.by_class;
+  nlohmann::json by_class;
+  for (MemoryClass m : kAllMemoryClasses) by_class[to_string(m)] = c.peak(m);
+  return {{"configuration", r.label}, {"policy", to_string(r.e.config.policy)},
+          {"algorithms", r.e.config.algos}, {"peak_bytes", r.e.memory.peak_bytes},
+          {"average_bytes", r.e.memory.average_bytes},
+          {"peak_by_class", by_class}, {"host_bytes", r.e.memory.host_bytes},
+          {"minimum_budget", r.e.minimum_budget}, {"fits", r.e.fits}, {"prefetch_depth", r.e.prefetch_depth},
+          {"iteration_seconds", r.e.time.iteration_seconds}, {"stall_seconds", r.e.time.stall_seconds},
+          {"busy_seconds", r.e.time.busy_seconds}, {"overhead_vs_oracle", r.e.time.iteration_seconds / oracle - 1},
+          {"ratio_to_bound", r.e.time.iteration_seconds / r.e.bound_seconds}};
+}
+
+}  // namespace
+
+PlanTable plan_table(const Planner& planner, size_t budget, const std::string& policy, Prefetch prefetch) {
+  if (!policy.empty() && policy != "none" && policy != "conv" && policy != "all" && policy != "dyn" &&
+      policy != "auto")
+    VDNN_THROW("policy '" << policy << "': expected none, conv, all, dyn or auto (or none given: every configuration)");
+  PlanTable t;
+  t.budget = budget;
+  const NetworkCosts& costs = planner.costs();
+  t.oracle = planner.oracle_seconds();
+  t.costs_source = costs.source;
+  // "all+fastest", and with --prefetch ahead the depth it picks: "all+fastest, ahead 5 layers".
+  auto row = [&](const std::string& prefix, const Configuration& c, Prefetch f) {
+    PlanRow r{prefix + describe(c, costs), planner.evaluate(c, budget, f)};
+    if (r.e.prefetch_depth)
+      r.label += VDNN_MSG(", ahead " << r.e.prefetch_depth << (r.e.prefetch_depth == 1 ? " layer" : " layers"));
+    t.rows.push_back(std::move(r));
+  };
+  auto add = [&](Policy p, const AlgoChoice& a) { row("", Configuration{p, a}, prefetch); };
+  t.one = !policy.empty() && policy != "dyn" && policy != "auto";
+  if (t.one) {
+    add(parse_policy(policy), costs.fastest());
+  } else if (policy.empty()) {
+    if (costs.leanest() != costs.fastest()) add(Policy::kNone, costs.leanest());
+    add(Policy::kNone, costs.fastest());
+    add(Policy::kConv, costs.fastest());
+    add(Policy::kAll, costs.fastest());
+  }
+  t.has_dyn = !t.one && budget && policy != "auto";
+  if (t.has_dyn) {
+    t.dyn = choose_dyn(planner, budget);
+    if (t.dyn.fits) row("dyn: ", t.dyn.config, prefetch);
+  }
+  t.has_auto = !t.one && budget && policy != "dyn";
+  if (t.has_auto) {
+    t.chosen = choose_auto(planner, budget);
+    if (t.chosen.fits) row("auto: ", t.chosen.config, t.chosen.prefetch);
+  }
+  return t;
+}
+
+nlohmann::json plan_json(const PlanTable& t, const PlanJsonHeader& h) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const PlanRow& r : t.rows) rows.push_back(row_json(r, t.oracle));
+  nlohmann::json out{{"model", h.model}, {"batch", h.batch}, {"sync", h.sync}, {"prefetch", h.prefetch},
+                     {"device", h.device}, {"costs", t.costs_source}, {"device_memory", t.budget},
+                     {"oracle_seconds", t.oracle}, {"configurations", rows}};
+  if (t.has_dyn)
+    out["dyn"] = {{"fits", t.dyn.fits}, {"step", t.dyn.step}, {"why", t.dyn.why}, {"tried", t.dyn.tried},
+                  {"minimum_budget", t.dyn.minimum_budget}};
+  if (t.has_auto) {
+    const AutoSummary& a = t.chosen.summary;
+    out["auto"] = {{"fits", t.chosen.fits}, {"why", t.chosen.why}, {"tried", t.chosen.tried},
+                   {"kept_bytes", a.kept_bytes}, {"offloaded_bytes", a.offloaded_bytes},
+                   {"recomputed_bytes", a.recomputed_bytes}, {"recompute_seconds", a.recompute_seconds},
+                   {"leaner_algorithms", a.leaner_algorithms}};
+  }
+  return out;
+}
+
+}  // namespace vdnn

@@ -1,0 +1,53 @@
+// report/plan_report.h — the configurations `vdnn plan` compares, and its JSON, built once for the
+// CLI (tools/plan_command.cc) and the Python API (python/vdnn_module.cc), so their figures agree.
+//
+// Model: for a Planner and a budget, the rows are none with the leanest algorithms (when they
+// differ from the fastest) and with the fastest, conv, all, then what vDNN_dyn picks and what
+// `auto` decides (each only when a budget is known and it fits). `policy` narrows it: "" all of
+// them, "none"/"conv"/"all" that one row (fastest algorithms), "dyn" or "auto" that choice only.
+// plan_json is `vdnn plan --json` without "sweep" (the CLI adds it).
+//
+//   PlanTable t = plan_table(planner, budget, "", Prefetch::kVdnn);
+//   nlohmann::json j = plan_json(t, {.model = g.name(), .batch = 32, .device = in.device});
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/auto_policy.h"
+#include "plan/dyn.h"
+#include "plan/planner.h"
+
+namespace vdnn {
+
+struct PlanRow {
+  std::string label;  // "all+fastest", "dyn: conv+leanest", "auto: ..., ahead 3 layers"
+  Evaluation e;
+};
+
+struct PlanTable {
+  std::vector<PlanRow> rows;
+  size_t budget = 0;          // 0: none known (no dyn or auto)
+  double oracle = 0;          // seconds: none, fastest algorithms, unlimited memory
+  std::string costs_source;   // where the costs came from (NetworkCosts::source)
+  bool one = false;           // policy none/conv/all: that row only
+  bool has_dyn = false, has_auto = false;  // whether dyn / auto were asked (they may not fit)
+  DynChoice dyn;
+  AutoChoice chosen;
+};
+
+// Throws vdnn::Error naming the policy when it is not "", none, conv, all, dyn or auto.
+PlanTable plan_table(const Planner& planner, size_t budget, const std::string& policy, Prefetch prefetch);
+
+// The header fields of the JSON that are not in the table.
+struct PlanJsonHeader {
+  std::string model;
+  int64_t batch = 0;
+  std::string sync = "event", prefetch = "vdnn", device = "cpu";
+};
+
+nlohmann::json plan_json(const PlanTable& table, const PlanJsonHeader& header);
+
+}  // namespace vdnn
