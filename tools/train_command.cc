@@ -21,6 +21,7 @@
 #include "report/report.h"
 #include "runtime/checkpoint.h"
 #include "runtime/plan_source.h"
+#include "runtime/planned_policy.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/host_memory.h"
@@ -58,38 +59,17 @@ Graph load_train_model(const TrainOptions& o) {
   return load_model(o.model, mo);
 }
 
-// --policy dyn or auto: profile this network on this machine (or read --costs; measured costs are
-// calibrated by a few timed steps, runtime/step_calibration.h), then plan for
-// --device-memory. dyn: the first configuration of the paper's order that fits (plan/dyn.h); auto:
-// per-tensor keep/offload/recompute, algorithms and prefetch rule (plan/auto_policy.h).
-// Returns the reason for its choice, for the report.
+// --policy dyn or auto: what it picks for --device-memory (runtime/planned_policy.h), from costs
+// measured on this machine (calibrated by a few timed steps) or read from --costs. Prints its
+// choice; returns the reason for it, for the report.
 std::string choose_planned_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
-  const size_t budget = parse_size(o.device_memory, "--device-memory");
   PlanSourceOptions source{.costs_file = o.costs};
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   source.calibrate_with = [&o] { return load_train_model(o); };
-  const PlanInputs in = plan_inputs(graph, o.batch, source);
-  const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
-  if (o.policy == "auto") {
-    const AutoChoice a = choose_auto(planner, budget);
-    if (!a.fits)
-      VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
-                                    << "' at batch " << o.batch << " with policy auto: " << a.why);
-    std::printf("%s\n", describe(a).c_str());
-    net_options.policy = a.config.policy;
-    net_options.decisions = a.config.decisions;
-    net_options.conv_algos = conv_algos_of(planner.costs(), a.config.algos);
-    net_options.prefetch_ahead = a.prefetch == Prefetch::kAhead;
-    return "auto: " + a.why;
-  }
-  const DynChoice d = choose_dyn(planner, budget);
-  if (!d.fits)
-    VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
-                                  << "' at batch " << o.batch << " with policy dyn: " << d.why);
-  std::printf("dyn picks %s (step %d): %s\n", describe(d.config, planner.costs()).c_str(), d.step, d.why.c_str());
-  net_options.policy = d.config.policy;
-  net_options.conv_algos = conv_algos_of(planner.costs(), d.config.algos);
-  return VDNN_MSG("dyn step " << d.step << ": " << d.why);
+  const PlannedPolicy p = choose_planned_policy(graph, o.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
+                                                source, parse_sync_mode(o.sync), net_options);
+  std::printf("%s\n", p.summary.c_str());
+  return p.reason;
 }
 
 // One line after a signal stopped training: where it stopped and, if a checkpoint of this run is

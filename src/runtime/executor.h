@@ -55,6 +55,8 @@ class Executor {
   // Runs from here on (a kForward or kAll run begins a new timeline) are recorded into `recorder`
   // (null: none, and no cost). It must outlive the runs it records.
   void record_into(StepRecorder* recorder) { recorder_ = recorder; }
+  // The last forward pass's logits, valid samples x classes (row-major), as downloaded for the arg-max.
+  const std::vector<float>& logits() const { return logits_; }
 
  private:
   void issue(const Program& p, size_t step, Pass pass, const BatchView& batch);

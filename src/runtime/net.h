@@ -87,6 +87,8 @@ class Net {
   void run_on_compute(const std::function<void()>& work);
   // Samples among the valid ones whose arg-max logit equals their label (after forward).
   int64_t correct() const { return result_.correct; }
+  // The logits of the last forward pass: valid samples x classes floats, row-major.
+  const std::vector<float>& logits() const { return executor_->logits(); }
   // Records the measured timeline (forward and backward, not the optimizer step) of the
   // `step`-th training step from now (1-based) into `recorder`; the steps before it are recorded
   // too, each replacing the last, so when training stops sooner the recorder holds the last one.

@@ -187,6 +187,13 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
   return loss;
 }
 
+float Trainer::train_batch(const float* images, const int32_t* labels, int64_t count, double lr, int64_t step,
+                           int epoch) {
+  net_.set_batch(images, labels, count);
+  TrainResult unused;  // skipped steps (--on-nan skip) are not collected outside run()
+  return train_step(step, epoch, lr, unused);
+}
+
 // Writes the --save checkpoint at the run's current step.
 void Trainer::save(Run& run) {
   save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total});

@@ -91,6 +91,12 @@ class Trainer {
   // rate). Throws vdnn::Error when its model, batch or seed differ from this run; run() throws
   // when the data gives another number of batches per epoch or the run ends before that step.
   void resume(const Checkpoint& checkpoint);
+  // One training step outside run() (the Python API's own loop): `count` <= batch samples (plain
+  // NCHW floats) and their labels go into the Net, then the forward, backward, finiteness check
+  // and SGD update each of run()'s steps makes, at learning rate `lr`; `step` and `epoch` (0-based)
+  // name it in errors. Returns its loss.
+  float train_batch(const float* images, const int32_t* labels, int64_t count, double lr, int64_t step,
+                    int epoch = 0);
   // Called after every training step, on the calling thread.
   void on_step(std::function<void(const StepProgress&)> hook) { on_step_ = std::move(hook); }
 

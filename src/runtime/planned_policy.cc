@@ -1,0 +1,38 @@
+#include "runtime/planned_policy.h"
+
+#include "plan/auto_policy.h"
+#include "plan/dyn.h"
+#include "plan/network_costs.h"
+#include "plan/planner.h"
+#include "util/size_parse.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std::string& policy, size_t budget,
+                                    const PlanSourceOptions& source, SyncMode sync, NetOptions& net_options) {
+  if (policy != "dyn" && policy != "auto") VDNN_THROW("policy '" << policy << "': expected dyn or auto");
+  const PlanInputs in = plan_inputs(graph, batch, source);
+  const Planner planner(graph, in.value_bytes, in.facts, in.costs, sync);
+  if (policy == "auto") {
+    const AutoChoice a = choose_auto(planner, budget);
+    if (!a.fits)
+      VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
+                                    << "' at batch " << batch << " with policy auto: " << a.why);
+    net_options.policy = a.config.policy;
+    net_options.decisions = a.config.decisions;
+    net_options.conv_algos = conv_algos_of(planner.costs(), a.config.algos);
+    net_options.prefetch_ahead = a.prefetch == Prefetch::kAhead;
+    return {describe(a), "auto: " + a.why};
+  }
+  const DynChoice d = choose_dyn(planner, budget);
+  if (!d.fits)
+    VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
+                                  << "' at batch " << batch << " with policy dyn: " << d.why);
+  net_options.policy = d.config.policy;
+  net_options.conv_algos = conv_algos_of(planner.costs(), d.config.algos);
+  return {VDNN_MSG("dyn picks " << describe(d.config, planner.costs()) << " (step " << d.step << "): " << d.why),
+          VDNN_MSG("dyn step " << d.step << ": " << d.why)};
+}
+
+}  // namespace vdnn
