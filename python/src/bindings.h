@@ -1,0 +1,52 @@
+// python/src/bindings.h — what the pieces of the extension vdnn._vdnn share: the Model the
+// Python side holds, NumPy conversions, and one bind_* function per file.
+//
+// Model: a Python `vdnn.Model` is what load_model returned: the source (a model name, JSON or ONNX
+// path) and its options, its graph (for the facts it reports) and its initial weights (an ONNX
+// file's initializers; empty for JSON models, which start from vdnn's seeded initialisation). A
+// Net is built from a fresh graph of the same source (graphs are move-only). NumPy arrays cross
+// as float32 C-order copies; every vdnn::Error becomes vdnn.Error with vdnn's message.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "core/graph.h"
+#include "interop/network_source.h"
+#include "io/model_file.h"
+#include "io/safetensors.h"
+
+namespace vdnn::python {
+
+namespace py = pybind11;
+
+struct Model {
+  std::string source;
+  ModelOptions options;
+  NetworkSource loaded;
+  Graph fresh_graph() const { return load_network(source, options).graph; }
+};
+
+std::shared_ptr<Model> load_model(const std::string& source, const py::object& input, const py::object& classes);
+// A Model, or a str naming one (loaded with the model's own input and classes).
+std::shared_ptr<Model> as_model(const py::object& model_or_name);
+
+// A float32 array of `shape` holding `data`.
+py::array_t<float> to_numpy(const std::vector<float>& data, const std::vector<int64_t>& shape);
+// `array` as float32 C-order (a copy when it is not already), refusing another dtype; `what` names
+// it in errors ("x").
+py::array_t<float, py::array::c_style> float32_array(const py::handle& array, const std::string& what);
+// JSON text → Python objects (dicts, lists, numbers).
+py::object from_json_text(const std::string& text);
+// Bytes from an int (bytes) or a str with a unit ("48MiB"); 0 for None.
+size_t budget_bytes(const py::object& value, const std::string& what);
+
+void bind_model(py::module_& m);  // Model, load_model, plan, models
+void bind_net(py::module_& m);    // Net
+void bind_data(py::module_& m);   // Dataset, load_data, batches, lr_at, train
+
+}  // namespace vdnn::python

@@ -1,0 +1,190 @@
+// python/src/data.cc — the built-in data sources as NumPy (vdnn.load_data), the training order
+// `vdnn train` visits them in (vdnn.batches: data/batch_loader.h), its learning rate (vdnn.lr_at:
+// runtime/sgd.h's LrSchedule), and vdnn.train: Trainer::run over a built-in source with a
+// per-step callback. A NumPy loop over batches() with lr_at's rates and Net.train_step makes the
+// steps `vdnn train` makes, so it ends on the same weights_sha256.
+#include <pybind11/stl.h>
+
+#include <csignal>
+
+#include "bindings.h"
+#include "data/batch_loader.h"
+#include "data/data_source.h"
+#include "net_handle.h"
+#include "runtime/sgd.h"
+#include "vdnn/error.h"
+
+namespace vdnn::python {
+namespace {
+
+using DatasetPtr = std::shared_ptr<Dataset>;
+
+DatasetPtr load_dataset(const py::object& model, const std::string& data, const std::string& split,
+                        int64_t synthetic_samples, uint64_t seed) {
+  if (split != "train" && split != "test") VDNN_THROW("split '" << split << "': expected train or test");
+  if (synthetic_samples < 1) VDNN_THROW("synthetic_samples " << synthetic_samples << ": expected >= 1");
+  const std::shared_ptr<Model> m = as_model(model);
+  py::gil_scoped_release release;
+  return std::make_shared<Dataset>(load_data({data, synthetic_samples, seed}, m->loaded.graph,
+                                             split == "train" ? Split::kTrain : Split::kTest));
+}
+
+// One epoch of a Dataset in the order training visits it; yields (x, y) copies.
+class Batches {
+ public:
+  Batches(DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle)
+      : data_(std::move(data)), loader_(*data_, batch, shuffle, seed),
+        images_(static_cast<size_t>(batch * loader_.sample_floats())), labels_(static_cast<size_t>(batch)) {
+    loader_.start_epoch(epoch);
+  }
+  int64_t size() const { return loader_.batches_per_epoch(); }
+  py::tuple next() {
+    int64_t count = 0;
+    bool more = false;
+    {
+      py::gil_scoped_release release;
+      more = loader_.next(images_.data(), labels_.data(), &count);
+    }
+    if (!more) throw py::stop_iteration();
+    std::vector<int64_t> shape{count, data_->channels, data_->height, data_->width};
+    py::array_t<int32_t> y(count);
+    std::copy(labels_.begin(), labels_.begin() + count, y.mutable_data());
+    return py::make_tuple(to_numpy({images_.begin(), images_.begin() + count * loader_.sample_floats()}, shape), y);
+  }
+
+ private:
+  DatasetPtr data_;  // the loader reads it
+  BatchLoader loader_;
+  std::vector<float> images_;
+  std::vector<int32_t> labels_;
+};
+
+double lr_at(int64_t step, int epoch, double lr, const std::string& schedule, int64_t total_steps, int step_epochs,
+             double gamma) {
+  return LrSchedule{lr, LrSchedule::parse(schedule), total_steps, step_epochs, gamma}.at(step, epoch);
+}
+
+py::dict step_dict(const StepProgress& p) {
+  py::dict d;
+  d["step"] = p.step;
+  d["total_steps"] = p.total_steps;
+  d["epoch"] = p.epoch;
+  d["epochs"] = p.epochs;
+  d["epoch_step"] = p.epoch_step;
+  d["steps_per_epoch"] = p.steps_per_epoch;
+  d["loss"] = p.loss;
+  d["lr"] = p.lr;
+  d["elapsed_seconds"] = p.elapsed_seconds;
+  return d;
+}
+
+py::dict epoch_dict(const EpochResult& e) {
+  py::dict d;
+  d["epoch"] = e.epoch;
+  d["steps"] = e.steps;
+  d["lr"] = e.lr;
+  d["train_loss"] = e.train_loss;
+  d["train_accuracy"] = e.train_accuracy;
+  d["train_seconds"] = e.train_seconds;
+  d["images_per_second"] = e.images_per_second;
+  if (e.test.samples > 0) {
+    d["test_loss"] = e.test.loss;
+    d["test_accuracy"] = e.test.accuracy;
+  }
+  return d;
+}
+
+// vdnn.train: Trainer::run on a Net (or a Net built from a model with `batch`), a callback per step.
+py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs,
+               int64_t batch, double lr, const std::string& schedule, int step_epochs, double gamma,
+               int64_t synthetic_samples, bool evaluate, const py::object& callback, const std::string& save) {
+  std::shared_ptr<NetHandle> h;
+  if (py::isinstance<NetHandle>(net_or_model))
+    h = net_or_model.cast<std::shared_ptr<NetHandle>>();
+  else
+    h = make_net(net_or_model, batch, "none", py::none(), 1, 0.9, 5e-4, "weights", "event", "vdnn", "auto", "");
+  if (iterations < 0) VDNN_THROW("iterations " << iterations << ": expected >= 0 (0: whole epochs)");
+  if (epochs < 1) VDNN_THROW("epochs " << epochs << ": expected >= 1");
+  if (!callback.is_none() && !PyCallable_Check(callback.ptr())) VDNN_THROW("callback: expected a function of one dict");
+  TrainConfig config = h->config;
+  config.iterations = iterations;
+  config.epochs = epochs;
+  config.lr = lr;
+  config.schedule = LrSchedule::parse(schedule);
+  config.step_epochs = step_epochs;
+  config.gamma = gamma;
+  config.evaluate = evaluate;
+  config.save_path = save;
+  const DataSource source{data, synthetic_samples, config.seed};
+  const Graph& graph = h->net->graph();
+  TrainResult r;
+  {
+    py::gil_scoped_release release;
+    const Dataset train_set = load_data(source, graph, Split::kTrain);
+    const Dataset test_set = evaluate ? load_data(source, graph, Split::kTest) : Dataset{};
+    Trainer trainer(*h->net, config);
+    trainer.on_step([&](const StepProgress& p) {
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C: KeyboardInterrupt between steps
+      if (!callback.is_none()) callback(step_dict(p));
+    });
+    r = trainer.run(train_set, evaluate ? &test_set : nullptr);
+  }
+  h->steps += r.iterations;
+  py::dict d;
+  d["iterations"] = r.iterations;
+  d["final_loss"] = r.final_loss;
+  d["test_accuracy"] = r.test_accuracy;
+  d["images_per_second"] = r.images_per_second;
+  d["train_seconds"] = r.train_seconds;
+  d["weights_sha256"] = r.weights_sha256;
+  py::list e;
+  for (const EpochResult& x : r.epochs) e.append(epoch_dict(x));
+  d["epochs"] = e;
+  d["net"] = h;
+  return d;
+}
+
+}  // namespace
+
+void bind_data(py::module_& m) {
+  py::class_<Dataset, DatasetPtr>(m, "Dataset", "Labelled samples in memory, normalized, NCHW.")
+      .def_property_readonly("name", [](const Dataset& d) { return d.name; })
+      .def_property_readonly("classes", [](const Dataset& d) { return d.classes; })
+      .def("__len__", [](const Dataset& d) { return d.count; })
+      .def_property_readonly("images", [](const DatasetPtr& d) {
+        return py::array_t<float>({d->count, d->channels, d->height, d->width}, d->images.data(), py::cast(d));
+      }, "float32 (count, C, H, W), a read-only view")
+      .def_property_readonly("labels", [](const DatasetPtr& d) {
+        return py::array_t<int32_t>({d->count}, d->labels.data(), py::cast(d));
+      }, "int32 (count,)");
+  m.def("load_data", &load_dataset, py::arg("model"), py::arg("data") = "fashion-mnist", py::arg("split") = "train",
+        py::arg("synthetic_samples") = 2048, py::arg("seed") = 1,
+        "`vdnn train --data`'s data for a model: 'fashion-mnist', 'synthetic' (synthetic_samples "
+        "training samples shaped for the model, a quarter as many test samples, from seed) or a folder "
+        "of IDX files.");
+  py::class_<Batches>(m, "Batches")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", &Batches::next)
+      .def("__len__", &Batches::size);
+  m.def("batches", [](DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle) {
+          return std::make_unique<Batches>(std::move(data), batch, seed, epoch, shuffle);
+        }, py::arg("data"), py::arg("batch"), py::arg("seed") = 1, py::arg("epoch") = 0, py::arg("shuffle") = true,
+        py::keep_alive<0, 1>(),
+        "Epoch `epoch` of data as (x float32 NCHW, y int32) batches in training's order (shuffled from "
+        "(seed, epoch), the last partial batch dropped; shuffle=False: in order, the partial batch kept).");
+  m.def("lr_at", &lr_at, py::arg("step"), py::arg("epoch"), py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
+        py::arg("total_steps") = 1, py::arg("step_epochs") = 5, py::arg("gamma") = 0.1,
+        "The learning rate `vdnn train` uses at 0-based step `step` of epoch `epoch` (cosine decays to 0 "
+        "over total_steps; step multiplies by gamma every step_epochs epochs).");
+  m.def("train", &train, py::arg("net"), py::arg("data") = "fashion-mnist", py::arg("iterations") = 0,
+        py::arg("epochs") = 1, py::arg("batch") = 128, py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
+        py::arg("step_epochs") = 5, py::arg("gamma") = 0.1, py::arg("synthetic_samples") = 2048,
+        py::arg("evaluate") = false, py::arg("callback") = py::none(), py::arg("save") = "",
+        "`vdnn train` on a built-in data source: a vdnn.Net (its seed, momentum and weight decay) or a "
+        "model (a Net of `batch` is made: result['net']); callback(dict) after every step (step, "
+        "total_steps, epoch, epochs, epoch_step, steps_per_epoch, loss, lr, elapsed_seconds). Returns "
+        "the run's figures and weights_sha256.");
+}
+
+}  // namespace vdnn::python

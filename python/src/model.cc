@@ -1,0 +1,122 @@
+// python/src/model.cc — vdnn.Model, vdnn.load_model, vdnn.models and vdnn.plan (the figures of
+// `vdnn plan --json`, from the same report/plan_report.h).
+#include <pybind11/stl.h>
+
+#include <sstream>
+
+#include "bindings.h"
+#include "plan/planner.h"
+#include "plan/policy.h"
+#include "report/plan_report.h"
+#include "runtime/plan_source.h"
+#include "vdnn/error.h"
+
+namespace vdnn::python {
+namespace {
+
+// input: None, "3x32x32", or a sequence of ints (C, H, W) or (features,).
+std::optional<Shape> input_shape(const py::object& input) {
+  if (input.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(input)) return parse_shape(input.cast<std::string>(), "input");
+  std::vector<int64_t> dims;
+  try {
+    dims = input.cast<std::vector<int64_t>>();
+  } catch (const py::cast_error&) {
+    VDNN_THROW("input: expected a shape such as (3, 32, 32) or \"3x32x32\"");
+  }
+  std::ostringstream text;
+  for (size_t i = 0; i < dims.size(); ++i) text << (i ? "x" : "") << dims[i];
+  return parse_shape(text.str(), "input");  // the CLI's --input rules
+}
+
+py::tuple shape_tuple(const Shape& s) {
+  py::tuple t(s.dims.size());
+  for (size_t i = 0; i < s.dims.size(); ++i) t[i] = s.dims[i];
+  return t;
+}
+
+py::dict plan(const py::object& model_or_name, int64_t batch, const std::string& device, const py::object& device_memory,
+              const std::string& policy, const std::string& sync, const std::string& prefetch, const std::string& link,
+              const std::string& costs, int repeats) {
+  const std::shared_ptr<Model> model = as_model(model_or_name);
+  if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
+  const SyncMode sync_mode = parse_sync_mode(sync);
+  const Prefetch prefetch_rule = parse_prefetch(prefetch);
+  PlanSourceOptions source{.device = device, .link = link, .costs_file = costs, .repeats = repeats};
+  source.calibrate_with = [model] { return model->fresh_graph(); };
+  const bool budget_given = !device_memory.is_none();
+  const size_t given = budget_bytes(device_memory, "device_memory");
+  std::string json;
+  {
+    py::gil_scoped_release release;
+    const Graph graph = model->fresh_graph();
+    const PlanInputs in = plan_inputs(graph, batch, source);
+    const Planner planner(graph, in.value_bytes, in.facts, in.costs, sync_mode);
+    const size_t budget = budget_given ? given : in.device_memory_bytes;
+    const PlanTable table = plan_table(planner, budget, policy, prefetch_rule);
+    json = plan_json(table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch,
+                             .device = in.device})
+               .dump();
+  }
+  return from_json_text(json);
+}
+
+}  // namespace
+
+std::shared_ptr<Model> load_model(const std::string& source, const py::object& input, const py::object& classes) {
+  ModelOptions options;
+  options.input = input_shape(input);
+  if (!classes.is_none()) {
+    const int c = classes.cast<int>();
+    if (c < kMinClasses || c > kMaxClasses)
+      VDNN_THROW("classes " << c << ": expected " << kMinClasses << " to " << kMaxClasses);
+    options.classes = c;
+  }
+  py::gil_scoped_release release;
+  return std::make_shared<Model>(Model{source, options, load_network(source, options)});
+}
+
+std::shared_ptr<Model> as_model(const py::object& model_or_name) {
+  if (py::isinstance<Model>(model_or_name)) return model_or_name.cast<std::shared_ptr<Model>>();
+  if (py::isinstance<py::str>(model_or_name)) return load_model(model_or_name.cast<std::string>(), py::none(), py::none());
+  VDNN_THROW("model: expected a vdnn.Model (vdnn.load_model) or a model name or path (str), got a "
+             << py::str(py::type::of(model_or_name).attr("__name__")).cast<std::string>());
+}
+
+void bind_model(py::module_& m) {
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model", "A network: what vdnn.load_model read.")
+      .def_property_readonly("name", [](const Model& x) { return x.loaded.graph.name(); })
+      .def_property_readonly("source", [](const Model& x) { return x.source; })
+      .def_property_readonly("input", [](const Model& x) { return shape_tuple(x.loaded.graph.input_shape()); },
+                             "the sample shape, (C, H, W) or (features,)")
+      .def_property_readonly("classes", [](const Model& x) { return x.loaded.graph.classes(); })
+      .def_property_readonly("parameter_count", [](const Model& x) { return x.loaded.graph.parameter_count(); },
+                             "trainable parameters")
+      .def_property_readonly("layers", [](const Model& x) {
+        std::vector<std::string> names;
+        for (const Node& n : x.loaded.graph.nodes()) names.push_back(n.layer->name());
+        return names;
+      })
+      .def_property_readonly("initial_weights", [](const Model& x) {
+        py::dict d;
+        for (const SafeTensor& t : x.loaded.initial_weights.tensors) d[py::str(t.name)] = to_numpy(t.data, t.shape);
+        return d;
+      }, "an ONNX file's initializers by name (empty for JSON models: vdnn initialises them from the seed)")
+      .def("__repr__", [](const Model& x) {
+        return "vdnn.Model('" + x.loaded.graph.name() + "', input " + shape_text(x.loaded.graph.input_shape().dims) +
+               ", " + std::to_string(x.loaded.graph.classes()) + " classes)";
+      });
+  m.def("load_model", &load_model, py::arg("name_or_path"), py::arg("input") = py::none(),
+        py::arg("classes") = py::none(),
+        "A shipped model's name (vdnn.models()), a vdnn JSON file or an ONNX file; input and classes "
+        "override the model's, as --input and --classes do.");
+  m.def("models", &model_names, "The shipped models' names.");
+  m.def("plan", &plan, py::arg("model"), py::arg("batch") = 128, py::arg("device") = "cpu",
+        py::arg("device_memory") = py::none(), py::arg("policy") = "", py::arg("sync") = "event",
+        py::arg("prefetch") = "vdnn", py::arg("link") = "", py::arg("costs") = "", py::arg("repeats") = 3,
+        "`vdnn plan --json` as a dict: every configuration's memory and predicted step time (policy: '' "
+        "for all of them, or none, conv, all, dyn, auto). device: 'cpu' (measured now, or costs= a "
+        "`vdnn profile --save` file) or a device profile such as 'titan-x-maxwell'.");
+}
+
+}  // namespace vdnn::python

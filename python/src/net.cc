@@ -1,0 +1,172 @@
+// python/src/net.cc — vdnn.Net: a network bound to the CPU backend under a memory policy, trained
+// one NumPy batch at a time (the same step as `vdnn train`: runtime/trainer.h's train_batch), with
+// its gradients and weights as NumPy arrays.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+
+#include "bindings.h"
+#include "net_handle.h"
+#include "runtime/checkpoint.h"
+#include "vdnn/error.h"
+
+namespace vdnn::python {
+namespace {
+
+std::string type_name(const py::handle& h) { return py::str(py::type::of(h).attr("__name__")).cast<std::string>(); }
+
+// x: float32 (n, *input) with 1 <= n (<= batch when `max_n` > 0).
+py::array_t<float, py::array::c_style> check_images(const NetHandle& h, const py::handle& x, int64_t max_n) {
+  auto a = float32_array(x, "x");
+  const Shape& in = h.net->graph().input_shape();
+  bool ok = a.ndim() == static_cast<py::ssize_t>(in.rank() + 1) && a.shape(0) >= 1 && (max_n <= 0 || a.shape(0) <= max_n);
+  for (size_t i = 0; ok && i < in.rank(); ++i) ok = a.shape(static_cast<py::ssize_t>(i + 1)) == in.dims[i];
+  if (!ok) {
+    std::string expected = shape_text(in.dims);
+    expected.insert(1, in.rank() ? "n, " : "n");
+    VDNN_THROW("x: shape " << shape_text({a.shape(), a.shape() + a.ndim()}) << ", model '" << h.net->graph().name()
+                           << "' expects NCHW batches " << expected
+                           << (max_n > 0 ? VDNN_MSG(" with n <= batch " << max_n) : std::string()));
+  }
+  return a;
+}
+
+// y: integers (n,) in [0, classes).
+std::vector<int32_t> check_labels(const NetHandle& h, const py::handle& y, int64_t n) {
+  if (!py::isinstance<py::array>(y)) VDNN_THROW("y: expected a NumPy array of integer labels, got a " << type_name(y));
+  const py::array a = py::reinterpret_borrow<py::array>(y);
+  const char kind = a.dtype().kind();
+  if (kind != 'i' && kind != 'u')
+    VDNN_THROW("y: dtype " << py::str(a.dtype()).cast<std::string>() << ", expected integer class labels");
+  if (a.ndim() != 1 || a.shape(0) != n)
+    VDNN_THROW("y: expected shape (" << n << ",), one label per sample of x");
+  const auto labels = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  const int classes = h.net->graph().classes();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = labels.data()[i];
+    if (v < 0 || v >= classes)
+      VDNN_THROW("y[" << i << "] = " << v << ": model '" << h.net->graph().name() << "' has classes 0.."
+                      << classes - 1);
+    out[static_cast<size_t>(i)] = static_cast<int32_t>(v);
+  }
+  return out;
+}
+
+py::dict tensors(const NetHandle& h, bool gradients) {
+  py::dict d;
+  const std::vector<ParamTensor>& params = h.net->params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (gradients && !params[i].grad) continue;
+    d[py::str(params[i].name)] =
+        to_numpy(gradients ? h.net->export_grad(i) : h.net->export_param(i), params[i].spec.file_dims());
+  }
+  return d;
+}
+
+// Replaces the weights named in `given` (any subset; the others keep their values), with the
+// checks `vdnn infer` makes on a weights file.
+void set_weights(NetHandle& h, const py::dict& given) {
+  const std::vector<ParamTensor>& params = h.net->params();
+  SafeTensors file = weights_file(h);
+  file.path = "set_weights";
+  for (const auto& [key, value] : given) {
+    const std::string name = py::str(key).cast<std::string>();
+    auto it = std::find_if(file.tensors.begin(), file.tensors.end(), [&](const SafeTensor& t) { return t.name == name; });
+    if (it == file.tensors.end())
+      VDNN_THROW("set_weights: model '" << h.net->graph().name() << "' has no tensor '" << name << "' (its names: "
+                                        << params.front().name << ", ... ; see net.weights().keys())");
+    const auto a = float32_array(value, "set_weights: '" + name + "'");
+    std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+    if (shape != it->shape)
+      VDNN_THROW("set_weights: '" << name << "' has shape " << shape_text(shape) << ", the model's is "
+                                  << shape_text(it->shape));
+    it->data.assign(a.data(), a.data() + a.size());
+  }
+  py::gil_scoped_release release;
+  load_weights(file, *h.net);
+}
+
+py::array_t<float> infer(NetHandle& h, const py::handle& x) {
+  const auto a = check_images(h, x, 0);
+  const int64_t n = a.shape(0), batch = h.net->batch(), classes = h.net->graph().classes();
+  const int64_t sample = h.net->graph().input_shape().elements();
+  std::vector<float> logits(static_cast<size_t>(n * classes));
+  {
+    py::gil_scoped_release release;
+    const std::vector<int32_t> labels(static_cast<size_t>(batch), 0);
+    for (int64_t first = 0; first < n; first += batch) {
+      const int64_t count = std::min(batch, n - first);
+      h.net->set_batch(a.data() + first * sample, labels.data(), count);
+      h.net->forward(/*training=*/false);
+      const std::vector<float>& out = h.net->logits();
+      std::copy(out.begin(), out.begin() + count * classes, logits.begin() + first * classes);
+    }
+  }
+  return to_numpy(logits, {n, classes});
+}
+
+}  // namespace
+
+void bind_net(py::module_& m) {
+  py::class_<NetHandle, std::shared_ptr<NetHandle>>(m, "Net",
+      "A network on the CPU backend with its weights, gradients and SGD momentum in a device arena "
+      "planned for `batch` under a memory policy (none, conv, all, or dyn and auto, which pick for "
+      "device_memory from costs measured now or read from `costs`); device_memory is the budget "
+      "(bytes or e.g. '48MiB'; None: what the plan needs). weight_decay_on: 'weights' (vdnn's "
+      "default: conv and fc weights) or 'all' (PyTorch's: every trainable parameter).")
+      .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
+           py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
+           py::arg("weight_decay") = 5e-4, py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
+           py::arg("prefetch") = "vdnn",
+           py::arg("conv_algo") = "auto", py::arg("costs") = "")
+      .def_property_readonly("model", [](const NetHandle& h) { return h.model; })
+      .def_property_readonly("batch", [](const NetHandle& h) { return h.net->batch(); })
+      .def_property_readonly("seed", [](const NetHandle& h) { return h.config.seed; })
+      .def_property_readonly("steps", [](const NetHandle& h) { return h.steps; }, "train_step calls so far")
+      .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
+      .def_property_readonly("policy", [](const NetHandle& h) { return std::string(to_string(h.net->options().policy)); },
+                             "the policy the Net runs (dyn and auto: what they picked)")
+      .def_property_readonly("policy_summary", [](const NetHandle& h) { return h.policy_summary; },
+                             "dyn or auto: what was picked and why ('' otherwise)")
+      .def("train_step", [](NetHandle& h, const py::handle& x, const py::handle& y, double lr) {
+            const auto a = check_images(h, x, h.net->batch());
+            const std::vector<int32_t> labels = check_labels(h, y, a.shape(0));
+            py::gil_scoped_release release;
+            const float loss = h.trainer->train_batch(a.data(), labels.data(), a.shape(0), lr, h.steps);
+            ++h.steps;
+            return loss;
+          }, py::arg("x"), py::arg("y"), py::arg("lr"),
+          "One SGD step (momentum, weight decay) on float32 NCHW x and integer labels y (n <= batch "
+          "samples), as each step of `vdnn train`; returns the batch's mean loss.")
+      .def("forward_backward", [](NetHandle& h, const py::handle& x, const py::handle& y) {
+            const auto a = check_images(h, x, h.net->batch());
+            const std::vector<int32_t> labels = check_labels(h, y, a.shape(0));
+            py::gil_scoped_release release;
+            h.net->set_batch(a.data(), labels.data(), a.shape(0));
+            const float loss = h.net->forward(/*training=*/true);
+            h.net->backward();
+            return loss;
+          }, py::arg("x"), py::arg("y"),
+          "A training-mode forward and backward pass without an update (batch-norm running statistics "
+          "and the dropout counter do advance, as in PyTorch's train mode); returns the mean loss. "
+          "gradients() then holds d loss / d parameter.")
+      .def("gradients", [](const NetHandle& h) { return tensors(h, true); },
+           "The last backward pass's gradients by parameter name, in the parameters' shapes.")
+      .def("weights", [](const NetHandle& h) { return tensors(h, false); },
+           "Every parameter and running statistic by name (float32 copies).")
+      .def("set_weights", &set_weights, py::arg("weights"),
+           "Replaces the named tensors (the others keep their values); each must have the shape "
+           "weights() reports and finite values.")
+      .def("infer", &infer, py::arg("x"), "Evaluation-mode logits (n, classes) of float32 NCHW x.")
+      .def("weights_sha256", [](const NetHandle& h) { return h.net->weights_sha256(); },
+           "The hash `vdnn train` prints as weights_sha256.")
+      .def("save", [](const NetHandle& h, const std::string& path) { save_weights(h, path); }, py::arg("path"),
+           "Writes the weights (safetensors) for `vdnn infer --weights` or set_weights.")
+      .def("__repr__", [](const NetHandle& h) {
+        return "vdnn.Net('" + h.net->graph().name() + "', batch " + std::to_string(h.net->batch()) + ", policy " +
+               to_string(h.net->options().policy) + ")";
+      });
+}
+
+}  // namespace vdnn::python

@@ -1,0 +1,35 @@
+// python/src/net_handle.h — what a Python vdnn.Net holds: its Model, the runtime Net, and the
+// Trainer whose step train_step runs (the optimizer settings, the step counter).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "bindings.h"
+#include "runtime/net.h"
+#include "runtime/trainer.h"
+
+namespace vdnn::python {
+
+struct NetHandle {
+  std::shared_ptr<Model> model;
+  TrainConfig config;  // momentum, weight_decay, seed (lr comes with each step)
+  std::unique_ptr<Net> net;
+  std::unique_ptr<Trainer> trainer;
+  int64_t steps = 0;
+  std::string policy_summary;  // dyn or auto: what it picked and why
+};
+
+// vdnn.Net(...): the Model's graph on the CPU backend, its initial weights (an ONNX file's) loaded;
+// policy dyn or auto plan first for device_memory (runtime/planned_policy.h; costs: a `vdnn
+// profile --save` file, or measured now).
+std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, const std::string& policy,
+                                    const py::object& device_memory, uint64_t seed, double momentum,
+                                    double weight_decay, const std::string& weight_decay_on, const std::string& sync,
+                                    const std::string& prefetch, const std::string& conv_algo, const std::string& costs);
+// Every parameter and running statistic in its file shape (ParamSpec::file_dims), in graph order.
+SafeTensors weights_file(const NetHandle& h);
+// The weights as safetensors, with the metadata `vdnn infer` reads (model, seed, weights_sha256).
+void save_weights(const NetHandle& h, const std::string& path);
+
+}  // namespace vdnn::python

@@ -1,0 +1,96 @@
+"""vdnn.Net from NumPy: inference shapes, gradients, weights in and out, and errors as vdnn.Error."""
+import json
+
+import numpy as np
+import pytest
+
+import vdnn
+
+
+def batch(rng, n, shape=(1, 4, 4), classes=3):
+    return rng.standard_normal((n, *shape)).astype(np.float32), rng.integers(0, classes, n)
+
+
+def test_infer_shapes_and_chunks(mlp_path):
+    net = vdnn.Net(vdnn.load_model(mlp_path), batch=4)
+    x, _ = batch(np.random.default_rng(0), 10)
+    logits = net.infer(x)  # more samples than the batch: run in batches of 4
+    assert logits.shape == (10, 3) and logits.dtype == np.float32
+    assert np.array_equal(net.infer(x[:3]), logits[:3])
+    assert np.array_equal(net.infer(x[4:8]), logits[4:8])
+
+
+def test_forward_backward_gives_the_loss_gradient_without_an_update(mlp_path):
+    net = vdnn.Net(mlp_path, batch=8)
+    x, y = batch(np.random.default_rng(1), 6)
+    before = net.weights()
+    loss = net.forward_backward(x, y)
+    z = net.infer(x).astype(np.float64)  # no batch norm or dropout: the training-mode logits
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    assert loss == pytest.approx(-np.log(p[np.arange(6), y]).mean(), rel=1e-5)
+    onehot = np.eye(3)[y]
+    grads = net.gradients()
+    assert sorted(grads) == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"]
+    np.testing.assert_allclose(grads["fc2.bias"], (p - onehot).mean(0), rtol=1e-4, atol=1e-6)
+    assert all(grads[k].shape == before[k].shape for k in grads)
+    assert all(np.array_equal(v, net.weights()[k]) for k, v in before.items())
+
+
+def test_set_weights_round_trip_and_save_for_vdnn_infer(mlp_path, tmp_path, cli):
+    net = vdnn.Net(mlp_path, batch=8, seed=5)
+    other = vdnn.Net(mlp_path, batch=8, seed=6)
+    assert other.weights_sha256() != net.weights_sha256()
+    other.set_weights(net.weights())
+    assert other.weights_sha256() == net.weights_sha256()
+    w = net.weights()["fc2.bias"] + 1
+    other.set_weights({"fc2.bias": w})  # a subset: the rest stay
+    assert np.array_equal(other.weights()["fc2.bias"], w)
+    assert np.array_equal(other.weights()["fc1.weight"], net.weights()["fc1.weight"])
+    path = tmp_path / "w.safetensors"
+    other.save(str(path))
+    out = json.loads(cli("infer", "--model", mlp_path, "--weights", path, "--data", "synthetic", "--json"))
+    assert out["weights_sha256"] == other.weights_sha256()
+
+
+def test_errors_arrive_as_vdnn_error(mlp_path):
+    with pytest.raises(vdnn.Error, match="nope"):
+        vdnn.load_model("nope")
+    net = vdnn.Net(mlp_path, batch=4)
+    x, y = batch(np.random.default_rng(2), 4)
+    with pytest.raises(vdnn.Error, match="float64, expected float32"):
+        net.train_step(x.astype(np.float64), y, 0.1)
+    with pytest.raises(vdnn.Error, match=r"x: shape \[4, 1, 5, 4\], model 'mlp' expects NCHW batches \[n, 1, 4, 4\]"):
+        net.train_step(np.zeros((4, 1, 5, 4), np.float32), y, 0.1)
+    with pytest.raises(vdnn.Error, match="n <= batch 4"):
+        net.forward_backward(np.zeros((5, 1, 4, 4), np.float32), np.zeros(5, int))
+    with pytest.raises(vdnn.Error, match=r"y\[1\] = 3: model 'mlp' has classes 0..2"):
+        net.train_step(x, np.array([0, 3, 1, 1]), 0.1)
+    with pytest.raises(vdnn.Error, match="integer class labels"):
+        net.train_step(x, y.astype(np.float32), 0.1)
+    with pytest.raises(vdnn.Error, match="has no tensor 'fc3.weight'"):
+        net.set_weights({"fc3.weight": np.zeros((3, 8), np.float32)})
+    with pytest.raises(vdnn.Error, match=r"'fc2.bias' has shape \[4\], the model's is \[3\]"):
+        net.set_weights({"fc2.bias": np.zeros(4, np.float32)})
+    with pytest.raises(vdnn.Error, match="fc2.bias"):
+        net.set_weights({"fc2.bias": np.array([0, np.nan, 0], np.float32)})
+    with pytest.raises(vdnn.Error, match="device_memory"):
+        vdnn.Net(mlp_path, batch=4, device_memory="lots")
+    with pytest.raises(vdnn.Error, match="too small|smallest"):
+        vdnn.Net("fmnist_cnn", batch=32, policy="all", device_memory="1MiB")
+    with pytest.raises(vdnn.Error, match="policy 'sometimes'"):
+        vdnn.plan(mlp_path, batch=4, device="titan-x-maxwell", policy="sometimes")
+    assert issubclass(vdnn.Error, Exception)
+
+
+def test_planned_policy_picks_and_trains_the_same_weights(mlp_path):
+    rng = np.random.default_rng(3)
+    planned = vdnn.Net(mlp_path, batch=8, policy="auto", device_memory="1MiB")  # costs measured now
+    plain = vdnn.Net(mlp_path, batch=8)
+    assert planned.policy_summary.startswith("auto picks") and plain.policy_summary == ""
+    for _ in range(3):
+        x, y = batch(rng, 8)
+        assert planned.train_step(x, y, 0.1) == plain.train_step(x, y, 0.1)
+    assert planned.weights_sha256() == plain.weights_sha256()
+    with pytest.raises(vdnn.Error, match="policy 'dyn' needs device_memory"):
+        vdnn.Net(mlp_path, batch=8, policy="dyn")

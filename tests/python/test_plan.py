@@ -1,0 +1,24 @@
+"""vdnn.plan returns the figures `vdnn plan --json` prints (report/plan_report.h builds both)."""
+import json
+
+import pytest
+
+import vdnn
+
+
+@pytest.mark.parametrize("policy", ["", "all", "auto"])
+def test_plan_equals_cli_json(cli, policy):
+    # A device profile: its roofline costs are the same in both processes (cpu costs are measured).
+    args = ["plan", "--model", "fmnist_cnn", "--batch", 64, "--device", "titan-x-maxwell",
+            "--device-memory", "48MiB", "--json"] + (["--policy", policy] if policy else [])
+    expected = json.loads(cli(*args))
+    got = vdnn.plan("fmnist_cnn", batch=64, device="titan-x-maxwell", device_memory="48MiB", policy=policy)
+    assert got == expected
+    assert got["configurations"], "the plan has rows"
+
+
+def test_plan_of_a_loaded_model_with_another_input(cli):
+    model = vdnn.load_model("fmnist_cnn", input=(1, 32, 32))
+    expected = json.loads(cli("plan", "--model", "fmnist_cnn", "--input", "1x32x32", "--batch", 16,
+                              "--device", "v100-16gb", "--json"))
+    assert vdnn.plan(model, batch=16, device="v100-16gb") == expected

@@ -1,0 +1,71 @@
+"""A NumPy loop over vdnn.batches with vdnn.lr_at's rates and Net.train_step makes the steps
+`vdnn train` makes: the same weights_sha256. vdnn.train does too, reporting every step."""
+import re
+
+import numpy as np
+
+import vdnn
+
+# Enough steps to cross an epoch boundary (256 samples / batch 32 = 8 per epoch).
+MODEL, BATCH, SAMPLES, SEED, STEPS, LR = "fmnist_cnn", 32, 256, 3, 11, 0.07
+
+
+def cli_hash(cli, *extra):
+    out = cli("train", "--model", MODEL, "--data", "synthetic", "--synthetic-samples", SAMPLES, "--seed", SEED,
+              "--batch", BATCH, "--iterations", STEPS, "--lr", LR, "--no-eval", "--progress", "none", *extra)
+    return re.search(r"weights_sha256 ([0-9a-f]{64})", out).group(1)
+
+
+def numpy_loop(net):
+    data = vdnn.load_data(net.model, "synthetic", "train", synthetic_samples=SAMPLES, seed=SEED)
+    step, epoch, losses = 0, 0, []
+    while step < STEPS:
+        for x, y in vdnn.batches(data, BATCH, seed=SEED, epoch=epoch):
+            if step == STEPS:
+                break
+            assert x.dtype == np.float32 and x.shape == (BATCH, 1, 28, 28) and y.shape == (BATCH,)
+            losses.append(net.train_step(x, y, vdnn.lr_at(step, epoch, lr=LR, schedule="cosine", total_steps=STEPS)))
+            step += 1
+        epoch += 1
+    return losses
+
+
+
+def test_numpy_loop_weights_sha256_equals_cli(cli):
+    net = vdnn.Net(MODEL, batch=BATCH, seed=SEED)
+    before = net.weights_sha256()
+    losses = numpy_loop(net)
+    assert all(np.isfinite(losses))
+    assert net.weights_sha256() != before
+    assert net.weights_sha256() == cli_hash(cli)
+
+
+def test_numpy_loop_under_policy_all_gives_the_same_weights(cli):
+    net = vdnn.Net(MODEL, batch=BATCH, seed=SEED, policy="all", device_memory="24MiB")
+    numpy_loop(net)
+    assert net.weights_sha256() == cli_hash(cli, "--policy", "all", "--device-memory", "24MiB")
+
+
+def test_train_reports_every_step_and_ends_on_the_cli_weights(cli):
+    net = vdnn.Net(MODEL, batch=BATCH, seed=SEED)
+    seen = []
+    r = vdnn.train(net, data="synthetic", iterations=STEPS, lr=LR, synthetic_samples=SAMPLES, callback=seen.append)
+    assert [s["step"] for s in seen] == list(range(1, STEPS + 1))
+    assert all(s["total_steps"] == STEPS and np.isfinite(s["loss"]) for s in seen)
+    assert [s["epoch"] for s in seen] == [1] * 8 + [2] * 3
+    assert r["iterations"] == STEPS and r["net"] is net and net.steps == STEPS
+    assert r["weights_sha256"] == net.weights_sha256() == cli_hash(cli)
+
+
+def test_an_exception_in_the_callback_stops_training():
+    net = vdnn.Net(MODEL, batch=BATCH, seed=SEED)
+
+    def stop(step):
+        if step["step"] == 2:
+            raise KeyError("enough")
+
+    try:
+        vdnn.train(net, data="synthetic", iterations=STEPS, synthetic_samples=SAMPLES, callback=stop)
+        raise AssertionError("train went on")
+    except KeyError as e:
+        assert "enough" in str(e)
