@@ -44,6 +44,7 @@ struct TrainOptions {
   std::string backend = "cpu";
   std::string resume;  // a checkpoint to continue (o.config.save_path: where to save)
   std::string initial_weights;  // a safetensors file (e.g. a PyTorch state_dict) to start from
+  std::string save_weights;     // --save-weights: the weights alone at the end, as a state_dict
   std::string weight_decay_on = "weights";
   std::string progress = "auto";
   std::string on_nan = "stop";
@@ -126,7 +127,8 @@ BackendKind check_flags(TrainOptions& o) {
   o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
   if (o.config.checkpoint_every > 0 && o.config.save_path.empty())
     VDNN_THROW("--checkpoint-every needs --save FILE.safetensors (where to write the checkpoints)");
-  check_output_files({{"--save", o.config.save_path}, {"--trace", o.trace}, {"--report", o.report}});
+  check_output_files({{"--save", o.config.save_path}, {"--save-weights", o.save_weights}, {"--trace", o.trace},
+                      {"--report", o.report}});
   return backend;
 }
 
@@ -309,6 +311,11 @@ int run_train(TrainOptions& o) {
     return Interrupted{sig}.exit_code();
   }
   print_result(r, o);
+  if (!o.save_weights.empty()) {
+    save_weights(o.save_weights, net, o.config.seed, r.iterations);
+    std::printf("saved weights %s (a PyTorch state_dict: load_state_dict(strict=True) takes it)\n",
+                o.save_weights.c_str());
+  }
   if (!o.trace.empty()) write_trace(o, recorder, net, model_name);
   if (!r.skipped_steps.empty())
     std::printf("skipped %zu steps with a NaN or Inf (--on-nan skip); first: %s\n", r.skipped_steps.size(),
@@ -394,6 +401,8 @@ Runner add_train_command(CLI::App& app) {
                  "write the 3rd training step (or the last, if fewer) as a Chrome trace (Perfetto, "
                  "chrome://tracing): ops per stream, memory by class (cuda: host issue times)");
   app.add_option("--save", o->config.save_path, "write a checkpoint (safetensors) at the end");
+  app.add_option("--save-weights", o->save_weights,
+                 "also write the weights alone (safetensors, PyTorch's names and shapes, no optimizer state) at the end");
   app.add_option("--checkpoint-every", o->config.checkpoint_every, "also write the --save checkpoint every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--resume", o->resume, "continue the run saved in this checkpoint (same model, batch, seed, data)");

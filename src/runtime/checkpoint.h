@@ -62,6 +62,10 @@ SafeTensors read_weights_file(const std::string& path);
 // Writes the checkpoint atomically (temporary file, fsync, rename, fsync of the folder).
 void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
                      const CheckpointPosition& position);
+// The weights alone, as a PyTorch state_dict (load_state_dict(strict=True) takes it as it is):
+// the checkpoint's tensors less the momentum, with metadata model, seed, step and weights_sha256
+// (`vdnn infer` reads it; --resume does not, it has no optimizer state). Atomic, as checkpoints.
+void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_t step);
 // Reads and validates the file and its metadata; throws vdnn::Error naming the file.
 Checkpoint read_checkpoint(const std::string& path);
 // Throws vdnn::Error naming the file and both values when the checkpoint's model, batch size or

@@ -1,4 +1,4 @@
-"""PyTorch state_dict -> `vdnn train --initial-weights` -> vdnn checkpoint -> torch load_state_dict(strict=True).
+"""PyTorch state_dict -> `vdnn train --initial-weights` -> `--save-weights` -> torch load_state_dict(strict=True).
 
 Run by tests/cli/test_cli_pytorch_roundtrip.cc with the test environment's python (scripts/python_env.sh:
 Debian's torch, PyPI safetensors): python pytorch_roundtrip.py VDNN_BINARY WORK_DIR. Prints "ok" last;
@@ -58,25 +58,28 @@ def main(vdnn, work):
         json.dump(VDNN_MODEL, f)
 
     checkpoint = os.path.join(work, "trained.safetensors")
+    weights = os.path.join(work, "weights.safetensors")
     run = subprocess.run(
         [vdnn, "train", "--model", os.path.join(work, "model.json"), "--data", "synthetic",
          "--synthetic-samples", "32", "--batch", "8", "--iterations", str(STEPS), "--no-eval",
          "--progress", "none", "--weight-decay", "0.01", "--weight-decay-on", "all",
-         "--initial-weights", os.path.join(work, "initial.safetensors"), "--save", checkpoint],
+         "--initial-weights", os.path.join(work, "initial.safetensors"), "--save", checkpoint,
+         "--save-weights", weights],
         capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
         raise SystemExit("vdnn train failed:\n" + run.stdout + run.stderr)
     assert "initial weights from" in run.stdout, run.stdout
 
-    saved = load_file(checkpoint)
-    extra = sorted(k for k in saved if k not in initial)
-    assert all(k.endswith(":momentum") for k in extra), f"tensors PyTorch does not know: {extra}"
-    missing = sorted(k for k in initial if k not in saved)
-    assert not missing, f"state_dict tensors missing from the checkpoint: {missing}"
-    state = {k: v for k, v in saved.items() if not k.endswith(":momentum")}  # PyTorch keeps momentum in the optimizer
-
+    state = load_file(weights)
     trained = Net()
     trained.load_state_dict(state, strict=True)  # names, shapes and dtypes as PyTorch's own
+    # The checkpoint is the same tensors plus the SGD momentum ("<param>:momentum", which PyTorch
+    # keeps in its optimizer): without those it loads strictly too.
+    saved = load_file(checkpoint)
+    extra = sorted(k for k in saved if k not in state)
+    assert extra and all(k.endswith(":momentum") for k in extra), f"tensors PyTorch does not know: {extra}"
+    assert all(torch.equal(saved[k], v) for k, v in state.items()), "checkpoint and --save-weights differ"
+    Net().load_state_dict({k: v for k, v in saved.items() if k not in extra}, strict=True)
     assert trained.bn1.num_batches_tracked.item() == 2 + STEPS, trained.bn1.num_batches_tracked
     for name, before in initial.items():
         after = trained.state_dict()[name]

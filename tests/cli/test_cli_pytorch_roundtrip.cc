@@ -1,5 +1,6 @@
 // A PyTorch state_dict (saved with PyPI safetensors) starts `vdnn train --initial-weights`, and the
-// checkpoint vdnn writes loads back into the same torch module with load_state_dict(strict=True):
+// weights vdnn writes (--save-weights; the --save checkpoint less its ":momentum" tensors) load back
+// into the same torch module with load_state_dict(strict=True):
 // names, shapes (grouped conv, fc after an image), dtypes and num_batches_tracked (2 + 3 steps).
 // Runs tests/cli/pytorch_roundtrip.py in the test environment (build/pyenv, made by
 // `bash scripts/python_env.sh`; Debian's torch + PyPI safetensors). A missing environment FAILS the

@@ -222,5 +222,34 @@ TEST_F(PyTorchWeightsTest, DecayRuleIsRecordedAndCheckedOnResume) {
                {"bad.safetensors", "'weight_decay_on' is 'biases'", "weights or all"});
 }
 
+// save_weights: the checkpoint's tensors less the momentum, the same bytes, and loadable as weights.
+TEST_F(PyTorchWeightsTest, SavedWeightsAreTheCheckpointLessMomentum) {
+  Net net = make_net();
+  Trainer(net, config(3, path("run.safetensors"))).run(data_, nullptr);
+  save_weights(path("w.safetensors"), net, 1, 3);
+  const SafeTensors c = read_weights_file(path("run.safetensors"));
+  const SafeTensors w = read_weights_file(path("w.safetensors"));
+  size_t momentum = 0;
+  for (const SafeTensor& t : c.tensors) {
+    if (t.name.ends_with(":momentum")) {
+      ++momentum;
+      EXPECT_EQ(w.find(t.name), nullptr) << t.name;
+      continue;
+    }
+    const SafeTensor* same = w.find(t.name);
+    ASSERT_NE(same, nullptr) << t.name;
+    EXPECT_EQ(same->shape, t.shape) << t.name;
+    EXPECT_EQ(same->data, t.data) << t.name;
+    EXPECT_EQ(same->integers, t.integers) << t.name;
+  }
+  EXPECT_EQ(w.tensors.size() + momentum, c.tensors.size());
+  EXPECT_EQ(w.metadata.at("weights_sha256"), net.weights_sha256());
+  EXPECT_EQ(w.metadata.at("step"), "3");
+  Net other = make_net();
+  load_weights(w, other);
+  EXPECT_EQ(other.weights_sha256(), net.weights_sha256());
+  expect_error([&] { read_checkpoint(path("w.safetensors")); }, {"w.safetensors", "not a vdnn checkpoint"});
+}
+
 }  // namespace
 }  // namespace vdnn
