@@ -3,7 +3,8 @@
 // cannot see where oneDNN itself departs from what users expect (Caffe / PyTorch average pooling
 // in ceil mode, LRN windows); this test can. Forward and backward of pooling (ceil mode, padding
 // in and out of the divisor, overhanging windows, blocked and channels-last layouts), LRN,
-// convolution (groups, strides, padding), batch norm (training), FC and softmax cross-entropy.
+// convolution (groups, strides, padding, dilation, asymmetric padding), ReLU6 (with inputs at
+// exactly 0 and 6), batch norm (training), FC and softmax cross-entropy.
 //
 // Python runs once for all cases (importing torch takes a second or two), with a timeout. A
 // missing python3 or torch FAILS the test: scripts/setup.sh installs python3-torch (Debian's, for
@@ -30,6 +31,8 @@ struct TorchCase {
   Shape in;
   tag layout;
   double rel = 1e-4, abs = 1e-5;  // for y, dx and the parameter gradients
+  float x_lo = -2.0f, x_hi = 2.0f;  // the inputs' range
+  std::vector<float> planted = {};  // exact values for the first inputs (e.g. kinks)
 };
 
 // vdnn's results for one case, and what goes to Python.
@@ -71,7 +74,8 @@ Computed compute(const TorchCase& c, uint64_t seed) {
   Computed r;
   const auto params = params_for(c, seed);
   if (!params.empty()) h.set_params(params);
-  const auto x = ref::random_vector(static_cast<size_t>(c.batch * c.in.elements()), seed + 2, -2.0f, 2.0f);
+  auto x = ref::random_vector(static_cast<size_t>(c.batch * c.in.elements()), seed + 2, c.x_lo, c.x_hi);
+  std::copy(c.planted.begin(), c.planted.end(), x.begin());
   r.request = {{"layer", c.layer}, {"shape", c.in.with_batch(c.batch)}, {"x", x}};
   const bool loss = layer->kind() == LayerKind::kLoss;
   std::vector<int32_t> labels;
@@ -159,6 +163,17 @@ TEST(TorchReference, LayersMatchPyTorchInFloat64) {
        Shape{16, 6, 6}, tag::aBcd16b, 1e-4, 1e-4},
       {{{"type", "conv"}, {"channels", 5}, {"kernel", kernel(3, 2)}, {"stride", kernel(2, 1)},
         {"pad", kernel(1, 0)}, {"bias", false}}, 3, Shape{3, 7, 5}, tag::nchw, 1e-4, 1e-4},
+      // Dilation and asymmetric padding (pad: top/left, pad_end: bottom/right), as ONNX writes
+      // torchvision's dilated convolutions and "same" padding of even kernels.
+      {{{"type", "conv"}, {"channels", 6}, {"kernel", 3}, {"dilation", kernel(2, 3)},
+        {"pad", kernel(2, 1)}, {"groups", 2}}, 2, Shape{4, 9, 8}, tag::nchw, 1e-4, 1e-4},
+      {{{"type", "conv"}, {"channels", 16}, {"kernel", kernel(2, 3)}, {"stride", 2}, {"dilation", 2},
+        {"pad", kernel(0, 1)}, {"pad_end", kernel(1, 2)}}, 2, Shape{16, 7, 8}, tag::aBcd16b, 1e-4,
+       1e-4},
+      // ReLU6 over both kinks, with inputs at exactly 0 and 6: PyTorch's gradient there is 0.
+      {{{"type", "relu6"}}, 2, Shape{3, 4, 5}, tag::nchw, 0, 0, -3.0f, 9.0f,
+       {0.0f, 6.0f, -0.0f, 6.0f, 0.0f, 5.9999995f, 6.0000005f, 1e-30f}},
+      {{{"type", "relu6"}}, 1, Shape{16, 2, 3}, tag::aBcd16b, 0, 0, -3.0f, 9.0f, {6.0f, 0.0f}},
       // Batch norm in training mode (batch statistics, biased variance in the normalization).
       {{{"type", "batch_norm"}, {"eps", 1e-5}}, 3, Shape{5, 4, 3}, tag::nchw, 1e-3, 1e-4},
       {{{"type", "batch_norm"}, {"eps", 1e-3}}, 2, Shape{16, 3, 3}, tag::aBcd16b, 1e-3, 1e-4},

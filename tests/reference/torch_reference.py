@@ -54,8 +54,14 @@ def run(case):
         if layer.get("bias", True):
             b = tensor(case["params"][1], [channels])
             params.append(b)
-        y = F.conv2d(x, w, b, stride=pair(layer.get("stride"), (1, 1)),
-                     padding=pair(layer.get("pad"), (0, 0)), groups=groups)
+        pad = pair(layer.get("pad"), (0, 0))
+        pad_end = pair(layer.get("pad_end"), pad)
+        # vdnn's pad is top/left and pad_end bottom/right; F.pad takes (left, right, top, bottom).
+        padded = F.pad(x, (pad[1], pad_end[1], pad[0], pad_end[0]))
+        y = F.conv2d(padded, w, b, stride=pair(layer.get("stride"), (1, 1)),
+                     dilation=pair(layer.get("dilation"), (1, 1)), groups=groups)
+    elif kind == "relu6":
+        y = F.relu6(x)  # hardtanh(0, 6): the gradient passes only where 0 < x < 6
     elif kind == "batch_norm":
         c = case["shape"][1]
         gamma, beta = tensor(case["params"][0], [c]), tensor(case["params"][1], [c])
