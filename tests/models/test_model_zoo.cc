@@ -12,7 +12,7 @@
 namespace vdnn {
 namespace {
 
-// Trainable parameters: weights, biases, BN scale/shift (not running statistics), as
+// Trainable parameters: weights, biases, BN weight/bias (not running statistics), as
 // torchvision's sum(p.numel() for p in model.parameters()).
 struct Published {
   const char* model;
@@ -144,7 +144,7 @@ TEST(ModelZoo, Vgg16CifarIsVgg16WithBatchNormAt32x32) {
   EXPECT_EQ(count_type(g, "conv"), 13);
   EXPECT_EQ(count_type(g, "batch_norm"), 13);
   EXPECT_EQ(g.value(g.find_value("pool5")).shape, (Shape{512, 1, 1}));
-  // 13 bias-free convolutions, 13 BN (scale, shift), fc 512, fc 10.
+  // 13 bias-free convolutions, 13 BN (weight, bias), fc 512, fc 10.
   EXPECT_EQ(g.parameter_count(), 14'710'464 + 2 * 4'224 + (512 * 512 + 512) + (10 * 512 + 10));
 }
 
