@@ -114,12 +114,12 @@ class Net {
   void set_dropout_step(uint64_t step) { step_ = step; }
   // SHA-256 over every parameter and running statistic, plain layouts, in graph order.
   std::string weights_sha256() const;
-
-  Backend& backend() { return *backend_; }
   // PyTorch's BatchNorm num_batches_tracked of batch-norm node `node` before this run's first
   // optimizer step (loaded with the weights; 0 by default): checkpoints write it plus the steps done.
   int64_t batches_tracked_base(int node) const;
   void set_batches_tracked_base(int node, int64_t count) { batches_tracked_base_[node] = count; }
+
+  Backend& backend() { return *backend_; }
   const Program& train_program() const { return train_; }
   const MemoryPlan& train_plan() const { return train_plan_; }
   const MemoryPlan& eval_plan() const { return eval_plan_; }
@@ -149,9 +149,9 @@ class Net {
   uint64_t step_ = 0;
   int prefetch_depth_ = 0;
   StepResult result_;
+  std::map<int, int64_t> batches_tracked_base_;  // by node; absent: 0
   int64_t steps_to_record_ = 0;  // training steps still to record into recorder_
   StepRecorder* recorder_ = nullptr;
-  std::map<int, int64_t> batches_tracked_base_;  // by node; absent: 0
 };
 
 }  // namespace vdnn
