@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 import torch
 import torchvision
@@ -53,6 +54,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(2)
+    # torch.onnx warns once per batch norm that num_batches_tracked's increment is not exported.
+    warnings.filterwarnings("ignore", message="ONNX Preprocess - Removing mutation")
     os.makedirs(args.out_dir, exist_ok=True)
     rows = []
     for name in args.models.split(","):

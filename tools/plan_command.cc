@@ -20,6 +20,7 @@
 #include "report/configuration_chart.h"
 #include "report/memory_timeline_chart.h"
 #include "report/plan_report.h"
+#include "interop/network_source.h"
 #include "io/model_file.h"
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
@@ -92,9 +93,9 @@ int run_plan(PlanOptions o) {
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
-  const Graph graph = load_model(o.model, mo);
+  const Graph graph = load_network(o.model, mo).graph;
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  o.source.calibrate_with = [&] { return load_model(o.model, mo); };  // measured costs: a few timed steps
+  o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
   const PlanInputs in = plan_inputs(graph, o.batch, o.source);
   const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
   const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
@@ -165,7 +166,7 @@ int run_plan(PlanOptions o) {
 
 Runner add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
-  app.add_option("--model", o->model, "model name or JSON file")->capture_default_str();
+  app.add_option("--model", o->model, "model name, JSON or ONNX file")->capture_default_str();
   app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");

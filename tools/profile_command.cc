@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "data/synthetic.h"
+#include "interop/network_source.h"
 #include "io/model_file.h"
 #include "plan/planner.h"
 #include "backends/cpu/compiled_graph.h"
@@ -63,7 +64,7 @@ void check_predictions(const Graph& graph, const ModelOptions& mo, const Network
     NetOptions no{.batch = o.batch, .seed = 1, .policy = p, .sync = parse_sync_mode(o.sync)};
     no.link = parse_link(o.link_bandwidth, o.link_latency);
     no.conv_algos = conv_algos_of(costs, fast);
-    nets.push_back(std::make_unique<Net>(load_model(o.model, mo), no));
+    nets.push_back(std::make_unique<Net>(load_network(o.model, mo).graph, no));
   }
   const Shape& shape = graph.input_shape();
   const Dataset data = make_synthetic(o.batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
@@ -89,13 +90,13 @@ int run_profile(const ProfileCliOptions& o) {
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
-  const Graph graph = load_model(o.model, mo);
+  const Graph graph = load_network(o.model, mo).graph;
   ProfileOptions po{.repeats = o.repeats, .seed = 1, .link = parse_link(o.link_bandwidth, o.link_latency)};
   Progress progress(o.json ? stderr : stdout, Progress::parse(o.progress), "profiling " + graph.name(), "layers/s");
   po.on_layer = [&](int done, int total) { progress.update(done, total, done); };
   NetworkCosts costs = measure_costs(graph, o.batch, po);
   progress.finish();
-  calibrate_kernels(costs, load_model(o.model, mo), o.batch);
+  calibrate_kernels(costs, load_network(o.model, mo).graph, o.batch);
   if (const std::string w = costs.unstable_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
   if (o.json)
     std::printf("%s\n", costs.to_json().dump(2).c_str());
@@ -113,7 +114,7 @@ int run_profile(const ProfileCliOptions& o) {
 
 Runner add_profile_command(CLI::App& app) {
   auto o = std::make_shared<ProfileCliOptions>();
-  app.add_option("--model", o->model, "model name or JSON file")->capture_default_str();
+  app.add_option("--model", o->model, "model name, JSON or ONNX file")->capture_default_str();
   app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
   app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));

@@ -12,6 +12,7 @@
 #include "backends/cpu/profiler.h"
 #include "commands.h"
 #include "data/data_source.h"
+#include "interop/network_source.h"
 #include "io/model_file.h"
 #include "numeric_flags.h"
 #include "plan/auto_policy.h"
@@ -52,12 +53,13 @@ struct TrainOptions {
   TrainConfig config;
 };
 
-// The --model network, with --input and --classes applied.
-Graph load_train_model(const TrainOptions& o) {
+// The --model network (a zoo name, JSON or ONNX file, with its initial weights if ONNX), with
+// --input and --classes applied.
+NetworkSource load_train_model(const TrainOptions& o) {
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
-  return load_model(o.model, mo);
+  return load_network(o.model, mo);
 }
 
 // --policy dyn or auto: what it picks for --device-memory (runtime/planned_policy.h), from costs
@@ -66,7 +68,7 @@ Graph load_train_model(const TrainOptions& o) {
 std::string choose_planned_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
   PlanSourceOptions source{.costs_file = o.costs};
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  source.calibrate_with = [&o] { return load_train_model(o); };
+  source.calibrate_with = [&o] { return load_train_model(o).graph; };
   const PlannedPolicy p = choose_planned_policy(graph, o.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
                                                 source, parse_sync_mode(o.sync), net_options);
   std::printf("%s\n", p.summary.c_str());
@@ -279,7 +281,8 @@ nlohmann::json print_memory(Net& net, const TrainResult& r) {
 int run_train(TrainOptions& o) {
   const BackendKind backend = check_flags(o);
   std::optional<Checkpoint> resume = read_resume(o.resume);
-  Graph graph = load_train_model(o);
+  NetworkSource model = load_train_model(o);
+  Graph graph = std::move(model.graph);
   const std::string model_name = graph.name();
   if (resume) check_resumable(*resume, model_name, o.batch, o.config.seed);
   const DataSource source{o.data, o.synthetic_samples, o.config.seed};
@@ -288,6 +291,8 @@ int run_train(TrainOptions& o) {
   print_run(graph, train, test, o.batch);
   const NetChoice choice = choose_net_options(graph, o, backend);
   Net net(std::move(graph), choice.options);
+  if (!resume && !model.initial_weights.tensors.empty()) load_weights(model.initial_weights, net);  // ONNX initializers
+  model.initial_weights = {};
   print_memory_plan(net, o);
   Trainer trainer(net, o.config);
   StepRecorder recorder;  // --trace: the 3rd step, warmed up (or the last, if fewer)
@@ -335,7 +340,7 @@ int run_train(TrainOptions& o) {
 Runner add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later wins
-  app.add_option("--model", o->model, "model name (see `vdnn models`) or JSON file")
+  app.add_option("--model", o->model, "model name (see `vdnn models`), JSON or ONNX file")
       ->capture_default_str();
   app.add_option("--data", o->data, "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
       ->capture_default_str();

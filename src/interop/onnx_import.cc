@@ -279,6 +279,7 @@ class Translator {
     if (!proto.domain().empty() && proto.domain() != "ai.onnx")
       node.fail(VDNN_MSG("operator domain '" << proto.domain() << "' is not supported (only the default ONNX domain)"));
     if (skipped_.count(index)) return;
+    if (proto.output_size() < 1 || proto.output(0).empty()) node.fail("has no output");
     if (loss_added_) node.fail("comes after the loss; the loss must be the graph's last node");
     auto it = handlers.find(proto.op_type());
     if (it == handlers.end())

@@ -62,42 +62,41 @@ std::vector<float> onnx_floats(const onnx::TensorProto& t, const std::string& wh
   if (t.data_type() != onnx::TensorProto::FLOAT)
     VDNN_THROW(where << ": is " << type_name(t.data_type()) << ", vdnn reads FLOAT (float32) tensors here");
   const int64_t n = element_count(t, where);
-  std::vector<float> out(n);
+  // The data's size is checked against the shape before anything is allocated for it.
   if (const char* raw = raw_bytes(t, n, sizeof(float), where)) {
+    std::vector<float> out(n);
     std::memcpy(out.data(), raw, out.size() * sizeof(float));  // little-endian, as x86 is
     return out;
   }
   check_count(t.float_data_size(), n, where);
-  std::copy(t.float_data().begin(), t.float_data().end(), out.begin());
-  return out;
+  return {t.float_data().begin(), t.float_data().end()};
 }
 
 std::vector<int64_t> onnx_integers(const onnx::TensorProto& t, const std::string& where) {
   const int64_t n = element_count(t, where);
-  std::vector<int64_t> out(n);
   switch (t.data_type()) {
     case onnx::TensorProto::INT64:
       if (const char* raw = raw_bytes(t, n, sizeof(int64_t), where)) {
+        std::vector<int64_t> out(n);
         std::memcpy(out.data(), raw, out.size() * sizeof(int64_t));
-      } else {
-        check_count(t.int64_data_size(), n, where);
-        std::copy(t.int64_data().begin(), t.int64_data().end(), out.begin());
+        return out;
       }
-      return out;
+      check_count(t.int64_data_size(), n, where);
+      return {t.int64_data().begin(), t.int64_data().end()};
     case onnx::TensorProto::INT32:
     case onnx::TensorProto::BOOL: {
       const size_t size = t.data_type() == onnx::TensorProto::BOOL ? 1 : sizeof(int32_t);
       if (const char* raw = raw_bytes(t, n, size, where)) {
+        std::vector<int64_t> out(n);
         for (int64_t i = 0; i < n; ++i) {
           int32_t v = 0;
           std::memcpy(&v, raw + i * size, size);
           out[i] = size == 1 ? static_cast<int8_t>(v) : v;
         }
-      } else {
-        check_count(t.int32_data_size(), n, where);  // ONNX keeps BOOL and INT32 in int32_data
-        std::copy(t.int32_data().begin(), t.int32_data().end(), out.begin());
+        return out;
       }
-      return out;
+      check_count(t.int32_data_size(), n, where);  // ONNX keeps BOOL and INT32 in int32_data
+      return {t.int32_data().begin(), t.int32_data().end()};
     }
     default:
       VDNN_THROW(where << ": is " << type_name(t.data_type()) << ", expected INT64, INT32 or BOOL");

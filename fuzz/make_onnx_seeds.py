@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""fuzz/make_onnx_seeds.py — writes the seeds of fuzz/corpus/onnx_import: small ONNX models built
+with the onnx package's helpers (Debian's python3-onnx), one per family of operators the importer
+translates, so the fuzzer starts from inputs that reach every handler.
+
+  /usr/bin/python3 fuzz/make_onnx_seeds.py fuzz/corpus/onnx_import
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+
+def tensor(name, shape, offset=0.0):
+    values = offset + 0.1 * np.sin(np.arange(int(np.prod(shape)), dtype=np.float32))
+    return numpy_helper.from_array(values.reshape(shape).astype(np.float32), name)
+
+
+def model(nodes, inits, shape, output="logits"):
+    graph = helper.make_graph(nodes, "seed", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def conv_bn_classifier():
+    return model([
+        helper.make_node("Conv", ["x", "c.weight", "c.bias"], ["c"], "conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"],
+                         ["b", "m", "v"], "bn", epsilon=1e-5, momentum=0.9),
+        helper.make_node("Relu", ["b"], ["r"], "relu"),
+        helper.make_node("MaxPool", ["r"], ["p"], "pool", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+        helper.make_node("GlobalAveragePool", ["p"], ["g"], "gap"),
+        helper.make_node("Flatten", ["g"], ["f"], "flatten", axis=1),
+        helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["logits"], "fc", transB=1),
+    ], [tensor("c.weight", [4, 3, 3, 3]), tensor("c.bias", [4]), tensor("bn.weight", [4], 1.0),
+        tensor("bn.bias", [4]), tensor("bn.running_mean", [4]), tensor("bn.running_var", [4], 1.0),
+        tensor("fc.weight", [10, 4]), tensor("fc.bias", [10])], [2, 3, 8, 8])
+
+
+def branches():
+    pads = numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=np.int64), "pads")
+    ratio = numpy_helper.from_array(np.array(0.5, dtype=np.float32), "ratio")
+    training = numpy_helper.from_array(np.array(True), "training")
+    lo = numpy_helper.from_array(np.array(0, dtype=np.float32), "lo")
+    hi = numpy_helper.from_array(np.array(6, dtype=np.float32), "hi")
+    shape = numpy_helper.from_array(np.array([2, -1], dtype=np.int64), "shape")
+    return model([
+        helper.make_node("Pad", ["x", "pads"], ["xp"], "pad"),
+        helper.make_node("Conv", ["xp", "a.weight"], ["a"], "a", group=2),
+        helper.make_node("Conv", ["x", "b.weight"], ["b"], "b", dilations=[2, 2], pads=[2, 2, 2, 2]),
+        helper.make_node("Concat", ["a", "b"], ["cat"], "cat", axis=1),
+        helper.make_node("Clip", ["cat", "lo", "hi"], ["six"], "relu6"),
+        helper.make_node("LRN", ["six"], ["n"], "lrn", size=3, alpha=1e-4, beta=0.75, bias=2.0),
+        helper.make_node("AveragePool", ["n"], ["ap"], "avg", kernel_shape=[3, 3], strides=[1, 1],
+                         pads=[1, 1, 1, 1], count_include_pad=1),
+        helper.make_node("Add", ["ap", "n"], ["sum"], "add"),
+        helper.make_node("Identity", ["sum"], ["id"], "id"),
+        helper.make_node("Reshape", ["id", "shape"], ["flat"], "reshape"),
+        helper.make_node("Dropout", ["flat", "ratio", "training"], ["d", "mask"], "drop"),
+        helper.make_node("MatMul", ["d", "w"], ["mm"], "matmul"),
+        helper.make_node("Add", ["mm", "bias"], ["logits"], "bias"),
+    ], [pads, ratio, training, lo, hi, shape, tensor("a.weight", [4, 1, 3, 3]), tensor("b.weight", [4, 2, 3, 3]),
+        tensor("w", [8 * 6 * 6, 3]), tensor("bias", [3])], [2, 2, 6, 6])
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, m in [("conv_bn_classifier", conv_bn_classifier()), ("branches", branches())]:
+        with open(os.path.join(out, f"{name}.onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()
