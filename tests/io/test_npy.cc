@@ -4,9 +4,11 @@
 
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 
 #include "error_of.h"
+#include "core/shape.h"
 #include "io/npy.h"
 #include "util/mapped_file.h"
 
@@ -48,6 +50,13 @@ TEST(Npy, RoundTripsFloat32Exactly) {
 }
 
 TEST(Npy, ReadsWhatNumpyWrites) {
+  // Written by np.save (NumPy 1.24): np.arange(8, dtype=np.float32).reshape(2, 1, 2, 2), and float64.
+  const NpyArray saved = read_npy(VDNN_SOURCE_DIR "/fuzz/corpus/npy/images-2x1x2x2.npy");
+  EXPECT_EQ(saved.shape, (std::vector<int64_t>{2, 1, 2, 2}));
+  EXPECT_EQ(saved.data, (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(read_npy(VDNN_SOURCE_DIR "/fuzz/corpus/npy/vector-3.npy").data, (std::vector<float>{1.5f, -2.0f, 0.0f}));
+  const std::string e = error_of([] { read_npy(VDNN_SOURCE_DIR "/fuzz/corpus/npy/float64-refused.npy"); });
+  EXPECT_NE(e.find("'<f8'"), std::string::npos) << e;
   const std::string s = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 2, 2), }", 32);
   const NpyArray a = parse_npy(bytes_of(s), "x.npy");
   EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 1, 2, 2}));
@@ -73,6 +82,34 @@ TEST(Npy, AnythingElseIsOneErrorNamingTheFile) {
     EXPECT_EQ(e.rfind("in.npy: ", 0), 0u) << e;
     EXPECT_NE(e.find(c.fragment), std::string::npos) << c.fragment << " not in: " << e;
   }
+}
+
+// A small stand-in for fuzz/fuzz_npy.cc that runs with the tests: every mutation of a valid file
+// (bytes flipped, cut, header digits changed) gives an array or one vdnn::Error, nothing else.
+TEST(Npy, MutatedFilesGiveAnArrayOrAnError) {
+  const std::string seed = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 24);
+  std::mt19937 gen(3);
+  int errors = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string s = seed;
+    const int edits = 1 + static_cast<int>(gen() % 4);
+    for (int k = 0; k < edits; ++k) {
+      const size_t at = gen() % s.size();
+      switch (gen() % 3) {
+        case 0: s[at] = static_cast<char>(gen()); break;
+        case 1: s[at] = "0123456789(), '"[gen() % 15]; break;
+        default: s.resize(at); break;
+      }
+      if (s.empty()) break;
+    }
+    try {
+      const NpyArray a = parse_npy(bytes_of(s), "m.npy");
+      EXPECT_EQ(static_cast<int64_t>(a.data.size()), elements_up_to(a.shape));
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 1000);
 }
 
 }  // namespace
