@@ -65,13 +65,15 @@ py::dict tensors(const NetHandle& h, bool gradients) {
 }
 
 // Replaces the weights named in `given` (any subset; the others keep their values), with the
-// checks `vdnn infer` makes on a weights file.
+// checks `vdnn infer` makes on a weights file. PyTorch's "<bn>.num_batches_tracked" entries are
+// skipped, so a state_dict converted to NumPy loads as it is.
 void set_weights(NetHandle& h, const py::dict& given) {
   const std::vector<ParamTensor>& params = h.net->params();
   SafeTensors file = weights_file(h);
   file.path = "set_weights";
   for (const auto& [key, value] : given) {
     const std::string name = py::str(key).cast<std::string>();
+    if (is_batches_tracked(name)) continue;  // a PyTorch state_dict's batch-norm counter: not a weight
     auto it = std::find_if(file.tensors.begin(), file.tensors.end(), [&](const SafeTensor& t) { return t.name == name; });
     if (it == file.tensors.end())
       VDNN_THROW("set_weights: model '" << h.net->graph().name() << "' has no tensor '" << name << "' (its names: "
@@ -157,7 +159,7 @@ void bind_net(py::module_& m) {
            "Every parameter and running statistic by name (float32 copies).")
       .def("set_weights", &set_weights, py::arg("weights"),
            "Replaces the named tensors (the others keep their values); each must have the shape "
-           "weights() reports and finite values.")
+           "weights() reports and finite values. '<bn>.num_batches_tracked' entries (PyTorch's) are skipped.")
       .def("infer", &infer, py::arg("x"), "Evaluation-mode logits (n, classes) of float32 NCHW x.")
       .def("weights_sha256", [](const NetHandle& h) { return h.net->weights_sha256(); },
            "The hash `vdnn train` prints as weights_sha256.")
