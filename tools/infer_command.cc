@@ -2,6 +2,10 @@
 // safetensors file with the model's parameter names and shapes).
 //
 //   vdnn infer --model fmnist_cnn --weights run.safetensors --data fashion-mnist [--json]
+//   vdnn infer --model fmnist_cnn --weights run.safetensors --images x.npy --logits y.npy
+// --logits writes every test sample's logits (float32 [samples, classes], io/npy.h) in the data's
+// order; --images takes the inputs from a float32 .npy [N, C, H, W] (or [N, K]) instead of --data,
+// without labels (no loss or accuracy then): the same inputs can go to ONNX Runtime or PyTorch.
 #include <omp.h>
 
 #include <charconv>
@@ -13,24 +17,50 @@
 #include "numeric_flags.h"
 #include "data/data_source.h"
 #include "io/model_file.h"
+#include "io/npy.h"
 #include "io/safetensors.h"
 #include "runtime/checkpoint.h"
 #include "runtime/trainer.h"
+#include "util/atomic_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn::cli {
 namespace {
 
 struct InferOptions {
-  std::string model, weights, input;
+  std::string model, weights, input, images, logits;
   DataSource source;
   int64_t batch = 128;
   int classes = 0, threads = 0;
   bool seed_given = false, json = false;
 };
 
+// --images: the array as a dataset without labels (every label 0, and no loss or accuracy reported).
+Dataset images_dataset(const std::string& path, const Graph& graph) {
+  NpyArray a;
+  try {
+    a = read_npy(path);
+  } catch (const Error& e) {
+    VDNN_THROW("--images " << e.what());
+  }
+  if ((a.shape.size() != 4 && a.shape.size() != 2) || a.shape[0] < 1)
+    VDNN_THROW("--images " << path << ": shape " << shape_text(a.shape)
+                           << ", expected [N, C, H, W] or [N, K] with N >= 1");
+  Dataset d;
+  d.count = a.shape[0];
+  d.channels = a.shape[1];
+  d.height = a.shape.size() == 4 ? a.shape[2] : 1;
+  d.width = a.shape.size() == 4 ? a.shape[3] : 1;
+  d.classes = graph.classes();
+  d.images = std::move(a.data);
+  d.labels.assign(static_cast<size_t>(d.count), 0);
+  d.name = path;
+  return d;
+}
+
 int run_infer(InferOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
+  check_output_files({{"--logits", o.logits}});
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
@@ -47,16 +77,20 @@ int run_infer(InferOptions& o) {
       VDNN_THROW("--weights " << o.weights << ": metadata 'seed' is '" << s << "', expected an integer");
   }
   Graph graph = load_model(o.model, mo);
-  const Dataset test = load_data(o.source, graph, Split::kTest);
+  const bool labelled = o.images.empty();
+  const Dataset test = labelled ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
   check_data_fits(graph, test);
   Net net(std::move(graph), {.batch = o.batch, .seed = o.source.seed});
   load_weights(weights, net);
-  const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test);
+  std::vector<float> logits;
+  const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test, o.logits.empty() ? nullptr : &logits);
+  if (!o.logits.empty()) write_npy(o.logits, {r.samples, net.graph().classes()}, logits);
   auto step = weights.metadata.find("step");
   if (o.json) {
     nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
-                        {"samples", r.samples}, {"batch", o.batch}, {"test_loss", r.loss},
-                        {"test_accuracy", r.accuracy}, {"weights_sha256", net.weights_sha256()}};
+                        {"samples", r.samples}, {"batch", o.batch}, {"weights_sha256", net.weights_sha256()}};
+    if (labelled) j["test_loss"] = r.loss, j["test_accuracy"] = r.accuracy;
+    if (!o.logits.empty()) j["logits"] = o.logits;
     if (step != weights.metadata.end()) j["step"] = step->second;
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
@@ -64,7 +98,10 @@ int run_infer(InferOptions& o) {
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
               o.weights.c_str(), step != weights.metadata.end() ? (" (step " + step->second + ")").c_str() : "",
               test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.batch));
-  std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
+  if (labelled) std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
+  if (!o.logits.empty())
+    std::printf("logits [%lld, %d] written to %s\n", static_cast<long long>(r.samples), net.graph().classes(),
+                o.logits.c_str());
   return 0;
 }
 
@@ -75,8 +112,13 @@ Runner add_infer_command(CLI::App& app) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--model", o->model, "model name (see `vdnn models`) or JSON file")->required();
   app.add_option("--weights", o->weights, "safetensors file, e.g. from `vdnn train --save`")->required();
-  app.add_option("--data", o->source.data, "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
-      ->capture_default_str();
+  CLI::Option* data = app.add_option("--data", o->source.data,
+                                     "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
+                          ->capture_default_str();
+  CLI::Option* logits = app.add_option("--logits", o->logits,
+                                       "write every sample's logits to this .npy file (float32 [samples, classes])");
+  app.add_option("--images", o->images, "inputs from a float32 .npy [N, C, H, W] (or [N, K]) instead of --data; "
+                 "no labels, so no loss or accuracy")->excludes(data)->needs(logits);
   app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");

@@ -37,7 +37,7 @@ void Trainer::resume(const Checkpoint& checkpoint) {
   resume_steps_per_epoch_ = checkpoint.position.steps_per_epoch;
 }
 
-EvalResult Trainer::evaluate(const Dataset& data) {
+EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
   check_data_fits(net_.graph(), data);
   BatchLoader loader(data, net_.batch(), /*shuffle=*/false, config_.seed);
   loader.start_epoch(0);
@@ -50,6 +50,7 @@ EvalResult Trainer::evaluate(const Dataset& data) {
     net_.set_batch(images.data(), labels.data(), count);
     loss_sum += static_cast<double>(net_.forward(/*training=*/false)) * count;
     right += net_.correct();
+    if (logits) logits->insert(logits->end(), net_.logits().begin(), net_.logits().end());
     r.samples += count;
   }
   r.loss = loss_sum / static_cast<double>(r.samples);

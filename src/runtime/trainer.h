@@ -85,7 +85,8 @@ class Trainer {
   Trainer(Net& net, TrainConfig config);
   TrainResult run(const Dataset& train, const Dataset* test,
                   const std::function<void(const EpochResult&)>& on_epoch = {});
-  EvalResult evaluate(const Dataset& data);
+  // `logits` (if given) receives every sample's logits, samples x classes, in the data's order.
+  EvalResult evaluate(const Dataset& data, std::vector<float>* logits = nullptr);
   // Continues a saved run: loads its weights, momentum and dropout counter into the Net, and run()
   // then starts at its step (the same epoch, its batches already done skipped, the same learning
   // rate). Throws vdnn::Error when its model, batch or seed differ from this run; run() throws
