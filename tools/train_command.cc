@@ -146,14 +146,24 @@ std::optional<Checkpoint> read_resume(const std::string& path) {
 
 // --initial-weights: every parameter and running statistic of the model, under its name and
 // PyTorch's shape (a state_dict saved with safetensors loads as it is; its num_batches_tracked
-// counters are kept and counted on). A missing or misshapen tensor is an error naming the file and tensor.
-void load_initial_weights(Net& net, const std::string& path) {
+// counters are kept and counted on). Read before any output, so a bad file is one line; a missing
+// or misshapen tensor is an error naming the file and tensor when the Net takes them.
+std::optional<SafeTensors> read_initial_weights(const std::string& path) {
   try {
-    load_weights(read_weights_file(path), net);
+    if (!path.empty()) return read_weights_file(path);
   } catch (const Error& e) {
     VDNN_THROW("--initial-weights " << e.what());
   }
-  std::printf("initial weights from %s (weights_sha256 %s)\n", path.c_str(), net.weights_sha256().c_str());
+  return std::nullopt;
+}
+
+void load_initial_weights(Net& net, const SafeTensors& weights) {
+  try {
+    load_weights(weights, net);
+  } catch (const Error& e) {
+    VDNN_THROW("--initial-weights " << e.what());
+  }
+  std::printf("initial weights from %s (weights_sha256 %s)\n", weights.path.c_str(), net.weights_sha256().c_str());
 }
 
 void print_run(const Graph& graph, const Dataset& train, const Dataset& test, int64_t batch) {
@@ -281,6 +291,7 @@ nlohmann::json print_memory(Net& net, const TrainResult& r) {
 int run_train(TrainOptions& o) {
   const BackendKind backend = check_flags(o);
   std::optional<Checkpoint> resume = read_resume(o.resume);
+  std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
   NetworkSource model = load_train_model(o);
   Graph graph = std::move(model.graph);
   const std::string model_name = graph.name();
@@ -301,7 +312,10 @@ int run_train(TrainOptions& o) {
     resume_trainer(trainer, *resume, o.resume);
     resume.reset();  // its tensors are in the Net now
   }
-  if (!o.initial_weights.empty()) load_initial_weights(net, o.initial_weights);
+  if (initial) {
+    load_initial_weights(net, *initial);
+    initial.reset();  // its tensors are in the Net now
+  }
   TrainConsole console(Progress::parse(o.progress), o.batch);
   trainer.on_step([&](const StepProgress& p) { console.step(p); });
   TrainResult r;

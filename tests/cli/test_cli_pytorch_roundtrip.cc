@@ -27,5 +27,22 @@ TEST(CliPyTorchRoundTrip, StateDictTrainsAndLoadsBackStrictly) {
   fs::remove_all(dir);
 }
 
+// A file that is not a weights file is one line before any output; a weights file without a
+// tensor the model needs fails naming the file and the tensor.
+TEST(CliPyTorchRoundTrip, BadInitialWeightsNameTheFileAndTensor) {
+  const std::string corpus = VDNN_SOURCE_DIR "/fuzz/corpus/safetensors/";
+  const std::string train = "train --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 16 "
+                            "--iterations 1 --no-eval --initial-weights ";
+  expect_user_error(train + corpus + "pytorch-dtypes.safetensors",
+                    "--initial-weights " + corpus + "pytorch-dtypes.safetensors: tensor 'n.u8': dtype U8 holds integers");
+  const CliRun r = vdnn(train + corpus + "one-tensor.safetensors");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("error: --initial-weights " + corpus + "one-tensor.safetensors: tensor 'conv1.weight' that "
+                          "model 'fmnist_cnn' needs is missing\n"),
+            std::string::npos) << r.output;
+  expect_user_error("train --initial-weights a.safetensors --resume b.safetensors",
+                    "--initial-weights and --resume both give the starting weights");
+}
+
 }  // namespace
 }  // namespace vdnn::test
