@@ -40,17 +40,23 @@ int run_export(const ExportOptions& o) {
       VDNN_THROW("--weights " << e.what());
     }
   }
-  // A Net of batch 1 holds the weights: the seeded initialisation, or the file's, checked on loading.
-  Net net(std::move(source.graph), {.batch = 1, .seed = o.seed});
-  if (!weights.tensors.empty()) load_weights(weights, net);
-  SafeTensors plain;
-  for (size_t i = 0; i < net.params().size(); ++i)
-    plain.tensors.push_back({net.params()[i].name, net.params()[i].spec.file_dims(), net.export_param(i)});
-  const onnx::ModelProto model = export_onnx(net.graph(), &plain, {.batch = o.batch});
+  onnx::ModelProto model;
+  std::string name, input;
+  {  // A Net of batch 1 holds the weights: the seeded initialisation, or the file's, checked on loading.
+    Net net(std::move(source.graph), {.batch = 1, .seed = o.seed});
+    if (!weights.tensors.empty()) load_weights(weights, net);
+    weights = {};
+    SafeTensors plain;
+    for (size_t i = 0; i < net.params().size(); ++i)
+      plain.tensors.push_back({net.params()[i].name, net.params()[i].spec.file_dims(), net.export_param(i)});
+    model = export_onnx(net.graph(), &plain, {.batch = o.batch});
+    name = net.graph().name();
+    input = net.graph().input_shape().to_string();
+  }  // the Net and the copies are gone before the file is written
   write_onnx(o.onnx, model);
-  std::printf("wrote %s: model %s, %d nodes, %zu initializers, input [%lld, %s], opset %d\n", o.onnx.c_str(),
-              net.graph().name().c_str(), model.graph().node_size(), plain.tensors.size(),
-              static_cast<long long>(o.batch), net.graph().input_shape().to_string().c_str(), kOnnxExportOpset);
+  std::printf("wrote %s: model %s, %d nodes, %d initializers, input [%lld, %s], opset %d\n", o.onnx.c_str(),
+              name.c_str(), model.graph().node_size(), model.graph().initializer_size(),
+              static_cast<long long>(o.batch), input.c_str(), kOnnxExportOpset);
   return 0;
 }
 

@@ -1,11 +1,13 @@
 #include "interop/onnx_export.h"
 
 #include <onnx/checker.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <exception>
 #include <map>
 #include <set>
 
@@ -296,10 +298,30 @@ void write_onnx(const std::string& path, const onnx::ModelProto& model) {
   if (bytes > static_cast<size_t>(INT_MAX))
     VDNN_THROW(path << ": the ONNX model would be " << bytes << " bytes, over protobuf's 2 GiB limit for one "
                     << "message (ONNX's external data is not written by vdnn)");
-  std::string data;
-  if (!model.SerializeToString(&data)) VDNN_THROW(path << ": the ONNX model could not be serialized");
+  // Streamed into the file in blocks: no second copy of the weights in memory.
+  struct ToAtomicFile : google::protobuf::io::CopyingOutputStream {
+    AtomicFile& file;
+    std::exception_ptr error;
+    explicit ToAtomicFile(AtomicFile& f) : file(f) {}
+    bool Write(const void* buffer, int size) override {
+      try {
+        file.write(buffer, static_cast<size_t>(size));
+        return true;
+      } catch (...) {
+        error = std::current_exception();
+        return false;
+      }
+    }
+  };
   AtomicFile out(path);
-  out.write(data.data(), data.size());
+  ToAtomicFile sink(out);
+  bool written = false;
+  {
+    google::protobuf::io::CopyingOutputStreamAdaptor stream(&sink, 1 << 20);
+    written = model.SerializeToZeroCopyStream(&stream) && stream.Flush();
+  }
+  if (sink.error) std::rethrow_exception(sink.error);
+  if (!written) VDNN_THROW(path << ": the ONNX model could not be serialized");
   out.commit();
 }
 

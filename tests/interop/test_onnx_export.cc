@@ -196,6 +196,7 @@ TEST(OnnxExportCli, BadInputIsOneErrorLine) {
   expect_user_error("export --onnx " + d + "/m.onnx --model fmnist_cnn --weights " + d + "/none.safetensors",
                     "--weights");
   expect_user_error("export --onnx " + d + " --model fmnist_cnn", "--onnx");
+  expect_user_error("export --onnx /dev/full --model fmnist_cnn", "/dev/full");  // streamed: the write error
   ASSERT_EQ(vdnn("train --model fmnist_cnn --data synthetic --synthetic-samples 32 --batch 16 --iterations 1 --save " +
                  d + "/cnn.safetensors").exit_code, 0);
   expect_user_error("export --onnx " + d + "/m.onnx --model fmnist_cnn --classes 5 --weights " + d +
