@@ -6,6 +6,7 @@
 // (tests/interop/onnx_export_layers.json) — tests/interop/onnx_runtime_agreement.py runs it.
 #include <onnx/checker.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -15,6 +16,7 @@
 
 #include "cli/cli_run.h"
 #include "core/graph.h"
+#include "data/data_source.h"
 #include "error_of.h"
 #include "interop/onnx_export.h"
 #include "io/model_file.h"
@@ -187,6 +189,31 @@ TEST(OnnxExportCli, OnnxRuntimeComputesTheLogitsVdnnInferComputes) {
     std::printf("  %s: ONNX Runtime vs vdnn infer, max |difference| %.3g (largest |logit| %.3g)\n",
                 fs::path(model).filename().c_str(), r["max_abs_diff"].get<double>(), r["max_abs_logit"].get<double>());
   }
+  fs::remove_all(dir);
+}
+
+// With --data the logits come with the loss and accuracy: one row per test sample, in order, and
+// their arg-max is the accuracy's prediction (the synthetic test labels are remade from the seed).
+TEST(OnnxExportCli, InferWritesTheLogitsOfLabelledDataToo) {
+  const fs::path dir = temp_dir("onnx_export_logits");
+  const std::string d = dir.string();
+  ASSERT_EQ(vdnn("train --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 16 --iterations 4 --save " +
+                 d + "/w.safetensors").exit_code, 0);
+  const CliRun r = vdnn("infer --model fmnist_cnn --weights " + d + "/w.safetensors --data synthetic "
+                        "--synthetic-samples 64 --batch 7 --json --logits " + d + "/y.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  const NpyArray y = read_npy(d + "/y.npy");
+  ASSERT_EQ(y.shape, (std::vector<int64_t>{j["samples"].get<int64_t>(), 10}));
+  const Graph g = load_model("fmnist_cnn");
+  const Dataset test = load_data({.data = "synthetic", .synthetic_samples = 64, .seed = 1}, g, Split::kTest);
+  ASSERT_EQ(test.count, y.shape[0]);
+  int64_t right = 0;
+  for (int64_t n = 0; n < test.count; ++n) {
+    const float* row = y.data.data() + n * 10;
+    right += std::max_element(row, row + 10) - row == test.labels[n];
+  }
+  EXPECT_DOUBLE_EQ(static_cast<double>(right) / static_cast<double>(test.count), j["test_accuracy"].get<double>());
   fs::remove_all(dir);
 }
 
