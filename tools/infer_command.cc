@@ -2,6 +2,7 @@
 // safetensors file with the model's parameter names and shapes).
 //
 //   vdnn infer --model fmnist_cnn --weights run.safetensors --data fashion-mnist [--json]
+//   vdnn infer --model resnet18.onnx --data synthetic     # an ONNX model's own initializers
 //   vdnn infer --model fmnist_cnn --weights run.safetensors --images x.npy --logits y.npy
 // --logits writes every test sample's logits (float32 [samples, classes], io/npy.h) in the data's
 // order; --images takes the inputs from a float32 .npy [N, C, H, W] (or [N, K]) instead of --data,
@@ -16,6 +17,7 @@
 #include "commands.h"
 #include "numeric_flags.h"
 #include "data/data_source.h"
+#include "interop/network_source.h"
 #include "io/model_file.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
@@ -64,11 +66,18 @@ int run_infer(InferOptions& o) {
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
+  NetworkSource model = load_network(o.model, mo);
   SafeTensors weights;
-  try {
-    weights = read_weights_file(o.weights);
-  } catch (const Error& e) {
-    VDNN_THROW("--weights " << e.what());
+  if (o.weights.empty()) {  // an ONNX model's own initializers
+    if (model.initial_weights.tensors.empty())
+      VDNN_THROW("--weights is required for model '" << o.model << "' (only an ONNX model carries its own weights)");
+    weights = std::move(model.initial_weights);
+  } else {
+    try {
+      weights = read_weights_file(o.weights);
+    } catch (const Error& e) {
+      VDNN_THROW("--weights " << e.what());
+    }
   }
   // Synthetic test data follows the seed: by default the one the weights were trained with.
   if (auto seed = weights.metadata.find("seed"); !o.seed_given && seed != weights.metadata.end()) {
@@ -76,7 +85,7 @@ int run_infer(InferOptions& o) {
     if (std::from_chars(s.data(), s.data() + s.size(), o.source.seed).ptr != s.data() + s.size() || s.empty())
       VDNN_THROW("--weights " << o.weights << ": metadata 'seed' is '" << s << "', expected an integer");
   }
-  Graph graph = load_model(o.model, mo);
+  Graph graph = std::move(model.graph);
   const bool labelled = o.images.empty();
   const Dataset test = labelled ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
   check_data_fits(graph, test);
@@ -96,7 +105,7 @@ int run_infer(InferOptions& o) {
     return 0;
   }
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
-              o.weights.c_str(), step != weights.metadata.end() ? (" (step " + step->second + ")").c_str() : "",
+              (o.weights.empty() ? "(its ONNX initializers)" : o.weights.c_str()), step != weights.metadata.end() ? (" (step " + step->second + ")").c_str() : "",
               test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.batch));
   if (labelled) std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
   if (!o.logits.empty())
@@ -110,8 +119,9 @@ int run_infer(InferOptions& o) {
 Runner add_infer_command(CLI::App& app) {
   auto o = std::make_shared<InferOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--model", o->model, "model name (see `vdnn models`) or JSON file")->required();
-  app.add_option("--weights", o->weights, "safetensors file, e.g. from `vdnn train --save`")->required();
+  app.add_option("--model", o->model, "model name (see `vdnn models`), JSON or ONNX file")->required();
+  app.add_option("--weights", o->weights,
+                 "safetensors file, e.g. from `vdnn train --save` (default for an ONNX model: its initializers)");
   CLI::Option* data = app.add_option("--data", o->source.data,
                                      "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
                           ->capture_default_str();

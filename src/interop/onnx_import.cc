@@ -38,7 +38,7 @@ double as_decimal(double v) {
 const char* kSupportedOps =
     "Conv, Relu, Clip (as ReLU or ReLU6), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, "
     "BatchNormalization, Gemm, MatMul (+ Add), Flatten, Reshape (to 2-D), Concat, Add, Pad (before "
-    "a Conv), Dropout, LRN, Identity, Constant, SoftmaxCrossEntropyLoss";
+    "a Conv or AveragePool), Dropout, LRN, Identity, Constant, SoftmaxCrossEntropyLoss";
 
 // Translates the nodes of one ONNX graph into vdnn layers. A shadow Graph is built alongside the
 // JSON layers so every node sees the per-sample shapes of its inputs and every layer's parameter
@@ -138,7 +138,7 @@ class Translator {
     auto it = value_of_.find(onnx_name);
     if (it != value_of_.end()) return it->second;
     if (padded_.count(onnx_name))
-      VDNN_THROW(where << ": reads the output of a Pad, which vdnn folds into a following Conv only");
+      VDNN_THROW(where << ": reads the output of a Pad, which vdnn folds only into a following Conv or AveragePool");
     if (constants_.find(onnx_name))
       VDNN_THROW(where << ": reads the constant '" << onnx_name << "' as data; vdnn supports constants only "
                           "as weights, biases and attributes");
@@ -370,8 +370,21 @@ class Translator {
     const std::string name = plain_name(node.proto(), index);
     json layer = {{"name", name}, {"type", max ? "max_pool" : "avg_pool"}, {"kernel", pair(kernel[0], kernel[1])},
                   {"stride", pair(strides[0], strides[1])}, {"pad", pair(pads[0], pads[1])},
-                  {"ceil", ceil}, {"inputs", {data_input(node, 0)}}};
+                  {"ceil", ceil}};
     if (!max) layer["exclude_padding"] = node.integer("count_include_pad", 0) == 0;
+    std::string in = node.input(0);
+    if (auto p = padded_.find(in); p != padded_.end()) {
+      // PyTorch's AvgPool2d(count_include_pad=True) exports as a zero Pad and an unpadded pool:
+      // one pool with that padding, counting it in the divisor.
+      const std::vector<int64_t>& zp = p->second.pads;
+      if (max || ceil || pads != std::vector<int64_t>{0, 0, 0, 0} || zp[0] != zp[2] || zp[1] != zp[3])
+        node.fail("reads a Pad, which vdnn folds only into an AveragePool without pads or ceil_mode of its own, "
+                  "padding top = bottom and left = right");
+      layer["pad"] = pair(zp[0], zp[1]);
+      layer["exclude_padding"] = false;
+      in = p->second.input;
+    }
+    layer["inputs"] = {vdnn_value(in, node.where())};
     add_layer(layer, node.where());
     produce(node.proto(), name);
   }
@@ -507,7 +520,7 @@ class Translator {
     produce(node.proto(), name);
   }
 
-  // Zero padding of H and W, folded into the Conv that reads it (its only reader).
+  // Zero padding of H and W, folded into the Conv or AveragePool that reads it.
   void pad(OnnxNodeReader& node, int index) {
     if (node.text("mode", "constant") != "constant") node.fail("only constant (zero) padding is supported");
     std::vector<int64_t> pads = node.has("pads") ? node.ints("pads", {})
@@ -519,8 +532,9 @@ class Translator {
     const std::string out = node.proto().output(0);
     for (const auto& next : graph_.node())
       for (const auto& in : next.input())
-        if (in == out && next.op_type() != "Conv")
-          node.fail(VDNN_MSG("is read by a " << next.op_type() << "; vdnn folds Pad only into a following Conv"));
+        if (in == out && next.op_type() != "Conv" && next.op_type() != "AveragePool")
+          node.fail(VDNN_MSG("is read by a " << next.op_type()
+                             << "; vdnn folds Pad only into a following Conv or AveragePool"));
     data_input(node, 0);
     padded_[out] = {node.input(0), {pads[2], pads[3], pads[6], pads[7]}};
   }

@@ -83,6 +83,26 @@ TEST(OnnxImport, PadFoldsIntoTheConvAndMatMulAddBecomesOneFullyConnectedLayer) {
   EXPECT_EQ(imported.weights.find("matmul.bias")->data, initializer(m, "b"));
 }
 
+TEST(OnnxImport, PadBeforeAnAveragePoolIsItsCountedPadding) {
+  // PyTorch's AvgPool2d(3, 1, 1) (count_include_pad=True) exports as Pad + AveragePool.
+  OnnxTestModel m({1, 2, 6, 6});
+  m.init_ints("pads", {0, 0, 1, 1, 0, 0, 1, 1}).init("fc.weight", {3, 72});
+  m.node("Pad", {"x", "pads"}, {"padded"}, "pad");
+  m.node("AveragePool", {"padded"}, {"p"}, "avg").ints("kernel_shape", {3, 3}).ints("strides", {1, 1});
+  m.node("Flatten", {"p"}, {"f"}, "flat").integer("axis", 1);
+  m.node("Gemm", {"f", "fc.weight"}, {"logits"}, "fc").integer("transB", 1);
+  m.output("logits");
+  const ImportedModel imported = import_onnx_bytes(m.bytes(), "avg.onnx");
+  const nlohmann::json& pool = layer_named(imported, "avg");
+  EXPECT_EQ(pool["pad"], 1);
+  EXPECT_FALSE(pool["exclude_padding"].get<bool>());
+  EXPECT_EQ(pool["inputs"], nlohmann::json({"data"}));
+
+  m.proto().mutable_graph()->mutable_node(1)->set_op_type("MaxPool");  // -inf, not 0, pads a max pool
+  const std::string msg = error_of([&] { import_onnx_bytes(m.bytes(), "max.onnx"); });
+  EXPECT_NE(msg.find("node 'pad' (Pad): is read by a MaxPool"), std::string::npos) << msg;
+}
+
 TEST(OnnxImport, TruncatedFileIsOneErrorNamingIt) {
   const std::string bytes = OnnxTestModel::small_classifier().bytes();
   for (size_t keep : {size_t{0}, size_t{7}, bytes.size() / 2, bytes.size() - 3}) {
@@ -157,7 +177,8 @@ TEST(OnnxImport, ClipIsReluOrReluSixAndNothingElse) {
     return m;
   };
   OnnxTestModel six = with_clip(0, 6);
-  EXPECT_EQ(layer_named(import_onnx_bytes(six.bytes(), "six.onnx"), "/features/features.2/Relu")["type"], "relu6");
+  const ImportedModel imported = import_onnx_bytes(six.bytes(), "six.onnx");
+  EXPECT_EQ(layer_named(imported, "/features/features.2/Relu")["type"], "relu6");
   OnnxTestModel odd = with_clip(-1, 1);
   const std::string msg = error_of([&] { import_onnx_bytes(odd.bytes(), "clip.onnx"); });
   EXPECT_NE(msg.find("Clip(min -1, max 1) is supported only as ReLU"), std::string::npos) << msg;
