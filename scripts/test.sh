@@ -13,6 +13,9 @@ elapsed() { echo "== ${SECONDS} s: $*"; }
 ensure_packages "${VDNN_PACKAGES[@]}"
 build_vdnn
 elapsed "the Release build"
+# The Python test environment (scripts/python_env.sh: Debian's torch + PyPI onnxruntime and
+# safetensors, pinned) beside each build whose tests run Python.
+bash "$VDNN_ROOT/scripts/python_env.sh" "$BUILD_DIR"
 # libvdnn as an installed package: install, find models/profiles without the source tree, build
 # and run examples/ against it (scripts/install_check.sh; about 15 s).
 bash "$VDNN_ROOT/scripts/install_check.sh" "$BUILD_DIR"
@@ -41,6 +44,7 @@ if [ "${VDNN_SKIP_ASAN:-0}" != 1 ]; then
     -DVDNN_CUDA=OFF >/dev/null
   # vdnn too: the CLI tests run build-asan/vdnn, so the CLI is checked as well.
   cmake --build "$ASAN_DIR" -j "$JOBS" --target vdnn_tests vdnn
+  bash "$VDNN_ROOT/scripts/python_env.sh" "$ASAN_DIR"
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer: every test but nine"
   # abort_on_error: a report in a CLI child process becomes SIGABRT, which the CLI tests see as a
   # crash (they check the exit code); halt_on_error: UBSan stops at its first report too.
