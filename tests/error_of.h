@@ -1,10 +1,13 @@
 // tests/error_of.h — the message of the vdnn::Error that a statement throws, for tests that check
 // what a user would read.
 //   EXPECT_NE(error_of([&] { read_idx(path); }).find("truncated"), std::string::npos);
+//   expect_error([&] { read_idx(path); }, {"x.idx", "truncated"});   // one line, every fragment
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <initializer_list>
 #include <string>
 
 #include "vdnn/error.h"
@@ -22,6 +25,13 @@ std::string error_of(Fn fn) {
   }
   ADD_FAILURE() << "expected vdnn::Error";
   return "";
+}
+
+// Expects `fn` to throw a vdnn::Error of one line containing every fragment.
+inline void expect_error(const std::function<void()>& fn, std::initializer_list<std::string> fragments) {
+  const std::string what = error_of(fn);
+  EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  for (const std::string& s : fragments) EXPECT_NE(what.find(s), std::string::npos) << s << " not in: " << what;
 }
 
 }  // namespace vdnn::test

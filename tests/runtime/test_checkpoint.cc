@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "data/synthetic.h"
+#include "error_of.h"
 #include "io/model_file.h"
 #include "runtime/checkpoint.h"
 #include "runtime/trainer.h"
@@ -156,17 +157,7 @@ TEST_F(CheckpointFileTest, SavesEveryNStepsAndAtTheEnd) {
   EXPECT_EQ(net.weights_sha256(), hash);
 }
 
-// Expects `f` to throw one line containing every fragment.
-void expect_error(const std::function<void()>& f, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-    for (const std::string& s : fragments) EXPECT_NE(what.find(s), std::string::npos) << s << " not in: " << what;
-  }
-}
+using test::expect_error;  // one line holding every fragment (error_of.h)
 
 TEST_F(CheckpointFileTest, MismatchedRunsAreRefused) {
   const std::string file = path("run.safetensors");

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "data/synthetic.h"
+#include "error_of.h"
 #include "io/model_file.h"
 #include "runtime/checkpoint.h"
 #include "runtime/sgd.h"
@@ -67,16 +68,7 @@ class PyTorchWeightsTest : public ::testing::Test {
   fs::path dir_;
 };
 
-void expect_error(const std::function<void()>& f, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-    for (const std::string& s : fragments) EXPECT_NE(what.find(s), std::string::npos) << s << " not in: " << what;
-  }
-}
+using test::expect_error;  // one line holding every fragment (error_of.h)
 
 TEST_F(PyTorchWeightsTest, CheckpointHoldsPyTorchNamesAndShapes) {
   const std::string file = path("run.safetensors");
