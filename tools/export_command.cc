@@ -65,7 +65,7 @@ int run_export(const ExportOptions& o) {
 Runner add_export_command(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--onnx", o->onnx, "the ONNX file to write (opset 13, for inference)")->required();
+  app.add_option("--onnx", o->onnx, "write the network to this ONNX file (opset 13, for inference)")->required();
   app.add_option("--model", o->model, "model name (see `vdnn models`), JSON file or ONNX file")->required();
   app.add_option("--weights", o->weights,
                  "safetensors file, e.g. from `vdnn train --save` (default: the model's initial weights)");

@@ -421,7 +421,7 @@ Runner add_train_command(CLI::App& app) {
                  "chrome://tracing): ops per stream, memory by class (cuda: host issue times)");
   app.add_option("--save", o->config.save_path, "write a checkpoint (safetensors) at the end");
   app.add_option("--save-weights", o->save_weights,
-                 "also write the weights alone (safetensors, PyTorch's names and shapes, no optimizer state) at the end");
+                 "write the weights alone at the end (safetensors, PyTorch's names and shapes, no optimizer state)");
   app.add_option("--checkpoint-every", o->config.checkpoint_every, "also write the --save checkpoint every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--resume", o->resume, "continue the run saved in this checkpoint (same model, batch, seed, data)");

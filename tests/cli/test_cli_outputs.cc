@@ -23,10 +23,11 @@ namespace fs = std::filesystem;
 
 // Every flag that names a file a command writes: a --help description starting "write".
 const std::map<std::string, std::vector<std::string>> kOutputFlags = {
-    {"train", {"--report", "--trace", "--save"}},
+    {"train", {"--report", "--trace", "--save", "--save-weights"}},
     {"plan", {"--trace", "--svg", "--svg-memory", "--sweep-svg"}},
     {"profile", {"--save"}},
-    {"infer", {}},
+    {"infer", {"--logits"}},
+    {"export", {"--onnx"}},
     {"models", {}},
 };
 
@@ -37,6 +38,7 @@ std::string quick_run(const std::string& command, const fs::path& model) {
     return "train --data synthetic --synthetic-samples 8 --batch 4 --iterations 1 --no-eval --progress none" + m;
   if (command == "plan") return "plan --batch 2 --device titan-x-maxwell" + m;
   if (command == "profile") return "profile --batch 2 --repeats 1 --progress none" + m;
+  if (command == "export") return "export" + m;  // the seeded weights
   ADD_FAILURE() << "no quick run for " << command;
   return command;
 }
@@ -59,7 +61,7 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
 }
 
 TEST(OutputFlags, TheTableListsEveryFlagWhoseHelpSaysItWritesAFile) {
-  const std::regex option(R"(^\s+(--[a-z][a-z-]*)\S*(?: \S+)?\s{2,}(.*)$)");
+  const std::regex option(R"(^\s+(--[a-z][a-z-]*)\S*(?: [A-Z\[]\S*)*\s{2,}(.*)$)");  // type, REQUIRED, [default]
   for (const auto& [command, table] : kOutputFlags) {
     const CliRun help = vdnn(command + " --help");
     ASSERT_EQ(help.exit_code, 0) << help.output;
@@ -137,7 +139,7 @@ TEST_P(OutputPaths, AFullDiskAFolderOrAMissingFolderIsOneClearError) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Commands, OutputPaths, ::testing::Values("train", "plan", "profile"),
+INSTANTIATE_TEST_SUITE_P(Commands, OutputPaths, ::testing::Values("train", "plan", "profile", "export"),
                          [](const auto& info) { return info.param; });
 
 TEST(OutputFlags, ABadReportPathFailsBeforeTraining) {
