@@ -49,7 +49,9 @@ TEST(StepCalibration, TheCalibratedSimulationOfNoneIsTheMeasuredStep) {
   ASSERT_GE(costs.kernel_scale, 0.1);
   ASSERT_LE(costs.kernel_scale, 10.0);
   // A Net of its own, trained again as `vdnn train` times it: its calibrated simulation is within
-  // the run-to-run scatter of that (a loose bound: two cores shared with whatever else runs).
+  // the run-to-run scatter of that (a loose bound, a factor of 2 either way: two cores shared with
+  // whatever else ctest runs beside it, PyTorch tests included; what it guards against is a
+  // step's work left out of the calibration or the simulation).
   NetOptions o{.batch = batch, .seed = 1, .policy = Policy::kNone};
   o.conv_algos = conv_algos_of(costs, costs.fastest());
   Net net(test::cheap_layers_net(), o);
@@ -57,7 +59,8 @@ TEST(StepCalibration, TheCalibratedSimulationOfNoneIsTheMeasuredStep) {
   const Dataset data = make_synthetic(2 * batch, s.channels(), s.height(), s.width(), net.graph().classes(), 1);
   const double measured = seconds_per_iteration(net, data, 8);
   const SimResult sim = simulate(net.train_program(), ChosenCosts(costs, costs.fastest()));
-  EXPECT_NEAR(sim.iteration_seconds / measured, 1.0, 0.5) << "kernel_scale " << costs.kernel_scale;
+  EXPECT_GT(sim.iteration_seconds / measured, 0.5) << "kernel_scale " << costs.kernel_scale;
+  EXPECT_LT(sim.iteration_seconds / measured, 2.0) << "kernel_scale " << costs.kernel_scale;
   // Uncalibrated, the simulation is off by exactly the factor.
   NetworkCosts raw = costs;
   raw.kernel_scale = 1;
