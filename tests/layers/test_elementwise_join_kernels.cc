@@ -37,9 +37,9 @@ TEST(ReluKernel, MatchesReferenceAndFiniteDifferences) {
     for (auto layout : {tag::nchw, tag::aBcd16b}) {
       SCOPED_TRACE(act.type);
       auto layer = layer_from({{"type", act.type}});
-      KernelHarness h(*layer, 2, {Shape{16, 3, 5}}, layout);
-      const auto x = away_from_kinks(2 * 16 * 15, 61);
-      const ref::Tensor4 rx(2, 16, 3, 5, x);
+      KernelHarness h(*layer, 2, {Shape{16, 2, 3}}, layout);  // 16 channels: one aBcd16b block
+      const auto x = away_from_kinks(2 * 16 * 6, 61);
+      const ref::Tensor4 rx(2, 16, 2, 3, x);
       EXPECT_TRUE(ref::values_close(h.forward({x}), ref::relu_forward(rx, act.ceiling).v, 0, 0));
       check_gradients(h, {x}, 1e-2, 1e-3, 1e-4);
     }
