@@ -101,11 +101,13 @@ def test_loss_and_every_gradient_match_pytorch(pair):
     loss = torch.nn.functional.cross_entropy(model(x), y)
     loss.backward()
     ours = net.forward_backward(x.numpy(), y.numpy())
+    print(f"loss relative difference {abs(ours - loss.item()) / abs(loss.item()):.2e}")  # pytest -s shows them
     assert abs(ours - loss.item()) <= 1e-5 * abs(loss.item()), (ours, loss.item())
     grads = net.gradients()
     theirs = {k: p.grad.numpy() for k, p in model.named_parameters()}
     assert set(grads) == set(theirs)
     worst = max((relative(grads[k], theirs[k]), k) for k in theirs)
+    print(f"largest gradient difference {worst[0]:.2e} ({worst[1]})")
     assert worst[0] <= 1e-4, f"largest gradient difference: {worst}"
 
 
@@ -126,6 +128,7 @@ def test_ten_sgd_steps_match_pytorch(pair):
     ours, theirs = net.weights(), torch_tensors(model)
     assert set(ours) == set(theirs)
     worst = max((relative(ours[k], theirs[k]), k) for k in theirs)
+    print(f"largest weight difference after {STEPS} steps {worst[0]:.2e} ({worst[1]})")
     assert worst[0] <= 1e-3, f"largest weight difference after {STEPS} steps: {worst}"
 
 
@@ -166,4 +169,5 @@ def test_state_dict_round_trip_through_a_budget(tmp_path):
              "--batch", 4)
     got = np.load(logits)
     assert got.shape == expected.shape
+    print(f"vdnn infer against PyTorch eval {relative(got, expected):.2e}")
     assert relative(got, expected) <= 1e-4, relative(got, expected)
