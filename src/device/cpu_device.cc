@@ -88,7 +88,7 @@ CpuDevice::CpuDevice(LinkModel link) : link_(link) {
   for (int i = 0; i < kStreamCount; ++i) {
     streams_[i] = std::make_unique<Stream>();
     streams_[i]->kind = static_cast<StreamKind>(i);
-    streams_[i]->link_limited = streams_[i]->kind != StreamKind::kCompute;
+    streams_[i]->link_limited = streams_[i]->kind == StreamKind::kD2H || streams_[i]->kind == StreamKind::kH2D;
   }
   try {
     for (auto& st : streams_) st->worker = std::thread([this, s = st.get()] { run_worker(*s); });

@@ -1,6 +1,7 @@
 // device/device.h — backend-neutral streams, events and asynchronous copies.
 //
-// Model: a Device owns three in-order streams (compute, device-to-host, host-to-device), the shape
+// Model: a Device owns four in-order streams (compute, device-to-host, host-to-device, and the
+// communication stream that runs data-parallel collectives, comm/communicator.h), the shape
 // of CUDA's cudaStream_t / cudaEvent_t / cudaMemcpyAsync. Every call returns to the caller at once;
 // the work runs later, in the order it was enqueued on its stream. Streams order each other only
 // through events: record(s) captures "all work enqueued on s so far", wait(t, e) makes later work
@@ -30,11 +31,11 @@
 
 namespace vdnn {
 
-// The three streams of a device. Values index arrays of per-stream state.
-enum class StreamKind { kCompute = 0, kD2H = 1, kH2D = 2 };
-constexpr int kStreamCount = 3;
+// The streams of a device. Values index arrays of per-stream state.
+enum class StreamKind { kCompute = 0, kD2H = 1, kH2D = 2, kComm = 3 };
+constexpr int kStreamCount = 4;
 
-// "compute", "d2h" or "h2d".
+// "compute", "d2h", "h2d" or "comm".
 constexpr const char* stream_name(StreamKind s) {
   switch (s) {
     case StreamKind::kCompute:
@@ -43,6 +44,8 @@ constexpr const char* stream_name(StreamKind s) {
       return "d2h";
     case StreamKind::kH2D:
       return "h2d";
+    case StreamKind::kComm:
+      return "comm";
   }
   return "?";
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "plan/collectives.h"
 #include "plan/program_builder.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
@@ -60,10 +61,13 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
   s.capacity = options.budget ? options.budget : s.smallest_budget;
   s.train_plan.capacity_bytes = s.eval_plan.capacity_bytes = s.capacity;
   s.fits = s.train_plan.fits && s.eval_plan.fits;
-  if (!s.fits) return s;
-  if (options.prefetch == Prefetch::kAhead &&
+  if (s.fits && options.prefetch == Prefetch::kAhead &&
       (options.policy != Policy::kNone || options.decisions.any(StorageAction::kOffload)))
     choose_prefetch_depth(graph, value_bytes, facts, options, s);
+  // Collectives allocate nothing (buckets all-reduce the persistent gradients in place), so they
+  // join the placed Program without changing its plan.
+  add_collectives(s.train, options.collectives);
+  if (!s.fits) return s;
   for (size_t i = 0; i < s.train.tensors.size() && s.train.tensors[i].persistent; ++i)
     VDNN_CHECK(s.eval.tensors[i].name == s.train.tensors[i].name &&
                    s.train_plan.persistent_offsets[i] == s.eval_plan.persistent_offsets[i],

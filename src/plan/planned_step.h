@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "plan/collectives.h"
 #include "plan/memory_plan.h"
 #include "plan/policy.h"
 #include "plan/program.h"
@@ -35,6 +36,8 @@ struct StepOptions {
   // Per-tensor keep/offload/recompute for the training Program (plan/storage_decision.h); empty:
   // `policy` decides. The `auto` policy fills these; tests set them by hand.
   StepDecisions decisions;
+  // Data parallel: ranks > 1 adds gradient buckets and their all-reduce (plan/collectives.h).
+  CollectiveOptions collectives;
 };
 
 struct PlannedStep {

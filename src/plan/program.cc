@@ -40,6 +40,8 @@ static const char* op_name(Op op) {
     case Op::kSync: return "sync";
     case Op::kPhaseEnd: return "phase_end";
     case Op::kRecompute: return "recompute";
+    case Op::kAllReduce: return "all_reduce";
+    case Op::kUpdate: return "update";
   }
   return "?";
 }
@@ -50,6 +52,7 @@ std::string Program::to_text() const {
       << (training ? "training" : "evaluation") << ", " << steps.size() << " steps, "
       << tensors.size() << " tensors, " << event_count << " events";
   if (const size_t bytes = recomputed_bytes()) out << ", recompute " << bytes << " B";
+  if (ranks > 1) out << ", " << ranks << " ranks, " << buckets.size() << " gradient buckets";
   out << "\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
@@ -58,6 +61,7 @@ std::string Program::to_text() const {
     if (s.tensor >= 0) out << " " << tensors[s.tensor].name;
     if (s.tensor2 >= 0) out << " += " << tensors[s.tensor2].name;
     if (s.op == Op::kAlloc) out << " " << tensors[s.tensor].bytes << " B @" << s.offset;
+    if (s.bucket >= 0) out << " bucket " << s.bucket << " (" << buckets[s.bucket].bytes << " B)";
     if (s.event >= 0) out << " e" << s.event;
     if (!s.events.empty()) {
       out << " after";

@@ -49,6 +49,9 @@ enum class Op {
   kPhaseEnd,    // end of the forward pass: the loss is ready
   kRecompute,   // compute: node's forward kernel again, in the backward pass, into `tensor` (its
                 // output storage, recomputed); reads the forward's saved state (storage_decision.h)
+  kAllReduce,   // comm: the tensors of gradient bucket `bucket` summed over the ranks (data
+                // parallel, plan/collectives.h), each rank's share scaled by 1/ranks
+  kUpdate,      // compute: the optimizer step of the parameters of bucket `bucket`
 };
 
 struct Step {
@@ -60,6 +63,14 @@ struct Step {
   int event = -1;
   size_t offset = 0;        // kAlloc, filled by the memory planner
   std::vector<int> events;  // kFree: the events after which the memory may be reused
+  int bucket = -1;          // kAllReduce, kUpdate
+};
+
+// Gradients all-reduced together (data parallel), and the parameters whose update waits for them.
+struct GradientBucket {
+  std::vector<int> tensors;  // gradients, then running statistics (averaged), in all-reduce order
+  std::vector<std::pair<int, int>> params;  // (node, parameter index) updated after the bucket
+  size_t bytes = 0;          // of `tensors`
 };
 
 // Which tensors a node's kernel reads and writes; d_in[i] < 0: no gradient for that input.
@@ -82,6 +93,8 @@ struct Program {
   int loss_tensor = -1;
   int logits_tensor = -1;
   std::vector<std::string> node_names;
+  int ranks = 1;                        // data-parallel ranks; > 1: kAllReduce and kUpdate steps
+  std::vector<GradientBucket> buckets;  // ranks > 1
 
   size_t offloaded_bytes() const;  // bytes copied each way per step
   size_t recomputed_bytes() const; // bytes dropped in forward and re-made in backward per step

@@ -12,7 +12,9 @@ bool is_timeline_op(Op op) {
     case Op::kRecompute:
     case Op::kAccumulate:
     case Op::kOffload:
-    case Op::kPrefetch: return true;
+    case Op::kPrefetch:
+    case Op::kAllReduce:
+    case Op::kUpdate: return true;
     default: return false;
   }
 }
@@ -36,6 +38,8 @@ TimelineOp timeline_op(const Program& p, size_t step, Pass pass) {
     case Op::kAccumulate: op.name = "accumulate " + tensor; break;
     case Op::kOffload: op.name = "offload " + tensor; break;
     case Op::kPrefetch: op.name = "prefetch " + tensor; break;
+    case Op::kAllReduce: op.name = "all_reduce bucket " + std::to_string(s.bucket); break;
+    case Op::kUpdate: op.name = "update bucket " + std::to_string(s.bucket); break;
     default: VDNN_CHECK(false, "step " << op.step << " is not stream work");
   }
   return op;

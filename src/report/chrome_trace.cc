@@ -19,6 +19,8 @@ const char* category(Op op) {
     case Op::kLoadInput: return "load_input";
     case Op::kOffload: return "offload";
     case Op::kPrefetch: return "prefetch";
+    case Op::kAllReduce: return "all_reduce";
+    case Op::kUpdate: return "update";
     default: return "other";
   }
 }
@@ -36,7 +38,7 @@ nlohmann::json metadata(const char* what, int thread, const nlohmann::json& args
 nlohmann::json chrome_trace(const StepTimeline& timeline, const std::string& title) {
   nlohmann::json events = nlohmann::json::array();
   events.push_back(metadata("process_name", -1, {{"name", title}}));
-  for (StreamKind s : {StreamKind::kCompute, StreamKind::kD2H, StreamKind::kH2D}) {
+  for (StreamKind s : {StreamKind::kCompute, StreamKind::kD2H, StreamKind::kH2D, StreamKind::kComm}) {
     events.push_back(metadata("thread_name", tid(s), {{"name", stream_name(s)}}));
     events.push_back(metadata("thread_sort_index", tid(s), {{"sort_index", tid(s)}}));
   }

@@ -50,6 +50,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     layer("interop");  // ONNX import/export, PyTorch names (libonnx)
     layer("data");
     layer("device");
+    layer("comm");  // data-parallel ranks and collectives (MPI)
     layer("memory");
     layer("plan");
     layer("backend_api");
