@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "backend_api/kernel_args.h"
+#include "comm/communicator.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
 #include "device/cpu_device.h"
@@ -51,6 +52,7 @@ struct BackendOptions {
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   std::vector<ConvAlgo> conv_algos;  // per node; empty: conv_algo everywhere
   LinkModel link;                    // CPU only: the emulated PCIe link of the copy engine
+  int cuda_device = -1;              // CUDA only: the GPU ordinal; < 0: by local rank (cuda_device.h)
 };
 
 // One block of device memory, zero-filled, released on destruction (RAII).
@@ -121,6 +123,17 @@ class Backend {
   virtual std::vector<float> export_param(int node, int k, const void* device_data) = 0;
   virtual void import_param(int node, int k, const std::vector<float>& plain,
                             void* device_data) = 0;
+
+  // Data parallel: the communicator that all-reduces this backend's gradient buckets (device
+  // memory, on device().stream kComm) among the ranks of `host`, the process's host communicator
+  // (comm/communicator.h), which must outlive the result. Null: `host` itself serves — the
+  // default, right where device memory is host memory (CPU: MPI reads the arena). CUDA: an NCCL
+  // communicator bootstrapped over `host` (a collective: every rank of `host` calls it, in the
+  // same order as its other collectives); its host collectives go to `host`; `options` bounds how
+  // long an all-reduce may take before every rank is stopped.
+  virtual std::unique_ptr<Communicator> gradient_communicator(Communicator& host, const CommOptions& options) {
+    return nullptr;
+  }
 };
 
 // Whether `count` floats in host memory are all finite (OpenMP; the CPU backend's all_finite).

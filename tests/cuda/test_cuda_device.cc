@@ -1,10 +1,13 @@
-// The CUDA device: copies and events order the three streams, a failing work item is kept and
-// rethrown like a sticky CUDA error, the arena is zero-filled, pinned host slabs carry copies; the
-// vendor-call wrapper names the statement. Tests needing a GPU skip without one.
+// The CUDA device: each rank takes the GPU of its local rank, four streams of its own, copies and
+// events order the streams, a failing work item is kept and rethrown like a sticky CUDA error, the
+// arena is zero-filled, pinned host slabs carry copies; the vendor-call wrapper names the
+// statement. Tests needing a GPU skip without one.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -13,6 +16,7 @@
 #include "backends/cuda/cuda_memory.h"
 #include "cuda/cuda_test_util.h"
 #include "memory/host_pool.h"
+#include "scoped_env.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -89,6 +93,59 @@ TEST(CudaDevice, AFailedWorkItemIsKeptSkipsLaterWorkAndIsRethrown) {
   dev.launch(StreamKind::kCompute, [&] { ++ran; });
   dev.synchronize_all();
   EXPECT_EQ(ran, 1);
+}
+
+// Launchers' local-rank variables, in the order they are read (cuda_device.h).
+constexpr const char* kLocalRankVariables[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                                               "LOCAL_RANK"};
+
+TEST(CudaDevice, EachRankTakesTheGpuOfItsLocalRank) {
+  test::ScopedEnv a(kLocalRankVariables[0], std::nullopt), b(kLocalRankVariables[1], std::nullopt),
+      c(kLocalRankVariables[2], std::nullopt), d(kLocalRankVariables[3], std::nullopt);
+  EXPECT_EQ(local_rank_from_environment(), -1);
+  EXPECT_EQ(default_cuda_device(8), 0);  // no launcher: device 0
+  {
+    test::ScopedEnv torchrun("LOCAL_RANK", "2");
+    EXPECT_EQ(default_cuda_device(8), 2);
+    test::ScopedEnv open_mpi("OMPI_COMM_WORLD_LOCAL_RANK", "5");  // read first
+    EXPECT_EQ(local_rank_from_environment(), 5);
+    EXPECT_EQ(default_cuda_device(8), 5);
+    EXPECT_EQ(default_cuda_device(4), 1);  // more ranks than GPUs on the node: shared round robin
+    EXPECT_EQ(default_cuda_device(0), 0);
+  }
+  for (const char* bad : {"x", "-1", "3a", ""}) {
+    test::ScopedEnv slurm("SLURM_LOCALID", bad);
+    try {
+      default_cuda_device(8);
+      ADD_FAILURE() << "accepted SLURM_LOCALID='" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("SLURM_LOCALID='" + std::string(bad) + "' is not a local rank"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(CudaDevice, AGpuThatIsNotThereIsRefusedNamingTheVisibleOnes) {
+  VDNN_REQUIRE_GPU();
+  try {
+    CudaDevice dev(1000);
+    ADD_FAILURE() << "constructed on device 1000";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA device 1000 requested but"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaDevice, FourStreamsOfTheirOwn) {
+  VDNN_REQUIRE_GPU();
+  CudaDevice dev;
+  std::set<cudaStream_t> streams;
+  for (int s = 0; s < kStreamCount; ++s) streams.insert(dev.stream(static_cast<StreamKind>(s)));
+  EXPECT_EQ(streams.size(), 4u);
+  EXPECT_FALSE(streams.count(nullptr));  // none is the legacy default stream
+  int current = -1;
+  VDNN_CUDA_CHECK(cudaGetDevice(&current));
+  EXPECT_EQ(current, dev.index());
 }
 
 TEST(CudaMemory, ArenaIsZeroFilled) {

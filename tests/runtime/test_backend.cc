@@ -1,5 +1,6 @@
 // The backend seam: parsing --backend, why a backend is unavailable (one line), the CPU backend's
-// facts are the compiled graph's, and host memory comes from the backend's source.
+// facts are the compiled graph's, its gradients need no communicator of their own, and host memory
+// comes from the backend's source.
 #include <gtest/gtest.h>
 
 #include "backend_api/backend.h"
@@ -38,6 +39,13 @@ TEST(Backend, CpuIsAlwaysAvailableAndCudaSaysWhyNotInOneLine) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
   }
+}
+
+TEST(Backend, CpuGradientsAreAllReducedByTheHostCommunicatorItself) {
+  const Graph g = load_model("fmnist_cnn");
+  std::unique_ptr<Backend> cpu = make_backend(g, {.kind = BackendKind::kCpu, .batch = 2});
+  std::unique_ptr<Communicator> host = make_single_rank();
+  EXPECT_EQ(cpu->gradient_communicator(*host, {}), nullptr);  // device memory is host memory
 }
 
 TEST(Backend, CpuBackendDeclaresWhatTheNetPlansWith) {

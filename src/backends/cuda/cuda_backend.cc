@@ -9,7 +9,7 @@
 namespace vdnn {
 
 CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
-    : graph_(graph), libraries_(device_.stream(StreamKind::kCompute)) {
+    : graph_(graph), device_(options.cuda_device), libraries_(device_.stream(StreamKind::kCompute)) {
   VDNN_CHECK(options.conv_algos.empty() || options.conv_algos.size() == graph.nodes().size(),
              "per-node convolution algorithms: " << options.conv_algos.size() << " for "
                                                  << graph.nodes().size() << " nodes");

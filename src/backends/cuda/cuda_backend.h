@@ -1,6 +1,6 @@
 // backends/cuda/cuda_backend.h — the Backend on a GPU: cuDNN and cuBLAS kernels on a CudaDevice.
 //
-// Model: one CudaDevice (three CUDA streams), the cuDNN and cuBLAS handles bound to its compute
+// Model: one CudaDevice (four CUDA streams; the GPU of the process's local rank), the cuDNN and cuBLAS handles bound to its compute
 // stream, and one CudaKernel per node in plain fp32 layouts. The executor's compute work runs on
 // the host thread and enqueues onto the compute stream: kernels, gradient sums (cuBLAS axpy), the
 // input upload (cudaMemcpyAsync from the pinned staging buffer) and the SGD update (a small CUDA
@@ -21,6 +21,7 @@
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/cudnn_descriptors.h"
+#include "backends/cuda/nccl_communicator.h"
 
 namespace vdnn {
 
@@ -48,6 +49,11 @@ class CudaBackend final : public Backend {
   void upload(void* device_dst, const void* host_src, size_t bytes) override;
   std::vector<float> export_param(int node, int k, const void* device_data) override;
   void import_param(int node, int k, const std::vector<float>& plain, void* device_data) override;
+  // NCCL over `host` (nccl_communicator.h), on the device's comm stream, with any number of ranks
+  // (one rank too: a SingleRank host would scale device memory on the host).
+  std::unique_ptr<Communicator> gradient_communicator(Communicator& host, const CommOptions& options) override {
+    return make_nccl_communicator(device_, host, options);
+  }
 
   const CudaKernel& kernel(int node) const { return *kernels_[node]; }
 

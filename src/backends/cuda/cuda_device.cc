@@ -1,5 +1,9 @@
 #include "backends/cuda/cuda_device.h"
 
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+
 #include "backends/cuda/cuda_check.h"
 #include "vdnn/error.h"
 
@@ -43,10 +47,37 @@ std::string cuda_unavailable_reason() {
   return {};
 }
 
-CudaDevice::CudaDevice() {
+int local_rank_from_environment() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"}) {
+    const char* text = std::getenv(name);
+    if (!text) continue;
+    char* end = nullptr;
+    errno = 0;
+    const long rank = std::strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || rank < 0 || rank > INT32_MAX)
+      VDNN_THROW("environment variable " << name << "='" << text << "' is not a local rank (a number >= 0)");
+    return static_cast<int>(rank);
+  }
+  return -1;
+}
+
+int default_cuda_device(int device_count) {
+  const int local_rank = local_rank_from_environment();
+  return local_rank < 0 || device_count <= 0 ? 0 : local_rank % device_count;
+}
+
+CudaDevice::CudaDevice(int index) {
   if (const std::string why = cuda_unavailable_reason(); !why.empty())
     VDNN_THROW("no usable GPU: " << why);
-  VDNN_CUDA_CHECK(cudaSetDevice(0));
+  int count = 0;
+  VDNN_CUDA_CHECK(cudaGetDeviceCount(&count));
+  index_ = index < 0 ? default_cuda_device(count) : index;
+  if (index_ >= count) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    VDNN_THROW("CUDA device " << index_ << " requested but " << count << " visible (0 to " << count - 1
+                              << "; CUDA_VISIBLE_DEVICES=" << (visible ? visible : "unset") << ")");
+  }
+  VDNN_CUDA_CHECK(cudaSetDevice(index_));
   for (cudaStream_t& s : streams_)
     VDNN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 }

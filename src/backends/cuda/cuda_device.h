@@ -1,6 +1,6 @@
 // backends/cuda/cuda_device.h — the Device interface on a GPU: CUDA streams, events and copies.
 //
-// Model: each of the three streams is a cudaStream_t (non-blocking: no implicit order with the
+// Model: each of the four streams (compute, d2h, h2d, comm) is a cudaStream_t (non-blocking: no implicit order with the
 // legacy default stream); record() is cudaEventRecord on a fresh cudaEvent_t (timing disabled)
 // that lives as long as some Event handle does; wait() is cudaStreamWaitEvent; copy_async() is
 // cudaMemcpyAsync (direction inferred from unified addressing) followed by a record. launch() runs
@@ -11,8 +11,14 @@
 // CUDA call outside a work item (record, wait, a sticky context error at synchronize) throws at
 // once. Stream statistics count work items, copies and bytes; times are not measured (0).
 //
+// Which GPU: the constructor's index, or by default the process's local rank among the ranks of
+// its node modulo the visible devices (one GPU per rank under `mpirun -np N`, as PyTorch's
+// torchrun convention LOCAL_RANK -> cuda:LOCAL_RANK), device 0 outside a launcher. The device is
+// made current (cudaSetDevice) on the constructing thread; every CUDA call of the runtime comes
+// from that thread (launch() runs work on the caller), other threads must set it themselves.
+//
 //   if (std::string why = cuda_unavailable_reason(); !why.empty()) skip(why);
-//   CudaDevice dev;                                           // device 0; throws Error otherwise
+//   CudaDevice dev;                      // the local rank's GPU (0 alone); throws Error without one
 //   dev.launch(StreamKind::kCompute, [&] { my_kernel<<<g, b, 0,
 //   dev.stream(StreamKind::kCompute)>>>(); }); dev.wait(StreamKind::kD2H,
 //   dev.record(StreamKind::kCompute)); Event saved = dev.copy_async(StreamKind::kD2H, pinned_host,
@@ -35,9 +41,19 @@ namespace vdnn {
 // (cudaErrorInsufficientDriver, error 35)".
 std::string cuda_unavailable_reason();
 
+// This process's rank among the ranks of its node, from the launcher's environment: Open MPI's
+// OMPI_COMM_WORLD_LOCAL_RANK, MPICH's MPI_LOCALRANKID, Slurm's SLURM_LOCALID, torchrun's
+// LOCAL_RANK (the first set); -1 when none is. A value that is not a number is a vdnn::Error.
+int local_rank_from_environment();
+
+// The GPU a CudaDevice uses when none is named: the local rank modulo `device_count`, else 0.
+int default_cuda_device(int device_count);
+
 class CudaDevice final : public Device {
  public:
-  CudaDevice();  // device 0; throws vdnn::Error naming the CUDA error when no GPU answers
+  // `index` < 0: default_cuda_device(). Throws vdnn::Error naming the CUDA error when no GPU
+  // answers, or the visible devices when `index` is not one of them.
+  explicit CudaDevice(int index = -1);
   ~CudaDevice() override;
 
   void launch(StreamKind s, std::function<void()> work) override;
@@ -52,11 +68,13 @@ class CudaDevice final : public Device {
   void reset_stats() override { stats_ = {}; }
 
   cudaStream_t stream(StreamKind s) const { return streams_[static_cast<int>(s)]; }
+  int index() const { return index_; }  // the CUDA device ordinal (cudaSetDevice)
 
  private:
   void keep_error(std::exception_ptr error);
   void rethrow_kept(bool clear);
 
+  int index_ = 0;
   std::array<cudaStream_t, kStreamCount> streams_{};
   std::array<StreamStats, kStreamCount> stats_{};
   std::exception_ptr error_;  // the first exception a work item threw
