@@ -11,6 +11,7 @@
 #include "backends/backend_targets.h"
 #include "backends/cpu/profiler.h"
 #include "commands.h"
+#include "data_parallel.h"
 #include "data/data_source.h"
 #include "interop/network_source.h"
 #include "io/model_file.h"
@@ -50,6 +51,11 @@ struct TrainOptions {
   std::string progress = "auto";
   std::string on_nan = "stop";
   std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, link_bandwidth = "0", link_latency = "0";
+  // Data parallel (under mpirun): a collective's timeout, the gradient bucket size, and the
+  // replica check after every step.
+  double collective_timeout = 300;
+  std::string bucket_size = "25MiB";
+  bool verify_replicas = false;
   TrainConfig config;
 };
 
@@ -120,6 +126,8 @@ BackendKind check_flags(TrainOptions& o) {
     VDNN_THROW("--backend " << o.backend << ": " << why);
   if (backend == BackendKind::kCpu && !o.device_memory.empty()) check_budget_fits_host(o.device_memory);
   parse_link(o.link_bandwidth, o.link_latency);
+  if (parse_size(o.bucket_size, "--bucket-size") == 0)
+    VDNN_THROW("--bucket-size " << o.bucket_size << ": expected a size above 0, e.g. 25MiB");
   o.config.schedule = LrSchedule::parse(o.schedule);
   o.config.weight_decay_on = SgdConfig::parse_decay_on(o.weight_decay_on);
   if (!o.initial_weights.empty() && !o.resume.empty())
@@ -182,10 +190,12 @@ struct NetChoice {
   std::string algo_reason;
 };
 
-NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendKind backend) {
+NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendKind backend, Communicator& comm) {
   NetChoice c;
   NetOptions& net_options = c.options;
   net_options.batch = o.batch;
+  if (comm.size() > 1) net_options.comm = &comm;
+  net_options.bucket_bytes = parse_size(o.bucket_size, "--bucket-size");
   net_options.seed = o.config.seed;
   net_options.backend = backend;
   c.algo_reason = "--conv-algo " + o.conv_algo;
@@ -288,8 +298,7 @@ nlohmann::json print_memory(Net& net, const TrainResult& r) {
   return memory;
 }
 
-int run_train(TrainOptions& o) {
-  const BackendKind backend = check_flags(o);
+int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
   std::optional<Checkpoint> resume = read_resume(o.resume);
   std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
   NetworkSource model = load_train_model(o);
@@ -300,14 +309,15 @@ int run_train(TrainOptions& o) {
   Dataset train = load_data(source, graph, Split::kTrain), test = load_data(source, graph, Split::kTest);
   check_data_fits(graph, train);
   print_run(graph, train, test, o.batch);
-  const NetChoice choice = choose_net_options(graph, o, backend);
+  const NetChoice choice = choose_net_options(graph, o, backend, comm);
   Net net(std::move(graph), choice.options);
   if (!resume && !model.initial_weights.tensors.empty()) load_weights(model.initial_weights, net);  // ONNX initializers
   model.initial_weights = {};
   print_memory_plan(net, o);
+  print_ranks(comm, net, o.batch);
   Trainer trainer(net, o.config);
-  StepRecorder recorder;  // --trace: the 3rd step, warmed up (or the last, if fewer)
-  if (!o.trace.empty()) net.record_step(3, &recorder);
+  StepRecorder recorder;  // --trace and data parallel: the 3rd step, warmed up (or the last, if fewer)
+  if (!o.trace.empty() || comm.size() > 1) net.record_step(3, &recorder);
   if (resume) {
     resume_trainer(trainer, *resume, o.resume);
     resume.reset();  // its tensors are in the Net now
@@ -317,7 +327,10 @@ int run_train(TrainOptions& o) {
     initial.reset();  // its tensors are in the Net now
   }
   TrainConsole console(Progress::parse(o.progress), o.batch);
-  trainer.on_step([&](const StepProgress& p) { console.step(p); });
+  trainer.on_step([&](const StepProgress& p) {
+    if (o.verify_replicas) check_replicas(comm, net, p.step);
+    console.step(p);
+  });
   TrainResult r;
   try {
     const DeferInterrupts defer;  // Ctrl-C stops after the step in flight (a second one at once)
@@ -330,6 +343,11 @@ int run_train(TrainOptions& o) {
     return Interrupted{sig}.exit_code();
   }
   print_result(r, o);
+  if (o.verify_replicas && comm.size() > 1)
+    std::printf("replicas: the %d ranks held identical weights after each of the %lld steps (--verify-replicas)\n",
+                comm.size(), static_cast<long long>(r.iterations));
+  const nlohmann::json ranks = comm.size() > 1 ? ranks_report(comm, net, r, recorder, o.verify_replicas) : nlohmann::json();
+  if (comm.rank() != 0) return 0;  // rank 0 writes what the run leaves
   if (!o.save_weights.empty()) {
     save_weights(o.save_weights, net, o.config.seed, r.iterations);
     std::printf("saved weights %s (a PyTorch state_dict: load_state_dict(strict=True) takes it)\n",
@@ -344,9 +362,21 @@ int run_train(TrainOptions& o) {
     nlohmann::json report = train_report(model_name, o.config, o.batch, r);
     report.update(memory);
     report["decisions"] = decisions_report(net, choice.algo_reason);
+    if (!ranks.is_null()) report["data_parallel"] = ranks;
     write_json_file(o.report, report);
   }
   return 0;
+}
+
+int run_train(TrainOptions& o) {
+  const BackendKind backend = check_flags(o);
+  std::unique_ptr<Communicator> comm = start_ranks(o.collective_timeout);
+  try {
+    return train(o, backend, *comm);
+  } catch (const std::exception& e) {
+    if (comm->size() > 1) stop_every_rank(*comm, e.what());  // the others would wait for this one
+    throw;
+  }
 }
 
 }  // namespace
@@ -428,6 +458,17 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--initial-weights", o->initial_weights,
                  "start from the weights and running statistics in this safetensors file (a vdnn checkpoint "
                  "or a PyTorch state_dict with the model's names) instead of the seeded initialisation");
+  app.add_option("--collective-timeout", o->collective_timeout,
+                 "under mpirun: seconds a collective may wait for the other ranks before every rank stops, naming "
+                 "the ranks that never arrived (0: forever)")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  app.add_option("--bucket-size", o->bucket_size,
+                 "under mpirun: gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MiB), "
+                 "the first of at most 1 MiB")
+      ->capture_default_str();
+  app.add_flag("--verify-replicas", o->verify_replicas,
+               "under mpirun: compare the ranks' weights (SHA-256) after every step; an error names the step if they "
+               "differ");
   app.add_option("--progress", o->progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
   return [o] { return run_train(*o); };

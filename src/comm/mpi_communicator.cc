@@ -97,7 +97,10 @@ class MpiCommunicator final : public Communicator {
       return MPI_Allreduce(MPI_IN_PLACE, staging_.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM, data_);
     });
     at = staging_.data();
-    for (const ReduceBuffer& b : buffers) at = std::copy_n(at, b.count, b.data);
+    for (const ReduceBuffer& b : buffers) {
+      std::copy_n(at, b.count, b.data);
+      at += b.count;
+    }
   }
 
   void sum_host(double* values, int count) override {

@@ -10,12 +10,13 @@
 
 namespace vdnn {
 
-BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed)
+BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard)
     : data_(data),
       batch_(batch),
       shuffle_(shuffle),
       seed_(seed),
-      sample_(data.channels * data.height * data.width) {
+      sample_(data.channels * data.height * data.width),
+      shard_(shard) {
   const std::string name = data.name.empty() ? "(unnamed)" : data.name;
   if (batch < 1) VDNN_THROW("dataset '" << name << "': batch size must be >= 1, got " << batch);
   if (data.count < 1 || sample_ < 1) {
@@ -29,11 +30,21 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
                            << data.labels.size() << " labels (expected " << data.count * sample_
                            << " and " << data.count << " for " << data.count << " samples)");
   }
-  batches_ = shuffle ? data.count / batch : (data.count + batch - 1) / batch;
-  if (batches_ == 0) {
+  VDNN_CHECK(shard.ranks >= 1 && shard.rank >= 0 && shard.rank < shard.ranks,
+             "shard " << shard.rank << " of " << shard.ranks);
+  const int64_t ranks = shard.ranks;
+  if (shuffle) {
+    batches_ = data.count / (batch * ranks);
+    samples_ = batches_ * batch;
+  } else {
+    samples_ = (data.count - shard.rank + ranks - 1) / ranks;
+    batches_ = (samples_ + batch - 1) / batch;
+  }
+  if (batches_ == 0 && shuffle) {
     VDNN_THROW("dataset '" << name << "': " << data.count << " samples make no full batch of "
-                           << batch << " (training drops partial batches; expected batch size <= "
-                           << data.count << ")");
+                           << batch * ranks << (ranks > 1 ? VDNN_MSG(" (" << ranks << " ranks x " << batch << ")") : "")
+                           << " (training drops partial batches; expected batch size <= "
+                           << data.count / ranks << (ranks > 1 ? " per rank)" : ")"));
   }
   order_.resize(static_cast<size_t>(data.count));
   std::iota(order_.begin(), order_.end(), int64_t{0});
@@ -96,9 +107,9 @@ bool BatchLoader::next(float* images, int32_t* labels, int64_t* count) {
 
 void BatchLoader::fill(int64_t batch_index, Slot& slot) const {
   const int64_t first = batch_index * batch_;
-  const int64_t n = std::min(batch_, data_.count - first);
+  const int64_t n = std::min(batch_, samples_ - first);
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t src = order_[static_cast<size_t>(first + i)];
+    const int64_t src = order_[static_cast<size_t>(shard_.rank + shard_.ranks * (first + i))];
     std::memcpy(slot.images.data() + i * sample_, data_.images.data() + src * sample_,
                 static_cast<size_t>(sample_) * sizeof(float));
     slot.labels[static_cast<size_t>(i)] = data_.labels[static_cast<size_t>(src)];

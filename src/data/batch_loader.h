@@ -7,6 +7,11 @@
 // thread gathers batch k+1 (and k+2) into an internal double buffer while the caller computes on
 // batch k; the output is exactly what a sequential loader would produce. The Dataset must outlive
 // the loader; call start_epoch/next from one thread.
+// Data parallel (Shard{rank, ranks}): as PyTorch's DistributedSampler, rank r reads positions
+// r, r + ranks, r + 2 ranks, ... of each epoch's order, so the ranks' batch k together are the
+// one-process batch k of `batch * ranks` samples, and no sample is read twice in an epoch.
+// Training drops the last partial global batch (every rank has the same number of full batches);
+// evaluation reads every sample once, the ranks' last batches possibly shorter (or none).
 //
 //   vdnn::BatchLoader loader(train_set, /*batch=*/64, /*shuffle=*/true, /*seed=*/1);
 //   std::vector<float> x(64 * train_set.channels * train_set.height * train_set.width);
@@ -28,12 +33,19 @@
 
 namespace vdnn {
 
+// Which share of every epoch a loader reads (data parallel); {0, 1}: all of it.
+struct Shard {
+  int rank = 0;
+  int ranks = 1;
+};
+
 class BatchLoader {
  public:
   // Throws vdnn::Error if batch < 1, the dataset is empty or inconsistent, or (shuffle == true)
   // the dataset holds fewer samples than one batch.
-  BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed);
-  BatchLoader(Dataset&&, int64_t, bool, uint64_t) = delete;  // the loader keeps a reference
+  // Also when the shard is not 0 <= rank < ranks.
+  BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard = {});
+  BatchLoader(Dataset&&, int64_t, bool, uint64_t, Shard = {}) = delete;  // the loader keeps a reference
   ~BatchLoader();  // stops and joins the worker, also mid-epoch
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -65,6 +77,8 @@ class BatchLoader {
   const bool shuffle_;
   const uint64_t seed_;
   const int64_t sample_;
+  const Shard shard_;
+  int64_t samples_ = 0;  // this shard's samples per epoch
   int64_t batches_ = 0;
   std::vector<int64_t> order_;  // written only while the worker is idle
 

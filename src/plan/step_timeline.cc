@@ -1,5 +1,7 @@
 #include "plan/step_timeline.h"
 
+#include <algorithm>
+
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -43,6 +45,29 @@ TimelineOp timeline_op(const Program& p, size_t step, Pass pass) {
     default: VDNN_CHECK(false, "step " << op.step << " is not stream work");
   }
   return op;
+}
+
+CommOverlap comm_overlap(const StepTimeline& t) {
+  std::vector<std::pair<double, double>> compute;  // busy intervals, merged
+  for (const TimelineOp& op : t.ops)
+    if (op.stream == StreamKind::kCompute && op.op != Op::kUpdate) compute.push_back({op.start, op.end});
+  std::sort(compute.begin(), compute.end());
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& span : compute)
+    if (!merged.empty() && span.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, span.second);
+    else
+      merged.push_back(span);
+  CommOverlap r;
+  double compute_end = merged.empty() ? 0.0 : merged.back().second, comm_end = 0;
+  for (const TimelineOp& op : t.ops) {
+    if (op.op != Op::kAllReduce) continue;
+    r.all_reduce_seconds += op.end - op.start;
+    comm_end = std::max(comm_end, op.end);
+    for (const auto& [a, b] : merged) r.hidden_seconds += std::max(0.0, std::min(b, op.end) - std::max(a, op.start));
+  }
+  r.exposed_seconds = std::max(0.0, comm_end - compute_end);
+  return r;
 }
 
 }  // namespace vdnn

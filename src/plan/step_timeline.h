@@ -60,7 +60,17 @@ TimelineOp timeline_op(const Program& p, size_t step, Pass pass);
 // The point of a memory timeline with the most bytes in use (the first such); {} if empty.
 MemoryPoint peak_point(const std::vector<MemoryPoint>& memory);
 
-// Whether a step is stream work that a timeline shows (kernels, sums, the upload, copies).
+// Whether a step is stream work that a timeline shows (kernels, sums, the upload, copies,
+// all-reduces and updates).
 bool is_timeline_op(Op op);
+
+// Data parallel: how much of the all-reduce time the compute stream hid (measured or predicted).
+struct CommOverlap {
+  double all_reduce_seconds = 0;  // the comm stream's all-reduce ops, summed
+  double hidden_seconds = 0;      // of which the compute stream was busy at the same time
+  double exposed_seconds = 0;     // from the last compute op before the updates' wait to the last all-reduce end
+  double hidden_fraction() const { return all_reduce_seconds > 0 ? hidden_seconds / all_reduce_seconds : 0.0; }
+};
+CommOverlap comm_overlap(const StepTimeline& timeline);
 
 }  // namespace vdnn

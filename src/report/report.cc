@@ -34,6 +34,7 @@ nlohmann::json train_report(const std::string& model, const TrainConfig& config,
       {"train_seconds", result.train_seconds},
       {"weights_sha256", result.weights_sha256},
       {"skipped_steps", result.skipped_steps},
+      {"step_losses", result.step_losses},
   };
 }
 

@@ -152,6 +152,7 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
       {"format_version", std::to_string(kCheckpointFormatVersion)},
       {"model", net.graph().name()},
       {"batch", std::to_string(net.batch())},
+      {"ranks", std::to_string(net.ranks())},
       {"seed", std::to_string(config.seed)},
       {"step", std::to_string(at.step)},
       {"epoch", std::to_string(at.step / per_epoch)},
@@ -190,6 +191,8 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.position.steps_per_epoch = count(c.file, "steps_per_epoch");
   c.position.total_steps = count(c.file, "total_steps");
   c.dropout_step = number(c.file, "dropout_step");
+  if (m.count("ranks")) c.ranks = count(c.file, "ranks");  // absent: written before data parallelism, 1
+  if (c.ranks < 1) VDNN_THROW(path << ": metadata 'ranks' is 0, expected the number of ranks (>= 1)");
   if (auto on = m.find("weight_decay_on"); on != m.end()) {  // absent: written before it, "weights"
     try {
       c.weight_decay_on = SgdConfig::parse_decay_on(on->second);
@@ -218,6 +221,16 @@ void check_resumable(const Checkpoint& c, const std::string& model, int64_t batc
     VDNN_THROW("--resume " << path << ": the checkpoint was trained with --seed " << c.seed
                            << " but this run has --seed " << seed
                            << " (the data order and dropout follow the seed)");
+}
+
+void check_same_ranks(const Checkpoint& c, int ranks) {
+  if (c.ranks != ranks)
+    VDNN_THROW("--resume " << c.file.path << ": the checkpoint was written by a run of " << c.ranks << " rank"
+                           << (c.ranks == 1 ? "" : "s") << " but this run has " << ranks
+                           << " (each rank's share of the data and its dropout masks follow the number of ranks: "
+                           << (c.ranks == 1 ? std::string("run it without mpirun")
+                                            : VDNN_MSG("run it with mpirun -np " << c.ranks))
+                           << " to continue it)");
 }
 
 void check_same_decay_rule(const Checkpoint& c, const TrainConfig& config) {

@@ -7,7 +7,7 @@
 // PyTorch's names and shapes (ParamSpec::file_dims: a grouped convolution's weight is
 // [O, I/groups, kh, kw]), so a state_dict loads into vdnn and vdnn's weights into PyTorch (less
 // the ":momentum" tensors, which PyTorch keeps in its optimizer). The "__metadata__" strings
-// hold format ("vdnn-checkpoint") and format_version, model, batch, seed, step (optimizer steps
+// hold format ("vdnn-checkpoint") and format_version, model, batch (per rank), ranks, seed, step (optimizer steps
 // done), epoch and epoch_step (the epoch the next step belongs to, 0-based, and the batches of it
 // already done), steps_per_epoch, total_steps, dropout_step, the optimizer and schedule settings
 // (weight_decay_on: "weights" or "all"; a checkpoint without it is "weights") and weights_sha256.
@@ -45,7 +45,8 @@ struct CheckpointPosition {
 struct Checkpoint {
   SafeTensors file;  // the tensors and the raw metadata; file.path names it in errors
   std::string model;
-  int64_t batch = 0;
+  int64_t batch = 0;  // per rank
+  int64_t ranks = 1;  // data-parallel ranks of the run that wrote it
   uint64_t seed = 0;
   CheckpointPosition position;
   uint64_t dropout_step = 0;
@@ -71,6 +72,9 @@ Checkpoint read_checkpoint(const std::string& path);
 // Throws vdnn::Error naming the file and both values when the checkpoint's model, batch size or
 // seed differ from the run that wants to resume it.
 void check_resumable(const Checkpoint& checkpoint, const std::string& model, int64_t batch, uint64_t seed);
+// Throws vdnn::Error naming the file and both counts when the checkpoint's run had another number
+// of data-parallel ranks.
+void check_same_ranks(const Checkpoint& checkpoint, int ranks);
 // Throws vdnn::Error naming the file and both values when the checkpoint's --weight-decay-on
 // differs from `config`'s (the others may change on resume, as a new learning rate may).
 void check_same_decay_rule(const Checkpoint& checkpoint, const TrainConfig& config);

@@ -92,12 +92,31 @@ void Executor::issue(const Program& p, size_t step, Pass pass, const BatchView& 
     case Op::kWait: device_.wait(s.stream, events_[s.event]); break;
     case Op::kSync: device_.synchronize_all(); break;
     case Op::kPhaseEnd: read_results(p, batch); break;
+    case Op::kAllReduce: all_reduce(p, step, pass); break;
+    case Op::kUpdate:
+      VDNN_CHECK(update_, "the Program updates bucket " << s.bucket << " but no optimizer hook is set");
+      launch_compute(p, step, pass, [this, bucket = s.bucket] { update_(bucket); });
+      break;
   }
 }
 
-void Executor::launch_compute(const Program& p, size_t step, Pass pass, std::function<void()> work) {
-  if (!recorder_) return device_.launch(StreamKind::kCompute, std::move(work));
-  device_.launch(StreamKind::kCompute,
+// The bucket's gradients (and running statistics), summed over the ranks: each rank's share is
+// scaled by 1/ranks, so every rank holds the mean (training batches are all full: same weight).
+void Executor::all_reduce(const Program& p, size_t step, Pass pass) {
+  const GradientBucket& bucket = p.buckets.at(p.steps[step].bucket);
+  VDNN_CHECK(comm_ && comm_->size() == p.ranks, "the Program was planned for " << p.ranks << " ranks but the run has "
+                                                                              << (comm_ ? comm_->size() : 0));
+  std::vector<ReduceBuffer> buffers;
+  for (int t : bucket.tensors)
+    buffers.push_back({static_cast<float*>(ptr_[t]), p.tensors[t].bytes / sizeof(float)});
+  const float scale = 1.0f / static_cast<float>(p.ranks);
+  launch_on(StreamKind::kComm, p, step, pass,
+            [comm = comm_, buffers = std::move(buffers), scale] { comm->all_reduce_sum(buffers, scale); });
+}
+
+void Executor::launch_on(StreamKind stream, const Program& p, size_t step, Pass pass, std::function<void()> work) {
+  if (!recorder_) return device_.launch(stream, std::move(work));
+  device_.launch(stream,
                  [rec = recorder_, op = timeline_op(p, step, pass), work = std::move(work)]() mutable {
                    op.start = rec->now();
                    work();

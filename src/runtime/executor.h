@@ -6,12 +6,15 @@
 // step is the node's forward kernel again, with KernelArgs::recompute set. Offloaded
 // tensors own a host block (from the host pool, taken at construction) and a Residency state
 // machine. At the end of the forward pass the host downloads the loss and the logits and takes
-// the arg-max. Nothing here knows which backend runs the kernels.
+// the arg-max. Data parallel (Program::ranks > 1): an `all_reduce` step hands its bucket's tensors
+// to the Communicator on the comm stream, an `update` step runs the optimizer hook for its bucket
+// on the compute stream. Nothing here knows which backend runs the kernels.
 //
 //   Executor ex(backend, arena, host_pool);
 //   ex.run(train_program, Executor::Phase::kForward, batch);   // loss, correct after it
 //   ex.run(train_program, Executor::Phase::kBackward, batch);
 //   ex.record_into(&recorder);   // the next step's measured timeline (runtime/step_recorder.h)
+//   ex.set_collectives(&comm, [&](int bucket) { sgd_update(bucket); });   // before ranks > 1 runs
 #pragma once
 
 #include <map>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "backend_api/backend.h"
+#include "comm/communicator.h"
 #include "device/device.h"
 #include "memory/host_pool.h"
 #include "memory/residency.h"
@@ -55,6 +59,12 @@ class Executor {
   // Runs from here on (a kForward or kAll run begins a new timeline) are recorded into `recorder`
   // (null: none, and no cost). It must outlive the runs it records.
   void record_into(StepRecorder* recorder) { recorder_ = recorder; }
+  // What `all_reduce` and `update` steps call (both must outlive the runs): the ranks' communicator,
+  // and the optimizer step of one gradient bucket's parameters, run on the compute stream.
+  void set_collectives(Communicator* comm, std::function<void(int bucket)> update) {
+    comm_ = comm;
+    update_ = std::move(update);
+  }
   // The last forward pass's logits, valid samples x classes (row-major), as downloaded for the arg-max.
   const std::vector<float>& logits() const { return logits_; }
 
@@ -62,7 +72,11 @@ class Executor {
   void issue(const Program& p, size_t step, Pass pass, const BatchView& batch);
   void launch_kernel(const Program& p, size_t step, Pass pass, const BatchView& batch);
   // Stream work of step `step`, stamped when a recorder is attached.
-  void launch_compute(const Program& p, size_t step, Pass pass, std::function<void()> work);
+  void launch_compute(const Program& p, size_t step, Pass pass, std::function<void()> work) {
+    launch_on(StreamKind::kCompute, p, step, pass, std::move(work));
+  }
+  void launch_on(StreamKind stream, const Program& p, size_t step, Pass pass, std::function<void()> work);
+  void all_reduce(const Program& p, size_t step, Pass pass);
   Event copy(const Program& p, size_t step, Pass pass, void* dst, const void* src);
   void count_memory(const ProgramTensor& t, bool alloc);
   void ensure_host_copies(const Program& p);
@@ -79,6 +93,8 @@ class Executor {
   std::vector<float> logits_;  // host copy, read after the forward pass
   StepResult result_;
   StepRecorder* recorder_ = nullptr;
+  Communicator* comm_ = nullptr;
+  std::function<void(int)> update_;
 };
 
 }  // namespace vdnn

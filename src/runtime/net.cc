@@ -1,5 +1,6 @@
 #include "runtime/net.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,8 +25,11 @@ Net::Net(Graph graph, const NetOptions& options)
     VDNN_THROW("recompute decisions: the " << backend_->name()
                                            << " backend does not re-run forward kernels in the backward pass yet "
                                               "(use --backend cpu, or keep/offload those tensors)");
-  const StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
-                         options.device_memory, options.decisions};
+  StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
+                   options.device_memory, options.decisions};
+  step.collectives.ranks = options.comm ? options.comm->size() : 1;
+  step.collectives.bucket_bytes = options.bucket_bytes;
+  step.collectives.first_bucket_bytes = std::min(step.collectives.first_bucket_bytes, options.bucket_bytes);
   PlannedStep planned = plan_step(graph_, value_bytes, facts_, step);
   if (!planned.fits) VDNN_THROW(budget_refusal(graph_, value_bytes, facts_, step, batch_, planned));
   take(std::move(planned));
@@ -34,6 +38,12 @@ Net::Net(Graph graph, const NetOptions& options)
   executor_ = std::make_unique<Executor>(*backend_, arena_->data(), host_pool_);
   bind_params();
   init_params(options.seed);
+  for (const GradientBucket& b : train_.buckets) {
+    bucket_params_.emplace_back();
+    for (auto [node, index] : b.params)
+      for (size_t i = 0; i < params_.size(); ++i)
+        if (params_[i].node == node && params_[i].index == index) bucket_params_.back().push_back(i);
+  }
   // The batch's host side (pinned on a GPU, so its upload is a DMA copy); zero-filled.
   const HostMemory staging = backend_->host_memory();
   const size_t image_bytes =
@@ -178,8 +188,9 @@ void Net::set_batch(const float* images, const int32_t* labels, int64_t valid) {
 
 float Net::forward(bool training) {
   VDNN_CHECK(valid_ > 0, "forward() before set_batch()");
-  BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), step_,
-                 training};
+  // Dropout draws its masks from (seed, step); another rank's steps are far apart (rank 0: as one process).
+  const uint64_t stream = step_ + (static_cast<uint64_t>(rank()) << 40);
+  BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), stream, training};
   const bool record = training && recorder_ && steps_to_record_ > 0;
   steps_to_record_ -= record;
   executor_->record_into(record ? recorder_ : nullptr);
@@ -189,6 +200,12 @@ float Net::forward(bool training) {
   return result_.loss;
 }
 
+void Net::set_update(std::function<void(const std::vector<size_t>& params)> update) {
+  executor_->set_collectives(options_.comm, [this, update = std::move(update)](int bucket) {
+    update(bucket_params_.at(bucket));
+  });
+}
+
 void Net::run_on_compute(const std::function<void()>& work) {
   device().launch(StreamKind::kCompute, work);
   device().synchronize(StreamKind::kCompute);
@@ -196,6 +213,7 @@ void Net::run_on_compute(const std::function<void()>& work) {
 
 void Net::backward() {
   BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), step_, true};
+  VDNN_CHECK(ranks() == 1 || options_.comm, "a data-parallel Program needs its communicator");
   executor_->run(train_, Executor::Phase::kBackward, view);
 }
 

@@ -52,6 +52,11 @@ struct NetOptions {
   // Per-tensor keep/offload/recompute (plan/storage_decision.h) instead of `policy`'s choice; empty:
   // the policy decides. Recompute needs a backend that supports it (CPU; CUDA is refused).
   StepDecisions decisions;
+  // Data parallel (comm/communicator.h): this rank's communicator, null for one process. With more
+  // than one rank the training Program all-reduces gradient buckets (plan/collectives.h) and
+  // updates them through the hook set by set_update(); dropout masks differ between ranks.
+  Communicator* comm = nullptr;
+  size_t bucket_bytes = CollectiveOptions{}.bucket_bytes;
 };
 
 struct ParamTensor {
@@ -81,6 +86,12 @@ class Net {
   float forward(bool training);
   // Runs the backward pass: gradients of every trainable parameter are ready afterwards.
   void backward();
+  // Ranks of a data-parallel run (1 without one), and this process's.
+  int ranks() const { return train_.ranks; }
+  int rank() const { return options_.comm ? options_.comm->rank() : 0; }
+  // Data parallel: the optimizer step of one gradient bucket, called on the compute stream by the
+  // Program's update steps with the indices into params() of the bucket's parameters.
+  void set_update(std::function<void(const std::vector<size_t>& params)> update);
   // Runs `work` (e.g. the optimizer step) on the compute stream and waits for it. All OpenMP work
   // must start from that one thread: a second OpenMP master (the host thread) keeps a second team
   // of spinning threads that steals the two cores from the kernels.
@@ -150,6 +161,7 @@ class Net {
   int prefetch_depth_ = 0;
   StepResult result_;
   std::map<int, int64_t> batches_tracked_base_;  // by node; absent: 0
+  std::vector<std::vector<size_t>> bucket_params_;  // per gradient bucket: indices into params_
   int64_t steps_to_record_ = 0;  // training steps still to record into recorder_
   StepRecorder* recorder_ = nullptr;
 };

@@ -7,20 +7,22 @@
 namespace vdnn {
 
 void Sgd::step(Backend& backend, std::vector<ParamTensor>& params, double lr) {
-  for (ParamTensor& p : params) {
-    if (!p.grad) continue;
-    VDNN_CHECK(p.velocity, "parameter '" << p.name << "' has a gradient but no momentum buffer");
-    SgdUpdate u;
-    u.weights = p.data;
-    u.grads = p.grad;
-    u.velocity = p.velocity;
-    u.count = static_cast<int64_t>(p.bytes / sizeof(float));
-    u.lr = static_cast<float>(lr);
-    u.momentum = static_cast<float>(config_.momentum);
-    const bool decays = p.spec.decay || config_.decay_on == SgdConfig::DecayOn::kAll;
-    u.weight_decay = decays ? static_cast<float>(config_.weight_decay) : 0.0f;
-    backend.sgd_update(u);
-  }
+  for (ParamTensor& p : params)
+    if (p.grad) update(backend, p, lr);
+}
+
+void Sgd::update(Backend& backend, ParamTensor& p, double lr) {
+  VDNN_CHECK(p.velocity, "parameter '" << p.name << "' has a gradient but no momentum buffer");
+  SgdUpdate u;
+  u.weights = p.data;
+  u.grads = p.grad;
+  u.velocity = p.velocity;
+  u.count = static_cast<int64_t>(p.bytes / sizeof(float));
+  u.lr = static_cast<float>(lr);
+  u.momentum = static_cast<float>(config_.momentum);
+  const bool decays = p.spec.decay || config_.decay_on == SgdConfig::DecayOn::kAll;
+  u.weight_decay = decays ? static_cast<float>(config_.weight_decay) : 0.0f;
+  backend.sgd_update(u);
 }
 
 SgdConfig::DecayOn SgdConfig::parse_decay_on(const std::string& name) {

@@ -34,6 +34,8 @@ class Sgd {
   // inside Net::run_on_compute). Its momentum buffer (ParamTensor::velocity) lives with the
   // parameters in the device arena, so the optimizer state is counted like every other byte.
   void step(Backend& backend, std::vector<ParamTensor>& params, double lr);
+  // The same update for one trainable parameter (data parallel: a gradient bucket at a time).
+  void update(Backend& backend, ParamTensor& param, double lr);
 
  private:
   SgdConfig config_;

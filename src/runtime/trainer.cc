@@ -12,7 +12,34 @@ namespace vdnn {
 using Clock = std::chrono::steady_clock;
 
 Trainer::Trainer(Net& net, TrainConfig config)
-    : net_(net), config_(config), sgd_({config.momentum, config.weight_decay, config.weight_decay_on}) {}
+    : net_(net), config_(config), sgd_({config.momentum, config.weight_decay, config.weight_decay_on}) {
+  if (net_.ranks() == 1) return;
+  if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
+    VDNN_THROW("--on-nan skip needs one rank: with " << net_.ranks()
+                                                    << " ranks each gradient bucket is updated as soon as its "
+                                                       "all-reduce ends, before later buckets are checked; use "
+                                                       "--on-nan stop (the default)");
+  net_.set_update([this](const std::vector<size_t>& params) { update_bucket(params); });
+}
+
+// Sums over the ranks (nothing to do with one).
+void Trainer::sum_over_ranks(double* values, int count) {
+  if (net_.ranks() > 1) net_.options().comm->sum_host(values, count);
+}
+
+// One gradient bucket, all-reduced: every rank holds the same sums, so every rank takes the same
+// decision here. A NaN or Inf stops the run before this bucket's update (earlier buckets of the
+// step are already updated: the run ends with an error either way).
+void Trainer::update_bucket(const std::vector<size_t>& params) {
+  for (size_t i : params) {
+    ParamTensor& p = net_.params()[i];
+    if (!net_.backend().all_finite(p.grad, p.bytes))
+      VDNN_THROW("step " << step_index_ + 1 << " (epoch " << step_epoch_ + 1 << "): the gradient of '" << p.name
+                         << "' (layer '" << net_.graph().nodes()[p.node].layer->name()
+                         << "') summed over the ranks holds NaN or Inf; training stopped (lower --lr)");
+    sgd_.update(net_.backend(), p, step_lr_);
+  }
+}
 
 void check_data_fits(const Graph& g, const Dataset& data) {
   const Shape sample = g.input_shape().rank() == 3
@@ -31,6 +58,7 @@ void check_data_fits(const Graph& g, const Dataset& data) {
 void Trainer::resume(const Checkpoint& checkpoint) {
   check_resumable(checkpoint, net_.graph().name(), net_.batch(), config_.seed);
   check_same_decay_rule(checkpoint, config_);
+  check_same_ranks(checkpoint, net_.ranks());
   restore_checkpoint(checkpoint, net_);
   resume_path_ = checkpoint.file.path;
   start_step_ = checkpoint.position.step;
@@ -39,7 +67,8 @@ void Trainer::resume(const Checkpoint& checkpoint) {
 
 EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
   check_data_fits(net_.graph(), data);
-  BatchLoader loader(data, net_.batch(), /*shuffle=*/false, config_.seed);
+  VDNN_CHECK(!logits || net_.ranks() == 1, "per-sample logits are collected by one rank only");
+  BatchLoader loader(data, net_.batch(), /*shuffle=*/false, config_.seed, {net_.rank(), net_.ranks()});
   loader.start_epoch(0);
   std::vector<float> images(static_cast<size_t>(net_.batch() * loader.sample_floats()));
   std::vector<int32_t> labels(static_cast<size_t>(net_.batch()));
@@ -53,6 +82,11 @@ EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
     if (logits) logits->insert(logits->end(), net_.logits().begin(), net_.logits().end());
     r.samples += count;
   }
+  double sums[3] = {loss_sum, static_cast<double>(right), static_cast<double>(r.samples)};
+  sum_over_ranks(sums, 3);
+  loss_sum = sums[0];
+  right = static_cast<int64_t>(sums[1]);
+  r.samples = static_cast<int64_t>(sums[2]);
   r.loss = loss_sum / static_cast<double>(r.samples);
   r.accuracy = static_cast<double>(right) / static_cast<double>(r.samples);
   return r;
@@ -73,8 +107,8 @@ std::string Trainer::nonfinite(float loss) {
 
 // One run(): the loader and its buffers, how long the run is, its learning rate, and where it is.
 struct Trainer::Run {
-  Run(const Dataset& train, int64_t batch, const TrainConfig& c, int64_t start_step)
-      : loader(train, batch, /*shuffle=*/true, c.seed),
+  Run(const Dataset& train, int64_t batch, const TrainConfig& c, int64_t start_step, Shard shard)
+      : loader(train, batch, /*shuffle=*/true, c.seed, shard),
         per_epoch(loader.batches_per_epoch()),
         epochs(c.iterations > 0 ? static_cast<int>((c.iterations + per_epoch - 1) / per_epoch) : c.epochs),
         total(c.iterations > 0 ? c.iterations : per_epoch * epochs),
@@ -99,7 +133,7 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
   if (config_.checkpoint_every > 0 && config_.save_path.empty())
     VDNN_THROW("--checkpoint-every " << config_.checkpoint_every
                                      << " needs --save FILE.safetensors (where to write)");
-  Run run(train, net_.batch(), config_, start_step_);
+  Run run(train, net_.batch(), config_, start_step_, {net_.rank(), net_.ranks()});
   check_resume_fits(run);
   TrainResult result;
   for (int epoch = static_cast<int>(run.step / run.per_epoch); epoch < run.epochs && run.step < run.total; ++epoch) {
@@ -138,9 +172,10 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
     net_.set_batch(run.images.data(), run.labels.data(), count);
     e.lr = run.schedule.at(run.step, epoch);
     const float loss = train_step(run.step, epoch, e.lr, result);
+    result.step_losses.push_back(loss);
     loss_sum += loss;
-    right += net_.correct();
-    seen += count;
+    right += step_correct_;
+    seen += count * net_.ranks();
     ++run.step;
     ++epoch_step;
     if (config_.checkpoint_every > 0 && run.step % config_.checkpoint_every == 0) save(run);
@@ -150,7 +185,7 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
                 result.train_seconds + std::chrono::duration<double>(Clock::now() - start).count()});
   }
   e.train_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  const int64_t batches = seen / net_.batch();
+  const int64_t batches = seen / (net_.batch() * net_.ranks());
   e.steps = run.step;
   e.train_loss = batches ? loss_sum / static_cast<double>(batches) : 0.0;
   e.train_accuracy = seen ? static_cast<double>(right) / static_cast<double>(seen) : 0.0;
@@ -164,6 +199,19 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
 // in the loss or a gradient stops the run with an error, or (--on-nan skip) makes no update: the
 // step is listed in `result` and the running statistics its forward pass changed are put back.
 float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& result) {
+  if (net_.ranks() > 1) {  // the Program all-reduces and updates (update_bucket); the figures are global
+    step_lr_ = lr, step_index_ = step, step_epoch_ = epoch;
+    const float loss = net_.forward(/*training=*/true);
+    net_.backward();
+    double sums[2] = {loss, static_cast<double>(net_.correct())};
+    sum_over_ranks(sums, 2);
+    step_correct_ = static_cast<int64_t>(sums[1]);
+    const float mean = static_cast<float>(sums[0] / net_.ranks());
+    if (!std::isfinite(mean))
+      VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): the loss averaged over the ranks is " << mean
+                         << " (its gradients were finite and are applied); training stopped (lower --lr)");
+    return mean;
+  }
   // The forward pass updates running statistics (batch norm); a skipped step must not keep them.
   std::vector<std::pair<size_t, std::vector<float>>> statistics;
   if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
@@ -171,6 +219,7 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
       if (!net_.params()[i].grad) statistics.emplace_back(i, net_.export_param(i));
   const float loss = net_.forward(/*training=*/true);
   net_.backward();
+  step_correct_ = net_.correct();
   // Check and update in one trip to the compute stream: an OpenMP region on this thread would
   // start a second thread team that spins against the compute stream's on the same cores.
   std::string bad;
@@ -197,7 +246,8 @@ float Trainer::train_batch(const float* images, const int32_t* labels, int64_t c
 
 // Writes the --save checkpoint at the run's current step.
 void Trainer::save(Run& run) {
-  save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total});
+  if (net_.rank() == 0)  // every rank holds the same weights: one writes them
+    save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total});
   run.saved_step = run.step;
 }
 

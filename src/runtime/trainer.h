@@ -8,6 +8,11 @@
 //
 // Checkpoints (runtime/checkpoint.h): cfg.save_path and cfg.checkpoint_every save the run;
 // trainer.resume(read_checkpoint(path)) before run() continues one exactly where it was saved.
+// Data parallel (a Net with a communicator of N ranks, each process running its own Trainer):
+// each rank reads its shard of every global batch of N x batch samples (data/batch_loader.h),
+// the Program all-reduces the gradients and updates each bucket as its sum arrives, and the
+// figures (loss, accuracy, images/s, evaluation) are the whole global batch's, the same on every
+// rank; only rank 0 writes checkpoints. --on-nan skip needs one rank.
 #pragma once
 
 #include <functional>
@@ -64,6 +69,7 @@ struct TrainResult {
   double train_seconds = 0;
   std::string weights_sha256;
   std::vector<std::string> skipped_steps;  // --on-nan skip: "step 12: ..." for each
+  std::vector<float> step_losses;          // every step's training loss (over every rank), in order
 };
 
 // Where training is, after each step (for progress bars and periodic work such as checkpoints).
@@ -107,6 +113,8 @@ class Trainer {
   EpochResult train_epoch(Run& run, int epoch, TrainResult& result);
   float train_step(int64_t step, int epoch, double lr, TrainResult& result);
   void save(Run& run);
+  void update_bucket(const std::vector<size_t>& params);  // data parallel, on the compute stream
+  void sum_over_ranks(double* values, int count);
   void finish(Run& run, const Dataset* test, TrainResult& result);
   std::string nonfinite(float loss);
 
@@ -116,6 +124,11 @@ class Trainer {
   Sgd sgd_;
   std::string resume_path_;  // the checkpoint resumed from, for errors
   int64_t start_step_ = 0, resume_steps_per_epoch_ = 0;
+  int64_t step_correct_ = 0;  // the last step's correct predictions, over every rank
+  // The step the Program's update steps belong to (data parallel).
+  double step_lr_ = 0;
+  int64_t step_index_ = 0;
+  int step_epoch_ = 0;
 };
 
 }  // namespace vdnn
