@@ -80,6 +80,11 @@ class Fields {
     if (!v.is_number() || !in_range(v.get<double>(), range)) wrong(key, describe(range));
     return v.get<double>();
   }
+  bool flag(const std::string& key) {
+    const json& v = required(key);
+    if (!v.is_boolean()) wrong(key, "true or false");
+    return v.get<bool>();
+  }
   // Optional; 0 when absent.
   double optional_number(const std::string& key, Range range) {
     return has(key) ? number(key, range) : 0.0;
@@ -161,21 +166,28 @@ std::string profiles_dir() {
 
 std::vector<std::string> device_profile_names() { return names_in("devices"); }
 std::vector<std::string> link_profile_names() { return names_in("links"); }
+std::vector<std::string> network_profile_names() { return names_in("networks"); }
 
 LinkProfile load_link_profile(const std::string& name_or_path) {
   const fs::path path = resolve(name_or_path, "links", "link profile");
   return parse_link_profile(MappedFile(path.string()).text(), path.string());
 }
 
-LinkProfile parse_link_profile(std::string_view json_text, const std::string& source) {
+namespace {
+
+// A link's or a network's bandwidth and latency (`shares_host_link`: a network's flag, read in
+// field order after the latency). The effective bandwidth may not exceed the signalling rate.
+template <class Profile>
+Profile parse_wire(std::string_view json_text, const std::string& source) {
   const json j = parse_json_text(json_text, source);
   Fields f(j, source);
-  LinkProfile l;
+  Profile l;
   l.name = f.text("name");
   l.description = f.text("description");
   l.bytes_per_second = f.number("bytes_per_second", Range::kPositive);
   l.theoretical_bytes_per_second = f.optional_number("theoretical_bytes_per_second", Range::kPositive);
   l.latency_seconds = f.number("latency_seconds", Range::kNonNegative);
+  if constexpr (requires { l.shares_host_link; }) l.shares_host_link = f.flag("shares_host_link");
   l.sources = f.optional_texts("sources");
   f.finish();
   if (l.theoretical_bytes_per_second > 0 && l.bytes_per_second > l.theoretical_bytes_per_second)
@@ -183,6 +195,21 @@ LinkProfile parse_link_profile(std::string_view json_text, const std::string& so
                       << ") exceeds 'theoretical_bytes_per_second' (" << l.theoretical_bytes_per_second
                       << ")");
   return l;
+}
+
+}  // namespace
+
+LinkProfile parse_link_profile(std::string_view json_text, const std::string& source) {
+  return parse_wire<LinkProfile>(json_text, source);
+}
+
+NetworkProfile load_network_profile(const std::string& name_or_path) {
+  const fs::path path = resolve(name_or_path, "networks", "network profile");
+  return parse_network_profile(MappedFile(path.string()).text(), path.string());
+}
+
+NetworkProfile parse_network_profile(std::string_view json_text, const std::string& source) {
+  return parse_wire<NetworkProfile>(json_text, source);
 }
 
 DeviceProfile load_device_profile(const std::string& name_or_path) {

@@ -4,13 +4,17 @@
 // Model: a device profile gives the device's memory, peak fp32 arithmetic, memory bandwidth, kernel
 // launch overhead, its default host link, and the fraction of peak each kind of kernel reaches
 // ("efficiency": per convolution algorithm, fully connected GEMMs, other layers, memory traffic).
-// A link profile gives the effective one-direction bandwidth and per-copy latency. Shipped files live
-// in profiles/devices/ and profiles/links/ of the data directory ($VDNN_PROFILES_DIR overrides the folder); users write
+// A link profile gives the effective one-direction bandwidth and per-copy latency. A network
+// profile (data parallel, plan/collectives.h) gives the network between ranks: one-direction
+// bandwidth per rank, latency per message, and whether its traffic crosses the host link the
+// offload copies use (a PCIe NIC: yes; NVLink: no). Shipped files live in profiles/devices/,
+// profiles/links/ and profiles/networks/ of the data directory ($VDNN_PROFILES_DIR overrides the folder); users write
 // their own (docs/device-profiles.md). Every field is required unless marked optional; unknown fields
 // are errors, so a typo never passes silently.
 //
 //   DeviceProfile gpu = load_device_profile("titan-x-maxwell");  // or "my/gpu.json"
 //   LinkProfile link = load_link_profile(gpu.link);              // or "pcie4", "my/link.json"
+//   NetworkProfile net = load_network_profile("hdr-infiniband");  // or "my/net.json"
 //   TargetFacts f = backend_target("cuda").facts(graph, 64, {});   // backend_api/backend_target.h
 //   NetworkCosts costs = roofline_costs(graph, 64, f.value_bytes, f.facts, gpu, link);
 #pragma once
@@ -29,6 +33,16 @@ struct LinkProfile {
   double bytes_per_second = 0;              // effective, one direction, pinned host memory
   double theoretical_bytes_per_second = 0;  // optional: the signalling rate; 0 when not given
   double latency_seconds = 0;               // per copy
+  std::vector<std::string> sources;         // optional: where the figures come from
+};
+
+struct NetworkProfile {
+  std::string name;
+  std::string description;
+  double bytes_per_second = 0;              // effective, one direction, per rank
+  double theoretical_bytes_per_second = 0;  // optional: the signalling rate; 0 when not given
+  double latency_seconds = 0;               // per message (one step of a ring)
+  bool shares_host_link = false;            // its traffic crosses the host link (PCIe) copies use
   std::vector<std::string> sources;         // optional: where the figures come from
 };
 
@@ -52,7 +66,7 @@ struct DeviceProfile {
   std::vector<std::string> sources;    // optional: where the figures come from
 };
 
-// The folder with devices/ and links/ ($VDNN_PROFILES_DIR, else the data directory's profiles/,
+// The folder with devices/, links/ and networks/ ($VDNN_PROFILES_DIR, else the data directory's profiles/,
 // vdnn/data_dir.h; throws vdnn::Error listing where it looked when there is none).
 std::string profiles_dir();
 
@@ -61,12 +75,15 @@ std::string profiles_dir();
 // and the field (missing, wrong type, out of range, unknown; a device's unknown link).
 DeviceProfile load_device_profile(const std::string& name_or_path);
 LinkProfile load_link_profile(const std::string& name_or_path);
+NetworkProfile load_network_profile(const std::string& name_or_path);
 // The same from a profile's JSON text; `source` names it in errors. A device's "link" is only
 // checked to be a string here; load_device_profile() also loads that link.
 DeviceProfile parse_device_profile(std::string_view json_text, const std::string& source);
 LinkProfile parse_link_profile(std::string_view json_text, const std::string& source);
+NetworkProfile parse_network_profile(std::string_view json_text, const std::string& source);
 
 std::vector<std::string> device_profile_names();  // sorted
 std::vector<std::string> link_profile_names();
+std::vector<std::string> network_profile_names();
 
 }  // namespace vdnn
