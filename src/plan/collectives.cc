@@ -84,8 +84,9 @@ class BucketMaker {
 }  // namespace
 
 void add_collectives(Program& program, const CollectiveOptions& options) {
-  VDNN_CHECK(options.ranks >= 1, "ranks must be at least 1, got " << options.ranks);
-  VDNN_CHECK(options.bucket_bytes > 0 && options.first_bucket_bytes > 0, "gradient bucket sizes must be positive");
+  // User input (--ranks, --bucket-size): vdnn::Error, as the header says, not an internal check.
+  if (options.ranks < 1) VDNN_THROW("ranks must be at least 1, got " << options.ranks);
+  if (options.bucket_bytes == 0 || options.first_bucket_bytes == 0) VDNN_THROW("gradient bucket sizes must be positive");
   VDNN_CHECK(program.buckets.empty(), "the Program already has its collectives");
   program.ranks = options.ranks;
   if (options.ranks == 1 || !program.training) return;

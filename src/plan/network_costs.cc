@@ -193,4 +193,27 @@ double ChosenCosts::slowdown_when_overlapped(StreamKind s) const {
   return s == StreamKind::kCompute ? costs_.compute_slowdown_when_copying : costs_.copy_slowdown_when_computing;
 }
 
+double ring_all_reduce_seconds(size_t bytes, int ranks, double bytes_per_second, double latency_seconds) {
+  VDNN_CHECK(ranks >= 1 && bytes_per_second > 0, "an all-reduce needs ranks >= 1 and a bandwidth > 0");
+  if (ranks == 1) return 0.0;
+  const double steps = 2.0 * (ranks - 1);
+  return steps / ranks * static_cast<double>(bytes) / bytes_per_second + steps * latency_seconds;
+}
+
+double ChosenCosts::all_reduce_seconds(size_t bytes, int ranks) const {
+  const NetworkProfile& n = costs_.network;
+  if (ranks <= 1 || n.bytes_per_second <= 0) return 0.0;
+  return ring_all_reduce_seconds(bytes, ranks, n.bytes_per_second, n.latency_seconds);
+}
+
+// Demand-proportional sharing of one direction of the host link (L bytes/s): a copy alone uses L,
+// the NIC's all-reduce alone uses N (at most L: the NIC sits on the link) in both directions; in
+// flight together they ask for L + N of the L there is, so overlapped time runs (L + N) / L slower.
+double ChosenCosts::slowdown_when_sharing_host_link() const {
+  const NetworkProfile& n = costs_.network;
+  const double link = costs_.link_bytes_per_second;
+  if (!n.shares_host_link || n.bytes_per_second <= 0 || link <= 0) return 1.0;
+  return 1.0 + std::min(n.bytes_per_second, link) / link;
+}
+
 }  // namespace vdnn

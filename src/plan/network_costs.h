@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/conv_algo.h"
+#include "plan/device_profile.h"
 #include "plan/simulator.h"
 
 namespace vdnn {
@@ -68,6 +69,9 @@ struct NetworkCosts {
   // Layers whose timings stayed unstable when measured (the machine was busy): their costs may be
   // far off. Optional in JSON.
   std::vector<std::string> unstable;
+  // Data parallel: the network the ranks all-reduce over (`vdnn plan --network`); bytes_per_second
+  // 0: none (collectives cost nothing). Chosen when planning, not part of the JSON.
+  NetworkProfile network;
 
   AlgoChoice fastest() const;    // least forward + backward time per node
   AlgoChoice leanest() const;    // least workspace per node (ties: the faster)
@@ -87,6 +91,12 @@ struct NetworkCosts {
 // the runtime can run what a plan chose without reaching into a backend.
 std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice& choice);
 
+// A ring all-reduce of `bytes` over `ranks` ranks (Patarasuk & Yuan, "Bandwidth optimal all-reduce
+// algorithms for clusters of workstations", JPDC 2009; NCCL's docs/performance "bus bandwidth"):
+// 2(N-1) steps (reduce-scatter, then all-gather), each sending bytes/N per rank, so
+// 2(N-1)/N * bytes / bandwidth + 2(N-1) * latency. 0 for one rank.
+double ring_all_reduce_seconds(size_t bytes, int ranks, double bytes_per_second, double latency_seconds);
+
 // The simulator's CostModel for one algorithm choice.
 class ChosenCosts : public CostModel {
  public:
@@ -98,6 +108,9 @@ class ChosenCosts : public CostModel {
   double load_input_seconds(size_t bytes) const override;
   double update_seconds(size_t weight_bytes) const override;
   double slowdown_when_overlapped(StreamKind s) const override;
+  double all_reduce_seconds(size_t bytes, int ranks) const override;  // costs.network's ring
+  // 1 + min(network, link) / link when the network shares the host link, else 1 (simulator.h).
+  double slowdown_when_sharing_host_link() const override;
 
  private:
   const AlgoCost& at(int node) const;

@@ -8,9 +8,10 @@
 namespace vdnn {
 
 Planner::Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vector<NodeFacts> facts,
-                 NetworkCosts costs, SyncMode sync)
+                 NetworkCosts costs, SyncMode sync, CollectiveOptions collectives)
     : graph_(graph), value_bytes_(std::move(value_bytes)), facts_(std::move(facts)),
-      costs_(std::move(costs)), sync_(sync) {
+      costs_(std::move(costs)), sync_(sync), collectives_(collectives) {
+  if (collectives_.ranks < 1) VDNN_THROW("ranks must be at least 1, got " << collectives_.ranks);
   if (costs_.nodes.size() != graph.nodes().size())
     VDNN_THROW("the cost profile (" << costs_.model << ", " << costs_.nodes.size()
                                     << " layers) does not match model '" << graph.name() << "' ("
@@ -36,7 +37,7 @@ Program Planner::program(const Configuration& config, bool training, int prefetc
 }
 
 PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t budget) const {
-  return plan_step(graph_, value_bytes_, facts_with(config.algos), {config.policy, sync_, prefetch, budget, config.decisions});
+  return plan_step(graph_, value_bytes_, facts_with(config.algos), {config.policy, sync_, prefetch, budget, config.decisions, collectives_});
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {
@@ -66,6 +67,7 @@ Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetc
 double Planner::oracle_seconds() const {
   const Configuration oracle{Policy::kNone, costs_.fastest()};
   Program train = program(oracle, true);
+  add_collectives(train, collectives_);
   return simulate(train, ChosenCosts(costs_, oracle.algos)).iteration_seconds;
 }
 

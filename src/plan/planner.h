@@ -65,14 +65,17 @@ struct Evaluation {
 
 class Planner {
  public:
+  // `collectives`: data parallel (ranks > 1): every step planned and simulated (and the oracle)
+  // has the gradient buckets and their all-reduce (plan/collectives.h), costed on costs.network.
   Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vector<NodeFacts> facts,
-          NetworkCosts costs, SyncMode sync);
+          NetworkCosts costs, SyncMode sync, CollectiveOptions collectives = {});
 
   const Graph& graph() const { return graph_; }
   const NetworkCosts& costs() const { return costs_; }
   SyncMode sync() const { return sync_; }
+  const CollectiveOptions& collectives() const { return collectives_; }
 
-  // The training (or evaluation) Program of a configuration, not yet placed.
+  // The training (or evaluation) Program of a configuration, not yet placed (without collectives).
   Program program(const Configuration& config, bool training, int prefetch_depth = 0) const;
   // The step the Net would run for this configuration (budget 0: the smallest that works).
   PlannedStep step(const Configuration& config, Prefetch prefetch, size_t budget) const;
@@ -91,6 +94,7 @@ class Planner {
   std::vector<NodeFacts> facts_with(const AlgoChoice& algos) const;  // workspace of the chosen algorithms
   NetworkCosts costs_;
   SyncMode sync_;
+  CollectiveOptions collectives_;
 };
 
 // "all+fastest", "none+leanest", "conv+fastest (3 layers leaner)".

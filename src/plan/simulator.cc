@@ -7,6 +7,12 @@
 namespace vdnn {
 namespace {
 
+// Sets of streams, one bit each.
+constexpr unsigned bit(StreamKind s) { return 1u << static_cast<int>(s); }
+constexpr unsigned kComputeStreams = bit(StreamKind::kCompute);
+constexpr unsigned kCopyStreams = bit(StreamKind::kD2H) | bit(StreamKind::kH2D);
+constexpr unsigned kCommStreams = bit(StreamKind::kComm);
+
 class Clocks {
  public:
   Clocks(const Program& p, const CostModel& costs, SimResult& r)
@@ -47,13 +53,41 @@ class Clocks {
         r_.forward_seconds = host_;
         pass_ = Pass::kBackward;
         break;
+      case Op::kAllReduce: op(step, costs.all_reduce_seconds(p_.buckets.at(s.bucket).bytes, p_.ranks)); break;
+      case Op::kUpdate: {
+        size_t weights = 0;  // the bucket's trainable weights (a gradient each, as big)
+        for (const auto& [node, k] : p_.buckets.at(s.bucket).params) weights += bytes(p_.nodes.at(node).params.at(k));
+        r_.update_seconds += op(step, costs.update_seconds(weights));
+        has_updates_ = true;
+        break;
+      }
     }
+  }
+
+  bool has_updates() const { return has_updates_; }
+
+  // Of the comm stream's busy time, the fraction during which the compute stream is busy too.
+  double all_reduce_hidden() const {
+    double comm = 0, hidden = 0;
+    for (const auto& [a, b] : spans_[index(StreamKind::kComm)]) {
+      comm += b - a;
+      hidden += overlapped(kComputeStreams, a, b);
+    }
+    return comm > 0 ? hidden / comm : 0.0;
   }
 
   double end() const { return std::max(host_, *std::max_element(free_.begin(), free_.end())); }
 
  private:
   static int index(StreamKind s) { return static_cast<int>(s); }
+  // The streams whose work slows an op on `s` down, per rule (simulator.h): the other kind of
+  // compute vs copies; comm vs copies when the network shares the host link.
+  static unsigned cpu_rivals(StreamKind s) {
+    return s == StreamKind::kCompute ? kCopyStreams : s == StreamKind::kComm ? 0u : kComputeStreams;
+  }
+  static unsigned link_rivals(StreamKind s) {
+    return s == StreamKind::kComm ? kCopyStreams : s == StreamKind::kCompute ? 0u : kCommStreams;
+  }
   size_t bytes(int t) const { return p_.tensors.at(t).bytes; }
   void account(bool alloc, const ProgramTensor& t) {
     ClassStats& m = r_.memory_by_class;
@@ -63,11 +97,11 @@ class Clocks {
       m.remove(t.cls, t.bytes);
     r_.memory.push_back({free_[index(StreamKind::kCompute)], m.total_current, m.current_bytes});
   }
-  // Seconds of [begin, end) during which a stream of the other kind (compute vs copies) is busy.
-  double overlapped(StreamKind s, double begin, double end) const {
+  // Seconds of [begin, end) during which at least one of `streams` (a set of bit()s) is busy.
+  double overlapped(unsigned streams, double begin, double end) const {
     std::vector<std::pair<double, double>> spans;
     for (int k = 0; k < kStreamCount; ++k) {
-      if ((k == index(StreamKind::kCompute)) == (s == StreamKind::kCompute)) continue;
+      if (!(streams & (1u << k))) continue;
       const auto& list = spans_[k];  // in time order, disjoint
       auto it = std::lower_bound(list.begin(), list.end(), begin,
                                  [](const std::pair<double, double>& x, double t) { return x.second <= t; });
@@ -91,11 +125,16 @@ class Clocks {
     const StreamKind s = what.stream;
     double& f = free_[index(s)];
     const double start = std::max(f, host_);
-    // Overlapped work runs `slow` times slower: d = work + (slow - 1) * overlap(start, start + d),
-    // solved by a few fixed-point steps (the overlap only grows with d).
-    const double slow = costs_.slowdown_when_overlapped(s), work = seconds;
-    if (slow > 1.0)
-      for (int i = 0; i < 4; ++i) seconds = work + (slow - 1.0) * overlapped(s, start, start + seconds);
+    // Overlapped work runs `slow` times slower, per rule: d = work + sum over the rules of
+    // (slow - 1) * overlap(start, start + d), solved by a few fixed-point steps (the overlap only
+    // grows with d). A stream no rule applies to (`rivals` 0) is never stretched.
+    const double cpu = cpu_rivals(s) ? costs_.slowdown_when_overlapped(s) : 1.0;
+    const double link = link_rivals(s) ? costs_.slowdown_when_sharing_host_link() : 1.0;
+    const double work = seconds;
+    if (cpu > 1.0 || link > 1.0)
+      for (int i = 0; i < 4; ++i)
+        seconds = work + (cpu > 1.0 ? (cpu - 1.0) * overlapped(cpu_rivals(s), start, start + seconds) : 0.0) +
+                  (link > 1.0 ? (link - 1.0) * overlapped(link_rivals(s), start, start + seconds) : 0.0);
     f = start + seconds;
     if (seconds > 0) spans_[index(s)].push_back({start, f});
     r_.busy_seconds[index(s)] += seconds;
@@ -113,6 +152,7 @@ class Clocks {
   std::array<double, kStreamCount> free_{};
   double host_ = 0;
   Pass pass_ = Pass::kForward;
+  bool has_updates_ = false;  // the Program updates per bucket (data parallel)
 };
 
 }  // namespace
@@ -122,7 +162,8 @@ SimResult simulate(const Program& program, const CostModel& costs) {
   Clocks clocks(program, costs, result);
   for (size_t i = 0; i < program.steps.size(); ++i) clocks.run(i);
   result.iteration_seconds = clocks.end();
-  if (program.training) {  // the optimizer updates every trainable weight (one gradient each) on the compute stream
+  result.all_reduce_hidden = clocks.all_reduce_hidden();
+  if (program.training && !clocks.has_updates()) {  // the optimizer updates every trainable weight (one gradient each) on the compute stream
     size_t weights = 0;
     for (const ProgramTensor& t : program.tensors)
       if (t.persistent && t.cls == MemoryClass::kWeightGrads) weights += t.bytes;

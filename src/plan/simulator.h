@@ -6,14 +6,22 @@
 // stream's clock, `wait` holds a stream until the event's time (the wait on the compute stream is
 // its stall), `sync` and the end of the forward pass hold the host until the streams are done.
 // A training step ends with the optimizer's update of every trainable weight (the trainer runs it
-// once the streams are done: CostModel::update_seconds, memory-bound), after the Program's steps.
-// Durations come from a CostModel (measured per layer, or a roofline of a device profile); an op
-// that overlaps already-scheduled ops of the other kind (compute vs copies) is stretched by the
-// model's slowdown for the overlapped part.
+// once the streams are done: CostModel::update_seconds, memory-bound), after the Program's steps;
+// a data-parallel Program (plan/collectives.h) has its own kUpdate steps per gradient bucket
+// instead, and its kAllReduce steps run on the comm stream (CostModel::all_reduce_seconds).
+// Durations come from a CostModel (measured per layer, or a roofline of a device profile). Two
+// overlap rules stretch an op for the part of it that overlaps already-scheduled ops (the op
+// issued later carries the stretch; the earlier one keeps its schedule):
+//   - compute vs copies (d2h, h2d): slowdown_when_overlapped (1 on a GPU; the CPU backend's copy
+//     engine shares cores and memory bandwidth with the kernels);
+//   - all-reduce (comm) vs copies, when the network crosses the host link the copies use (a PCIe
+//     NIC): slowdown_when_sharing_host_link. Both directions of the link are in use during a ring
+//     all-reduce (every rank sends and receives at once), so either copy direction competes.
 //
 //   struct MyCosts : CostModel { ... };
 //   SimResult r = simulate(program, costs);
 //   r.iteration_seconds; r.stall_seconds; r.busy_seconds[static_cast<int>(StreamKind::kCompute)];
+//   r.busy_seconds[static_cast<int>(StreamKind::kComm)]; r.all_reduce_hidden;   // ranks > 1
 //   write_chrome_trace("predicted.json", r.timeline(), "vgg16 predicted");  // report/chrome_trace.h
 #pragma once
 
@@ -41,6 +49,11 @@ class CostModel {
   // copies): 1 on a GPU, whose copy engines are separate hardware; above 1 on the CPU backend,
   // where the copy engine is a thread sharing cores and memory bandwidth with the kernels.
   virtual double slowdown_when_overlapped(StreamKind s) const { return 1.0; }
+  // Data parallel: all-reducing `bytes` over `ranks` ranks on the network (0: collectives free).
+  virtual double all_reduce_seconds(size_t bytes, int ranks) const { return 0.0; }
+  // How much slower a copy and an all-reduce run while both are in flight: above 1 when the
+  // network's traffic crosses the host link (PCIe) the copies use, else 1.
+  virtual double slowdown_when_sharing_host_link() const { return 1.0; }
 };
 
 struct SimResult {
@@ -48,8 +61,11 @@ struct SimResult {
   double forward_seconds = 0;  // when the loss is ready
   double stall_seconds = 0;    // time the compute stream waited on other streams
   double recompute_seconds = 0;  // forward kernels re-run in the backward pass (kRecompute)
-  double update_seconds = 0;     // training: the optimizer's step once the streams are done
-  std::array<double, kStreamCount> busy_seconds{};
+  double update_seconds = 0;     // training: the optimizer's step (all kUpdate steps when the Program has them)
+  std::array<double, kStreamCount> busy_seconds{};  // busy_seconds[kComm]: the all-reduces
+  // Data parallel: the fraction of the comm stream's busy time during which the compute stream is
+  // busy too (all-reduce hidden under backward); 0 without all-reduces.
+  double all_reduce_hidden = 0;
   std::vector<TimelineOp> ops;      // every op, in issue order (a predicted trace)
   // Device bytes by class after each alloc and free, stamped with the compute stream's clock.
   std::vector<MemoryPoint> memory;
