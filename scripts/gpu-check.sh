@@ -2,7 +2,8 @@
 # scripts/gpu-check.sh — the whole GPU check in one run, for a machine with an NVIDIA GPU:
 #   1. builds vdnn with the CUDA backend required (-DVDNN_CUDA=ON) into $BUILD_DIR,
 #   2. runs the GPU tests (every op against the CPU backend, bit-identical weights across
-#      policies on the GPU, VGG-16 under a budget) -> gpu-tests.xml, gpu-tests.log,
+#      policies on the GPU, VGG-16 under a budget, one-rank NCCL all-reduce) -> gpu-tests.xml,
+#      gpu-tests.log, then data parallel over NCCL under mpirun (section 2b) -> comm/*,
 #   3. benchmarks VGG-16 at ImageNet size (3x224x224, synthetic data), batch 64 and 256:
 #      policy none with unlimited memory against all and conv under a 12 GiB budget, sync event
 #      and layer; one `vdnn train --report` per case -> runs/*.json, and
@@ -19,8 +20,15 @@
 # algorithm cuDNN measures) is tried first under the budget; when its workspaces do not fit, the
 # case runs again with direct (memory-optimal) and says so.
 #
+# Data parallel (2b): NCCL needs one GPU per rank (two ranks on one GPU is ncclInvalidUsage,
+# "Duplicate GPU detected"), so with 2+ GPUs it trains 2 ranks (policies none and all, every step's
+# weights compared across the ranks, the two policies' weights compared), and with one GPU it
+# trains 1 rank under mpirun the same way and checks that 2 ranks on the one GPU stop with one
+# clear NCCL error on each rank within COMM_TIMEOUT instead of hanging.
+#
 # Environment (defaults in brackets), also to try the script on a CPU machine:
-#   BUILD_DIR [build-gpu]  SKIP_BUILD [0]  SKIP_TESTS [0]  JOBS [nproc]  BACKEND [cuda]
+#   BUILD_DIR [build-gpu]  SKIP_BUILD [0]  SKIP_TESTS [0]  SKIP_COMM [0]  COMM_TIMEOUT [120]
+#   JOBS [nproc]  BACKEND [cuda]
 #   MODEL [vgg16]  INPUT [3x224x224]  BATCHES ["256 64"]  BUDGET [12GiB]  STEPS [4]  LR [0.001]
 #   SYNCS ["event layer"]  CASE_TIMEOUT [240]  TIME_BUDGET [480]
 #   e.g. SKIP_BUILD=1 BUILD_DIR=build BACKEND=cpu MODEL=vgg_cifar INPUT=3x32x32 BATCHES="16 8" \
@@ -32,6 +40,8 @@ OUT_DIR="${1:-${OUT:-$ROOT/gpu-check-out}}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-gpu}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
 SKIP_TESTS="${SKIP_TESTS:-0}"
+SKIP_COMM="${SKIP_COMM:-0}"
+COMM_TIMEOUT="${COMM_TIMEOUT:-120}"
 JOBS="${JOBS:-$(nproc)}"
 BACKEND="${BACKEND:-cuda}"
 MODEL="${MODEL:-vgg16}"
@@ -93,6 +103,59 @@ if [ "$SKIP_TESTS" != 1 ] && [ -x "$BUILD_DIR/vdnn_tests" ]; then
   grep -E '^\[  FAILED  \]|SKIPPED \]|Failure|error' "$OUT_DIR/gpu-tests.log" | head -n 40
 fi
 
+# --- 2b. data parallel (NCCL on cuda, MPI on cpu) -----------------------------------------------
+# One `mpirun -np RANKS vdnn train` per case on synthetic data, every step's weights compared across
+# the ranks (--verify-replicas). mpirun refuses root unless told (containers run as root).
+COMM_STATUS="skipped"
+comm_case() {  # comm_case NAME RANKS POLICY -> prints the weights hash, or "failed ..."
+  local name=$1 ranks=$2 policy=$3 out="$OUT_DIR/comm/$1.log" rc
+  local args=(train --backend "$BACKEND" --data synthetic --synthetic-samples 512 --batch 32 --iterations 12
+              --no-eval --policy "$policy" --verify-replicas --collective-timeout 60 --report "$OUT_DIR/comm/$name.json")
+  [ "$policy" != none ] && args+=(--device-memory 48MiB)
+  timeout "$COMM_TIMEOUT" mpirun -np "$ranks" --oversubscribe "$VDNN" "${args[@]}" >"$out" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] && grep -q "^replicas: the $ranks ranks held identical weights" "$out" ||
+     { [ $rc -eq 0 ] && [ "$ranks" = 1 ]; }; then
+    grep -o '^weights_sha256 [0-9a-f]*' "$out" | cut -d' ' -f2
+  else
+    echo "failed (exit $rc): $(grep -m1 -i error "$out" | tr '"\\' "'/" | cut -c1-200)"
+  fi
+}
+if [ "$SKIP_COMM" != 1 ]; then
+  if ! command -v mpirun >/dev/null 2>&1; then
+    COMM_STATUS="skipped: no mpirun (scripts/setup.sh installs openmpi-bin)"
+  else
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}"
+    mkdir -p "$OUT_DIR/comm"
+    GPU_COUNT="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
+    RANKS=2
+    [ "$BACKEND" = cuda ] && [ "${GPU_COUNT:-0}" -lt 2 ] && RANKS=1
+    log "data parallel: $RANKS rank(s), backend $BACKEND, ${GPU_COUNT:-0} GPU(s)"
+    none_hash="$(comm_case "dp${RANKS}_none" "$RANKS" none)"
+    all_hash="$(comm_case "dp${RANKS}_all" "$RANKS" all)"
+    COMM_STATUS="$RANKS ranks: none $none_hash; all $all_hash"
+    if [ "$none_hash" = "$all_hash" ] && [ "${#none_hash}" = 64 ]; then
+      COMM_STATUS="$COMM_STATUS (same weights)"
+    else
+      COMM_STATUS="$COMM_STATUS (WEIGHTS DIFFER OR A RUN FAILED)"
+    fi
+    if [ "$BACKEND" = cuda ] && [ "$RANKS" = 1 ]; then
+      # Two ranks on one GPU: NCCL refuses; each rank must say so and stop, not hang.
+      start=$SECONDS
+      timeout "$COMM_TIMEOUT" mpirun -np 2 --oversubscribe "$VDNN" train --backend cuda --data synthetic \
+        --synthetic-samples 256 --batch 32 --iterations 2 --no-eval --collective-timeout 60 \
+        >"$OUT_DIR/comm/dp2_one_gpu.log" 2>&1
+      rc=$?
+      if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "NCCL" "$OUT_DIR/comm/dp2_one_gpu.log"; then
+        COMM_STATUS="$COMM_STATUS; 2 ranks on 1 GPU: stopped with an NCCL error in $((SECONDS - start)) s as expected"
+      else
+        COMM_STATUS="$COMM_STATUS; 2 ranks on 1 GPU: UNEXPECTED (exit $rc in $((SECONDS - start)) s, see comm/dp2_one_gpu.log)"
+      fi
+    fi
+  fi
+  log "data parallel: $COMM_STATUS"
+fi
+
 # --- 3. benchmark ------------------------------------------------------------------------------
 # Top-level number of a `vdnn train --report` file (nlohmann dump(2): top-level keys are indented
 # by exactly two spaces); the last epoch's images/s is the last six-space-indented one.
@@ -150,8 +213,8 @@ run_case() {
 # --- 4. summary --------------------------------------------------------------------------------
 write_summary() {
   {
-    printf '{\n  "gpu": "%s",\n  "nvcc": "%s",\n  "backend": "%s",\n  "build": "%s",\n  "tests": "%s",\n' \
-      "$GPU_NAME" "$NVCC_VERSION" "$BACKEND" "$BUILD_STATUS" "$TESTS_STATUS"
+    printf '{\n  "gpu": "%s",\n  "nvcc": "%s",\n  "backend": "%s",\n  "build": "%s",\n  "tests": "%s",\n  "data_parallel": "%s",\n' \
+      "$GPU_NAME" "$NVCC_VERSION" "$BACKEND" "$BUILD_STATUS" "$TESTS_STATUS" "$COMM_STATUS"
     printf '  "model": "%s",\n  "input": "%s",\n  "steps_per_epoch": %s,\n  "runs": [\n' "$MODEL" "$INPUT" "$STEPS"
     awk 'NR > 1 { print prev "," } { prev = "    " $0 } END { if (NR) print prev }' "$RECORDS"
     printf '  ]\n}\n'
