@@ -16,12 +16,16 @@ JOBS="${JOBS:-$(nproc)}"
 # libonnx-dev + libprotobuf-dev (+ protobuf-compiler, which protobuf's CMake config wants): ONNX
 # import and export (src/interop). pybind11-dev: the Python API. python3-torchvision, python3-onnx,
 # python3-pytest, python3-venv: the interop and Python tests (scripts/python_env.sh adds PyPI's
-# onnxruntime and safetensors in a virtual environment).
+# onnxruntime and safetensors in a virtual environment). libopenmpi-dev: data-parallel training
+# (src/comm: MPI_Allreduce of the gradients between CPU ranks, and the bootstrap of NCCL between GPU
+# ranks; CMake's find_package(MPI), here and in an installed package's vdnnConfig.cmake), with
+# openmpi-bin for `mpirun -np N vdnn train` and the tests that start two ranks.
 VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev
                libcli11-dev zlib1g-dev libgtest-dev dataset-fashion-mnist
                libxml2-utils librsvg2-bin python3-torch
                libonnx-dev libprotobuf-dev protobuf-compiler pybind11-dev
-               python3-torchvision python3-onnx python3-pytest python3-venv python3-pip)
+               python3-torchvision python3-onnx python3-pytest python3-venv python3-pip
+               libopenmpi-dev openmpi-bin)
 # The fuzzing run (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
 VDNN_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
