@@ -8,21 +8,29 @@
 // (measured now, or `--costs` from `vdnn profile --save`) or from a GPU's device profile.
 // `--sweep` adds a budget sweep (plan/budget_sweep.h, tools/plan_sweep.h): every policy's step time
 // from the largest smallest budget down to the floor; `--sweep-svg` draws it.
+// `--ranks N --network NET` plans data-parallel training (tools/plan_parallel.h): every row then
+// includes the all-reduce of N ranks, and a second table gives each row's step, all-reduce, hidden
+// fraction and efficiency against one rank; `--scaling` does so for 1 to 64 ranks, `--scaling-svg`
+// draws it.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 
 #include "commands.h"
+#include "plan_parallel.h"
 #include "plan_sweep.h"
 #include "report/budget_sweep_chart.h"
 #include "report/chrome_trace.h"
 #include "report/configuration_chart.h"
 #include "report/memory_timeline_chart.h"
 #include "report/plan_report.h"
+#include "report/scaling_chart.h"
 #include "interop/network_source.h"
+#include "io/json_text.h"
 #include "io/model_file.h"
 #include "plan/auto_policy.h"
+#include "plan/device_profile.h"
 #include "plan/dyn.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
@@ -36,12 +44,19 @@ namespace {
 
 struct PlanOptions {
   std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, link_bandwidth = "0",
-              link_latency = "0", trace, svg, svg_memory, sweep_svg;
+              link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg;
+  std::vector<std::string> scaling_with;
   PlanSourceOptions source;
-  int classes = 0, sweep_steps = 20;
+  int classes = 0, sweep_steps = 20, ranks = 1;
   int64_t batch = 128;
-  bool print = false, json = false, sweep = false;
+  bool print = false, json = false, sweep = false, scaling = false;
 };
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 std::string mib(size_t bytes) { return VDNN_MSG(static_cast<double>(bytes) / (1 << 20)); }
 
@@ -87,17 +102,48 @@ void write_pictures(const PlanOptions& o, const std::vector<PlanRow>& rows, cons
   }
 }
 
+// --ranks, --network, --bucket-size, checked before any planning.
+DataParallel data_parallel(const PlanOptions& o) {
+  DataParallel dp;
+  if (o.ranks < 1) VDNN_THROW("--ranks must be at least 1 (data-parallel ranks), got " << o.ranks);
+  dp.ranks = o.ranks;
+  dp.bucket_bytes = parse_size(o.bucket_size, "--bucket-size");
+  if (dp.bucket_bytes == 0) VDNN_THROW("--bucket-size must be positive, e.g. 25MiB (PyTorch DDP's default)");
+  if (o.network.empty()) {
+    if (o.ranks > 1 || o.scaling)
+      VDNN_THROW((o.scaling ? std::string("--scaling") : VDNN_MSG("--ranks " << o.ranks))
+                 << " needs --network: a network profile (" << join_names(network_profile_names())
+                 << ") or a JSON file");
+    return dp;
+  }
+  try {
+    dp.network = load_network_profile(o.network);
+  } catch (const Error& e) {
+    VDNN_THROW("--network: " << e.what());
+  }
+  return dp;
+}
+
 int run_plan(PlanOptions o) {
-  check_output_files(
-      {{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory}, {"--sweep-svg", o.sweep_svg}});
+  check_output_files({{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory},
+                      {"--sweep-svg", o.sweep_svg}, {"--scaling-svg", o.scaling_svg}});
+  const DataParallel dp = data_parallel(o);
+  if (!o.scaling_with.empty() && o.scaling_svg.empty())
+    VDNN_THROW("--scaling-with adds series to the --scaling-svg picture: give --scaling-svg FILE too");
+  std::vector<ScalingSeries> others;  // --scaling-with, read before any planning
+  for (const std::string& file : o.scaling_with) {
+    const std::vector<ScalingSeries> s = scaling_from_json(parse_json_text(read_text_file(file), file), file);
+    others.insert(others.end(), s.begin(), s.end());
+  }
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
   const Graph graph = load_network(o.model, mo).graph;
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
-  const PlanInputs in = plan_inputs(graph, o.batch, o.source);
-  const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
+  PlanInputs in = plan_inputs(graph, o.batch, o.source);
+  in.costs.network = dp.network;
+  const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
   const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
   const NetworkCosts& costs = planner.costs();
   const double oracle = planner.oracle_seconds();
@@ -108,6 +154,14 @@ int run_plan(PlanOptions o) {
   const DynChoice& dyn = table.dyn;
   const AutoChoice& chosen = table.chosen;
   const bool one = table.one;
+
+  std::vector<ScalingSeries> scaling;
+  if (o.ranks > 1 || o.scaling)
+    scaling = scale_table(table, prefetch, budget, o.scaling ? scaling_ranks() : std::vector<int>{1, o.ranks},
+                          [&](int n) {
+                            return Planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync),
+                                           dp.collectives(n));
+                          });
 
   std::optional<BudgetSweep> sweep;
   if (o.sweep)
@@ -120,6 +174,7 @@ int run_plan(PlanOptions o) {
     nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = o.batch, .sync = o.sync,
                                            .prefetch = o.prefetch, .device = in.device});
     if (sweep) out["sweep"] = sweep_json(*sweep, costs);
+    if (!scaling.empty()) out["data_parallel"] = scaling_json(scaling, o.batch, dp);
     std::cout << out.dump(2) << "\n";
   } else {
     std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", graph.name().c_str(),
@@ -140,6 +195,18 @@ int run_plan(PlanOptions o) {
     }
     if (budget && !one && o.policy != "dyn") std::printf("%s.\n", describe(chosen).c_str());
     if (sweep) print_sweep_table(*sweep, budget);
+    if (!scaling.empty()) print_scaling_table(scaling, o.batch, dp);
+  }
+  if (!o.scaling_svg.empty()) {
+    std::vector<ScalingSeries> drawn = others;  // --scaling-with first, then this command's rows
+    for (ScalingSeries s : scaling) {
+      if (!others.empty()) s.label = with_batch(s.label, o.batch);
+      drawn.push_back(std::move(s));
+    }
+    write_text_file(o.scaling_svg,
+                    scaling_svg(VDNN_MSG(graph.name() << (others.empty() ? VDNN_MSG(", batch " << o.batch) : "")
+                                                      << " per rank, " << in.device << ", " << dp.network.name),
+                                drawn));
   }
   if (sweep && !o.sweep_svg.empty())
     write_text_file(o.sweep_svg, budget_sweep_svg(VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device),
@@ -206,9 +273,28 @@ Runner add_plan_command(CLI::App& app) {
       ->check(CLI::Range(SweepOptions::kMinSteps, SweepOptions::kMaxSteps))->capture_default_str();
   app.add_option("--sweep-svg", o->sweep_svg,
                  "write an SVG of the sweep: step time against budget, one line per policy (implies --sweep)");
+  app.add_option("--ranks", o->ranks,
+                 "data parallel: plan for this many ranks (--batch is per rank, as PyTorch DDP's batch_size); "
+                 "adds a table of each configuration's all-reduce, hidden fraction and efficiency against one rank "
+                 "(JSON: \"data_parallel\")")
+      ->capture_default_str();
+  app.add_option("--network", o->network,
+                 "data parallel: the network between ranks, a name from profiles/networks (ethernet-100g, "
+                 "hdr-infiniband, nvlink-a100) or a JSON file");
+  app.add_option("--bucket-size", o->bucket_size, "data parallel: gradient bucket size (PyTorch DDP's bucket_cap_mb)")
+      ->capture_default_str();
+  app.add_flag("--scaling", o->scaling,
+               "data parallel: plan every configuration at 1, 2, 4, ..., 64 ranks on --network and print the "
+               "predicted scaling");
+  app.add_option("--scaling-svg", o->scaling_svg,
+                 "write an SVG of the predicted scaling efficiency against ranks (implies --scaling)");
+  app.add_option("--scaling-with", o->scaling_with,
+                 "--scaling-svg: also draw the series of earlier `vdnn plan --scaling --json` outputs (e.g. the "
+                 "same model at another batch or policy); repeatable");
   app.add_flag("--json", o->json, "print JSON instead of a table");
   return [o, sub = &app] {
     o->sweep = o->sweep || sub->count("--sweep-steps") > 0 || !o->sweep_svg.empty();
+    o->scaling = o->scaling || !o->scaling_svg.empty();
     return run_plan(*o);
   };
 }

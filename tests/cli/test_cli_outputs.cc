@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 // Every flag that names a file a command writes: a --help description starting "write".
 const std::map<std::string, std::vector<std::string>> kOutputFlags = {
     {"train", {"--report", "--trace", "--save", "--save-weights"}},
-    {"plan", {"--trace", "--svg", "--svg-memory", "--sweep-svg"}},
+    {"plan", {"--trace", "--svg", "--svg-memory", "--sweep-svg", "--scaling-svg"}},
     {"profile", {"--save"}},
     {"infer", {"--logits"}},
     {"export", {"--onnx"}},
@@ -36,7 +36,7 @@ std::string quick_run(const std::string& command, const fs::path& model) {
   const std::string m = " --model " + model.string();
   if (command == "train")
     return "train --data synthetic --synthetic-samples 8 --batch 4 --iterations 1 --no-eval --progress none" + m;
-  if (command == "plan") return "plan --batch 2 --device titan-x-maxwell" + m;
+  if (command == "plan") return "plan --batch 2 --device titan-x-maxwell --network hdr-infiniband" + m;  // --scaling-svg
   if (command == "profile") return "profile --batch 2 --repeats 1 --progress none" + m;
   if (command == "export") return "export" + m;  // the seeded weights
   ADD_FAILURE() << "no quick run for " << command;
