@@ -111,7 +111,6 @@ comm_case() {  # comm_case NAME RANKS POLICY -> prints the weights hash, or "fai
   local name=$1 ranks=$2 policy=$3 out="$OUT_DIR/comm/$1.log" rc
   local args=(train --backend "$BACKEND" --data synthetic --synthetic-samples 512 --batch 32 --iterations 12
               --no-eval --policy "$policy" --verify-replicas --collective-timeout 60 --report "$OUT_DIR/comm/$name.json")
-  [ "$policy" != none ] && args+=(--device-memory 48MiB)
   timeout "$COMM_TIMEOUT" mpirun -np "$ranks" --oversubscribe "$VDNN" "${args[@]}" >"$out" 2>&1
   rc=$?
   if [ $rc -eq 0 ] && grep -q "^replicas: the $ranks ranks held identical weights" "$out" ||
