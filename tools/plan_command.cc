@@ -204,7 +204,7 @@ int run_plan(PlanOptions o) {
       drawn.push_back(std::move(s));
     }
     write_text_file(o.scaling_svg,
-                    scaling_svg(VDNN_MSG(graph.name() << (others.empty() ? VDNN_MSG(", batch " << o.batch) : "")
+                    scaling_svg(VDNN_MSG(graph.name() << ", batch " << (others.empty() ? std::to_string(o.batch) : "as labelled")
                                                       << " per rank, " << in.device << ", " << dp.network.name),
                                 drawn));
   }
