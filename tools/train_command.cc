@@ -195,6 +195,7 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   NetOptions& net_options = c.options;
   net_options.batch = o.batch;
   if (comm.size() > 1) net_options.comm = &comm;
+  net_options.collective_timeout_seconds = o.collective_timeout;
   net_options.bucket_bytes = parse_size(o.bucket_size, "--bucket-size");
   net_options.seed = o.config.seed;
   net_options.backend = backend;
@@ -304,7 +305,10 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
   NetworkSource model = load_train_model(o);
   Graph graph = std::move(model.graph);
   const std::string model_name = graph.name();
-  if (resume) check_resumable(*resume, model_name, o.batch, o.config.seed);
+  if (resume) {
+    check_resumable(*resume, model_name, o.batch, o.config.seed);
+    check_same_ranks(*resume, comm.size());
+  }
   const DataSource source{o.data, o.synthetic_samples, o.config.seed};
   Dataset train = load_data(source, graph, Split::kTrain), test = load_data(source, graph, Split::kTest);
   check_data_fits(graph, train);

@@ -15,6 +15,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "comm/communicator.h"
 #include "core/graph.h"
 #include "interop/network_source.h"
 #include "io/model_file.h"
@@ -30,6 +31,9 @@ struct Model {
   NetworkSource loaded;
   Graph fresh_graph() const { return load_network(source, options).graph; }
 };
+
+// The data-parallel ranks of this process (ranks.cc): MPI under mpirun, else one rank.
+Communicator& process_communicator();
 
 std::shared_ptr<Model> load_model(const std::string& source, const py::object& input, const py::object& classes);
 // A Model, or a str naming one (loaded with the model's own input and classes).
@@ -48,5 +52,6 @@ size_t budget_bytes(const py::object& value, const std::string& what);
 void bind_model(py::module_& m);  // Model, load_model, plan, models
 void bind_net(py::module_& m);    // Net
 void bind_data(py::module_& m);   // Dataset, load_data, batches, lr_at, train
+void bind_ranks(py::module_& m);  // rank, ranks
 
 }  // namespace vdnn::python

@@ -33,7 +33,8 @@ DatasetPtr load_dataset(const py::object& model, const std::string& data, const 
 class Batches {
  public:
   Batches(DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle)
-      : data_(std::move(data)), loader_(*data_, batch, shuffle, seed),
+      : data_(std::move(data)),
+        loader_(*data_, batch, shuffle, seed, {process_communicator().rank(), process_communicator().size()}),
         images_(static_cast<size_t>(batch * loader_.sample_floats())), labels_(static_cast<size_t>(batch)) {
     loader_.start_epoch(epoch);
   }
@@ -172,7 +173,8 @@ void bind_data(py::module_& m) {
         }, py::arg("data"), py::arg("batch"), py::arg("seed") = 1, py::arg("epoch") = 0, py::arg("shuffle") = true,
         py::keep_alive<0, 1>(),
         "Epoch `epoch` of data as (x float32 NCHW, y int32) batches in training's order (shuffled from "
-        "(seed, epoch), the last partial batch dropped; shuffle=False: in order, the partial batch kept).");
+        "(seed, epoch), the last partial batch dropped; shuffle=False: in order, the partial batch kept). "
+        "Under mpirun: this rank's share of each global batch of ranks() x batch samples.");
   m.def("lr_at", &lr_at, py::arg("step"), py::arg("epoch"), py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
         py::arg("total_steps") = 1, py::arg("step_epochs") = 5, py::arg("gamma") = 0.1,
         "The learning rate `vdnn train` uses at 0-based step `step` of epoch `epoch` (cosine decays to 0 "

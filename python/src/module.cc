@@ -53,4 +53,5 @@ PYBIND11_MODULE(_vdnn, m) {
   vdnn::python::bind_model(m);
   vdnn::python::bind_net(m);
   vdnn::python::bind_data(m);
+  vdnn::python::bind_ranks(m);
 }

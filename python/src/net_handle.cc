@@ -23,6 +23,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
     VDNN_THROW("conv_algo '" << conv_algo << "': expected auto, direct or winograd");
   NetOptions o;
   o.batch = batch;
+  if (process_communicator().size() > 1) o.comm = &process_communicator();  // under mpirun: data parallel
   o.seed = seed;
   if (!planned) o.policy = parse_policy(policy);
   o.sync = parse_sync_mode(sync);

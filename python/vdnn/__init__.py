@@ -7,17 +7,23 @@
     loss = net.train_step(x, y, lr=0.05)                # x float32 (n, C, H, W), y int labels
     logits = net.infer(x)
     vdnn.train(net, data="synthetic", iterations=100, callback=print)
+    # mpirun -np 2 python script.py: each process is a rank (vdnn.rank(), vdnn.ranks()); Nets train
+    # data-parallel, vdnn.batches and vdnn.train give each rank its share of every global batch.
 
 Every error vdnn reports is a vdnn.Error carrying vdnn's one-line message. See docs/interop.md,
 "Python API".
 """
+import atexit as _atexit
 import os as _os
 
 from ._vdnn import (Batches, Dataset, Error, Model, Net, batches, load_data, load_model, lr_at, models,
-                    plan, set_data_dir, train)
+                    plan, rank, ranks, set_data_dir, train)
+from ._vdnn import _end_ranks
 
 __all__ = ["Batches", "Dataset", "Error", "Model", "Net", "batches", "load_data", "load_model", "lr_at",
-           "models", "plan", "set_data_dir", "train"]
+           "models", "plan", "rank", "ranks", "set_data_dir", "train"]
+
+_atexit.register(_end_ranks)  # under mpirun: every rank leaves the run together (MPI_Finalize)
 
 
 def _find_data_dir():

@@ -1,5 +1,6 @@
 #include "comm/mpi_communicator.h"
 
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -29,6 +30,9 @@ std::string mpi_error(int code) {
 class MpiCommunicator final : public Communicator {
  public:
   explicit MpiCommunicator(const CommOptions& options) : options_(options) {
+    // Open MPI loads its components as plugins that need libmpi's symbols global; inside a Python
+    // extension (loaded RTLD_LOCAL) they would not be (mpi4py does the same).
+    dlopen("libmpi.so.40", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
     int initialized = 0;
     MPI_Initialized(&initialized);
     VDNN_CHECK(!initialized, "MPI is already initialised: one communicator per process");
@@ -203,7 +207,7 @@ class MpiCommunicator final : public Communicator {
       }
     std::ostringstream m;
     m << "rank " << rank_ << ": " << what_ << ", collective #" << seq_ << ", did not complete within "
-      << static_cast<int>(waited) << " s (--collective-timeout): ";
+      << options_.timeout_seconds << " s (--collective-timeout; waited " << static_cast<int>(waited) << " s): ";
     if (count)
       m << "lost " << lost.str() << ": it was killed, crashed, hangs or stopped on an error of its own";
     else

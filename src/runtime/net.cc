@@ -38,6 +38,8 @@ Net::Net(Graph graph, const NetOptions& options)
   executor_ = std::make_unique<Executor>(*backend_, arena_->data(), host_pool_);
   bind_params();
   init_params(options.seed);
+  if (ranks() > 1)  // a collective: every rank builds its Net in the same order
+    device_comm_ = backend_->gradient_communicator(*options_.comm, {options_.collective_timeout_seconds});
   for (const GradientBucket& b : train_.buckets) {
     bucket_params_.emplace_back();
     for (auto [node, index] : b.params)
@@ -201,7 +203,7 @@ float Net::forward(bool training) {
 }
 
 void Net::set_update(std::function<void(const std::vector<size_t>& params)> update) {
-  executor_->set_collectives(options_.comm, [this, update = std::move(update)](int bucket) {
+  executor_->set_collectives(device_comm_ ? device_comm_.get() : options_.comm, [this, update = std::move(update)](int bucket) {
     update(bucket_params_.at(bucket));
   });
 }

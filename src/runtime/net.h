@@ -57,6 +57,7 @@ struct NetOptions {
   // updates them through the hook set by set_update(); dropout masks differ between ranks.
   Communicator* comm = nullptr;
   size_t bucket_bytes = CollectiveOptions{}.bucket_bytes;
+  double collective_timeout_seconds = CommOptions{}.timeout_seconds;  // the backend's own collectives (NCCL)
 };
 
 struct ParamTensor {
@@ -162,6 +163,9 @@ class Net {
   StepResult result_;
   std::map<int, int64_t> batches_tracked_base_;  // by node; absent: 0
   std::vector<std::vector<size_t>> bucket_params_;  // per gradient bucket: indices into params_
+  // The backend's communicator for gradients in device memory (CUDA: NCCL over options_.comm);
+  // null: options_.comm serves (CPU). Declared last: destroyed before the backend.
+  std::unique_ptr<Communicator> device_comm_;
   int64_t steps_to_record_ = 0;  // training steps still to record into recorder_
   StepRecorder* recorder_ = nullptr;
 };

@@ -362,5 +362,44 @@ TEST(BatchLoader, RejectsBadConfiguration) {
   EXPECT_ERROR_HAS(BatchLoader(broken, 2, false, 1), "holds 30 floats and 4 labels");
 }
 
+// Data parallel (DistributedSampler's split): the ranks' batch k together are the one-process
+// batch k of ranks x batch samples, and no sample is read twice in an epoch; evaluation covers
+// every sample exactly once, however uneven the shards.
+TEST(BatchLoader, ShardsSplitEachGlobalBatchAcrossRanks) {
+  const Dataset d = indexed_dataset(103);
+  const int ranks = 3;
+  const int64_t batch = 5;
+  const Batches whole = reference_batches(103, batch * ranks, /*shuffle=*/true, 9, 2);
+  std::vector<Batches> shards;
+  for (int r = 0; r < ranks; ++r) {
+    BatchLoader loader(d, batch, true, 9, {r, ranks});
+    EXPECT_EQ(loader.batches_per_epoch(), 103 / (batch * ranks));
+    shards.push_back(drain(loader, 2));
+  }
+  ASSERT_EQ(whole.size(), shards[0].size());
+  std::vector<int> seen(103, 0);
+  for (size_t k = 0; k < whole.size(); ++k) {
+    std::vector<int64_t> joined;
+    for (const Batches& s : shards) {
+      ASSERT_EQ(s[k].size(), static_cast<size_t>(batch));
+      joined.insert(joined.end(), s[k].begin(), s[k].end());
+    }
+    for (int64_t id : joined) ++seen[id];
+    std::sort(joined.begin(), joined.end());
+    std::vector<int64_t> expected = whole[k];
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(joined, expected) << "global batch " << k;
+  }
+  EXPECT_EQ(*std::max_element(seen.begin(), seen.end()), 1);
+  std::vector<int> evaluated(103, 0);
+  for (int r = 0; r < ranks; ++r) {
+    BatchLoader loader(d, batch, false, 9, {r, ranks});
+    for (const auto& b : drain(loader, 0))
+      for (int64_t id : b) ++evaluated[id];
+  }
+  EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), 1), 103);
+  EXPECT_ERROR_HAS(BatchLoader(d, 40, true, 9, {0, 3}), "103 samples make no full batch of 120 (3 ranks x 40)");
+}
+
 }  // namespace
 }  // namespace vdnn

@@ -20,7 +20,7 @@ namespace vdnn {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr StreamKind kAll[] = {StreamKind::kCompute, StreamKind::kD2H, StreamKind::kH2D};
+constexpr StreamKind kAll[] = {StreamKind::kCompute, StreamKind::kD2H, StreamKind::kH2D, StreamKind::kComm};
 
 // A one-shot gate: wait() blocks until open() was called.
 class Gate {
@@ -179,7 +179,7 @@ TEST(CpuDevice, LinkLatencyAppliesToEveryCopy) {
 
 TEST(CpuDevice, SynchronizeAllDrainsEveryStream) {
   CpuDevice dev(LinkModel{0, 0.0001});
-  int counts[kStreamCount] = {0, 0, 0};
+  int counts[kStreamCount] = {};
   std::vector<Event> events;
   std::vector<char> src(64, 1), dst[kStreamCount];  // one destination per stream: no overlap
   for (auto& d : dst) d.assign(64, 0);

@@ -33,7 +33,7 @@ inline void expect_step_trace(const nlohmann::json& j, bool offloads) {
   }
   std::set<std::string> names;
   for (const auto& [tid, name] : tracks) names.insert(name);
-  EXPECT_EQ(names, (std::set<std::string>{"compute", "d2h", "h2d"}));
+  EXPECT_EQ(names, (std::set<std::string>{"compute", "d2h", "h2d", "comm"}));
   for (const auto& e : j["traceEvents"]) {
     if (e.at("ph") != "X") continue;
     ASSERT_TRUE(tracks.count(e.at("tid").get<int>())) << e.dump();
