@@ -80,10 +80,11 @@ class Clocks {
 
  private:
   static int index(StreamKind s) { return static_cast<int>(s); }
-  // The streams whose work slows an op on `s` down, per rule (simulator.h): the other kind of
-  // compute vs copies; comm vs copies when the network shares the host link.
+  // The streams whose work slows an op on `s` down, per rule (simulator.h): compute vs the
+  // streams of helper threads (copies, comm) on the CPU backend; comm vs copies when the network
+  // shares the host link.
   static unsigned cpu_rivals(StreamKind s) {
-    return s == StreamKind::kCompute ? kCopyStreams : s == StreamKind::kComm ? 0u : kComputeStreams;
+    return s == StreamKind::kCompute ? kCopyStreams | kCommStreams : kComputeStreams;
   }
   static unsigned link_rivals(StreamKind s) {
     return s == StreamKind::kComm ? kCopyStreams : s == StreamKind::kCompute ? 0u : kCommStreams;

@@ -12,8 +12,9 @@
 // Durations come from a CostModel (measured per layer, or a roofline of a device profile). Two
 // overlap rules stretch an op for the part of it that overlaps already-scheduled ops (the op
 // issued later carries the stretch; the earlier one keeps its schedule):
-//   - compute vs copies (d2h, h2d): slowdown_when_overlapped (1 on a GPU; the CPU backend's copy
-//     engine shares cores and memory bandwidth with the kernels);
+//   - compute vs the other streams (copies, comm): slowdown_when_overlapped (1 on a GPU; on the
+//     CPU backend the copy engine and the communicator are threads sharing cores and memory
+//     bandwidth with the kernels; the copy's measured slowdown stands for both);
 //   - all-reduce (comm) vs copies, when the network crosses the host link the copies use (a PCIe
 //     NIC): slowdown_when_sharing_host_link. Both directions of the link are in use during a ring
 //     all-reduce (every rank sends and receives at once), so either copy direction competes.

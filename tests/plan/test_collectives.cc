@@ -285,18 +285,31 @@ TEST(SimulatedCollectives, SharingTheHostLinkStretchesTheOverlappedPartOfTheLate
   }
 }
 
-TEST(SimulatedCollectives, TheComputeCopyRuleLeavesTheCommStreamAlone) {
-  // The CPU backend's compute-vs-copy slowdown is about its copy thread; it does not apply to comm.
+TEST(SimulatedCollectives, OnTheCpuBackendCommIsSlowedByComputeLikeACopy) {
+  // The CPU backend's communicator is a thread beside the kernels, as its copy engine is: the
+  // compute-vs-copy slowdown applies to it; with slowdown 1 (a GPU) the all-reduce is the ring.
   struct SlowCpu : ParallelCosts {
-    double slowdown_when_overlapped(StreamKind) const override { return 3.0; }
+    double slow = 1;
+    double slowdown_when_overlapped(StreamKind) const override { return slow; }
   } costs;
   Program p = dag().program(Policy::kNone);
   add_collectives(p, {.ranks = 2, .bucket_bytes = 64 << 10, .first_bucket_bytes = 16 << 10});
-  const SimResult r = simulate(p, costs);
   double ring = 0;
   for (const GradientBucket& b : p.buckets) ring += costs.all_reduce_seconds(b.bytes, 2);
-  EXPECT_NEAR(r.busy_seconds[static_cast<int>(StreamKind::kComm)], ring, 1e-15);
-  EXPECT_GT(overlap(r, StreamKind::kComm, StreamKind::kCompute), 0.0);
+  const SimResult gpu = simulate(p, costs);
+  EXPECT_NEAR(gpu.busy_seconds[static_cast<int>(StreamKind::kComm)], ring, 1e-15);
+  ASSERT_GT(overlap(gpu, StreamKind::kComm, StreamKind::kCompute), 0.0);
+  costs.slow = 3;
+  const SimResult cpu = simulate(p, costs);
+  // Each all-reduce is issued before the backward kernels it overlaps, so the later-issued
+  // kernels carry the stretch (simulator.h): (3 - 1) x their overlap with the comm stream.
+  EXPECT_NEAR(cpu.busy_seconds[static_cast<int>(StreamKind::kComm)], ring, 1e-15);
+  const int compute = static_cast<int>(StreamKind::kCompute);
+  // (The stretch solves d = work + 2 overlap(d) in a few fixed-point steps: close, not exact.)
+  const double stretch = cpu.busy_seconds[compute] - gpu.busy_seconds[compute];
+  const double under_comm = overlap(cpu, StreamKind::kCompute, StreamKind::kComm);
+  EXPECT_LE(stretch, 2 * under_comm + 1e-12);
+  EXPECT_GT(stretch, 0.9 * 2 * under_comm) << "kernels issued under an all-reduce run 3 times slower there";
 }
 
 }  // namespace
