@@ -280,7 +280,7 @@ Runner add_plan_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--network", o->network,
                  "data parallel: the network between ranks, a name from profiles/networks (ethernet-100g, "
-                 "hdr-infiniband, nvlink-a100) or a JSON file");
+                 "hdr-infiniband, nvlink-a100, mpi-shared-memory: this host's MPI, measured) or a JSON file");
   app.add_option("--bucket-size", o->bucket_size, "data parallel: gradient bucket size (PyTorch DDP's bucket_cap_mb)")
       ->capture_default_str();
   app.add_flag("--scaling", o->scaling,

@@ -95,7 +95,7 @@ TEST(CliPlanParallel, ScalingPlansOneToSixtyFourRanksAndDrawsThem) {
 
 TEST(CliPlanParallel, BadFlagsAreOneClearLine) {
   expect_user_error(kVgg + "--ranks 0 --network hdr-infiniband", "--ranks must be at least 1");
-  expect_user_error(kVgg + "--ranks 4", "--ranks 4 needs --network: a network profile (ethernet-100g, hdr-infiniband, nvlink-a100)");
+  expect_user_error(kVgg + "--ranks 4", "--ranks 4 needs --network: a network profile (ethernet-100g, hdr-infiniband, mpi-shared-memory, nvlink-a100)");
   expect_user_error(kVgg + "--scaling", "--scaling needs --network");
   expect_user_error(kVgg + "--ranks 4 --network omni-path", "--network: unknown network profile 'omni-path' (known: ethernet-100g");
   expect_user_error(kVgg + "--ranks 4 --network /nonexistent/net.json", "network profile file '/nonexistent/net.json' does not exist");
