@@ -149,6 +149,39 @@ TEST(Collectives, EventsChainComputeToCommToTheBucketsUpdate) {
   EXPECT_EQ(updated, all) << "every bucket updated once, in bucket order";
 }
 
+TEST(Collectives, ABucketIsAllReducedRightAfterTheKernelThatFinishesItsLastGradient) {
+  // DDP launches a bucket's all-reduce once its last gradient is ready; here the compute stream
+  // records the bucket's event before any later backward kernel is issued, also when the bucket
+  // closes because the next node's first gradient would overflow it (with small caps: bn2's
+  // bucket, which conv2's weight gradient would overflow, waited for conv2's kernel).
+  const Graph graph = load_model("fmnist_cnn");
+  const std::unique_ptr<Backend> b = make_backend(graph, {BackendKind::kCpu, 8});
+  for (const CollectiveOptions& o : {CollectiveOptions{.ranks = 2}, CollectiveOptions{.ranks = 2, .bucket_bytes = 64 << 10,
+                                                                                       .first_bucket_bytes = 16 << 10}}) {
+    Program p = build_program(graph, b->value_bytes(), b->facts(), {Policy::kAll, SyncMode::kEvent, true});
+    add_collectives(p, o);
+    ASSERT_GE(p.buckets.size(), 2u);
+    std::map<int, size_t> recorded;
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const Step& s = p.steps[i];
+      if (s.op == Op::kRecord) recorded[s.event] = i;
+      if (s.op != Op::kAllReduce) continue;
+      const size_t ready = recorded.at(p.steps[i - 1].event);
+      int last = -1;  // the node whose backward kernel finishes the bucket (the last in issue order)
+      size_t last_at = 0;
+      for (size_t k = 0; k < ready; ++k)
+        if (p.steps[k].op == Op::kBackward)
+          for (const auto& [node, param] : p.buckets[s.bucket].params)
+            if (p.steps[k].node == node) last = node, last_at = k;
+      ASSERT_GE(last, 0) << "bucket " << s.bucket << " recorded before its gradients";
+      for (size_t k = last_at + 1; k < ready; ++k)
+        EXPECT_NE(p.steps[k].op, Op::kBackward)
+            << "bucket " << s.bucket << " (last gradient from " << p.node_names[last] << ") waits for backward "
+            << p.node_names[p.steps[k].node];
+    }
+  }
+}
+
 TEST(Collectives, OneRankAndEvaluationAreLeftAsTheyAre) {
   const Program before = dag().program(Policy::kAll);
   Program one = before;
