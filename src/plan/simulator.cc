@@ -1,6 +1,7 @@
 #include "plan/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "vdnn/error.h"
 
@@ -126,16 +127,25 @@ class Clocks {
     const StreamKind s = what.stream;
     double& f = free_[index(s)];
     const double start = std::max(f, host_);
-    // Overlapped work runs `slow` times slower, per rule: d = work + sum over the rules of
-    // (slow - 1) * overlap(start, start + d), solved by a few fixed-point steps (the overlap only
-    // grows with d). A stream no rule applies to (`rivals` 0) is never stretched.
+    // Overlapped work is stretched, per rule, by a few fixed-point steps on the duration d (the
+    // overlap only grows with d). A stream no rule applies to (`rivals` 0) is never stretched.
+    //  - CPU rule (as calibrated, plan/network_costs.h): d = work + (slow - 1) * overlap.
+    //  - host-link rule: the op progresses at 1/slow of its rate while overlapped, so
+    //    work = (d - overlap) + overlap / slow, d = work + (1 - 1/slow) * overlap: a whole op
+    //    under a rival takes slow x work (the (slow - 1) form would give work / (2 - slow),
+    //    unbounded as slow nears 2, the most the link rule gives).
     const double cpu = cpu_rivals(s) ? costs_.slowdown_when_overlapped(s) : 1.0;
     const double link = link_rivals(s) ? costs_.slowdown_when_sharing_host_link() : 1.0;
+    // Four steps as the CPU rule always took (its figures stay as they were); with the link
+    // rule, until the duration settles (each step closes a factor (1 - 1/slow) <= 1/2 of the gap).
     const double work = seconds;
-    if (cpu > 1.0 || link > 1.0)
-      for (int i = 0; i < 4; ++i)
-        seconds = work + (cpu > 1.0 ? (cpu - 1.0) * overlapped(cpu_rivals(s), start, start + seconds) : 0.0) +
-                  (link > 1.0 ? (link - 1.0) * overlapped(link_rivals(s), start, start + seconds) : 0.0);
+    const int steps = link > 1.0 ? 40 : cpu > 1.0 ? 4 : 0;
+    for (int i = 0; i < steps; ++i) {
+      const double before = seconds;
+      seconds = work + (cpu > 1.0 ? (cpu - 1.0) * overlapped(cpu_rivals(s), start, start + seconds) : 0.0) +
+                (link > 1.0 ? (1.0 - 1.0 / link) * overlapped(link_rivals(s), start, start + seconds) : 0.0);
+      if (link > 1.0 && std::abs(seconds - before) <= 1e-12 * work) break;
+    }
     f = start + seconds;
     if (seconds > 0) spans_[index(s)].push_back({start, f});
     r_.busy_seconds[index(s)] += seconds;

@@ -308,13 +308,20 @@ TEST(SimulatedCollectives, SharingTheHostLinkStretchesTheOverlappedPartOfTheLate
     costs.share = 1.0;  // NVLink: no interaction
     SimResult r = simulate(p, costs);
     EXPECT_NEAR(r.iteration_seconds, reduce, 1e-12);
-    costs.share = 2.0;  // the later op runs twice as slow while the earlier one is in flight
+    costs.share = 2.0;  // the later op runs at half speed while the earlier one is in flight
     r = simulate(p, costs);
     const double first = reduce_first ? reduce : 1.0, alone = reduce_first ? 1.0 : reduce;
-    // d = alone + (2 - 1) * min(d, first): the later op overlaps the earlier one wholly.
-    EXPECT_NEAR(r.iteration_seconds, alone + first, 1e-9);
+    // The later op does half of `first` seconds of work under the earlier one, then the rest
+    // alone: d = alone + (1 - 1/2) * first.
+    EXPECT_NEAR(r.iteration_seconds, alone + first / 2, 1e-9);
     EXPECT_NEAR(r.busy_seconds[static_cast<int>(StreamKind::kComm)] + r.busy_seconds[static_cast<int>(StreamKind::kD2H)],
-                reduce + 1.0 + first, 1e-9);
+                reduce + 1.0 + first / 2, 1e-9);
+    // Wholly under a long rival, an op takes `share` times its work.
+    costs.share = 1.9;
+    Program long_copy = p;
+    long_copy.tensors[0].bytes = 4'000'000'000;  // the copy: 4 s
+    r = simulate(long_copy, costs);
+    if (!reduce_first) EXPECT_NEAR(r.busy_seconds[static_cast<int>(StreamKind::kComm)], 1.9 * reduce, 1e-3);
   }
 }
 
