@@ -499,7 +499,7 @@ void examples(Given& given) {
   {
     SimResult r = simulate(*program, *costs);  // (adapted)
     r.iteration_seconds; r.stall_seconds; r.busy_seconds[static_cast<int>(StreamKind::kCompute)];
-    r.busy_seconds[static_cast<int>(StreamKind::kComm)]; r.all_reduce_hidden;   // ranks > 1
+    r.busy_seconds[static_cast<int>(StreamKind::kComm)]; r.all_reduce_hidden;
     write_chrome_trace("predicted.json", r.timeline(), "vgg16 predicted");
   }
   // == plan/step_timeline.h
