@@ -24,9 +24,12 @@ namespace fs = std::filesystem;
 
 // mpirun as the tests need it: any user (CI runs as root), one OpenMP thread per rank, no core
 // binding (two ranks share two cores), shared-memory transport without the single-copy mechanism
-// (it needs ptrace rights some containers lack).
+// (it needs ptrace rights some containers lack). In the AddressSanitizer build the ranks check
+// everything but leaks: Open MPI keeps allocations past MPI_Finalize by design and unloads its
+// plugins before LeakSanitizer runs, leaving stacks no suppression can name (vdnn's own code is
+// leak-checked by every other test).
 std::string mpirun(int ranks) {
-  return "mpirun -np " + std::to_string(ranks) +
+  return "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" mpirun -np " + std::to_string(ranks) +
          " --oversubscribe --allow-run-as-root --bind-to none -x OMP_NUM_THREADS=1 "
          "--mca btl self,vader --mca btl_vader_single_copy_mechanism none ";
 }
@@ -189,29 +192,32 @@ LostRankRun lose_rank_one(const fs::path& dir, int sig, const std::string& extra
   return r;
 }
 
-TEST(CliDataParallel, AKilledRankStopsTheOtherNamingItAndTheCheckpointSurvives) {
-  const fs::path dir = temp_dir("dp_killed");
-  const LostRankRun r = lose_rank_one(dir, SIGKILL, "");
+// The run ended on its own (not killed by the test) with a failure, within the issue's 60 s, and
+// the checkpoint it wrote before the fault is whole.
+void expect_stopped_in_time(const LostRankRun& r, const fs::path& dir) {
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_GE(r.exit_code, 0) << "still running " << r.seconds_after_fault << " s after the kill:\n" << r.output;
+  EXPECT_GE(r.exit_code, 0) << "still running " << r.seconds_after_fault << " s after the fault:\n" << r.output;
   EXPECT_LT(r.seconds_after_fault, 60.0);
-  EXPECT_NE(r.output.find("rank 1"), std::string::npos) << r.output;  // mpirun names the process it lost
   const Checkpoint c = read_checkpoint((dir / "run.safetensors").string());
   EXPECT_EQ(c.ranks, 2);
   EXPECT_GE(c.position.step, 2);
+}
+
+TEST(CliDataParallel, AKilledRankStopsTheOtherNamingItAndTheCheckpointSurvives) {
+  const fs::path dir = temp_dir("dp_killed");
+  const LostRankRun r = lose_rank_one(dir, SIGKILL, "");
+  expect_stopped_in_time(r, dir);
+  EXPECT_NE(r.output.find("rank 1"), std::string::npos) << r.output;  // mpirun names the process it lost
   std::printf("killed rank 1: mpirun exited %d after %.1f s\n", r.exit_code, r.seconds_after_fault);
 }
 
 TEST(CliDataParallel, AHungRankIsNamedByTheOtherAfterTheTimeout) {
   const fs::path dir = temp_dir("dp_hung");
   const LostRankRun r = lose_rank_one(dir, SIGSTOP, "--collective-timeout 5");
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_GE(r.exit_code, 0) << "still running " << r.seconds_after_fault << " s after the stop:\n" << r.output;
-  EXPECT_LT(r.seconds_after_fault, 60.0);
+  expect_stopped_in_time(r, dir);
   EXPECT_NE(r.output.find("did not complete within 5 s (--collective-timeout"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("lost rank 1 (last reached collective #"), std::string::npos) << r.output;
-  EXPECT_NO_THROW(read_checkpoint((dir / "run.safetensors").string()));
   std::printf("stopped rank 1: rank 0 named it; mpirun exited %d after %.1f s\n", r.exit_code, r.seconds_after_fault);
 }
 
