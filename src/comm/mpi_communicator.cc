@@ -19,6 +19,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kNoteTag = 7;
+constexpr std::chrono::milliseconds kBeat{250};  // how often a rank tells its peers where it is
 
 std::string mpi_error(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -52,6 +53,7 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_set_errhandler(data_, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(notes_, MPI_ERRORS_RETURN);
     seen_.assign(size_, 0);
+    heard_.assign(size_, Clock::now());
     note_in_.assign(size_, 0);
     note_out_.assign(size_, 0);
     recv_.assign(size_, MPI_REQUEST_NULL);
@@ -143,7 +145,7 @@ class MpiCommunicator final : public Communicator {
   template <typename Call>
   void collective(const std::string& what, Call call) {
     std::lock_guard issue(issue_mu_);
-    announce();
+    ++seq_;
     {
       std::lock_guard lock(watch_mu_);
       what_ = what;
@@ -158,31 +160,33 @@ class MpiCommunicator final : public Communicator {
     if (rc != MPI_SUCCESS) VDNN_THROW("rank " << rank_ << ": " << what << " failed: " << mpi_error(rc));
   }
 
-  // Tells every peer that this rank reached the next collective.
-  void announce() {
-    const int64_t seq = ++seq_;
-    for (int peer = 0; peer < size_; ++peer) {
-      if (peer == rank_) continue;
-      int done = 1;
-      if (send_[peer] != MPI_REQUEST_NULL) MPI_Test(&send_[peer], &done, MPI_STATUS_IGNORE);
-      if (!done) continue;  // the peer has not taken the last note yet: it sees the newer one later
-      note_out_[peer] = seq;
-      MPI_Isend(&note_out_[peer], 1, MPI_INT64_T, peer, kNoteTag, notes_, &send_[peer]);
-    }
-  }
-
-  // The watchdog thread: takes the peers' notes, and ends the job when a collective hangs.
+  // The watchdog thread: every kBeat it tells every peer how many collectives this rank has
+  // reached (a heartbeat: a stopped or dead rank falls silent) and takes theirs; it ends the job
+  // when a collective has waited past the timeout.
   void watch() {
     std::unique_lock lock(watch_mu_);
     while (!stop_) {
-      watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      watch_cv_.wait_for(lock, kBeat);
+      send_notes();
       take_notes();
       if (!busy_ || options_.timeout_seconds <= 0) continue;
-      const double waited = std::chrono::duration<double>(Clock::now() - since_).count();
+      const double waited = seconds_since(since_);
       if (waited < options_.timeout_seconds) continue;
       std::fprintf(stderr, "error: %s\n", timeout_message(waited).c_str());
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+  }
+
+  void send_notes() {
+    const int64_t seq = seq_;
+    for (int peer = 0; peer < size_; ++peer) {
+      if (peer == rank_) continue;
+      int done = 1;
+      if (send_[peer] != MPI_REQUEST_NULL) MPI_Test(&send_[peer], &done, MPI_STATUS_IGNORE);
+      if (!done) continue;  // the peer has not taken the last note: it is silent, or busy; try later
+      note_out_[peer] = seq;
+      MPI_Isend(&note_out_[peer], 1, MPI_INT64_T, peer, kNoteTag, notes_, &send_[peer]);
     }
   }
 
@@ -193,25 +197,38 @@ class MpiCommunicator final : public Communicator {
         MPI_Test(&recv_[peer], &done, MPI_STATUS_IGNORE);
         if (!done) break;
         seen_[peer] = std::max(seen_[peer], note_in_[peer]);
+        heard_[peer] = Clock::now();
         MPI_Irecv(&note_in_[peer], 1, MPI_INT64_T, peer, kNoteTag, notes_, &recv_[peer]);
       }
     }
   }
 
+  static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+  // Who is to blame: peers that fell silent (stopped, dead, or their whole process hangs), else
+  // peers that are alive but never reached this collective (stuck elsewhere, e.g. in a kernel).
   std::string timeout_message(double waited) const {
-    std::ostringstream lost;
-    int count = 0;
-    for (int peer = 0; peer < size_; ++peer)
-      if (peer != rank_ && seen_[peer] < seq_) {
-        lost << (count++ ? ", " : "") << "rank " << peer << " (last reached collective #" << seen_[peer] << ")";
-      }
+    const double silence = std::max(2.0, std::min(10.0, options_.timeout_seconds / 2));
+    std::ostringstream silent, behind;
+    int silent_count = 0, behind_count = 0;
+    for (int peer = 0; peer < size_; ++peer) {
+      if (peer == rank_) continue;
+      const double quiet = seconds_since(heard_[peer]);
+      if (quiet >= silence)
+        silent << (silent_count++ ? ", " : "") << "rank " << peer << " (silent for " << static_cast<int>(quiet)
+               << " s; it last reached collective #" << seen_[peer] << ")";
+      else if (seen_[peer] < seq_)
+        behind << (behind_count++ ? ", " : "") << "rank " << peer << " (alive, but at collective #" << seen_[peer] << ")";
+    }
     std::ostringstream m;
     m << "rank " << rank_ << ": " << what_ << ", collective #" << seq_ << ", did not complete within "
       << options_.timeout_seconds << " s (--collective-timeout; waited " << static_cast<int>(waited) << " s): ";
-    if (count)
-      m << "lost " << lost.str() << ": it was killed, crashed, hangs or stopped on an error of its own";
+    if (silent_count)
+      m << "lost " << silent.str() << ": it was killed, stopped or hangs";
+    else if (behind_count)
+      m << "waiting for " << behind.str() << ": it never reached this collective (stuck, or stopped on an error)";
     else
-      m << "every rank reached it, so the network or the MPI library failed";
+      m << "every rank is alive and reached it, so the network or the MPI library failed";
     m << "; stopping every rank (the last checkpoint written stays intact)";
     return m.str();
   }
@@ -221,16 +238,17 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm data_ = MPI_COMM_NULL, notes_ = MPI_COMM_NULL;
   std::mutex issue_mu_;  // one collective at a time from this rank
   std::atomic<int64_t> seq_{0};  // collectives this rank has started (the watchdog reads it)
+  std::vector<float> staging_;
+  // The watchdog's state (its thread alone sends and takes notes).
   std::vector<int64_t> note_out_;
   std::vector<MPI_Request> send_;
-  std::vector<float> staging_;
-  // The watchdog's state.
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;
   bool stop_ = false, busy_ = false;
   std::string what_;
   Clock::time_point since_;
   std::vector<int64_t> seen_, note_in_;  // per peer: the last collective it reached
+  std::vector<Clock::time_point> heard_;  // per peer: when its last note came
   std::vector<MPI_Request> recv_;
   std::thread watchdog_;
 };

@@ -7,12 +7,13 @@
 // same on every rank and from run to run (the replica check, train --verify-replicas, proves it
 // on every step).
 //
-// Lost ranks: before each collective a rank sends every peer a note "I reached collective #k"
-// (a few bytes, on a communicator of its own). A watchdog thread collects the notes; when a
-// collective has not completed after CommOptions::timeout_seconds it names the peers whose last
-// note is older than that collective (killed, crashed, hung, or stopped by an error of their
-// own), prints that on stderr and ends the whole job with MPI_Abort: no rank waits forever. A
-// rank that dies outright is usually seen first by mpirun, which stops the others and names it.
+// Lost ranks: a watchdog thread sends every peer, every 250 ms, a note "I have reached collective
+// #k" (a few bytes, on a communicator of its own) and collects theirs: a heartbeat that a stopped,
+// dead or wholly hung process no longer sends. When a collective has not completed after
+// CommOptions::timeout_seconds, it names the peers that fell silent (else the live ones that never
+// reached that collective), prints that on stderr and ends the whole job with MPI_Abort: no rank
+// waits forever. A rank that dies outright is usually seen first by mpirun, which stops the
+// others and names it.
 // Needs MPI_THREAD_MULTIPLE (the watchdog polls while a collective blocks).
 //
 //   std::unique_ptr<vdnn::Communicator> comm = vdnn::make_mpi_communicator({.timeout_seconds = 60});
