@@ -11,6 +11,8 @@
 //   targets    BackendTarget, backend_target, backend_targets, TargetFacts, AlgoOption, CostOptions
 //              (a backend's sizes, algorithms and costs without a device)
 //   running    Net, NetOptions, BackendKind, Trainer, TrainConfig, TrainResult
+//   ranks      Communicator, make_communicator, CommOptions (data parallel: under mpirun, give
+//              NetOptions::comm the communicator and each process trains its share)
 //   errors     Error (anything the caller can fix; one line naming what and what is valid),
 //              InternalError (a bug in vdnn)
 //   data dir   set_data_dir, data_folder (where shipped models and profiles are found)
@@ -22,6 +24,9 @@
 //   vdnn::Net net(vdnn::load_model("fmnist_cnn"), {.batch = 32, .policy = vdnn::Policy::kAll,
 //                                                  .device_memory = 24 << 20});
 //   vdnn::Trainer(net, {.iterations = 5}).run(vdnn::make_synthetic(256, 1, 28, 28, 10, 1), nullptr);
+//   // mpirun -np 2 ./my_program: the same program on every rank, gradients all-reduced
+//   std::unique_ptr<vdnn::Communicator> comm = vdnn::make_communicator({});
+//   vdnn::Net ranked(vdnn::load_model("fmnist_cnn"), {.batch = 32, .comm = comm.get()});
 // examples/ builds this against an installed vdnn.
 #pragma once
 
@@ -31,6 +36,7 @@
 #include "backend_api/backend.h"
 #include "backend_api/backend_target.h"
 #include "backends/backend_targets.h"
+#include "comm/communicator.h"
 #include "core/graph.h"
 #include "data/dataset.h"
 #include "data/fashion_mnist.h"

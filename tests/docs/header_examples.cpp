@@ -24,6 +24,8 @@
 #include "data/fashion_mnist.h"
 #include "data/idx_file.h"
 #include "data/synthetic.h"
+#include "comm/communicator.h"
+#include "comm/mpi_communicator.h"
 #include "device/cpu_device.h"
 #include "io/json_text.h"
 #include "backends/cpu/profiler.h"
@@ -40,6 +42,7 @@
 #include "memory/residency.h"
 #include "plan/conv_algorithms.h"
 #include "plan/block_placement.h"
+#include "plan/collectives.h"
 #include "plan/memory_plan.h"
 #include "plan/network_costs.h"
 #include "plan/planner.h"
@@ -380,6 +383,31 @@ void examples(Given& given) {
     svg.polygon({{0, 480}, {320, 200}, {640, 480}}, {.fill = "#f28e2b"});
     svg.text(320, 24, "Memory over one step", {.size = 16, .anchor = "middle", .bold = true});
     write_text_file("out.svg", svg.str());
+  }
+  // == comm/communicator.h
+  {
+    float* grad0 = nullptr;  // (adapted)
+    float* grad1 = nullptr;  // (adapted)
+    size_t n0 = 0, n1 = 0;   // (adapted)
+    float loss = 0;          // (adapted)
+    int64_t count = 0;       // (adapted)
+    std::unique_ptr<vdnn::Communicator> comm = vdnn::make_communicator({});
+    std::vector<vdnn::ReduceBuffer> bucket{{grad0, n0}, {grad1, n1}};
+    comm->all_reduce_sum(bucket, 1.0f / comm->size());
+    double sums[2] = {loss * count, double(count)};
+    comm->sum_host(sums, 2);
+  }
+  // == comm/mpi_communicator.h
+  {
+    std::unique_ptr<vdnn::Communicator> comm = vdnn::make_mpi_communicator({.timeout_seconds = 60});
+    comm->rank(); comm->size();
+  }
+  // == plan/collectives.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    Program p = build_program(graph, value_bytes, facts, {Policy::kAll});
+    add_collectives(p, {.ranks = 4});
+    p.buckets.size();
   }
   // == data/batch_loader.h
   {

@@ -94,7 +94,7 @@ TEST(HeaderExamples, EachBlockIsItsHeadersExample) {
 
 TEST(HeaderExamples, EveryExampleInTheBaseFoldersHasABlock) {
   const auto all = blocks();
-  for (const char* folder : {"util", "memory", "core", "io", "data"})
+  for (const char* folder : {"util", "memory", "core", "io", "data", "comm"})
     for (const auto& entry : fs::directory_iterator(kRoot / "src" / folder)) {
       if (entry.path().extension() != ".h" || example_lines(entry.path()).empty()) continue;
       const std::string header = std::string(folder) + "/" + entry.path().filename().string();
