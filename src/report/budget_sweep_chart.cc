@@ -9,10 +9,7 @@ namespace vdnn {
 namespace {
 
 constexpr double kWidth = 1000, kMargin = 20, kLegendRow = 20;
-constexpr const char* kPolicyColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f",
-                                         "#b07aa1", "#76b7b2", "#edc948", "#9c755f"};
-
-const char* policy_color(size_t policy) { return kPolicyColors[policy % std::size(kPolicyColors)]; }
+const char* policy_color(size_t policy) { return series_color(policy); }
 std::string dash_of(const SweepColumn& c) { return c.prefetch == Prefetch::kAhead ? "7 4" : ""; }
 
 std::string ms_label(double seconds) { return tick_label(seconds * 1e3, seconds * 1e3 >= 100 ? 1 : 0.01) + " ms"; }

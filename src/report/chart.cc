@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 namespace vdnn {
 namespace {
@@ -70,6 +71,12 @@ ChartUnit byte_unit(double max_bytes) {
 ChartUnit time_unit(double max_seconds) {
   if (max_seconds < 10) return {1e-3, "ms"};
   return {1, "s"};
+}
+
+const char* series_color(size_t i) {
+  static constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f",
+                                            "#b07aa1", "#76b7b2", "#edc948", "#9c755f"};
+  return kColors[i % std::size(kColors)];
 }
 
 const char* class_color(MemoryClass cls) {

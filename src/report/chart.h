@@ -52,6 +52,8 @@ ChartUnit byte_unit(double max_bytes);     // MiB below 2 GiB, else GiB
 ChartUnit time_unit(double max_seconds);  // ms below 10 s, else s
 
 const char* class_color(MemoryClass cls);
+// The i-th colour of the charts' eight-colour palette (series, policies), cycling.
+const char* series_color(size_t i);
 // One swatch and name per class in a row from (x, y); returns the row's width in pixels.
 double draw_class_legend(Svg& svg, double x, double y);
 

@@ -11,10 +11,7 @@ namespace vdnn {
 namespace {
 
 constexpr double kWidth = 1000, kMargin = 20, kLegendRow = 20;
-constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f",
-                                   "#b07aa1", "#76b7b2", "#edc948", "#9c755f"};
-
-const char* color(size_t i) { return kColors[i % std::size(kColors)]; }
+const char* color(size_t i) { return series_color(i); }
 
 bool fits(const ScalingSeries& s) {
   for (const ScalingPoint& p : s.points)
