@@ -32,6 +32,7 @@
 #include "plan/auto_policy.h"
 #include "plan/device_profile.h"
 #include "plan/dyn.h"
+#include "plan/collectives.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
 #include "runtime/plan_source.h"
@@ -216,6 +217,7 @@ int run_plan(PlanOptions o) {
     for (const PlanRow& r : rows) {
       Program p = planner.program(r.e.config, true, r.e.prefetch_depth);
       plan_memory(p, r.e.fits && budget ? budget : r.e.minimum_budget);
+      add_collectives(p, planner.collectives());  // --ranks N: the all-reduce and update steps too
       std::cout << "# " << r.label << "\n" << p.to_text();
       if (r.e.config.policy == Policy::kAuto)
         std::cout << "# " << r.label << ": per layer\n" << decisions_by_layer(planner, r.e.config);

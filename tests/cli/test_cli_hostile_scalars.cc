@@ -33,7 +33,7 @@ const std::map<std::string, std::vector<std::string>> kNumericFlags = {
       "--link-bandwidth", "--link-latency", "--checkpoint-every", "--collective-timeout", "--bucket-size"}},
     {"plan",
      {"--batch", "--input", "--classes", "--device-memory", "--repeats", "--link-bandwidth", "--link-latency",
-      "--sweep-steps"}},
+      "--sweep-steps", "--ranks", "--bucket-size"}},
     {"profile", {"--batch", "--input", "--classes", "--repeats", "--link-bandwidth", "--link-latency", "--steps"}},
     {"infer", {"--batch", "--input", "--classes", "--synthetic-samples", "--seed", "--threads"}},
 };

@@ -7,7 +7,7 @@ import sys
 
 SCRIPT = r'''
 import sys, vdnn
-mode = sys.argv[1]
+mode, out = sys.argv[1], sys.argv[2]
 net = vdnn.Net("fmnist_cnn", batch=32, policy="all", seed=3)
 if mode == "train":
     vdnn.train(net, data="synthetic", iterations=4, lr=0.05, schedule="constant")
@@ -17,7 +17,8 @@ else:  # the same steps by hand: this rank's share of each global batch
         if step == 4:
             break
         net.train_step(x, y, lr=0.05)
-print("RANK", vdnn.rank(), vdnn.ranks(), net.weights_sha256(), flush=True)
+with open(f"{out}.{vdnn.rank()}", "w") as f:  # one file per rank: their stdout lines may interleave
+    f.write(f"{vdnn.rank()} {vdnn.ranks()} {net.weights_sha256()}")
 '''
 
 
@@ -31,19 +32,20 @@ def mpirun(*command):
     return p.stdout
 
 
-def ranks_hashes(out):
-    lines = [line.split() for line in out.splitlines() if line.startswith("RANK")]
-    assert sorted(int(l[1]) for l in lines) == [0, 1], out
-    assert all(l[2] == "2" for l in lines), out
-    return {l[3] for l in lines}
+def ranks_hashes(prefix):
+    lines = [open(f"{prefix}.{r}").read().split() for r in (0, 1)]
+    assert [int(l[0]) for l in lines] == [0, 1] and all(l[1] == "2" for l in lines), lines
+    return {l[2] for l in lines}
 
 
 def test_every_rank_ends_on_the_same_weights_as_the_cli(tmp_path, cli):
     script = tmp_path / "dp.py"
     script.write_text(SCRIPT)
-    trained = ranks_hashes(mpirun(sys.executable, str(script), "train"))
+    mpirun(sys.executable, str(script), "train", str(tmp_path / "train"))
+    trained = ranks_hashes(tmp_path / "train")
     assert len(trained) == 1, "the ranks' weights differ"
-    by_hand = ranks_hashes(mpirun(sys.executable, str(script), "loop"))
+    mpirun(sys.executable, str(script), "loop", str(tmp_path / "loop"))
+    by_hand = ranks_hashes(tmp_path / "loop")
     assert by_hand == trained, "vdnn.batches + train_step differ from vdnn.train"
     binary = os.environ.get("VDNN_BINARY", "vdnn")
     out = mpirun(binary, "train", "--data", "synthetic", "--iterations", "4", "--batch", "32", "--seed", "3",
