@@ -17,12 +17,10 @@ std::unique_ptr<Communicator> start_ranks(double timeout_seconds) {
 
 void print_ranks(const Communicator& comm, const Net& net, int64_t batch) {
   if (comm.size() == 1) return;
-  size_t bytes = 0;
-  for (const GradientBucket& b : net.train_program().buckets) bytes += b.bytes;
   std::printf("data parallel: %d ranks (%s), --batch %lld per rank, global batch %lld; gradients all-reduced in %zu "
               "buckets (%s per step)\n",
               comm.size(), comm.name(), static_cast<long long>(batch), static_cast<long long>(batch * comm.size()),
-              net.train_program().buckets.size(), format_bytes(bytes).c_str());
+              net.train_program().buckets.size(), format_bytes(net.train_program().all_reduced_bytes()).c_str());
 }
 
 void check_replicas(Communicator& comm, const Net& net, int64_t step) {
@@ -49,14 +47,12 @@ nlohmann::json ranks_report(Communicator& comm, Net& net, const TrainResult& res
   };
   nlohmann::json per_rank = nlohmann::json::array();
   for (const std::string& text : comm.gather_strings(mine.dump())) per_rank.push_back(nlohmann::json::parse(text));
-  size_t bytes = 0;
-  for (const GradientBucket& b : net.train_program().buckets) bytes += b.bytes;
   return {{"ranks", comm.size()},
           {"communicator", comm.name()},
           {"batch_per_rank", net.batch()},
           {"global_batch", net.batch() * comm.size()},
           {"gradient_buckets", net.train_program().buckets.size()},
-          {"all_reduced_bytes_per_step", bytes},
+          {"all_reduced_bytes_per_step", net.train_program().all_reduced_bytes()},
           {"replicas_verified_every_step", replicas_verified},
           {"per_rank", per_rank}};
 }

@@ -18,6 +18,12 @@ size_t Program::recomputed_bytes() const {
   return bytes;
 }
 
+size_t Program::all_reduced_bytes() const {
+  size_t bytes = 0;
+  for (const GradientBucket& b : buckets) bytes += b.bytes;
+  return bytes;
+}
+
 std::vector<int> Program::recomputed_nodes() const {
   std::vector<int> nodes;
   for (const Step& s : steps)

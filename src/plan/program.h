@@ -98,6 +98,7 @@ struct Program {
 
   size_t offloaded_bytes() const;  // bytes copied each way per step
   size_t recomputed_bytes() const; // bytes dropped in forward and re-made in backward per step
+  size_t all_reduced_bytes() const;  // data parallel: the buckets' bytes, summed over the ranks per step
   std::vector<int> recomputed_nodes() const;  // kRecompute steps' nodes, in issue order
   std::string to_text() const;     // one line per step
 };

@@ -67,16 +67,6 @@ class Clocks {
 
   bool has_updates() const { return has_updates_; }
 
-  // Of the comm stream's busy time, the fraction during which the compute stream is busy too.
-  double all_reduce_hidden() const {
-    double comm = 0, hidden = 0;
-    for (const auto& [a, b] : spans_[index(StreamKind::kComm)]) {
-      comm += b - a;
-      hidden += overlapped(kComputeStreams, a, b);
-    }
-    return comm > 0 ? hidden / comm : 0.0;
-  }
-
   double end() const { return std::max(host_, *std::max_element(free_.begin(), free_.end())); }
 
  private:
@@ -173,7 +163,7 @@ SimResult simulate(const Program& program, const CostModel& costs) {
   Clocks clocks(program, costs, result);
   for (size_t i = 0; i < program.steps.size(); ++i) clocks.run(i);
   result.iteration_seconds = clocks.end();
-  result.all_reduce_hidden = clocks.all_reduce_hidden();
+  result.all_reduce_hidden = comm_overlap(result.timeline()).hidden_fraction();
   if (program.training && !clocks.has_updates()) {  // the optimizer updates every trainable weight (one gradient each) on the compute stream
     size_t weights = 0;
     for (const ProgramTensor& t : program.tensors)

@@ -48,25 +48,18 @@ TimelineOp timeline_op(const Program& p, size_t step, Pass pass) {
 }
 
 CommOverlap comm_overlap(const StepTimeline& t) {
-  std::vector<std::pair<double, double>> compute;  // busy intervals, merged
-  for (const TimelineOp& op : t.ops)
-    if (op.stream == StreamKind::kCompute && op.op != Op::kUpdate) compute.push_back({op.start, op.end});
-  std::sort(compute.begin(), compute.end());
-  std::vector<std::pair<double, double>> merged;
-  for (const auto& span : compute)
-    if (!merged.empty() && span.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, span.second);
-    else
-      merged.push_back(span);
   CommOverlap r;
-  double compute_end = merged.empty() ? 0.0 : merged.back().second, comm_end = 0;
+  double backward_end = 0, comm_end = 0;  // the last compute op before the updates; the last all-reduce
   for (const TimelineOp& op : t.ops) {
+    if (op.stream == StreamKind::kCompute && op.op != Op::kUpdate) backward_end = std::max(backward_end, op.end);
     if (op.op != Op::kAllReduce) continue;
     r.all_reduce_seconds += op.end - op.start;
     comm_end = std::max(comm_end, op.end);
-    for (const auto& [a, b] : merged) r.hidden_seconds += std::max(0.0, std::min(b, op.end) - std::max(a, op.start));
+    for (const TimelineOp& c : t.ops)  // one stream: its ops never overlap one another
+      if (c.stream == StreamKind::kCompute)
+        r.hidden_seconds += std::max(0.0, std::min(c.end, op.end) - std::max(c.start, op.start));
   }
-  r.exposed_seconds = std::max(0.0, comm_end - compute_end);
+  r.exposed_seconds = std::max(0.0, comm_end - backward_end);
   return r;
 }
 

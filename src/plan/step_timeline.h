@@ -64,11 +64,12 @@ MemoryPoint peak_point(const std::vector<MemoryPoint>& memory);
 // all-reduces and updates).
 bool is_timeline_op(Op op);
 
-// Data parallel: how much of the all-reduce time the compute stream hid (measured or predicted).
+// Data parallel: how much of the all-reduce time the compute stream hid, one definition for the
+// measured step (the executor's recorder) and the predicted one (the simulator).
 struct CommOverlap {
   double all_reduce_seconds = 0;  // the comm stream's all-reduce ops, summed
-  double hidden_seconds = 0;      // of which the compute stream was busy at the same time
-  double exposed_seconds = 0;     // from the last compute op before the updates' wait to the last all-reduce end
+  double hidden_seconds = 0;      // of which the compute stream was busy (kernels, updates) at the same time
+  double exposed_seconds = 0;     // from the last compute op before the updates to the last all-reduce's end
   double hidden_fraction() const { return all_reduce_seconds > 0 ? hidden_seconds / all_reduce_seconds : 0.0; }
 };
 CommOverlap comm_overlap(const StepTimeline& timeline);

@@ -215,7 +215,6 @@ void Net::run_on_compute(const std::function<void()>& work) {
 
 void Net::backward() {
   BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), step_, true};
-  VDNN_CHECK(ranks() == 1 || options_.comm, "a data-parallel Program needs its communicator");
   executor_->run(train_, Executor::Phase::kBackward, view);
 }
 
