@@ -68,6 +68,15 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
   return index;
 }
 
+std::vector<std::unique_ptr<Layer>> Graph::release_layers() && {
+  std::vector<std::unique_ptr<Layer>> layers;
+  for (Node& node : nodes_) layers.push_back(std::move(node.layer));
+  nodes_.clear();
+  values_.resize(1);
+  values_[0].consumers.clear();
+  return layers;
+}
+
 void Graph::finalize() {
   if (nodes_.empty()) VDNN_THROW("model '" << name_ << "' has no layers");
   const Node& last = nodes_.back();

@@ -59,6 +59,10 @@ class Graph {
   // its producer's backward does not read its own output.
   bool runs_in_place(int node) const;
 
+  // Consumes the graph and hands back its layers in node order, so a changed graph can be built
+  // from them (io/inference_rewrites.h drops and replaces some): the graph itself is append-only.
+  std::vector<std::unique_ptr<Layer>> release_layers() &&;
+
   int64_t parameter_count(bool trainable_only = true) const;
   double forward_flops_per_sample() const;
   // fp32 bytes of every value with a buffer of its own (in-place ReLU outputs share their input's).

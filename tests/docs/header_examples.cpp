@@ -27,6 +27,7 @@
 #include "comm/communicator.h"
 #include "comm/mpi_communicator.h"
 #include "device/cpu_device.h"
+#include "io/inference_rewrites.h"
 #include "io/json_text.h"
 #include "backends/cpu/profiler.h"
 #include "io/model_file.h"
@@ -366,6 +367,16 @@ void examples(Given& given) {
     SafeTensors g = read_safetensors("run.safetensors");
     const SafeTensor& w = g.require("conv1.weight", {32, 1, 3, 3});
     (void)w;  // (adapted)
+  }
+  // == io/inference_rewrites.h
+  {
+    Graph graph = load_model("resnet18");
+    SafeTensors weights = read_weights_file("resnet18.safetensors");
+    InferenceRewrites r = rewrite_for_inference(graph, weights);
+    Net net(std::move(graph), {.batch = 32});
+    load_weights(weights, net);
+    net.forward(/*training=*/false);
+    (void)r;  // (adapted)
   }
   // == io/npy.h
   {
