@@ -44,27 +44,40 @@ TEST(StepCalibration, KernelScaleMultipliesKernelsOnlyAndRoundTrips) {
 
 TEST(StepCalibration, TheCalibratedSimulationOfNoneIsTheMeasuredStep) {
   const int64_t batch = 16;
-  NetworkCosts costs = measure_costs(test::cheap_layers_net(), batch, {.repeats = 1});
-  calibrate_kernels(costs, test::cheap_layers_net(), batch, 5);
-  ASSERT_GE(costs.kernel_scale, 0.1);
-  ASSERT_LE(costs.kernel_scale, 10.0);
   // A Net of its own, trained again as `vdnn train` times it: its calibrated simulation is within
-  // the run-to-run scatter of that (a loose bound, a factor of 2 either way: two cores shared with
-  // whatever else ctest runs beside it, PyTorch tests included; what it guards against is a
-  // step's work left out of the calibration or the simulation).
+  // the run-to-run scatter of that (a loose bound, a factor of 2 either way). Two cores are shared
+  // with whatever else ctest runs beside it (PyTorch and mpirun tests included): CI once measured a
+  // step 4x slower than its calibration a moment before. Noise only ever adds time to one side, so
+  // the pair is taken up to three times and one pair inside the bound passes; what it guards against,
+  // a step's work left out of the calibration or the simulation, is off in every pair.
   NetOptions o{.batch = batch, .seed = 1, .policy = Policy::kNone};
-  o.conv_algos = conv_algos_of(costs, costs.fastest());
-  Net net(test::cheap_layers_net(), o);
-  const Shape& s = net.graph().input_shape();
-  const Dataset data = make_synthetic(2 * batch, s.channels(), s.height(), s.width(), net.graph().classes(), 1);
-  const double measured = seconds_per_iteration(net, data, 8);
-  const SimResult sim = simulate(net.train_program(), ChosenCosts(costs, costs.fastest()));
-  EXPECT_GT(sim.iteration_seconds / measured, 0.5) << "kernel_scale " << costs.kernel_scale;
-  EXPECT_LT(sim.iteration_seconds / measured, 2.0) << "kernel_scale " << costs.kernel_scale;
+  const Graph graph = test::cheap_layers_net();
+  const Shape& s = graph.input_shape();
+  const Dataset data = make_synthetic(2 * batch, s.channels(), s.height(), s.width(), graph.classes(), 1);
+  NetworkCosts costs;
+  SimResult sim;
+  std::string ratios;
+  bool within = false;
+  for (int attempt = 0; attempt < 3 && !within; ++attempt) {
+    costs = measure_costs(test::cheap_layers_net(), batch, {.repeats = 1});
+    calibrate_kernels(costs, test::cheap_layers_net(), batch, 5);
+    ASSERT_GE(costs.kernel_scale, 0.1);
+    ASSERT_LE(costs.kernel_scale, 10.0);
+    o.conv_algos = conv_algos_of(costs, costs.fastest());
+    Net timed(test::cheap_layers_net(), o);
+    const double measured = seconds_per_iteration(timed, data, 8);
+    sim = simulate(timed.train_program(), ChosenCosts(costs, costs.fastest()));
+    const double ratio = sim.iteration_seconds / measured;
+    ratios += std::to_string(ratio) + " (kernel_scale " + std::to_string(costs.kernel_scale) + ") ";
+    within = ratio > 0.5 && ratio < 2.0;
+  }
+  EXPECT_TRUE(within) << "simulated / measured step in each try: " << ratios;
   // Uncalibrated, the simulation is off by exactly the factor.
   NetworkCosts raw = costs;
   raw.kernel_scale = 1;
-  const SimResult raw_sim = simulate(net.train_program(), ChosenCosts(raw, raw.fastest()));
+  o.conv_algos = conv_algos_of(costs, costs.fastest());
+  Net last(test::cheap_layers_net(), o);
+  const SimResult raw_sim = simulate(last.train_program(), ChosenCosts(raw, raw.fastest()));
   EXPECT_NEAR((sim.iteration_seconds - sim.update_seconds) / (raw_sim.iteration_seconds - raw_sim.update_seconds),
               costs.kernel_scale, 0.02 * costs.kernel_scale);
 }
