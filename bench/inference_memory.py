@@ -36,7 +36,8 @@ for scale.
       [--work build/inference_bench] [--vdnn build/vdnn] [--json-out results.json] [--ort-profile] \\
       [--torch-python bench/.venv/bin/python] [--quiet-wait 600]
 (bash bench/inference_memory.sh ... makes build/pyenv first.) Do not measure while a compiler runs:
-the script warns, marks contended rows with †, and with --quiet-wait S waits up to S seconds for
+the script warns, marks contended rows with † (a compiler seen, or other processes keeping more than
+0.2 cores busy during the run, from /proc/stat less the child's own CPU time), and with --quiet-wait S waits up to S seconds for
 quiet before each run.
 """
 import argparse
@@ -55,6 +56,7 @@ from benchlib import fmt, median  # noqa: E402
 
 ENGINES = ("ort", "torch", "vdnn")
 VDNN_FIELDS = ("peak_bytes", "peak_by_class", "smallest_budget_bytes", "arena_bytes", "forward_order")
+OTHER_LOAD_LIMIT = 0.2  # cores other processes may keep busy during a run before it counts as contended
 TIME = "/usr/bin/time"  # GNU time: the peak RSS of the command it runs (%M)
 MIB = 1024.0 * 1024.0
 
@@ -175,22 +177,35 @@ def compiler_running():
     return subprocess.run(["pgrep", "-f", "cc1plus"], capture_output=True).returncode == 0
 
 
+def busy_seconds():
+    """CPU seconds the whole machine has spent busy (not idle or waiting on I/O), from /proc/stat."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:]]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def measured(cmd, env):
-    """(exit status, stdout, stderr, peak RSS bytes, wall seconds) of one child. The peak is the
-    child's ru_maxrss as GNU time reads it from wait4: Linux carries the RSS high-water mark of the
-    process that execs into ru_maxrss, so a child forked from this (large) Python process would
-    report at least this process's RSS; /usr/bin/time is a few hundred KiB."""
+    """One child under GNU time: (exit status, stdout, stderr, peak RSS bytes, wall seconds, cores
+    other processes kept busy meanwhile). The peak is the child's ru_maxrss as time reads it from
+    wait4: Linux carries the RSS high-water mark of the process that execs into ru_maxrss, so a
+    child forked from this (large) Python process would report at least this process's RSS;
+    /usr/bin/time is a few hundred KiB. The other load is the machine's busy CPU time less the
+    child's own (%U + %S), per second of wall time."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile("r") as rss:
-        t0 = time.perf_counter()
-        rc = subprocess.run([TIME, "-f", "%M", "-o", rss.name, "--"] + cmd, stdout=out, stderr=err,
+            tempfile.NamedTemporaryFile("r") as usage:
+        busy0, t0 = busy_seconds(), time.perf_counter()
+        rc = subprocess.run([TIME, "-f", "%M %U %S", "-o", usage.name, "--"] + cmd, stdout=out, stderr=err,
                             env=env).returncode
-        wall = time.perf_counter() - t0
+        wall, busy = time.perf_counter() - t0, busy_seconds() - busy0
         out.seek(0)
         err.seek(0)
-        lines = [line for line in rss.read().splitlines() if line.strip()]
-        kib = int(lines[-1]) if lines and lines[-1].strip().isdigit() else None
-        return rc, out.read().decode(), err.read().decode(), kib * 1024 if kib is not None else None, wall
+        fields = ([line for line in usage.read().splitlines() if line.strip()] or [""])[-1].split()
+        try:
+            kib, cpu = int(fields[0]), float(fields[1]) + float(fields[2])
+        except (IndexError, ValueError):
+            kib, cpu = None, busy
+        other = max(0.0, busy - cpu) / wall if wall > 0 else None
+        return rc, out.read().decode(), err.read().decode(), kib * 1024 if kib is not None else None, wall, other
 
 
 def vdnn_has_repeat(vdnn):
@@ -244,9 +259,11 @@ def run_one(a, engine, model, batch, files, rnd, env, baseline=False):
     while compiler_running() and time.monotonic() < deadline:
         time.sleep(5)
     busy = compiler_running()
-    rc, out, err, maxrss, wall = measured(cmd, env)
+    rc, out, err, maxrss, wall, other = measured(cmd, env)
+    busy = busy or compiler_running()
     rec = {"round": rnd, "engine": engine, "model": model, "batch": batch, "baseline": baseline, "rc": rc,
-           "peak_rss_bytes": maxrss, "wall_seconds": wall, "compiler_running": busy or compiler_running(),
+           "peak_rss_bytes": maxrss, "wall_seconds": wall, "compiler_running": busy,
+           "other_load_cores": other, "contended": busy or (other or 0) > OTHER_LOAD_LIMIT,
            "command": " ".join(cmd)}
     if rc != 0:
         rec["error"] = (err.strip() or out.strip())[-2000:]
@@ -321,7 +338,8 @@ def summarize(a, records):
                     "latency_ratio_to_ort": ratio(latency),
                     "max_abs_diff_to_ort": diff.get((model, batch, engine)),
                     "max_abs_ort_logit": scale.get((model, batch)),
-                    "compiler_running": any(r["compiler_running"] for r in mine),
+                    "contended": any(r["contended"] for r in mine),
+                    "other_load_cores": max([r["other_load_cores"] or 0 for r in mine], default=None),
                     "vdnn_fields": {k: rep[k] for k in VDNN_FIELDS
                                     if k in rep} if engine == "vdnn" else None,
                     "ort_profile": rep.get("ort_profile"),
@@ -340,14 +358,16 @@ def markdown(rows):
         ms = fmt(r["batch_seconds_median"] * 1e3 if r["batch_seconds_median"] is not None else None, "{:,.1f}")
         diff = r["max_abs_diff_to_ort"]
         diff = "—" if diff is None else ("ref" if r["engine"] == "ort" else f"{diff:.2e}")
-        mark = " (failed)" if not r["runs"] else (" †" if r["compiler_running"] else "")
+        mark = " (failed)" if not r["runs"] else (" †" if r["contended"] else "")
         cells = [r["model"], str(r["batch"]), r["engine"] + mark,
                  mib(r["peak_delta_bytes"]), mib(r["peak_rss_bytes"]), ms,
                  fmt(r["peak_ratio_to_ort"], "{:.2f}×"), fmt(r["latency_ratio_to_ort"], "{:.2f}×"), diff]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    if any(r["compiler_running"] for r in rows):
-        lines.append("† a compiler ran during at least one of these runs: contended figures.")
+    if any(r["contended"] for r in rows):
+        lines.append(f"† contended: during at least one of these runs a compiler ran or other processes kept more "
+                     f"than {OTHER_LOAD_LIMIT} cores busy (most: "
+                     f"{max(r['other_load_cores'] or 0 for r in rows if r['contended']):.2f}); latency unreliable.")
     for r in rows:
         if r["engine"] == "ort" and r["max_abs_ort_logit"] is not None:
             lines.append(f"- {r['model']} batch {r['batch']}: max |ORT logit| {r['max_abs_ort_logit']:.3g}")
@@ -441,7 +461,8 @@ def main():
                     records.append(run_one(a, engine, model, batch, files, rnd, env))
                     print(f"[inference_memory] round {rnd}: {model} b{batch} {engine}: "
                           f"{fmt(records[-1]['peak_rss_bytes'], '{:,}')} B peak RSS, "
-                          f"{fmt(latency(records[-1]), '{:.4f}')} s/batch", file=sys.stderr)
+                          f"{fmt(latency(records[-1]), '{:.4f}')} s/batch, other load "
+                          f"{fmt(records[-1]['other_load_cores'], '{:.2f}')} cores", file=sys.stderr)
     rows = summarize(a, records)
     table = markdown(rows)
     print(table)
