@@ -64,6 +64,36 @@ Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetc
   return e;
 }
 
+InferenceEvaluation Planner::infer(size_t budget) const {
+  InferenceEvaluation e;
+  for (const NodeCost& n : costs_.nodes) {
+    const auto fastest = std::min_element(n.algos.begin(), n.algos.end(), [](const AlgoCost& a, const AlgoCost& b) {
+      return a.forward_seconds < b.forward_seconds;
+    });
+    e.algos.push_back(static_cast<int>(fastest - n.algos.begin()));
+  }
+  const AlgoChoice fastest = e.algos;
+  e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), budget);
+  while (!e.planned.fits) {  // the layer with the largest workspace goes one algorithm leaner
+    int widest = -1;
+    for (size_t i = 0; i < costs_.nodes.size(); ++i) {
+      const NodeCost& n = costs_.nodes[i];
+      if (n.next_leaner(e.algos[i]) >= 0 &&
+          (widest < 0 || n.algos[e.algos[i]].workspace_bytes >
+                             costs_.nodes[widest].algos[e.algos[widest]].workspace_bytes))
+        widest = static_cast<int>(i);
+    }
+    if (widest < 0) break;
+    e.algos[widest] = costs_.nodes[widest].next_leaner(e.algos[widest]);
+    e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), budget);
+  }
+  e.fits = e.planned.fits;
+  if (!e.fits) e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), 0);  // its smallest
+  for (size_t i = 0; i < fastest.size(); ++i) e.leaner_layers += e.algos[i] != fastest[i];
+  e.time = simulate(e.planned.program, ChosenCosts(costs_, e.algos));
+  return e;
+}
+
 double Planner::oracle_seconds() const {
   const Configuration oracle{Policy::kNone, costs_.fastest()};
   Program train = program(oracle, true);

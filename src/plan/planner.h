@@ -27,6 +27,7 @@
 //   e.fits; e.minimum_budget; e.memory.by_class; e.time.iteration_seconds; e.bound_seconds;
 //   Evaluation a = planner.evaluate({Policy::kAll, costs.fastest()}, budget, Prefetch::kAhead);
 //   a.prefetch_depth;   // what `vdnn train --prefetch ahead` uses at that budget
+//   InferenceEvaluation i = planner.infer(size_t{4} << 30);   // forward only: peak, latency
 #pragma once
 
 #include <string>
@@ -35,6 +36,7 @@
 #include "core/graph.h"
 #include "plan/memory_plan.h"
 #include "plan/network_costs.h"
+#include "plan/planned_inference.h"
 #include "plan/planned_step.h"
 #include "plan/program.h"
 #include "plan/simulator.h"
@@ -63,6 +65,17 @@ struct Evaluation {
   double bound_seconds = 0;   // the busiest stream's busy time: no schedule beats it
 };
 
+// The forward pass of a Net that only infers (plan/planned_inference.h), as `vdnn plan --inference`
+// predicts it: per layer the algorithm with the fastest forward pass, leaner ones (largest
+// workspace first) only as far as the budget needs.
+struct InferenceEvaluation {
+  AlgoChoice algos;
+  int leaner_layers = 0;      // layers on a leaner algorithm than their fastest forward
+  bool fits = false;          // at the budget asked (always true without a budget)
+  PlannedInference planned;   // at the budget when it fits, else at the smallest that works
+  SimResult time;             // one forward pass (iteration_seconds: the latency of a batch)
+};
+
 class Planner {
  public:
   // `collectives`: data parallel (ranks > 1): every step planned and simulated (and the oracle)
@@ -84,6 +97,8 @@ class Planner {
   size_t minimum_budget(const Configuration& config) const;
   // budget 0: no budget (the configuration is placed at its minimum and always "fits").
   Evaluation evaluate(const Configuration& config, size_t budget, Prefetch prefetch = Prefetch::kVdnn) const;
+  // Inference (a Net with NetOptions::inference): budget 0, the smallest that works.
+  InferenceEvaluation infer(size_t budget) const;
   // `none`, fastest algorithms, unlimited memory: the time every overhead is measured against.
   double oracle_seconds() const;
 

@@ -136,10 +136,11 @@ void Builder::make_parameters() {
       const std::string name = node.layer->name() + "." + spec.name;
       const size_t bytes = facts_[i].param_bytes[k];
       b.params.push_back(add_tensor(name, bytes, MemoryClass::kWeights, true));
-      // Gradients and momentum exist in every Program of the graph (evaluation too), so that
-      // persistent tensors land at the same offsets in the training and evaluation plans.
+      // Gradients and momentum exist in every Program of a trained graph (evaluation too), so that
+      // persistent tensors land at the same offsets in the training and evaluation plans; an
+      // inference Program is the only one of its Net and has none.
       int grad = -1;
-      if (spec.trainable) {
+      if (spec.trainable && !o_.inference) {
         grad = add_tensor(name + ":grad", bytes, MemoryClass::kWeightGrads, true);
         add_tensor(name + ":momentum", bytes, MemoryClass::kOptimizerState, true);
       }
@@ -567,6 +568,7 @@ Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes
                       const std::vector<NodeFacts>& facts, const ProgramOptions& options) {
   VDNN_CHECK(facts.size() == graph.nodes().size(), "one NodeFacts per node");
   VDNN_CHECK(value_bytes.size() == graph.values().size(), "one size per value");
+  VDNN_CHECK(!(options.inference && options.training), "an inference Program has no backward pass");
   return Builder(graph, value_bytes, facts, options).build();
 }
 

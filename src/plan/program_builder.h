@@ -43,6 +43,10 @@ struct ProgramOptions {
   Policy policy = Policy::kNone;
   SyncMode sync = SyncMode::kEvent;
   bool training = true;
+  // A Program of a Net that never trains (runtime/net.h NetOptions::inference): forward only, and
+  // no gradient or momentum tensors at all, so the device holds the weights and the working set
+  // only. Needs training == false.
+  bool inference = false;
   // Kernel-saved state smaller than this stays on the device under `all` (BN statistics etc.).
   size_t min_offload_bytes = 16 * 1024;
   // 0: vDNN's rule (the nearest earlier layer with offloaded inputs, never past a convolution).

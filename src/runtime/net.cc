@@ -25,14 +25,23 @@ Net::Net(Graph graph, const NetOptions& options)
     VDNN_THROW("recompute decisions: the " << backend_->name()
                                            << " backend does not re-run forward kernels in the backward pass yet "
                                               "(use --backend cpu, or keep/offload those tensors)");
-  StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
-                   options.device_memory, options.decisions};
-  step.collectives.ranks = options.comm ? options.comm->size() : 1;
-  step.collectives.bucket_bytes = options.bucket_bytes;
-  step.collectives.first_bucket_bytes = std::min(step.collectives.first_bucket_bytes, options.bucket_bytes);
-  PlannedStep planned = plan_step(graph_, value_bytes, facts_, step);
-  if (!planned.fits) VDNN_THROW(budget_refusal(graph_, value_bytes, facts_, step, batch_, planned));
-  take(std::move(planned));
+  if (options.inference) {
+    if (options.policy != Policy::kNone || !options.decisions.empty() || options.comm)
+      VDNN_THROW("an inference Net runs the forward pass only: offload policies (--policy "
+                 << to_string(options.policy) << "), storage decisions and data-parallel ranks are for training");
+    PlannedInference planned = plan_inference(graph_, value_bytes, facts_, options.device_memory);
+    if (!planned.fits) VDNN_THROW(inference_refusal(graph_, batch_, planned));
+    take(std::move(planned));
+  } else {
+    StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
+                     options.device_memory, options.decisions};
+    step.collectives.ranks = options.comm ? options.comm->size() : 1;
+    step.collectives.bucket_bytes = options.bucket_bytes;
+    step.collectives.first_bucket_bytes = std::min(step.collectives.first_bucket_bytes, options.bucket_bytes);
+    PlannedStep planned = plan_step(graph_, value_bytes, facts_, step);
+    if (!planned.fits) VDNN_THROW(budget_refusal(graph_, value_bytes, facts_, step, batch_, planned));
+    take(std::move(planned));
+  }
   arena_ = backend_->allocate_arena(train_plan_.capacity_bytes);
   host_pool_ = HostPool(HostPool::kDefaultSlabBytes, backend_->host_memory());
   executor_ = std::make_unique<Executor>(*backend_, arena_->data(), host_pool_);
@@ -76,6 +85,15 @@ void Net::take(PlannedStep step) {
   prefetch_depth_ = step.prefetch_depth;
 }
 
+// An inference Net has one Program: it serves as the training one too for the parameters' places
+// (bind_params), and forward(true)/backward() refuse to run it.
+void Net::take(PlannedInference planned) {
+  train_ = planned.program;
+  eval_ = std::move(planned.program);
+  train_plan_ = planned.plan;
+  eval_plan_ = std::move(planned.plan);
+}
+
 void Net::bind_params() {
   std::map<std::string, int> by_name;
   for (size_t t = 0; t < train_.tensors.size(); ++t) by_name[train_.tensors[t].name] = static_cast<int>(t);
@@ -90,7 +108,7 @@ void Net::bind_params() {
       const std::string name = node.layer->name() + "." + node.params[k].name;
       ParamTensor t{name, node.params[k], static_cast<int>(i), static_cast<int>(k),
                     facts_[i].param_bytes[k], at(name), nullptr, nullptr};
-      if (node.params[k].trainable) {
+      if (node.params[k].trainable && !options_.inference) {
         t.grad = at(name + ":grad");
         t.velocity = at(name + ":momentum");
         const std::vector<char> zeros(t.bytes, 0);
@@ -188,8 +206,15 @@ void Net::set_batch(const float* images, const int32_t* labels, int64_t valid) {
   valid_ = valid;
 }
 
+void Net::check_trains() const {
+  if (options_.inference)
+    VDNN_THROW("this Net was built for inference only (NetOptions::inference): it has no gradients, momentum "
+               "or training pass; build it without inference to train");
+}
+
 float Net::forward(bool training) {
   VDNN_CHECK(valid_ > 0, "forward() before set_batch()");
+  if (training) check_trains();
   // Dropout draws its masks from (seed, step); another rank's steps are far apart (rank 0: as one process).
   const uint64_t stream = step_ + (static_cast<uint64_t>(rank()) << 40);
   BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), stream, training};
@@ -214,6 +239,7 @@ void Net::run_on_compute(const std::function<void()>& work) {
 }
 
 void Net::backward() {
+  check_trains();
   BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), step_, true};
   executor_->run(train_, Executor::Phase::kBackward, view);
 }

@@ -6,8 +6,10 @@
 // chosen offload policy, sync mode and prefetch rule) and the evaluation Program, placed in one
 // arena of `device_memory` bytes (0: exactly what the plans need). The Net plans nothing itself:
 // it allocates that arena and the Executor runs those Programs on the backend. A budget below what
-// a Program needs is refused here, before training, with the smallest budget that works. Parameters, their gradients and momentum live in the arena too; export/import and the
-// weights hash go through plain layouts.
+// a Program needs is refused here, before training, with the smallest budget that works. Parameters,
+// their gradients and momentum live in the arena too; export/import and the weights hash go through
+// plain layouts. With NetOptions::inference the Net plans its forward pass alone
+// (plan/planned_inference.h): weights and working set, nothing a training step would need.
 //
 //   Net net(load_model("fmnist_cnn"), {.batch = 128, .seed = 1, .policy = Policy::kAll,
 //                                      .device_memory = 64 << 20});
@@ -15,6 +17,10 @@
 //   float loss = net.forward(/*training=*/true);
 //   net.backward();
 //   net.run_on_compute([&] { sgd.step(net.backend(), net.params(), lr); });
+//
+//   Net edge(load_model("fmnist_cnn"), {.batch = 1, .device_memory = 4 << 20, .inference = true});
+//   edge.set_batch(images, labels, 1);
+//   edge.forward(/*training=*/false);     // edge.logits(); edge.eval_plan() has the peak by class
 #pragma once
 
 #include <functional>
@@ -29,6 +35,7 @@
 #include "device/cpu_device.h"
 #include "memory/host_pool.h"
 #include "plan/memory_plan.h"
+#include "plan/planned_inference.h"
 #include "plan/planned_step.h"
 #include "plan/policy.h"
 #include "plan/program.h"
@@ -58,6 +65,10 @@ struct NetOptions {
   Communicator* comm = nullptr;
   size_t bucket_bytes = CollectiveOptions{}.bucket_bytes;
   double collective_timeout_seconds = CommOptions{}.timeout_seconds;  // the backend's own collectives (NCCL)
+  // A Net that only infers (plan/planned_inference.h): one forward-only Program, no gradients or
+  // momentum on the device, `device_memory` bounding weights + working set. forward(false) only;
+  // training is refused. Needs policy none, no decisions and no communicator.
+  bool inference = false;
 };
 
 struct ParamTensor {
@@ -141,6 +152,8 @@ class Net {
 
  private:
   void take(PlannedStep step);
+  void take(PlannedInference planned);
+  void check_trains() const;  // throws for an inference Net
   void bind_params();
   void init_params(uint64_t seed);
 

@@ -1,0 +1,49 @@
+// plan/planned_inference.h — the planned forward pass of a Net that only infers (`vdnn infer`).
+//
+// Model: an inference Program (program_builder.h, ProgramOptions::inference) runs the forward pass
+// only: every activation is freed after its last reader, ReLUs run in place on their input, and the
+// device holds no gradient or momentum at all — the seed's edge-device case: what inference needs
+// is the weights plus the working set. The same memory planner as training places it
+// (memory_plan.h) in an arena of the budget (0: exactly the smallest that works), so the smallest
+// budget is exact to the byte and a budget below it is refused before anything runs.
+// Its peak splits into the classes a deployment asks about: weights, activations (feature maps,
+// with the kernels' transient saved state) and workspace (InferencePeak).
+//
+//   PlannedInference p = plan_inference(graph, backend.value_bytes(), backend.facts(), 64 << 20);
+//   if (!p.fits) throw Error(inference_refusal(graph, batch, p));
+//   InferencePeak peak = inference_peak(p.plan);   // weights, activations, workspace, total
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "plan/memory_plan.h"
+#include "plan/program.h"
+
+namespace vdnn {
+
+struct PlannedInference {
+  bool fits = false;           // the Program fits `capacity`
+  size_t smallest_budget = 0;  // exact: every budget from it up fits, every one below fails
+  size_t capacity = 0;         // the budget asked, or smallest_budget without one
+  Program program;             // placed (offsets filled) when fits
+  MemoryPlan plan;             // when it does not fit: by_class as the smallest budget places it
+};
+
+// Peak device bytes of one forward pass by class; `total` is the peak of the sum (the classes'
+// peaks need not coincide), `budget` the smallest arena the placement needs (>= total).
+struct InferencePeak {
+  size_t weights = 0, activations = 0, workspace = 0, total = 0, budget = 0;
+};
+
+PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& value_bytes,
+                                const std::vector<NodeFacts>& facts, size_t budget);
+
+InferencePeak inference_peak(const MemoryPlan& plan);
+
+// Why an inference plan that does not fit is refused, in one sentence: the budget asked, the
+// smallest that works, the peak by class, and where the first allocation past the budget lands.
+std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedInference& planned);
+
+}  // namespace vdnn

@@ -1,0 +1,159 @@
+// The forward-only plan of a Net that only infers (plan/planned_inference.h, NetOptions::inference,
+// Planner::infer): the device holds the weights and the working set and nothing a training step
+// needs, the smallest budget is exact (it runs, one byte less is refused naming it), the logits are
+// the training Net's evaluation logits bit for bit, and under a budget the planner trades the
+// fastest algorithms' workspace for leaner ones only as far as it must.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "backend_api/backend.h"
+#include "backends/backend_targets.h"
+#include "data/synthetic.h"
+#include "error_of.h"
+#include "io/model_file.h"
+#include "plan/planned_inference.h"
+#include "plan/planned_step.h"
+#include "plan/planner.h"
+#include "runtime/net.h"
+#include "runtime/plan_source.h"
+
+namespace vdnn {
+namespace {
+
+constexpr int64_t kBatch = 16;
+
+struct Facts {
+  Graph graph;
+  std::vector<size_t> value_bytes;
+  std::vector<NodeFacts> facts;
+  explicit Facts(const std::string& model) : graph(load_model(model)) {
+    const std::unique_ptr<Backend> b = make_backend(graph, {BackendKind::kCpu, kBatch});
+    value_bytes = b->value_bytes();
+    facts = b->facts();
+  }
+};
+
+size_t bytes_of(const Program& p, MemoryClass cls) {
+  size_t sum = 0;
+  for (const ProgramTensor& t : p.tensors)
+    if (t.cls == cls) sum += t.bytes;
+  return sum;
+}
+
+TEST(PlannedInference, HoldsWeightsAndTheWorkingSetOnly) {
+  for (const std::string model : {"fmnist_cnn", "fmnist_dag"}) {
+    SCOPED_TRACE(model);
+    const Facts f(model);
+    const PlannedInference p = plan_inference(f.graph, f.value_bytes, f.facts, 0);
+    ASSERT_TRUE(p.fits);
+    EXPECT_EQ(bytes_of(p.program, MemoryClass::kWeightGrads), 0u);
+    EXPECT_EQ(bytes_of(p.program, MemoryClass::kOptimizerState), 0u);
+    EXPECT_EQ(bytes_of(p.program, MemoryClass::kGradientMaps), 0u);
+    for (const Step& s : p.program.steps) {
+      EXPECT_NE(s.op, Op::kBackward);
+      EXPECT_NE(s.op, Op::kOffload);
+    }
+    // The training Net's step needs the gradients and momentum on top (and keeps feature maps for
+    // backward): inference needs less than its evaluation Program alone.
+    const PlannedStep train = plan_step(f.graph, f.value_bytes, f.facts, {});
+    const size_t grads = bytes_of(train.eval, MemoryClass::kWeightGrads) +
+                         bytes_of(train.eval, MemoryClass::kOptimizerState);
+    EXPECT_LE(p.smallest_budget + grads, train.eval_plan.smallest_bytes + 4096);
+    const InferencePeak peak = inference_peak(p.plan);
+    const size_t weights = bytes_of(p.program, MemoryClass::kWeights);
+    EXPECT_GE(peak.weights, weights);  // as placed: each rounded up to the allocator's alignment
+    EXPECT_LE(peak.weights, weights + 512 * p.program.tensors.size());
+    // Every activation is freed after its last reader: the activations' peak is below their sum, and
+    // no more than the training Net's evaluation holds (which frees them the same way).
+    EXPECT_LT(peak.activations, bytes_of(p.program, MemoryClass::kFeatureMaps));
+    EXPECT_LE(peak.activations, train.eval_plan.by_class.peak(MemoryClass::kFeatureMaps));
+    EXPECT_LE(peak.total, peak.weights + peak.activations + peak.workspace);
+    EXPECT_GE(peak.budget, peak.total);
+  }
+}
+
+TEST(PlannedInference, TheSmallestBudgetRunsAndOneByteLessIsRefusedNamingIt) {
+  const Facts f("fmnist_cnn");
+  const size_t smallest = plan_inference(f.graph, f.value_bytes, f.facts, 0).smallest_budget;
+  NetOptions o{.batch = kBatch, .device_memory = smallest, .inference = true};
+  Net net(load_model("fmnist_cnn"), o);
+  EXPECT_EQ(net.arena_bytes(), smallest);
+  o.device_memory = smallest - 1;
+  const std::string e = test::error_of([&] { Net small(load_model("fmnist_cnn"), o); });
+  EXPECT_NE(e.find("too small to run model 'fmnist_cnn' forward at batch 16"), std::string::npos) << e;
+  EXPECT_NE(e.find(describe_budget(smallest)), std::string::npos) << e;
+  EXPECT_NE(e.find("weights"), std::string::npos) << e;
+  // Below the weights alone, the message says what would be needed to go further.
+  o.device_memory = 4096;
+  const std::string tiny = test::error_of([&] { Net t(load_model("fmnist_cnn"), o); });
+  EXPECT_NE(tiny.find("the weights alone exceed the budget"), std::string::npos) << tiny;
+}
+
+TEST(PlannedInference, LogitsAreTheTrainingNetsEvaluationLogitsBitForBit) {
+  for (const std::string model : {"fmnist_cnn", "fmnist_dag"}) {
+    SCOPED_TRACE(model);
+    Net trained(load_model(model), {.batch = kBatch, .seed = 3});
+    Net infer(load_model(model), {.batch = kBatch, .seed = 3, .inference = true});
+    const Shape& s = trained.graph().input_shape();
+    const Dataset d = make_synthetic(kBatch, s.channels(), s.height(), s.width(), trained.graph().classes(), 5);
+    // A few training steps first, so batch norm's running statistics are not their initial values.
+    for (int i = 0; i < 3; ++i) {
+      trained.set_batch(d.images.data(), d.labels.data(), kBatch);
+      trained.forward(true);
+      trained.backward();
+    }
+    for (size_t i = 0; i < trained.params().size(); ++i) infer.import_param(i, trained.export_param(i));
+    trained.set_batch(d.images.data(), d.labels.data(), kBatch - 3);
+    infer.set_batch(d.images.data(), d.labels.data(), kBatch - 3);
+    const float a = trained.forward(false), b = infer.forward(false);
+    EXPECT_EQ(a, b);
+    ASSERT_EQ(trained.logits().size(), infer.logits().size());
+    EXPECT_EQ(std::memcmp(trained.logits().data(), infer.logits().data(), trained.logits().size() * sizeof(float)), 0);
+    EXPECT_EQ(trained.correct(), infer.correct());
+    EXPECT_LT(infer.arena_bytes(), trained.arena_bytes());
+  }
+}
+
+TEST(PlannedInference, AnInferenceNetRefusesToTrainAndTrainingOptions) {
+  Net net(load_model("fmnist_cnn"), {.batch = 4, .inference = true});
+  const Dataset d = make_synthetic(4, 1, 28, 28, 10, 1);
+  net.set_batch(d.images.data(), d.labels.data(), 4);
+  for (const std::string& e : {test::error_of([&] { net.forward(true); }), test::error_of([&] { net.backward(); })})
+    EXPECT_NE(e.find("built for inference only"), std::string::npos) << e;
+  for (const ParamTensor& p : net.params()) {
+    EXPECT_EQ(p.grad, nullptr) << p.name;
+    EXPECT_EQ(p.velocity, nullptr) << p.name;
+  }
+  const std::string e = test::error_of([] { Net n(load_model("fmnist_cnn"), {.batch = 4, .policy = Policy::kAll, .inference = true}); });
+  EXPECT_NE(e.find("--policy all"), std::string::npos) << e;
+}
+
+TEST(PlannedInference, UnderABudgetOnlyTheWidestWorkspacesGoLeaner) {
+  const Graph graph = load_model("vgg16");
+  const PlanInputs in = plan_inputs(graph, 8, {.device = "titan-x-maxwell"});
+  const Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  const InferenceEvaluation free = planner.infer(0);
+  ASSERT_TRUE(free.fits);
+  EXPECT_EQ(free.leaner_layers, 0);
+  const InferencePeak peak = inference_peak(free.planned.plan);
+  ASSERT_GT(peak.workspace, 0u);
+  // A budget a little below what the fastest algorithms need: some layers go leaner, not all.
+  const size_t budget = free.planned.smallest_budget - peak.workspace / 4;
+  const InferenceEvaluation tight = planner.infer(budget);
+  if (tight.fits) {
+    EXPECT_GT(tight.leaner_layers, 0);
+    EXPECT_LE(tight.planned.smallest_budget, budget);
+    EXPECT_GE(tight.time.iteration_seconds, free.time.iteration_seconds);
+  } else {
+    ADD_FAILURE() << "a budget a quarter of the workspace below the fastest plan should fit with leaner algorithms";
+  }
+  EXPECT_GT(free.time.iteration_seconds, 0.0);
+  // Below the leanest plan nothing fits, and the evaluation says how much it would need.
+  const InferenceEvaluation none = planner.infer(peak.weights);
+  EXPECT_FALSE(none.fits);
+  EXPECT_GT(none.planned.smallest_budget, peak.weights);
+}
+
+}  // namespace
+}  // namespace vdnn
