@@ -93,6 +93,25 @@ void Graph::finalize() {
                            << "' is never used (every value must lead to the loss)");
 }
 
+Graph Graph::reordered(const std::vector<int>& order) && {
+  if (order.size() != nodes_.size())
+    VDNN_THROW("model '" << name_ << "': a new order must list its " << nodes_.size() << " layers, got "
+                         << order.size());
+  Graph out(name_, values_[0].shape, classes_);
+  std::vector<bool> placed(nodes_.size(), false);
+  for (int n : order) {
+    if (n < 0 || n >= static_cast<int>(nodes_.size()) || placed[n])
+      VDNN_THROW("model '" << name_ << "': a new order lists node " << n << " twice or out of 0.."
+                           << nodes_.size() - 1);
+    placed[n] = true;
+    std::vector<std::string> inputs;
+    for (ValueId in : nodes_[n].inputs) inputs.push_back(values_[in].name);  // an unplaced producer: add() names it
+    out.add(std::move(nodes_[n].layer), inputs);
+  }
+  out.finalize();
+  return out;
+}
+
 int64_t Graph::parameter_count(bool trainable_only) const {
   int64_t n = 0;
   for (const Node& node : nodes_)

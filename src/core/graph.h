@@ -63,6 +63,11 @@ class Graph {
   // from them (io/inference_rewrites.h drops and replaces some): the graph itself is append-only.
   std::vector<std::unique_ptr<Layer>> release_layers() &&;
 
+  // The same layers in another topological order (`order`: every node index once, each after the
+  // producers of its inputs; the loss stays last), for an order that needs less memory
+  // (plan/forward_order.h). Consumes this graph; throws vdnn::Error naming a misplaced layer.
+  Graph reordered(const std::vector<int>& order) &&;
+
   int64_t parameter_count(bool trainable_only = true) const;
   double forward_flops_per_sample() const;
   // fp32 bytes of every value with a buffer of its own (in-place ReLU outputs share their input's).

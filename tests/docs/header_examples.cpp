@@ -46,6 +46,8 @@
 #include "plan/collectives.h"
 #include "plan/memory_plan.h"
 #include "plan/network_costs.h"
+#include "plan/forward_order.h"
+#include "plan/planned_inference.h"
 #include "plan/planner.h"
 #include "plan/policy.h"
 #include "plan/program.h"
@@ -494,6 +496,20 @@ void examples(Given& given) {
     Trainer trainer(net, cfg);
     TrainResult r = trainer.run(train_set, &test_set, [](const EpochResult& e) { print(e); });
     r.test_accuracy; r.images_per_second; r.weights_sha256;
+  }
+  // == plan/planned_inference.h
+  {
+    const Graph& g = *given.graph;  // (adapted)
+    PlannedInference p = plan_inference(g, value_bytes, facts, 64 << 20);  // (adapted)
+    if (!p.fits) throw Error(inference_refusal(g, batch, p));  // (adapted)
+    InferencePeak peak = inference_peak(p.plan);
+    (void)peak;  // (adapted)
+  }
+  // == plan/forward_order.h
+  {
+    Graph g = load_model("googlenet");  // (adapted)
+    ForwardOrder o = forward_order(g, 32);  // (adapted)
+    if (o.peak_bytes < o.model_peak_bytes) g = std::move(g).reordered(o.order);  // (adapted)
   }
   // == plan/program.h
   {
