@@ -29,17 +29,18 @@ using test::error_of;
 using test::ScopedEnv;
 
 TEST(DeviceProfile, EveryShippedProfileLoads) {
-  const std::vector<std::string> expected = {"a100-40gb", "a100-80gb", "h100", "h200",
+  const std::vector<std::string> expected = {"a100-40gb", "a100-80gb", "h100", "h200", "jetson-orin-nano",
                                              "titan-x-maxwell", "v100-16gb", "v100-32gb"};
   EXPECT_EQ(device_profile_names(), expected);
   for (const std::string& name : device_profile_names()) {
     SCOPED_TRACE(name);
     const DeviceProfile d = load_device_profile(name);
+    const bool edge = name == "jetson-orin-nano";  // an edge device: inference (`vdnn plan --inference`)
     EXPECT_EQ(d.name, name);
     EXPECT_FALSE(d.description.empty());
-    EXPECT_GE(d.memory_bytes, size_t{12} << 30);
-    EXPECT_GT(d.peak_fp32_flops, 6e12);
-    EXPECT_GT(d.memory_bytes_per_second, 3e11);
+    EXPECT_GE(d.memory_bytes, edge ? size_t{8} << 30 : size_t{12} << 30);
+    EXPECT_GT(d.peak_fp32_flops, edge ? 1e12 : 6e12);
+    EXPECT_GT(d.memory_bytes_per_second, edge ? 6e10 : 3e11);
     EXPECT_EQ(d.efficiency.conv.size(), conv_algorithm_names().size());
     EXPECT_FALSE(d.sources.empty());
     EXPECT_NO_THROW(load_link_profile(d.link));
@@ -58,9 +59,12 @@ TEST(DeviceProfile, ThePapersGpuHasItsDatasheetFigures) {
 }
 
 TEST(DeviceProfile, LinksAreFasterEachGenerationAndBelowTheirSignallingRate) {
-  EXPECT_EQ(link_profile_names(), (std::vector<std::string>{"pcie3", "pcie4", "pcie5"}));
+  EXPECT_EQ(link_profile_names(), (std::vector<std::string>{"lpddr5-unified", "pcie3", "pcie4", "pcie5"}));
+  const LinkProfile unified = load_link_profile("lpddr5-unified");  // an integrated GPU's copies
+  EXPECT_LT(unified.bytes_per_second, unified.theoretical_bytes_per_second);
+  EXPECT_GT(unified.latency_seconds, 0.0);
   double previous = 0;
-  for (const std::string& name : link_profile_names()) {
+  for (const std::string& name : {"pcie3", "pcie4", "pcie5"}) {
     SCOPED_TRACE(name);
     const LinkProfile l = load_link_profile(name);
     EXPECT_EQ(l.name, name);
@@ -79,7 +83,7 @@ TEST(DeviceProfile, AnUnknownNameListsTheKnownOnes) {
   EXPECT_NE(e.find("h200"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   const std::string l = error_of([] { load_link_profile("nvlink"); });
-  EXPECT_NE(l.find("unknown link profile 'nvlink' (known: pcie3, pcie4, pcie5"), std::string::npos) << l;
+  EXPECT_NE(l.find("unknown link profile 'nvlink' (known: lpddr5-unified, pcie3, pcie4, pcie5"), std::string::npos) << l;
   const std::string p = error_of([] { load_device_profile("no/such/gpu.json"); });
   EXPECT_NE(p.find("'no/such/gpu.json' does not exist"), std::string::npos) << p;
 }
@@ -178,7 +182,7 @@ TEST_F(DeviceProfileFiles, AnUnknownFieldIsATypo) {
 
 TEST_F(DeviceProfileFiles, AnUnknownLinkListsTheKnownLinks) {
   EXPECT_CONTAINS(device_error([](json& j) { j["link"] = "pcie9"; }),
-                  "field 'link': unknown link profile 'pcie9' (known: pcie3, pcie4, pcie5");
+                  "field 'link': unknown link profile 'pcie9' (known: lpddr5-unified, pcie3, pcie4, pcie5");
 }
 
 TEST_F(DeviceProfileFiles, NamesResolveInTheFolderTheEnvironmentGives) {
