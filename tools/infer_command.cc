@@ -1,7 +1,14 @@
 // `vdnn infer`: test loss and accuracy of saved weights (a `vdnn train --save` checkpoint, or any
-// safetensors file with the model's parameter names and shapes).
+// safetensors file with the model's parameter names and shapes), on a Net that only infers
+// (plan/planned_inference.h): the device holds the weights and the forward pass's working set,
+// nothing else, within --device-memory (default: exactly what it needs). It prints the peak by
+// class (weights, activations, workspace) and the smallest budget; a budget below it is refused
+// before anything runs, naming the smallest that works.
 //
 //   vdnn infer --model fmnist_cnn --weights run.safetensors --data fashion-mnist [--json]
+//   vdnn infer --model vgg16.onnx --batch 1 --device-memory 600MiB --images x.npy --logits y.npy
+//   vdnn infer --model resnet18.onnx --images x.npy --logits y.npy --repeat 20   # median latency per batch
+//   vdnn infer --model fmnist_cnn --weights run.safetensors --top-k 3 --predictions top3.json
 //   vdnn infer --model resnet18.onnx --data synthetic     # an ONNX model's own initializers
 //   vdnn infer --model fmnist_cnn --weights run.safetensors --images x.npy --logits y.npy
 // --logits writes every test sample's logits (float32 [samples, classes], io/npy.h) in the data's
@@ -9,8 +16,12 @@
 // without labels (no loss or accuracy then): the same inputs can go to ONNX Runtime or PyTorch.
 #include <omp.h>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <numeric>
 
 #include <nlohmann/json.hpp>
 
@@ -19,22 +30,28 @@
 #include "data/data_source.h"
 #include "interop/network_source.h"
 #include "io/model_file.h"
+#include "io/inference_rewrites.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
+#include "plan/forward_order.h"
+#include "plan/memory_plan.h"
+#include "plan/planned_inference.h"
 #include "runtime/checkpoint.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
+#include "util/size_parse.h"
+#include "util/text_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn::cli {
 namespace {
 
 struct InferOptions {
-  std::string model, weights, input, images, logits;
+  std::string model, weights, input, images, logits, device_memory, predictions;
   DataSource source;
   int64_t batch = 128;
-  int classes = 0, threads = 0;
-  bool seed_given = false, json = false;
+  int classes = 0, threads = 0, repeat = 0, top_k = 0;
+  bool seed_given = false, json = false, keep_graph = false;
 };
 
 // --images: the array as a dataset without labels (every label 0, and no loss or accuracy reported).
@@ -60,9 +77,47 @@ Dataset images_dataset(const std::string& path, const Graph& graph) {
   return d;
 }
 
+// The median wall time of one forward pass over the data's first batch, after one warm-up pass.
+double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
+  const int64_t valid = std::min(net.batch(), data.count);
+  net.set_batch(data.images.data(), data.labels.data(), valid);
+  net.forward(false);
+  std::vector<double> seconds;
+  for (int i = 0; i < repeat; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    net.forward(false);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+// --top-k K --predictions FILE: per sample, the K most probable classes (softmax of the logits), as
+// JSON {"k": K, "samples": [{"classes": [...], "probabilities": [...]}, ...]} in the data's order.
+void write_top_k(const std::string& path, const std::vector<float>& logits, int classes, int k) {
+  nlohmann::json samples = nlohmann::json::array();
+  std::vector<int> order(static_cast<size_t>(classes));
+  for (size_t first = 0; first + classes <= logits.size(); first += classes) {
+    const float* x = logits.data() + first;
+    const float top = *std::max_element(x, x + classes);
+    double sum = 0;
+    for (int c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(x[c] - top));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int a, int b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
+    nlohmann::json classes_out = nlohmann::json::array(), probabilities = nlohmann::json::array();
+    for (int i = 0; i < k; ++i) {
+      classes_out.push_back(order[i]);
+      probabilities.push_back(std::exp(static_cast<double>(x[order[i]] - top)) / sum);
+    }
+    samples.push_back({{"classes", classes_out}, {"probabilities", probabilities}});
+  }
+  write_text_file(path, nlohmann::json{{"k", k}, {"samples", samples}}.dump() + "\n");
+}
+
 int run_infer(InferOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
-  check_output_files({{"--logits", o.logits}});
+  check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
@@ -89,17 +144,48 @@ int run_infer(InferOptions& o) {
   const bool labelled = o.images.empty();
   const Dataset test = labelled ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
   check_data_fits(graph, test);
-  Net net(std::move(graph), {.batch = o.batch, .seed = o.source.seed});
+  if (o.top_k > 0 && o.predictions.empty())
+    VDNN_THROW("--top-k " << o.top_k << " needs --predictions FILE.json, where the top classes are written");
+  if (o.top_k == 0) o.top_k = std::min(5, graph.classes());
+  if (o.top_k > graph.classes())
+    VDNN_THROW("--top-k " << o.top_k << " exceeds the " << graph.classes() << " classes of model '" << graph.name()
+                          << "'; valid: 1.." << graph.classes());
+  // The weights as given (the folded ones hash otherwise): what `vdnn train` reported for them.
+  const std::string weights_hash = weights_sha256(weights, graph);
+  check_weights_hash(weights, graph);
+  InferenceRewrites rewrites;
+  if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
+  // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
+  // it cannot be beaten.
+  const ForwardOrder order = forward_order(graph, o.batch);
+  if (order.moved > 0) graph = std::move(graph).reordered(order.order);
+  NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
+  options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  Net net(std::move(graph), options);
   load_weights(weights, net);
   std::vector<float> logits;
-  const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test, o.logits.empty() ? nullptr : &logits);
+  const bool keep_logits = !o.logits.empty() || !o.predictions.empty();
+  const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test, keep_logits ? &logits : nullptr);
   if (!o.logits.empty()) write_npy(o.logits, {r.samples, net.graph().classes()}, logits);
+  if (!o.predictions.empty()) write_top_k(o.predictions, logits, net.graph().classes(), o.top_k);
+  const double seconds = o.repeat > 0 ? median_batch_seconds(net, test, o.repeat) : 0;
+  const InferencePeak peak = inference_peak(net.eval_plan());
   auto step = weights.metadata.find("step");
   if (o.json) {
     nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
-                        {"samples", r.samples}, {"batch", o.batch}, {"weights_sha256", net.weights_sha256()}};
+                        {"samples", r.samples}, {"batch", o.batch}, {"weights_sha256", weights_hash},
+                        {"peak_bytes", peak.total}, {"smallest_budget_bytes", peak.budget},
+                        {"arena_bytes", net.arena_bytes()},
+                        {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations},
+                                           {"workspace", peak.workspace}}}};
     if (labelled) j["test_loss"] = r.loss, j["test_accuracy"] = r.accuracy;
     if (!o.logits.empty()) j["logits"] = o.logits;
+    if (!o.predictions.empty()) j["predictions"] = o.predictions;
+    if (o.repeat > 0) j["batch_seconds_median"] = seconds, j["repeat"] = o.repeat;
+    j["rewrites"] = {{"batch_norms_folded", rewrites.batch_norms_folded}, {"dropouts_removed", rewrites.dropouts_removed},
+                     {"notes", rewrites.notes}};
+    j["forward_order"] = {{"moved_layers", order.moved}, {"activation_peak_bytes", order.peak_bytes},
+                          {"model_order_activation_peak_bytes", order.model_peak_bytes}};
     if (step != weights.metadata.end()) j["step"] = step->second;
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
@@ -107,7 +193,24 @@ int run_infer(InferOptions& o) {
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
               (o.weights.empty() ? "(its ONNX initializers)" : o.weights.c_str()), step != weights.metadata.end() ? (" (step " + step->second + ")").c_str() : "",
               test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.batch));
+  std::printf("device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s; "
+              "arena %s\n",
+              format_bytes(peak.total).c_str(), format_bytes(peak.weights).c_str(),
+              format_bytes(peak.activations).c_str(), format_bytes(peak.workspace).c_str(),
+              describe_budget(peak.budget).c_str(), format_bytes(net.arena_bytes()).c_str());
+  if (rewrites.batch_norms_folded + rewrites.dropouts_removed > 0)
+    std::printf("graph for inference: batch norms folded into their convolution or fc: %d, dropouts removed: %d\n",
+                rewrites.batch_norms_folded, rewrites.dropouts_removed);
+  if (order.moved > 0)
+    std::printf("forward order: %d layers moved, live activations %s instead of %s in the model's order (fp32)\n",
+                order.moved, format_bytes(order.peak_bytes).c_str(), format_bytes(order.model_peak_bytes).c_str());
   if (labelled) std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
+  if (o.repeat > 0)
+    std::printf("latency: %.3f ms per batch of %lld (median of %d)\n", seconds * 1e3, static_cast<long long>(o.batch),
+                o.repeat);
+  if (!o.predictions.empty())
+    std::printf("top-%d predictions of %lld samples written to %s\n", o.top_k, static_cast<long long>(r.samples),
+                o.predictions.c_str());
   if (!o.logits.empty())
     std::printf("logits [%lld, %d] written to %s\n", static_cast<long long>(r.samples), net.graph().classes(),
                 o.logits.c_str());
@@ -129,6 +232,16 @@ Runner add_infer_command(CLI::App& app) {
                                        "write every sample's logits to this .npy file (float32 [samples, classes])");
   app.add_option("--images", o->images, "inputs from a float32 .npy [N, C, H, W] (or [N, K]) instead of --data; "
                  "no labels, so no loss or accuracy")->excludes(data)->needs(logits);
+  app.add_option("--device-memory", o->device_memory,
+                 "device budget for weights + activations + workspace, e.g. 64MiB (default: exactly what it needs; "
+                 "too small is refused with the smallest that works)");
+  app.add_flag("--keep-graph", o->keep_graph,
+               "run the graph as trained: no batch norm folded into its convolution, dropout kept (the identity)");
+  app.add_option("--repeat", o->repeat, "also time N forward passes of one batch and print the median latency")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--predictions", o->predictions, "write each sample's top-k classes and probabilities to this JSON file");
+  app.add_option("--top-k", o->top_k, "classes per sample in --predictions (default 5, or every class if fewer)")
+      ->check(CLI::Range(1, kMaxClasses));
   app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");

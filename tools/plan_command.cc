@@ -11,13 +11,15 @@
 // `--ranks N --network NET` plans data-parallel training (tools/plan_parallel.h): every row then
 // includes the all-reduce of N ranks, and a second table gives each row's step, all-reduce, hidden
 // fraction and efficiency against one rank; `--scaling` does so for 1 to 64 ranks, `--scaling-svg`
-// draws it.
+// draws it. `--inference` plans the forward pass alone instead (tools/plan_inference.h).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "commands.h"
+#include "plan_inference.h"
 #include "plan_parallel.h"
 #include "plan_sweep.h"
 #include "report/budget_sweep_chart.h"
@@ -45,13 +47,33 @@ namespace {
 
 struct PlanOptions {
   std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, link_bandwidth = "0",
-              link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg;
+              link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg,
+              batches;
   std::vector<std::string> scaling_with;
   PlanSourceOptions source;
   int classes = 0, sweep_steps = 20, ranks = 1;
   int64_t batch = 128;
-  bool print = false, json = false, sweep = false, scaling = false;
+  bool print = false, json = false, sweep = false, scaling = false, inference = false;
 };
+
+// --inference: the forward pass alone, per device (--device may list several) and batch size.
+int run_inference(const PlanOptions& o) {
+  InferencePlanRequest r;
+  ModelOptions mo;
+  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
+  if (o.classes > 0) mo.classes = o.classes;
+  r.load = [&o, mo] { return load_network(o.model, mo).graph; };
+  std::stringstream devices(o.source.device);
+  for (std::string d; std::getline(devices, d, ',');) r.devices.push_back(d);
+  if (r.devices.empty()) VDNN_THROW("--device is empty; expected cpu or device profiles, e.g. cpu,jetson-orin-nano");
+  r.batches = o.batches.empty() ? std::vector<int64_t>{o.batch} : parse_batches(o.batches, "--batches");
+  r.budget = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  r.source = o.source;
+  r.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
+  r.svg_memory = o.svg_memory;
+  r.json = o.json;
+  return run_plan_inference(r);
+}
 
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
@@ -126,6 +148,15 @@ DataParallel data_parallel(const PlanOptions& o) {
 }
 
 int run_plan(PlanOptions o) {
+  if (o.inference) {
+    check_output_files({{"--svg-memory", o.svg_memory}});
+    for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()}, {"--ranks", o.ranks > 1},
+                                      {"--sweep", o.sweep}, {"--scaling", o.scaling}, {"--trace", !o.trace.empty()},
+                                      {"--svg", !o.svg.empty()}, {"--print", o.print}})
+      if (given) VDNN_THROW("--inference plans the forward pass alone: " << flag << " is for training plans");
+    return run_inference(o);
+  }
+  if (!o.batches.empty()) VDNN_THROW("--batches lists batch sizes for --inference; training plans take one --batch");
   check_output_files({{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory},
                       {"--sweep-svg", o.sweep_svg}, {"--scaling-svg", o.scaling_svg}});
   const DataParallel dp = data_parallel(o);
@@ -253,7 +284,7 @@ Runner add_plan_command(CLI::App& app) {
   app.add_option("--device", o->source.device,
                  "cpu (this machine's kernels) or a device profile: a name from profiles/devices or a JSON file")
       ->capture_default_str();
-  app.add_option("--link", o->source.link, "a link profile for --device (pcie3, pcie4, pcie5 or a JSON file)");
+  app.add_option("--link", o->source.link, "a link profile for --device (pcie3, pcie4, pcie5, lpddr5-unified or a JSON file)");
   app.add_option("--costs", o->source.costs_file, "cpu: costs saved by `vdnn profile --save` (default: measure now)");
   app.add_option("--repeats", o->source.repeats, "cpu, measuring: timed runs per kernel")
       ->check(CLI::Range(1, 1000))->capture_default_str();
@@ -293,6 +324,10 @@ Runner add_plan_command(CLI::App& app) {
   app.add_option("--scaling-with", o->scaling_with,
                  "--scaling-svg: also draw the series of earlier `vdnn plan --scaling --json` outputs (e.g. the "
                  "same model at another batch or policy); repeatable");
+  app.add_flag("--inference", o->inference,
+               "plan the forward pass alone (vdnn infer): peak by class, smallest budget and latency per batch "
+               "size; --device may list several, e.g. cpu,jetson-orin-nano");
+  app.add_option("--batches", o->batches, "--inference: batch sizes, e.g. 1,8,32 (default: --batch)");
   app.add_flag("--json", o->json, "print JSON instead of a table");
   return [o, sub = &app] {
     o->sweep = o->sweep || sub->count("--sweep-steps") > 0 || !o->sweep_svg.empty();

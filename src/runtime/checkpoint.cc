@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <optional>
 
+#include "util/sha256.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -98,6 +99,11 @@ const SafeTensor& require_param(const SafeTensors& file, const std::string& name
                                 const std::string& what) {
   const SafeTensor* found = file.find(name);
   return file.require(name, found && found->shape == spec.dims ? spec.dims : spec.file_dims(), what);
+}
+
+std::string hash_mismatch(const SafeTensors& file) {
+  return VDNN_MSG(file.path << ": the weights do not hash to the weights_sha256 in its metadata (the file is "
+                            << "corrupted)");
 }
 
 }  // namespace
@@ -252,9 +258,22 @@ void load_weights(const SafeTensors& file, Net& net, int64_t steps_done) {
       net.set_batches_tracked_base(node, batches_tracked(file, batches_tracked_name(net, node), steps_done)
                                              .value_or(steps_done) - steps_done);
   auto hash = file.metadata.find("weights_sha256");
-  if (hash != file.metadata.end() && hash->second != net.weights_sha256())
-    VDNN_THROW(file.path << ": the weights do not hash to the weights_sha256 in its metadata (the file is "
-                         << "corrupted)");
+  if (hash != file.metadata.end() && hash->second != net.weights_sha256()) VDNN_THROW(hash_mismatch(file));
+}
+
+std::string weights_sha256(const SafeTensors& file, const Graph& graph) {
+  Sha256 sha;  // as Net::weights_sha256: every parameter's plain floats, in graph order
+  for (const Node& node : graph.nodes())
+    for (const ParamSpec& spec : node.params) {
+      const SafeTensor& t = require_param(file, node.layer->name() + "." + spec.name, spec, "model '" + graph.name() + "'");
+      sha.update(t.data.data(), t.data.size() * sizeof(float));
+    }
+  return sha.hex_digest();
+}
+
+void check_weights_hash(const SafeTensors& file, const Graph& graph) {
+  auto hash = file.metadata.find("weights_sha256");
+  if (hash != file.metadata.end() && weights_sha256(file, graph) != hash->second) VDNN_THROW(hash_mismatch(file));
 }
 
 void restore_checkpoint(const Checkpoint& c, Net& net) {

@@ -33,9 +33,10 @@ const std::map<std::string, std::vector<std::string>> kNumericFlags = {
       "--link-bandwidth", "--link-latency", "--checkpoint-every", "--collective-timeout", "--bucket-size"}},
     {"plan",
      {"--batch", "--input", "--classes", "--device-memory", "--repeats", "--link-bandwidth", "--link-latency",
-      "--sweep-steps", "--ranks", "--bucket-size"}},
+      "--sweep-steps", "--ranks", "--bucket-size", "--batches"}},
     {"profile", {"--batch", "--input", "--classes", "--repeats", "--link-bandwidth", "--link-latency", "--steps"}},
-    {"infer", {"--batch", "--input", "--classes", "--synthetic-samples", "--seed", "--threads"}},
+    {"infer", {"--batch", "--input", "--classes", "--synthetic-samples", "--seed", "--threads", "--device-memory",
+               "--repeat", "--top-k"}},
 };
 
 // Values no flag may run with: not numbers, not finite, or beyond every integer type vdnn uses.

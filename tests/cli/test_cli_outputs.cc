@@ -26,7 +26,7 @@ const std::map<std::string, std::vector<std::string>> kOutputFlags = {
     {"train", {"--report", "--trace", "--save", "--save-weights"}},
     {"plan", {"--trace", "--svg", "--svg-memory", "--sweep-svg", "--scaling-svg"}},
     {"profile", {"--save"}},
-    {"infer", {"--logits"}},
+    {"infer", {"--logits", "--predictions"}},
     {"export", {"--onnx"}},
     {"models", {}},
 };

@@ -1,0 +1,133 @@
+// `vdnn infer` on a Net that only infers and `vdnn plan --inference` (issue 20), end to end: the
+// peak by class and the smallest budget are printed, that budget runs and one byte less is refused
+// naming it, the inference rewrites leave the answer as it was, --top-k agrees with the logits,
+// --repeat times a batch, and the plan lists every device and batch asked.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_run.h"
+#include "io/npy.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using vdnn::parse_json_text;
+using vdnn::test::CliRun;
+using vdnn::test::expect_user_error;
+using vdnn::test::read_json_file;
+using vdnn::test::temp_dir;
+using vdnn::test::vdnn;
+
+const std::string kInfer = "infer --model fmnist_cnn --data synthetic --synthetic-samples 256 --batch 32 ";
+
+class CliInfer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir("infer");
+    const CliRun t = vdnn("train --data synthetic --synthetic-samples 256 --batch 32 --progress none --iterations 6 "
+                          "--save " + path("w.safetensors"));
+    ASSERT_EQ(t.exit_code, 0) << t.output;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  nlohmann::json infer_json(const std::string& flags) const {
+    const CliRun r = vdnn(kInfer + "--json --weights " + path("w.safetensors") + " " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0 ? parse_json_text(r.output, "vdnn infer --json") : nlohmann::json::object();
+  }
+  fs::path dir_;
+};
+
+TEST_F(CliInfer, TheSmallestBudgetRunsAndOneByteLessIsRefusedNamingIt) {
+  const nlohmann::json j = infer_json("");
+  const size_t smallest = j["smallest_budget_bytes"].get<size_t>();
+  const nlohmann::json& by_class = j["peak_by_class"];
+  EXPECT_GT(by_class["weights"].get<size_t>(), 0u);
+  EXPECT_GT(by_class["activations"].get<size_t>(), 0u);
+  EXPECT_LE(j["peak_bytes"].get<size_t>(), smallest);
+  EXPECT_LE(j["peak_bytes"].get<size_t>(),
+            by_class["weights"].get<size_t>() + by_class["activations"].get<size_t>() + by_class["workspace"].get<size_t>());
+  const nlohmann::json fits = infer_json("--device-memory " + std::to_string(smallest) + "B");
+  EXPECT_EQ(fits["arena_bytes"].get<size_t>(), smallest);
+  EXPECT_EQ(fits["test_accuracy"], j["test_accuracy"]);
+  expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --device-memory " + std::to_string(smallest - 1) + "B",
+                    "it needs at least " + std::to_string(smallest / 1024.0 / 1024.0).substr(0, 4));
+  const CliRun small = vdnn(kInfer + "--weights " + path("w.safetensors") + " --device-memory " + std::to_string(smallest - 1) + "B");
+  EXPECT_NE(small.output.find("(" + std::to_string(smallest) + " bytes)"), std::string::npos) << small.output;
+  // The text output says the same.
+  const CliRun text = vdnn(kInfer + "--weights " + path("w.safetensors"));
+  EXPECT_NE(text.output.find("smallest budget"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("(" + std::to_string(smallest) + " bytes)"), std::string::npos) << text.output;
+}
+
+TEST_F(CliInfer, FoldingBatchNormAndRemovingDropoutLeaveTheAnswer) {
+  const nlohmann::json rewritten = infer_json(""), kept = infer_json("--keep-graph");
+  EXPECT_EQ(rewritten["rewrites"]["batch_norms_folded"], 2);  // fmnist_cnn: two conv + batch norm pairs
+  EXPECT_EQ(rewritten["rewrites"]["dropouts_removed"], 1);
+  EXPECT_EQ(kept["rewrites"]["batch_norms_folded"], 0);
+  EXPECT_EQ(rewritten["test_accuracy"], kept["test_accuracy"]);
+  EXPECT_NEAR(rewritten["test_loss"].get<double>(), kept["test_loss"].get<double>(), 1e-5 * kept["test_loss"].get<double>());
+  EXPECT_EQ(rewritten["weights_sha256"], kept["weights_sha256"]);  // the file's weights, as given
+  // The folded graph holds fewer activations (no batch norm outputs).
+  EXPECT_LT(rewritten["peak_by_class"]["activations"].get<size_t>(), kept["peak_by_class"]["activations"].get<size_t>());
+}
+
+TEST_F(CliInfer, TopKAgreesWithTheLogitsAndRepeatTimesABatch) {
+  const nlohmann::json j = infer_json("--top-k 3 --predictions " + path("top.json") + " --logits " + path("l.npy") +
+                                      " --repeat 3");
+  EXPECT_GT(j["batch_seconds_median"].get<double>(), 0.0);
+  const nlohmann::json top = read_json_file(path("top.json"));
+  const vdnn::NpyArray logits = vdnn::read_npy(path("l.npy"));
+  ASSERT_EQ(top["k"], 3);
+  ASSERT_EQ(top["samples"].size(), static_cast<size_t>(logits.shape[0]));
+  const int64_t classes = logits.shape[1];
+  for (size_t i = 0; i < top["samples"].size(); ++i) {
+    const float* row = logits.data.data() + i * classes;
+    const auto& s = top["samples"][i];
+    ASSERT_EQ(s["classes"].size(), 3u);
+    EXPECT_EQ(s["classes"][0].get<int64_t>(), std::max_element(row, row + classes) - row) << "sample " << i;
+    EXPECT_GE(s["probabilities"][0].get<double>(), s["probabilities"][1].get<double>());
+    EXPECT_GE(s["probabilities"][1].get<double>(), s["probabilities"][2].get<double>());
+    EXPECT_LE(s["probabilities"][0].get<double>() + s["probabilities"][1].get<double>() + s["probabilities"][2].get<double>(),
+              1.0 + 1e-9);
+  }
+  expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --top-k 11 --predictions " + path("t2.json"),
+                    "--top-k 11 exceeds the 10 classes of model 'fmnist_cnn'");
+  expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --top-k 3", "--top-k 3 needs --predictions FILE.json");
+}
+
+TEST(CliPlanInference, EveryDeviceAndBatchGetsARowAndAPicture) {
+  const fs::path dir = temp_dir("plan-inference");
+  const CliRun r = vdnn("plan --model vgg16 --inference --device titan-x-maxwell,jetson-orin-nano --batches 1,8 --json "
+                        "--svg-memory " + (dir / "m.svg").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = parse_json_text(r.output, "vdnn plan --inference --json");
+  ASSERT_EQ(j["rows"].size(), 4u);
+  EXPECT_EQ(j["rows"][0]["device"], "titan-x-maxwell");
+  EXPECT_EQ(j["rows"][3]["device"], "jetson-orin-nano");
+  EXPECT_EQ(j["rows"][3]["batch"], 8);
+  for (const auto& row : j["rows"]) {
+    EXPECT_TRUE(row["fits"].get<bool>());
+    EXPECT_GT(row["latency_seconds"].get<double>(), 0.0);
+    // vgg16's weights (138M parameters, 528 MiB) are the same at every batch; activations grow with it.
+    EXPECT_GT(row["peak_by_class"]["weights"].get<size_t>(), size_t{500} << 20);
+  }
+  EXPECT_GT(j["rows"][1]["peak_by_class"]["activations"].get<size_t>(), j["rows"][0]["peak_by_class"]["activations"].get<size_t>());
+  // The small GPU is slower on the same batch.
+  EXPECT_GT(j["rows"][2]["latency_seconds"].get<double>(), j["rows"][0]["latency_seconds"].get<double>());
+  EXPECT_TRUE(fs::file_size(dir / "m.svg") > 0);
+  // Half the weights do not fit, and the message says how much would.
+  const CliRun small = vdnn("plan --model vgg16 --inference --device titan-x-maxwell --batches 1 --device-memory 264MiB");
+  EXPECT_EQ(small.exit_code, 1) << small.output;
+  EXPECT_NE(small.output.find("does not fit 264.00 MiB"), std::string::npos) << small.output;
+  expect_user_error("plan --model vgg16 --inference --policy all", "--inference plans the forward pass alone: --policy");
+  expect_user_error("plan --model vgg16 --inference --batches 1,x", "--batches '1,x': 'x' is not a batch size");
+  expect_user_error("plan --model vgg16 --batches 1,8", "--batches lists batch sizes for --inference");
+  fs::remove_all(dir);
+}
+
+}  // namespace
