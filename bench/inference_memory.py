@@ -28,13 +28,15 @@ Both the delta and the absolute figure are reported. Python children also report
 VmHWM after resetting it (/proc/self/clear_refs 5) once the imports are done, minus VmRSS then.
 Every child gets OMP_NUM_THREADS=T. Rounds interleave the engines (rotated each round), and a
 round measures each engine's baseline once; the table shows medians over rounds, and ratios to ORT
-are medians of per-round ratios. Outputs: max |logits - ORT's logits| per engine, and max |ORT logit|
-for scale.
+are medians of per-round ratios. Outputs: max |logits - ORT's logits| per engine, and that over
+max |ORT logit| (the scale: eval-mode ResNet-50 logits from random weights reach hundreds, so an
+absolute tolerance alone says little; PyTorch's difference to ORT is the float-noise floor).
 
   build/pyenv/bin/python bench/inference_memory.py --models resnet18 --batches 1,32 \\
       [--engines ort,torch,vdnn] [--rounds 3] [--warmup 2] [--repeat 7] [--threads 2] \\
       [--work build/inference_bench] [--vdnn build/vdnn] [--json-out results.json] [--ort-profile] \\
       [--torch-python bench/.venv/bin/python] [--quiet-wait 600]
+  build/pyenv/bin/python bench/inference_memory.py --from-json results.json   # its table again
 (bash bench/inference_memory.sh ... makes build/pyenv first.) Do not measure while a compiler runs:
 the script warns, marks contended rows with † (a compiler seen, or other processes keeping more than
 0.2 cores busy during the run, from /proc/stat less the child's own CPU time), and with --quiet-wait S waits up to S seconds for
@@ -350,14 +352,16 @@ def summarize(a, records):
 
 def markdown(rows):
     lines = ["| model | batch | engine | peak MiB (RSS delta) | peak MiB (RSS) | latency ms | peak / ORT "
-             "| latency / ORT | max abs diff to ORT |",
+             "| latency / ORT | max abs diff to ORT (/ max abs ORT logit) |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     def mib(b):
         return fmt(b / MIB if b is not None else None, "{:,.1f}")
     for r in rows:
         ms = fmt(r["batch_seconds_median"] * 1e3 if r["batch_seconds_median"] is not None else None, "{:,.1f}")
         diff = r["max_abs_diff_to_ort"]
-        diff = "—" if diff is None else ("ref" if r["engine"] == "ort" else f"{diff:.2e}")
+        scale = r["max_abs_ort_logit"]
+        diff = "—" if diff is None else ("ref" if r["engine"] == "ort" else
+                                         f"{diff:.1e}" + (f" ({diff / scale:.0e} rel.)" if scale else ""))
         mark = " (failed)" if not r["runs"] else (" †" if r["contended"] else "")
         cells = [r["model"], str(r["batch"]), r["engine"] + mark,
                  mib(r["peak_delta_bytes"]), mib(r["peak_rss_bytes"]), ms,
@@ -413,6 +417,7 @@ def main():
                    help="interpreter of the PyTorch children (with torch and torchvision; default: this one)")
     p.add_argument("--json-out", help="write every run and the summary rows here")
     p.add_argument("--ort-profile", action="store_true", help="ORT children run with enable_profiling")
+    p.add_argument("--from-json", metavar="FILE", help="only print the table of an earlier --json-out file")
     p.add_argument("--quiet-wait", type=float, default=0,
                    help="before each run, wait up to this many seconds for no compiler (cc1plus) to run")
     # child mode (internal)
@@ -425,6 +430,9 @@ def main():
     a = p.parse_args()
     if a.child:
         return run_child(a)
+    if a.from_json:
+        with open(a.from_json) as f:
+            return print(markdown(json.load(f)["rows"]))
     from export_torchvision import MODELS
     a.models = parse_list(a.models, str, "--models", sorted(MODELS))
     a.batches = parse_list(a.batches, int, "--batches")
