@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,9 @@ struct NodeFacts {
   // Per saved buffer: the forward writes it wholly from its inputs (pooling argmax, LRN workspace),
   // so a recompute of the node regenerates it; empty: none is (storage_decision.h).
   std::vector<bool> saved_regenerated;
+  // Of scratch_bytes, what the forward kernel alone uses (an inference Program's workspace, program_builder.h);
+  // SIZE_MAX: all of it (backends and targets that do not tell them apart).
+  size_t forward_scratch_bytes = SIZE_MAX;
 };
 
 }  // namespace vdnn

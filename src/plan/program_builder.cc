@@ -185,9 +185,10 @@ void Builder::make_storages() {
     for (size_t k = 0; k < facts_[i].saved_bytes.size(); ++k)
       b.saved.push_back(add_tensor(node.layer->name() + ":saved" + std::to_string(k),
                                    facts_[i].saved_bytes[k], MemoryClass::kFeatureMaps));
-    if (facts_[i].scratch_bytes > 0)
-      b.scratch = add_tensor(node.layer->name() + ":scratch", facts_[i].scratch_bytes,
-                             MemoryClass::kWorkspace);
+    // An inference Program's kernels run forward only: the backward passes' scratch is not needed.
+    const size_t scratch = o_.inference ? std::min(facts_[i].scratch_bytes, facts_[i].forward_scratch_bytes)
+                                        : facts_[i].scratch_bytes;
+    if (scratch > 0) b.scratch = add_tensor(node.layer->name() + ":scratch", scratch, MemoryClass::kWorkspace);
     for (ValueId in : node.inputs) {
       Storage& s = storages_[group_[in]];
       b.in.push_back(s.tensor);

@@ -40,6 +40,7 @@ class BatchNormKernel : public CpuKernel {
     infer_ = dnnl::batch_normalization_forward(infer_pd_);
     bwd_ = dnnl::batch_normalization_backward(bwd_pd_);
     scratch_bytes = std::max({scratch_of(fwd_pd_), scratch_of(infer_pd_), scratch_of(bwd_pd_)});
+    forward_scratch_bytes = std::max(scratch_of(fwd_pd_), scratch_of(infer_pd_));  // dsrc_offset_: backward only
     if (!s.input_needs_grad[0]) {  // diff_src still has to go somewhere: after the scratchpad
       dsrc_offset_ = scratch_offset_after(scratch_of(bwd_pd_));
       scratch_bytes = std::max(scratch_bytes, dsrc_offset_ + src_md_.get_size());

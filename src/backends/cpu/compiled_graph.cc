@@ -95,6 +95,7 @@ std::vector<NodeFacts> CompiledGraph::facts() const {
     for (const auto& md : k.saved_mds) f.saved_bytes.push_back(md.get_size());
     f.saved_regenerated.assign(k.saved_mds.size(), k.forward_writes_saved);
     f.scratch_bytes = k.scratch_bytes;
+    f.forward_scratch_bytes = k.forward_scratch_bytes.value_or(k.scratch_bytes);
     for (const auto& md : k.param_mds) f.param_bytes.push_back(md.get_size());
     f.in_place = in_place_[i];
     out.push_back(f);

@@ -149,6 +149,8 @@ class ConvKernel : public CpuKernel {
       dx_offset_ = scratch_offset_after(x_offset_ + src_md_.get_size());
       scratch_bytes = dx_offset_ + src_md_.get_size();
     }
+    // The forward: its scratchpad, and the input reordered at x_offset_ (after every pass's scratchpad).
+    forward_scratch_bytes = reorder_src_ ? x_offset_ + src_md_.get_size() : scratch_of(fwd_pd_);
     implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? " + relu" : "") +
                      (gemm_weights_ ? ", weight gradient by gemm" : "") +
                      (reorder_src_ ? (layout == tag::nchw ? ", input reordered to nchw"

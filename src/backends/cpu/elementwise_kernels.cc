@@ -32,6 +32,7 @@ class ReluKernel : public CpuKernel {
     fwd_ = dnnl::eltwise_forward(fwd_pd_);
     bwd_ = dnnl::eltwise_backward(bwd_pd_);
     scratch_bytes = std::max(scratch_of(fwd_pd_), scratch_of(bwd_pd_));
+    forward_scratch_bytes = scratch_of(fwd_pd_);
     implementation = done_before_ ? "fused into the convolution before it" : fwd_pd_.impl_info_str();
   }
 

@@ -36,6 +36,7 @@ class FcKernel : public CpuKernel {
     bwd_weights_ = dnnl::inner_product_backward_weights(bwd_weights_pd_);
     scratch_bytes = std::max({scratch_of(fwd_pd_), scratch_of(bwd_data_pd_),
                               scratch_of(bwd_weights_pd_)});
+    forward_scratch_bytes = scratch_of(fwd_pd_);
     implementation = fwd_pd_.impl_info_str();
   }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -53,6 +54,9 @@ class CpuKernel {
   std::vector<dnnl::memory::desc> param_mds;
   std::vector<dnnl::memory::desc> saved_mds;
   size_t scratch_bytes = 0;
+  // The scratch the forward pass alone uses (a prefix of scratch_bytes: backward-only buffers are
+  // placed after it), for a Net that only infers (NodeFacts::forward_scratch_bytes); unset: all of it.
+  std::optional<size_t> forward_scratch_bytes;
   std::string implementation;  // oneDNN's name for the forward implementation, e.g. "jit:avx512_core"
   // Passes left on oneDNN's reference kernel (orders of magnitude slower) because no layout tried
   // has a faster one, e.g. "backward weights: ref:any". make_cpu_kernel warns once per layer.

@@ -42,6 +42,7 @@ class LrnKernel : public CpuKernel {
     fwd_ = dnnl::lrn_forward(fwd_pd_);
     bwd_ = dnnl::lrn_backward(bwd_pd_);
     scratch_bytes = std::max(scratch_of(fwd_pd_), scratch_of(bwd_pd_));
+    forward_scratch_bytes = scratch_of(fwd_pd_);
     implementation = fwd_pd_.impl_info_str();
   }
 

@@ -86,6 +86,7 @@ class PoolKernel : public CpuKernel {
     fwd_ = dnnl::pooling_forward(fwd_pd_);
     bwd_ = dnnl::pooling_backward(bwd_pd_);
     scratch_bytes = std::max(scratch_of(fwd_pd_), scratch_of(bwd_pd_));
+    forward_scratch_bytes = scratch_of(fwd_pd_);  // dy_offset_: backward only
     if (algo == dnnl::algorithm::pooling_avg_include_padding)
       rescales_ = overhang_rescales(w, s.in_shapes[0]);
     if (!rescales_.empty()) {  // backward rescales a copy of dy, after its own scratchpad
