@@ -37,10 +37,11 @@ absolute tolerance alone says little; PyTorch's difference to ORT is the float-n
       [--work build/inference_bench] [--vdnn build/vdnn] [--json-out results.json] [--ort-profile] \\
       [--torch-python bench/.venv/bin/python] [--quiet-wait 600]
   build/pyenv/bin/python bench/inference_memory.py --from-json results.json   # its table again
-(bash bench/inference_memory.sh ... makes build/pyenv first.) Do not measure while a compiler runs:
-the script warns, marks contended rows with † (a compiler seen, or other processes keeping more than
-0.2 cores busy during the run, from /proc/stat less the child's own CPU time), and with --quiet-wait S waits up to S seconds for
-quiet before each run.
+(bash bench/inference_memory.sh ... makes build/pyenv first.) Do not measure while a compiler
+runs: the script warns; it marks a row † when a compiler was seen or other processes kept more than
+0.2 cores busy during one of its runs (/proc/stat busy time less the child's own CPU time), and
+shows the median latency of the uncontended runs alone in a column of its own; --quiet-wait S
+waits up to S seconds for no compiler before each run.
 """
 import argparse
 import json
@@ -318,7 +319,8 @@ def summarize(a, records):
     rows = []
     for model in a.models:
         for batch in a.batches:
-            ort_by_round = {r["round"]: r for r in runs if (r["model"], r["batch"], r["engine"]) == (model, batch, "ort")}
+            ort_by_round = {r["round"]: r for r in runs
+                            if (r["model"], r["batch"], r["engine"]) == (model, batch, "ort")}
             for engine in a.engines:
                 mine = [r for r in runs if (r["model"], r["batch"], r["engine"]) == (model, batch, engine)]
                 failed = [r for r in records if not r["baseline"] and r["rc"] != 0 and
@@ -336,6 +338,8 @@ def summarize(a, records):
                     "baseline_rss_bytes": median([base.get((r["round"], engine)) for r in mine]),
                     "own_peak_delta_bytes": median([r["report"].get("own_peak_delta_bytes") for r in mine]),
                     "batch_seconds_median": median([latency(r) for r in mine]),
+                    "quiet_batch_seconds_median": median([latency(r) for r in mine if not r["contended"]]),
+                    "quiet_runs": sum(1 for r in mine if not r["contended"] and latency(r) is not None),
                     "peak_ratio_to_ort": ratio(lambda r: r.get("peak_delta_bytes")),
                     "latency_ratio_to_ort": ratio(latency),
                     "max_abs_diff_to_ort": diff.get((model, batch, engine)),
@@ -352,20 +356,23 @@ def summarize(a, records):
 
 def markdown(rows):
     lines = ["| model | batch | engine | peak MiB (RSS delta) | peak MiB (RSS) | latency ms | peak / ORT "
-             "| latency / ORT | max abs diff to ORT (/ max abs ORT logit) |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+             "| latency / ORT | quiet latency ms (runs) | max abs diff to ORT (/ max abs ORT logit) |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     def mib(b):
         return fmt(b / MIB if b is not None else None, "{:,.1f}")
     for r in rows:
-        ms = fmt(r["batch_seconds_median"] * 1e3 if r["batch_seconds_median"] is not None else None, "{:,.1f}")
+        def ms(seconds):
+            return fmt(seconds * 1e3 if seconds is not None else None, "{:,.1f}")
+        quiet = r.get("quiet_batch_seconds_median")
+        quiet = f"{ms(quiet)} ({r['quiet_runs']})" if quiet is not None else "—"
         diff = r["max_abs_diff_to_ort"]
         scale = r["max_abs_ort_logit"]
         diff = "—" if diff is None else ("ref" if r["engine"] == "ort" else
                                          f"{diff:.1e}" + (f" ({diff / scale:.0e} rel.)" if scale else ""))
         mark = " (failed)" if not r["runs"] else (" †" if r["contended"] else "")
         cells = [r["model"], str(r["batch"]), r["engine"] + mark,
-                 mib(r["peak_delta_bytes"]), mib(r["peak_rss_bytes"]), ms,
-                 fmt(r["peak_ratio_to_ort"], "{:.2f}×"), fmt(r["latency_ratio_to_ort"], "{:.2f}×"), diff]
+                 mib(r["peak_delta_bytes"]), mib(r["peak_rss_bytes"]), ms(r["batch_seconds_median"]),
+                 fmt(r["peak_ratio_to_ort"], "{:.2f}×"), fmt(r["latency_ratio_to_ort"], "{:.2f}×"), quiet, diff]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     if any(r["contended"] for r in rows):
