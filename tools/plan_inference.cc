@@ -102,8 +102,8 @@ int run_plan_inference(const InferencePlanRequest& request) {
       if (r.device == rows.front().device)
         panels.push_back({VDNN_MSG("batch " << r.batch), r.e.time.memory, r.e.time.iteration_seconds});
     write_text_file(request.svg_memory,
-                    memory_timeline_svg(VDNN_MSG(model << ", one forward pass, " << rows.front().device), panels,
-                                        request.budget));
+                    memory_timeline_svg(VDNN_MSG(model << ", " << rows.front().device), panels, request.budget,
+                                        /*forward_only=*/true));
   }
   for (const InferenceRow& r : rows)
     if (!r.e.fits) {

@@ -53,7 +53,8 @@ void draw_budget(Svg& svg, const PlotArea& plot, size_t budget, const ChartUnit&
 }  // namespace
 
 std::string memory_timeline_svg(const std::string& title, const std::vector<MemoryPanel>& panels,
-                                size_t budget_bytes) {
+                                size_t budget_bytes, bool forward_only) {
+  const std::string span = forward_only ? "pass" : "step";
   double max_bytes = static_cast<double>(budget_bytes), max_seconds = 0;
   for (const MemoryPanel& p : panels) {
     max_bytes = std::max(max_bytes, static_cast<double>(peak_point(p.memory).bytes));
@@ -61,7 +62,8 @@ std::string memory_timeline_svg(const std::string& title, const std::vector<Memo
   }
   const ChartUnit bytes = byte_unit(max_bytes), time = time_unit(max_seconds);
   Svg svg(kWidth, kTop + panel_height() * static_cast<double>(panels.size()) + 8);
-  svg.text(kLeft, 26, "Device memory over one training step: " + title, {.size = 16, .bold = true});
+  svg.text(kLeft, 26, std::string("Device memory over one ") + (forward_only ? "forward pass" : "training step") + ": " + title,
+           {.size = 16, .bold = true});
   svg.text(kLeft, 46,
            std::string("simulated; stacked by class; panels share both axes") +
                (budget_bytes ? "; dashed line: the " + format_bytes(budget_bytes) + " budget" : ""),
@@ -74,11 +76,11 @@ std::string memory_timeline_svg(const std::string& title, const std::vector<Memo
                         .y_max = std::max(max_bytes * 1.08 / bytes.scale, 1e-9)};
     const MemoryPoint peak = peak_point(p.memory);
     svg.text(kLeft, top + kHeader - 7,
-             p.label + ": peak " + format_bytes(peak.bytes) + ", step " +
+             p.label + ": peak " + format_bytes(peak.bytes) + ", " + span + " " +
                  tick_label(p.step_seconds / time.scale, 0.1) + " " + time.name,
              {.size = 13, .bold = true});
     plot.draw_y_axis(svg, "device memory (" + bytes.name + ")");
-    plot.draw_x_axis(svg, "time in the step (" + time.name + ")");
+    plot.draw_x_axis(svg, "time in the " + span + " (" + time.name + ")");
     if (!p.memory.empty()) draw_areas(svg, plot, p, bytes, time);
     if (budget_bytes) draw_budget(svg, plot, budget_bytes, bytes);
     top += panel_height();
