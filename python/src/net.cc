@@ -108,6 +108,18 @@ py::array_t<float> infer(NetHandle& h, const py::handle& x) {
   return to_numpy(logits, {n, classes});
 }
 
+// The training plan's (an inference Net: its only plan's) peak by class and smallest budget.
+py::dict memory(const NetHandle& h) {
+  const MemoryPlan& plan = h.net->train_plan();
+  py::dict by_class;
+  for (MemoryClass c : kAllMemoryClasses) by_class[to_string(c)] = plan.by_class.peak(c);
+  py::dict d;
+  d["peak_bytes"] = plan.by_class.total_peak;
+  d["smallest_budget_bytes"] = std::max(plan.smallest_bytes, h.net->eval_plan().smallest_bytes);
+  d["peak_by_class"] = by_class;
+  return d;
+}
+
 }  // namespace
 
 void bind_net(py::module_& m) {
@@ -116,17 +128,22 @@ void bind_net(py::module_& m) {
       "planned for `batch` under a memory policy (none, conv, all, or dyn and auto, which pick for "
       "device_memory from costs measured now or read from `costs`); device_memory is the budget "
       "(bytes or e.g. '48MiB'; None: what the plan needs). weight_decay_on: 'weights' (vdnn's "
-      "default: conv and fc weights) or 'all' (PyTorch's: every trainable parameter).")
+      "default: conv and fc weights) or 'all' (PyTorch's: every trainable parameter). inference=True: a Net "
+      "that only infers — no gradients or momentum, the forward pass alone within device_memory (see memory); "
+      "training it raises vdnn.Error.")
       .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
            py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
            py::arg("weight_decay") = 5e-4, py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
            py::arg("prefetch") = "vdnn",
-           py::arg("conv_algo") = "auto", py::arg("costs") = "")
+           py::arg("conv_algo") = "auto", py::arg("costs") = "", py::arg("inference") = false)
       .def_property_readonly("model", [](const NetHandle& h) { return h.model; })
       .def_property_readonly("batch", [](const NetHandle& h) { return h.net->batch(); })
       .def_property_readonly("seed", [](const NetHandle& h) { return h.config.seed; })
       .def_property_readonly("steps", [](const NetHandle& h) { return h.steps; }, "train_step calls so far")
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
+      .def_property_readonly("memory", &memory,
+                             "the planned device memory: peak_bytes, smallest_budget_bytes and peak_by_class (bytes "
+                             "per class: weights, weight_grads, optimizer_state, feature_maps, gradient_maps, workspace)")
       .def_property_readonly("policy", [](const NetHandle& h) { return std::string(to_string(h.net->options().policy)); },
                              "the policy the Net runs (dyn and auto: what they picked)")
       .def_property_readonly("policy_summary", [](const NetHandle& h) { return h.policy_summary; },

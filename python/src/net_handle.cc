@@ -10,7 +10,8 @@ namespace vdnn::python {
 std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, const std::string& policy,
                                     const py::object& device_memory, uint64_t seed, double momentum,
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,
-                                    const std::string& prefetch, const std::string& conv_algo, const std::string& costs) {
+                                    const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
+                                    bool inference) {
   auto h = std::make_shared<NetHandle>();
   h->model = as_model(model);
   if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
@@ -23,7 +24,10 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
     VDNN_THROW("conv_algo '" << conv_algo << "': expected auto, direct or winograd");
   NetOptions o;
   o.batch = batch;
-  if (process_communicator().size() > 1) o.comm = &process_communicator();  // under mpirun: data parallel
+  o.inference = inference;
+  if (planned && inference) VDNN_THROW("policy '" << policy << "' plans training; an inference Net takes policy 'none'");
+  // Under mpirun: data parallel (an inference Net runs on each rank alone).
+  if (process_communicator().size() > 1 && !inference) o.comm = &process_communicator();
   o.seed = seed;
   if (!planned) o.policy = parse_policy(policy);
   o.sync = parse_sync_mode(sync);

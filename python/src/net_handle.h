@@ -22,11 +22,13 @@ struct NetHandle {
 
 // vdnn.Net(...): the Model's graph on the CPU backend, its initial weights (an ONNX file's) loaded;
 // policy dyn or auto plan first for device_memory (runtime/planned_policy.h; costs: a `vdnn
-// profile --save` file, or measured now).
+// profile --save` file, or measured now). inference: a Net that only infers (runtime/net.h
+// NetOptions::inference): weights and the forward pass's working set within device_memory.
 std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, const std::string& policy,
                                     const py::object& device_memory, uint64_t seed, double momentum,
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,
-                                    const std::string& prefetch, const std::string& conv_algo, const std::string& costs);
+                                    const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
+                                    bool inference);
 // Every parameter and running statistic in its file shape (ParamSpec::file_dims), in graph order.
 SafeTensors weights_file(const NetHandle& h);
 // The weights as safetensors, with the metadata `vdnn infer` reads (model, seed, weights_sha256).
