@@ -152,7 +152,7 @@ int run_infer(InferOptions& o) {
                           << "'; valid: 1.." << graph.classes());
   // The weights as given (the folded ones hash otherwise): what `vdnn train` reported for them.
   const std::string weights_hash = weights_sha256(weights, graph);
-  check_weights_hash(weights, graph);
+  check_weights(weights, graph);
   InferenceRewrites rewrites;
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
   // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
@@ -163,6 +163,9 @@ int run_infer(InferOptions& o) {
   options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   Net net(std::move(graph), options);
   load_weights(weights, net);
+  const auto step_entry = weights.metadata.find("step");
+  const std::string step = step_entry == weights.metadata.end() ? "" : step_entry->second;
+  weights = {};  // the Net holds them now: the host copy goes before the forward passes
   std::vector<float> logits;
   const bool keep_logits = !o.logits.empty() || !o.predictions.empty();
   const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test, keep_logits ? &logits : nullptr);
@@ -170,7 +173,6 @@ int run_infer(InferOptions& o) {
   if (!o.predictions.empty()) write_top_k(o.predictions, logits, net.graph().classes(), o.top_k);
   const double seconds = o.repeat > 0 ? median_batch_seconds(net, test, o.repeat) : 0;
   const InferencePeak peak = inference_peak(net.eval_plan());
-  auto step = weights.metadata.find("step");
   if (o.json) {
     nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
                         {"samples", r.samples}, {"batch", o.batch}, {"weights_sha256", weights_hash},
@@ -186,12 +188,12 @@ int run_infer(InferOptions& o) {
                      {"notes", rewrites.notes}};
     j["forward_order"] = {{"moved_layers", order.moved}, {"activation_peak_bytes", order.peak_bytes},
                           {"model_order_activation_peak_bytes", order.model_peak_bytes}};
-    if (step != weights.metadata.end()) j["step"] = step->second;
+    if (!step.empty()) j["step"] = step;
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
-              (o.weights.empty() ? "(its ONNX initializers)" : o.weights.c_str()), step != weights.metadata.end() ? (" (step " + step->second + ")").c_str() : "",
+              (o.weights.empty() ? "(its ONNX initializers)" : o.weights.c_str()), !step.empty() ? (" (step " + step + ")").c_str() : "",
               test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.batch));
   std::printf("device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s; "
               "arena %s\n",

@@ -271,7 +271,12 @@ std::string weights_sha256(const SafeTensors& file, const Graph& graph) {
   return sha.hex_digest();
 }
 
-void check_weights_hash(const SafeTensors& file, const Graph& graph) {
+void check_weights(const SafeTensors& file, const Graph& graph) {
+  for (const Node& node : graph.nodes())
+    for (const ParamSpec& spec : node.params) {
+      const std::string name = node.layer->name() + "." + spec.name;
+      checked_values(file, name, spec, require_param(file, name, spec, "model '" + graph.name() + "'").data);
+    }
   auto hash = file.metadata.find("weights_sha256");
   if (hash != file.metadata.end() && weights_sha256(file, graph) != hash->second) VDNN_THROW(hash_mismatch(file));
 }

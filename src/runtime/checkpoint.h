@@ -88,10 +88,11 @@ void restore_checkpoint(const Checkpoint& checkpoint, Net& net);
 // A batch norm's "<layer>.num_batches_tracked", if present (an integer scalar >= steps_done), sets
 // the Net's count before step 0 (Net::batches_tracked_base): its value less `steps_done`.
 void load_weights(const SafeTensors& file, Net& net, int64_t steps_done = 0);
-// The weights_sha256 check of load_weights, on the file alone (its tensors in `graph`'s order, as
-// Net::weights_sha256 hashes them): for weights about to be rewritten (io/inference_rewrites.h),
-// whose hash no longer holds afterwards. No weights_sha256 in the metadata: nothing to check.
-void check_weights_hash(const SafeTensors& file, const Graph& graph);
+// The checks of load_weights on the file alone, with the same messages: every parameter of `graph`
+// present, shaped and finite, running variances >= 0, and the metadata's weights_sha256 (if any)
+// over its tensors in graph order, as Net::weights_sha256 hashes them. For weights about to be
+// rewritten (io/inference_rewrites.h), whose values and hash change.
+void check_weights(const SafeTensors& file, const Graph& graph);
 // Net::weights_sha256 of the Net these weights would load into, from the file alone; throws
 // vdnn::Error naming the file and tensor when one of `graph`'s parameters is missing or misshapen.
 std::string weights_sha256(const SafeTensors& file, const Graph& graph);

@@ -1,22 +1,36 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <sys/mman.h>
+
 #include <cstring>
+#include <new>
 
 #include "backends/cpu/dnnl_util.h"
-#include "util/aligned_buffer.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 namespace {
 
+// The CPU "device": anonymous pages from mmap, zero-filled by the kernel and resident only once
+// touched, so a process holds the part of the arena a run writes (an inference Net's weights and
+// working set), not its whole span up front.
 class HostArena final : public DeviceBuffer {
  public:
-  explicit HostArena(size_t bytes) : buffer_(bytes) {}
-  char* data() const override { return buffer_.as<char>(); }
-  size_t bytes() const override { return buffer_.bytes(); }
+  explicit HostArena(size_t bytes) : bytes_(bytes) {
+    if (bytes == 0) return;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<char*>(p);
+  }
+  ~HostArena() override {
+    if (data_) munmap(data_, bytes_);
+  }
+  char* data() const override { return data_; }
+  size_t bytes() const override { return bytes_; }
 
  private:
-  AlignedBuffer buffer_;
+  char* data_ = nullptr;
+  size_t bytes_ = 0;
 };
 
 }  // namespace
