@@ -140,17 +140,16 @@ class ConvKernel : public CpuKernel {
     }
     fwd_ = dnnl::convolution_forward(fwd_pd_);
     bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
-    scratch_bytes = std::max({scratch_of(fwd_pd_), bwd_data_scratch, bwd_weights_scratch});
+    scratch_bytes = std::max({scratch_of(fwd_pd_), bwd_data_scratch, bwd_weights_scratch});  // the scratchpad
     reorder_src_ = src_md_ != in_md_;
-    if (reorder_src_) {  // the input and its gradient in the primitives' layout, after all else
+    if (reorder_src_) {  // the input in the primitives' layout first, the scratchpad, then dx (backward only)
       to_src_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, in_md_, engine, src_md_));
       from_src_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_md_, engine, in_md_));
-      x_offset_ = scratch_offset_after(scratch_bytes);
-      dx_offset_ = scratch_offset_after(x_offset_ + src_md_.get_size());
+      pad_offset_ = scratch_offset_after(src_md_.get_size());
+      dx_offset_ = scratch_offset_after(pad_offset_ + scratch_bytes);
       scratch_bytes = dx_offset_ + src_md_.get_size();
     }
-    // The forward: its scratchpad, and the input reordered at x_offset_ (after every pass's scratchpad).
-    forward_scratch_bytes = reorder_src_ ? x_offset_ + src_md_.get_size() : scratch_of(fwd_pd_);
+    forward_scratch_bytes = pad_offset_ + scratch_of(fwd_pd_);  // the reordered input and the forward's scratchpad
     implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? " + relu" : "") +
                      (gemm_weights_ ? ", weight gradient by gemm" : "") +
                      (reorder_src_ ? (layout == tag::nchw ? ", input reordered to nchw"
@@ -166,12 +165,12 @@ class ConvKernel : public CpuKernel {
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& given) override {
-    const KernelArgs a = with_src_layout(stream, given);
+    const KernelArgs a = on_scratchpad(with_src_layout(stream, given));
     fwd_.execute(stream, forward_args(mds(), engine_, a, fwd_pd_.scratchpad_desc()));
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& given) override {
-    const KernelArgs a = given.d_params[0] ? with_src_layout(stream, given) : given;
+    const KernelArgs a = on_scratchpad(given.d_params[0] ? with_src_layout(stream, given) : given);
     if (a.d_params[0] && gemm_weights_) {
       gemm_weights_->run(stream, a.in[0], a.d_out, a.d_params[0],
                          has_bias_ ? static_cast<float*>(a.d_params[1]) : nullptr, a.scratch);
@@ -186,7 +185,7 @@ class ConvKernel : public CpuKernel {
         run_reorder(wei_reorder_, stream, bind(param_mds[0], engine_, a.params[0]),
                     bind(bwd_wei_md_, engine_, weights));
       }
-      void* dx = reorder_src_ ? static_cast<char*>(a.scratch) + dx_offset_ : a.d_in[0];
+      void* dx = reorder_src_ ? static_cast<char*>(given.scratch) + dx_offset_ : a.d_in[0];
       bwd_data_.execute(stream,
                         {{DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
                          {DNNL_ARG_WEIGHTS, bind(bwd_wei_md_, engine_, weights)},
@@ -200,13 +199,20 @@ class ConvKernel : public CpuKernel {
   }
 
  private:
-  // The arguments with the input reordered into scratch when the primitives take another layout.
+  // The arguments with the input reordered into scratch (at its start) when the primitives take
+  // another layout.
   KernelArgs with_src_layout(dnnl::stream& stream, const KernelArgs& a) const {
     if (!reorder_src_) return a;
     KernelArgs r = a;
-    r.in[0] = static_cast<char*>(a.scratch) + x_offset_;
+    r.in[0] = a.scratch;
     run_reorder(to_src_, stream, bind(in_md_, engine_, a.in[0]), bind(src_md_, engine_, r.in[0]));
     return r;
+  }
+
+  // The arguments with `scratch` at the oneDNN scratchpad, past the reordered input.
+  KernelArgs on_scratchpad(KernelArgs a) const {
+    a.scratch = static_cast<char*>(a.scratch) + pad_offset_;
+    return a;
   }
 
   WeightedMds mds() const {
@@ -218,7 +224,7 @@ class ConvKernel : public CpuKernel {
   memory::desc in_md_;             // the input's layout (its producer's)
   memory::desc src_md_, bwd_wei_md_;  // the layouts the primitives take
   bool reorder_src_ = false;       // src_md_ != in_md_: the input and its gradient go via scratch
-  size_t x_offset_ = 0, dx_offset_ = 0;
+  size_t pad_offset_ = 0, dx_offset_ = 0;  // scratch: [reordered x][scratchpad][reordered dx]
   dnnl::reorder to_src_, from_src_;
   bool reorder_weights_ = false;  // backward data reads weights reordered into scratch
   size_t bwd_wei_offset_ = 0;     // ... at this offset
