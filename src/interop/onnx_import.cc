@@ -50,7 +50,7 @@ const char* kSupportedOps =
 // specs, and any shape that does not agree is an error at the node that made it.
 class Translator {
  public:
-  Translator(const onnx::GraphProto& graph, std::string source, const ModelOptions& options)
+  Translator(onnx::GraphProto& graph, std::string source, const ModelOptions& options)
       : graph_(graph), source_(std::move(source)), options_(options), constants_(graph, source_) {}
 
   ImportedModel run(const std::string& model_name) {
@@ -224,6 +224,8 @@ class Translator {
       const ParamSpec& spec = n.params[k];
       const std::string what = VDNN_MSG(node.where() << ": " << spec.name << " '" << node.input(inputs[k]) << "'");
       const onnx::TensorProto& t = node.require_constant(inputs[k], spec.name);
+      if (used_initializers_.count(node.input(inputs[k])))
+        VDNN_THROW(what << ": is used by a second node; vdnn does not share weights between layers");
       std::vector<int64_t> dims = onnx_dims(t, what);
       std::vector<float> data = onnx_floats(t, what);
       if (transpose_first && k == 0 && dims.size() == 2) {
@@ -236,9 +238,9 @@ class Translator {
       if (!same_layout(dims, spec.dims))
         VDNN_THROW(what << ": has shape " << Shape(dims).to_string() << ", the layer needs "
                         << Shape(spec.dims).to_string() << " for its input " << shadow_->value(n.inputs[0]).shape.to_string());
-      if (!used_initializers_.insert(node.input(inputs[k])).second)
-        VDNN_THROW(what << ": is used by a second node; vdnn does not share weights between layers");
+      used_initializers_.insert(node.input(inputs[k]));
       weights_.tensors.push_back({n.layer->name() + "." + spec.name, spec.dims, std::move(data)});
+      constants_.release(node.input(inputs[k]));  // translated: the file's copy goes
     }
   }
 
@@ -613,7 +615,7 @@ class Translator {
 namespace {
 
 // What every ONNX source shares once protobuf has parsed it: the opset check and the translation.
-ImportedModel translate(const onnx::ModelProto& model, const std::string& source, const ModelOptions& options) {
+ImportedModel translate(onnx::ModelProto& model, const std::string& source, const ModelOptions& options) {
   if (!model.has_graph() || model.graph().node_size() == 0)
     VDNN_THROW(source << ": not an ONNX model (it has no graph nodes)");
   int64_t opset = 0;
@@ -622,7 +624,7 @@ ImportedModel translate(const onnx::ModelProto& model, const std::string& source
   if (opset < kMinOpset)
     VDNN_THROW(source << ": opset " << opset << " is older than vdnn reads (13 or newer: torch.onnx.export(..., opset_version=13))");
   const std::string stem = std::filesystem::path(source).stem().string();
-  return Translator(model.graph(), source, options).run(stem.empty() ? "onnx_model" : stem);
+  return Translator(*model.mutable_graph(), source, options).run(stem.empty() ? "onnx_model" : stem);
 }
 
 void check_protobuf_size(size_t bytes, const std::string& source) {

@@ -103,19 +103,27 @@ std::vector<int64_t> onnx_integers(const onnx::TensorProto& t, const std::string
   }
 }
 
-OnnxConstants::OnnxConstants(const onnx::GraphProto& graph, const std::string& source) {
-  for (const auto& t : graph.initializer()) {
+OnnxConstants::OnnxConstants(onnx::GraphProto& graph, const std::string& source) {
+  for (auto& t : *graph.mutable_initializer()) {
     if (t.name().empty()) VDNN_THROW(source << ": an initializer has no name");
     if (!tensors_.emplace(t.name(), &t).second)
       VDNN_THROW(source << ": initializer '" << t.name() << "' is defined twice");
     initializers_.insert(t.name());
   }
-  for (const auto& node : graph.node()) {
+  for (auto& node : *graph.mutable_node()) {
     if (node.op_type() != "Constant" || node.output_size() != 1) continue;
-    for (const auto& a : node.attribute())
+    for (auto& a : *node.mutable_attribute())
       if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR)
-        tensors_[node.output(0)] = &a.t();
+        tensors_[node.output(0)] = a.mutable_t();
   }
+}
+
+void OnnxConstants::release(const std::string& name) {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end() || !initializers_.count(name)) return;
+  onnx::TensorProto& t = *it->second;
+  std::string().swap(*t.mutable_raw_data());  // clear() would keep the capacity
+  google::protobuf::RepeatedField<float>().Swap(t.mutable_float_data());
 }
 
 const onnx::TensorProto* OnnxConstants::find(const std::string& name) const {

@@ -6,7 +6,7 @@
 // initializers or outputs of Constant nodes (OnnxConstants); tensors are FLOAT (to floats) or
 // INT64/INT32/BOOL (to integers), stored inline or as raw little-endian bytes; external data is refused.
 //
-//   OnnxConstants constants(model.graph(), "m.onnx");
+//   OnnxConstants constants(*model.mutable_graph(), "m.onnx");
 //   OnnxNodeReader node(proto, constants, "m.onnx");
 //   std::vector<int64_t> pads = node.ints("pads", {0, 0, 0, 0}, /*count=*/4);
 //   float eps = node.real("epsilon", 1e-5f);
@@ -32,15 +32,18 @@ std::vector<float> onnx_floats(const onnx::TensorProto& t, const std::string& wh
 // An INT64, INT32 or BOOL tensor's values; throws naming `where` otherwise.
 std::vector<int64_t> onnx_integers(const onnx::TensorProto& t, const std::string& where);
 
-// Initializers and Constant nodes' values by name.
+// Initializers and Constant nodes' values by name. release() frees an initializer's values once
+// they are translated (a layer's weights, read once), so an import holds each weight once: the
+// parsed file and the translated weights never both hold all of them (VGG-16: 528 MiB each).
 class OnnxConstants {
  public:
-  OnnxConstants(const onnx::GraphProto& graph, const std::string& source);
+  OnnxConstants(onnx::GraphProto& graph, const std::string& source);
   const onnx::TensorProto* find(const std::string& name) const;
   bool is_initializer(const std::string& name) const { return initializers_.count(name) > 0; }
+  void release(const std::string& name);
 
  private:
-  std::map<std::string, const onnx::TensorProto*> tensors_;
+  std::map<std::string, onnx::TensorProto*> tensors_;
   std::set<std::string> initializers_;
 };
 

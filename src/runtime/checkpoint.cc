@@ -246,12 +246,16 @@ void check_same_decay_rule(const Checkpoint& c, const TrainConfig& config) {
                            << SgdConfig::name(config.weight_decay_on));
 }
 
-void load_weights(const SafeTensors& file, Net& net, int64_t steps_done) {
+namespace {
+
+// load_weights; `consumed` (the file itself, or null) has each tensor's values freed once imported.
+void load_into(const SafeTensors& file, Net& net, int64_t steps_done, SafeTensors* consumed) {
   const std::vector<ParamTensor>& params = net.params();
   const std::string model = "model '" + net.graph().name() + "'";
   for (size_t i = 0; i < params.size(); ++i) {
     const SafeTensor& t = require_param(file, params[i].name, params[i].spec, model);
     net.import_param(i, checked_values(file, t.name, params[i].spec, t.data));
+    if (consumed) std::vector<float>().swap(consumed->tensors[&t - file.tensors.data()].data);
   }
   for (int node = 0; node < static_cast<int>(net.graph().nodes().size()); ++node)
     if (is_batch_norm(net, node))
@@ -260,6 +264,12 @@ void load_weights(const SafeTensors& file, Net& net, int64_t steps_done) {
   auto hash = file.metadata.find("weights_sha256");
   if (hash != file.metadata.end() && hash->second != net.weights_sha256()) VDNN_THROW(hash_mismatch(file));
 }
+
+}  // namespace
+
+void load_weights(const SafeTensors& file, Net& net, int64_t steps_done) { load_into(file, net, steps_done, nullptr); }
+
+void load_weights(SafeTensors&& file, Net& net) { load_into(file, net, 0, &file); }
 
 std::string weights_sha256(const SafeTensors& file, const Graph& graph) {
   Sha256 sha;  // as Net::weights_sha256: every parameter's plain floats, in graph order

@@ -88,6 +88,9 @@ void restore_checkpoint(const Checkpoint& checkpoint, Net& net);
 // A batch norm's "<layer>.num_batches_tracked", if present (an integer scalar >= steps_done), sets
 // the Net's count before step 0 (Net::batches_tracked_base): its value less `steps_done`.
 void load_weights(const SafeTensors& file, Net& net, int64_t steps_done = 0);
+// The same, freeing each tensor's values as soon as the Net holds them, so the host never holds a
+// model's weights twice (`vdnn infer`: VGG-16's 528 MiB); `file` keeps its names and metadata.
+void load_weights(SafeTensors&& file, Net& net);
 // The checks of load_weights on the file alone, with the same messages: every parameter of `graph`
 // present, shaped and finite, running variances >= 0, and the metadata's weights_sha256 (if any)
 // over its tensors in graph order, as Net::weights_sha256 hashes them. For weights about to be
