@@ -92,6 +92,22 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
   return seconds[seconds.size() / 2];
 }
 
+// The convolutions an inference Net made direct to fit its budget (runtime/net.h NetOptions::inference).
+std::vector<std::string> direct_convolutions(const Net& net) {
+  std::vector<std::string> names;
+  const std::vector<ConvAlgo>& algos = net.options().conv_algos;
+  for (size_t i = 0; i < algos.size(); ++i)
+    if (algos[i] == ConvAlgo::kDirect && net.graph().nodes()[i].layer->kind() == LayerKind::kConv)
+      names.push_back(net.graph().nodes()[i].layer->name());
+  return names;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 // --top-k K --predictions FILE: per sample, the K most probable classes (softmax of the logits), as
 // JSON {"k": K, "samples": [{"classes": [...], "probabilities": [...]}, ...]} in the data's order.
 void write_top_k(const std::string& path, const std::vector<float>& logits, int classes, int k) {
@@ -162,10 +178,9 @@ int run_infer(InferOptions& o) {
   NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
   options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   Net net(std::move(graph), options);
-  load_weights(weights, net);
   const auto step_entry = weights.metadata.find("step");
   const std::string step = step_entry == weights.metadata.end() ? "" : step_entry->second;
-  weights = {};  // the Net holds them now: the host copy goes before the forward passes
+  load_weights(std::move(weights), net);  // each tensor's host copy goes once the Net holds it
   std::vector<float> logits;
   const bool keep_logits = !o.logits.empty() || !o.predictions.empty();
   const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test, keep_logits ? &logits : nullptr);
@@ -184,6 +199,7 @@ int run_infer(InferOptions& o) {
     if (!o.logits.empty()) j["logits"] = o.logits;
     if (!o.predictions.empty()) j["predictions"] = o.predictions;
     if (o.repeat > 0) j["batch_seconds_median"] = seconds, j["repeat"] = o.repeat;
+    j["direct_convolutions"] = direct_convolutions(net);
     j["rewrites"] = {{"batch_norms_folded", rewrites.batch_norms_folded}, {"dropouts_removed", rewrites.dropouts_removed},
                      {"notes", rewrites.notes}};
     j["forward_order"] = {{"moved_layers", order.moved}, {"activation_peak_bytes", order.peak_bytes},
@@ -203,6 +219,9 @@ int run_infer(InferOptions& o) {
   if (rewrites.batch_norms_folded + rewrites.dropouts_removed > 0)
     std::printf("graph for inference: batch norms folded into their convolution or fc: %d, dropouts removed: %d\n",
                 rewrites.batch_norms_folded, rewrites.dropouts_removed);
+  if (const std::vector<std::string> direct = direct_convolutions(net); !direct.empty())
+    std::printf("to fit --device-memory, %zu convolutions run direct instead of their fastest algorithm: %s\n",
+                direct.size(), join(direct).c_str());
   if (order.moved > 0)
     std::printf("forward order: %d layers moved, live activations %s instead of %s in the model's order (fp32)\n",
                 order.moved, format_bytes(order.peak_bytes).c_str(), format_bytes(order.model_peak_bytes).c_str());

@@ -14,6 +14,41 @@
 
 namespace vdnn {
 
+namespace {
+
+// The workspace an inference Program allocates for node i (program_builder.h).
+size_t forward_workspace(const NodeFacts& f) { return std::min(f.scratch_bytes, f.forward_scratch_bytes); }
+
+// Under a budget the fastest convolutions' workspace may not fit (Winograd's transformed tiles:
+// 890 MiB for one VGG-16 layer at batch 32): the convolution with the widest forward workspace goes
+// direct, one at a time, until the pass fits, as Planner::infer does on predicted costs. Returns
+// the per-node algorithms (empty: nothing leaner helps or is needed).
+std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, const NetOptions& options,
+                                          const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts) {
+  const int n = static_cast<int>(graph.nodes().size());
+  const TargetFacts direct =
+      backend_target(to_string(options.backend)).facts(graph, batch, std::vector<ConvAlgo>(n, ConvAlgo::kDirect));
+  if (direct.value_bytes != value_bytes) return {};
+  std::vector<ConvAlgo> algos(n, options.conv_algo);
+  std::vector<NodeFacts> mixed = facts;
+  bool changed = false;
+  while (!plan_inference(graph, value_bytes, mixed, options.device_memory).fits) {
+    int widest = -1;
+    for (int i = 0; i < n; ++i)
+      if (graph.nodes()[i].layer->kind() == LayerKind::kConv && algos[i] != ConvAlgo::kDirect &&
+          forward_workspace(direct.facts[i]) < forward_workspace(mixed[i]) &&
+          (widest < 0 || forward_workspace(mixed[i]) > forward_workspace(mixed[widest])))
+        widest = i;
+    if (widest < 0) break;
+    algos[widest] = ConvAlgo::kDirect;
+    mixed[widest] = direct.facts[widest];
+    changed = true;
+  }
+  return changed ? algos : std::vector<ConvAlgo>{};
+}
+
+}  // namespace
+
 Net::Net(Graph graph, const NetOptions& options)
     : graph_(std::move(graph)), batch_(options.batch), options_(options) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
@@ -30,6 +65,16 @@ Net::Net(Graph graph, const NetOptions& options)
       VDNN_THROW("an inference Net runs the forward pass only: offload policies (--policy "
                  << to_string(options.policy) << "), storage decisions and data-parallel ranks are for training");
     PlannedInference planned = plan_inference(graph_, value_bytes, facts_, options.device_memory);
+    if (!planned.fits && options.device_memory && options.conv_algos.empty()) {
+      std::vector<ConvAlgo> algos = leaner_convolutions(graph_, batch_, options, value_bytes, facts_);
+      if (!algos.empty()) {  // the kernels again, some convolutions direct
+        options_.conv_algos = std::move(algos);
+        backend_ = make_backend(graph_, {options.backend, batch_, options.seed, options.conv_algo,
+                                         options_.conv_algos, options.link});
+        facts_ = backend_->facts();
+        planned = plan_inference(graph_, backend_->value_bytes(), facts_, options.device_memory);
+      }
+    }
     if (!planned.fits) VDNN_THROW(inference_refusal(graph_, batch_, planned));
     take(std::move(planned));
   } else {
@@ -46,7 +91,9 @@ Net::Net(Graph graph, const NetOptions& options)
   host_pool_ = HostPool(HostPool::kDefaultSlabBytes, backend_->host_memory());
   executor_ = std::make_unique<Executor>(*backend_, arena_->data(), host_pool_);
   bind_params();
-  init_params(options.seed);
+  // An inference Net's weights are loaded, not trained from a seed: left zero (its arena's pages
+  // stay untouched until they are), so loading VGG-16's 528 MiB never holds a second, random copy.
+  if (!options.inference) init_params(options.seed);
   if (ranks() > 1)  // a collective: every rank builds its Net in the same order
     device_comm_ = backend_->gradient_communicator(*options_.comm, {options_.collective_timeout_seconds});
   for (const GradientBucket& b : train_.buckets) {

@@ -67,7 +67,10 @@ struct NetOptions {
   double collective_timeout_seconds = CommOptions{}.timeout_seconds;  // the backend's own collectives (NCCL)
   // A Net that only infers (plan/planned_inference.h): one forward-only Program, no gradients or
   // momentum on the device, `device_memory` bounding weights + working set. forward(false) only;
-  // training is refused. Needs policy none, no decisions and no communicator.
+  // training is refused. Needs policy none, no decisions and no communicator. Its weights start at
+  // zero: load them (runtime/checkpoint.h load_weights, import_param). When the fastest kernels'
+  // workspace does not fit `device_memory`, convolutions go direct, widest workspace first, until it
+  // does (options().conv_algos then says which).
   bool inference = false;
 };
 

@@ -5,6 +5,8 @@
 // fastest algorithms' workspace for leaner ones only as far as it must.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "backend_api/backend.h"
@@ -126,12 +128,49 @@ TEST(PlannedInference, AnInferenceNetRefusesToTrainAndTrainingOptions) {
   net.set_batch(d.images.data(), d.labels.data(), 4);
   for (const std::string& e : {test::error_of([&] { net.forward(true); }), test::error_of([&] { net.backward(); })})
     EXPECT_NE(e.find("built for inference only"), std::string::npos) << e;
-  for (const ParamTensor& p : net.params()) {
+  for (size_t i = 0; i < net.params().size(); ++i) {
+    const ParamTensor& p = net.params()[i];
     EXPECT_EQ(p.grad, nullptr) << p.name;
     EXPECT_EQ(p.velocity, nullptr) << p.name;
+    const std::vector<float> w = net.export_param(i);  // loaded, not seeded: zero until then
+    EXPECT_TRUE(std::all_of(w.begin(), w.end(), [](float x) { return x == 0; })) << p.name;
   }
   const std::string e = test::error_of([] { Net n(load_model("fmnist_cnn"), {.batch = 4, .policy = Policy::kAll, .inference = true}); });
   EXPECT_NE(e.find("--policy all"), std::string::npos) << e;
+}
+
+TEST(PlannedInference, BelowTheFastestKernelsWorkspaceConvolutionsGoDirectUntilItFits) {
+  const int64_t batch = 32;
+  Net fastest(load_model("vgg_cifar"), {.batch = batch, .inference = true});
+  const InferencePeak peak = inference_peak(fastest.eval_plan());
+  ASSERT_GT(peak.workspace, size_t{1} << 20) << "vgg_cifar's Winograd convolutions need workspace";
+  NetOptions o{.batch = batch, .device_memory = peak.budget - peak.workspace / 2, .inference = true};
+  Net lean(load_model("vgg_cifar"), o);
+  const std::vector<ConvAlgo>& algos = lean.options().conv_algos;
+  const long direct = std::count(algos.begin(), algos.end(), ConvAlgo::kDirect);
+  EXPECT_GT(direct, 0);
+  EXPECT_LT(direct, std::count_if(lean.graph().nodes().begin(), lean.graph().nodes().end(),
+                                  [](const Node& n) { return n.layer->kind() == LayerKind::kConv; }))
+      << "only as many as the budget needs";
+  EXPECT_LE(lean.arena_bytes(), o.device_memory);
+  // The same weights give the same answer within float noise (another algorithm's summation order).
+  const Net seeded(load_model("vgg_cifar"), {.batch = batch, .seed = 4});
+  for (size_t i = 0; i < seeded.params().size(); ++i) {
+    fastest.import_param(i, seeded.export_param(i));
+    lean.import_param(i, seeded.export_param(i));
+  }
+  const Shape& s = lean.graph().input_shape();
+  const Dataset d = make_synthetic(batch, s.channels(), s.height(), s.width(), lean.graph().classes(), 6);
+  fastest.set_batch(d.images.data(), d.labels.data(), batch);
+  lean.set_batch(d.images.data(), d.labels.data(), batch);
+  fastest.forward(false);
+  lean.forward(false);
+  float largest = 0, diff = 0;
+  for (size_t i = 0; i < lean.logits().size(); ++i) {
+    largest = std::max(largest, std::abs(fastest.logits()[i]));
+    diff = std::max(diff, std::abs(fastest.logits()[i] - lean.logits()[i]));
+  }
+  EXPECT_LE(diff, 1e-4f * std::max(1.0f, largest));
 }
 
 TEST(PlannedInference, UnderABudgetOnlyTheWidestWorkspacesGoLeaner) {
