@@ -5,8 +5,9 @@
 // Inception module's four branches all read its input; a branch run to its end frees its reduced
 // maps before the next begins). The list scheduler here walks the graph keeping the ready nodes and
 // runs next the one that adds the fewest bytes net (its output less the inputs it is the last
-// reader of), ties by the smaller rise during the node, then the model's order — the greedy
-// memory-aware scheduling of Checkmate's and TVM's static planners, without their solvers. Sizes
+// reader of), ties by the smaller rise during the node, then the model's order: a greedy cousin of
+// Serenity's memory-aware scheduling of irregularly wired networks (Ahn et al., MLSys 2020), which
+// searches the orders by dynamic programming for the same goal. Sizes
 // are fp32 NCHW (batch x elements x 4; an in-place ReLU shares its input's buffer), the kernels'
 // layouts are not needed. The model's own order is kept unless the greedy one is strictly lower.
 //
