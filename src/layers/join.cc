@@ -12,9 +12,16 @@ static std::string list_shapes(const std::vector<Shape>& in) {
 
 Shape ConcatLayer::infer_shape(const std::vector<Shape>& in) const {
   int64_t channels = 0;
+  if (in[0].rank() == 1) {  // fc outputs: K values each, joined end to end
+    for (const auto& x : in) {
+      if (x.rank() != 1) fail("concat needs all inputs CxHxW or all vectors K, got " + list_shapes(in));
+      channels += x.channels();
+    }
+    return Shape{channels};
+  }
   for (const auto& x : in) {
     if (!x.is_image() || x.height() != in[0].height() || x.width() != in[0].width())
-      fail("concat needs CxHxW inputs with equal H and W, got " + list_shapes(in));
+      fail("concat needs CxHxW inputs with equal H and W (or all vectors K), got " + list_shapes(in));
     channels += x.channels();
   }
   return Shape{channels, in[0].height(), in[0].width()};

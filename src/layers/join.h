@@ -1,4 +1,6 @@
 // layers/join.h — the layers that make a graph a DAG: concat (along channels) and add (residual).
+// Concat takes CxHxW images of equal H and W (output: the channels summed) or vectors K, as fc
+// layers produce (output: the lengths summed); not a mix of the two.
 //
 //   {"name": "mix", "type": "concat", "inputs": ["b1", "b2", "b3"]}
 //   {"name": "res", "type": "add",    "inputs": ["conv2b", "shortcut"]}

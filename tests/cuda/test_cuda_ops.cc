@@ -164,6 +164,7 @@ TEST(CudaOps, ReluFlattenConcatAddAndTheLoss) {
   expect_gpu_matches_cpu({{{"type", "flatten"}}, 2, {Shape{4, 2, 3}}});
   expect_gpu_matches_cpu(
       {{{"type", "concat"}}, 2, {Shape{3, 3, 4}, Shape{5, 3, 4}, Shape{8, 3, 4}}});
+  expect_gpu_matches_cpu({{{"type", "concat"}}, 3, {Shape{4}, Shape{3}, Shape{3}}});  // fc outputs
   expect_gpu_matches_cpu({{{"type", "add"}}, 2, {Shape{6, 3, 3}, Shape{6, 3, 3}, Shape{6, 3, 3}}});
   expect_gpu_matches_cpu({{{"type", "softmax_cross_entropy"}}, 4, {Shape{6}}});
   expect_gpu_matches_cpu(

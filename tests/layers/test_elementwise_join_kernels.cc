@@ -1,7 +1,9 @@
-// ReLU, ReLU6, dropout, flatten, concat and add kernels against the reference; finite differences.
+// ReLU, ReLU6, dropout, flatten, concat (images and vectors) and add kernels against the
+// reference; finite differences.
 #include <cmath>
 #include <limits>
 
+#include "error_of.h"
 #include "layers/layer_test_util.h"
 
 namespace vdnn::test {
@@ -118,6 +120,35 @@ TEST(ConcatKernel, MatchesReferenceForAlignedAndUnalignedSlices) {
         EXPECT_TRUE(ref::values_close(g.d_in[i], rdx[i].v, 0, 0)) << "input " << i;
     }
   }
+}
+
+// fc outputs (N x K_i) joined end to end per sample, as io/fc_split.h's blocks are.
+TEST(ConcatKernel, JoinsVectorsAndSlicesTheirGradient) {
+  const std::vector<int64_t> lengths{4, 3, 3};
+  const int64_t batch = 2, total = 10;
+  auto layer = layer_from({{"type", "concat"}});
+  std::vector<Shape> shapes;
+  std::vector<std::vector<float>> xs;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    shapes.push_back(Shape{lengths[i]});
+    xs.push_back(ref::random_vector(static_cast<size_t>(batch * lengths[i]), 90 + i));
+  }
+  EXPECT_EQ(layer->infer_shape(shapes), Shape{total});
+  std::vector<float> expected;  // sample n: x0[n], x1[n], x2[n]
+  for (int64_t n = 0; n < batch; ++n)
+    for (size_t i = 0; i < lengths.size(); ++i)
+      expected.insert(expected.end(), xs[i].begin() + n * lengths[i], xs[i].begin() + (n + 1) * lengths[i]);
+  KernelHarness h(*layer, batch, shapes, tag::nchw);
+  EXPECT_EQ(h.forward(xs), expected);
+  check_gradients(h, xs, 1e-2, 1e-3, 1e-4);
+}
+
+TEST(ConcatLayer, RefusesImagesMixedWithVectors) {
+  auto layer = layer_from({{"type", "concat"}});
+  const std::string vector_first = error_of([&] { layer->infer_shape({Shape{4}, Shape{4, 1, 1}}); });
+  EXPECT_NE(vector_first.find("all vectors K, got 4, 4x1x1"), std::string::npos) << vector_first;
+  const std::string image_first = error_of([&] { layer->infer_shape({Shape{4, 1, 1}, Shape{4}}); });
+  EXPECT_NE(image_first.find("all vectors K), got 4x1x1, 4"), std::string::npos) << image_first;
 }
 
 TEST(AddKernel, MatchesReferenceAndFiniteDifferences) {

@@ -1,4 +1,4 @@
-// Concat along channels and elementwise add (residual joins) on oneDNN.
+// Concat along channels (or along vectors: N,K values) and elementwise add (residual joins) on oneDNN.
 // Concat's backward copies channel slices of the gradient (submemory views) into each input's layout;
 // when a slice does not start on a layout block, the gradient goes through plain NCHW in scratch.
 // Add's backward copies the gradient to every input (each may have its own layout).
@@ -59,8 +59,10 @@ class ConcatKernel : public CpuKernel {
   void slice_from(const memory::desc& whole, const KernelSetup& s) {
     int64_t offset = 0;
     for (size_t i = 0; i < in_mds_.size(); ++i) {
-      memory::dims dims = s.in_shapes[i].with_batch(s.batch);
-      memory::desc view = whole.submemory_desc(dims, {0, offset, 0, 0});
+      memory::dims dims = s.in_shapes[i].with_batch(s.batch);  // N,C,H,W or N,K
+      memory::dims at(dims.size(), 0);
+      at[1] = offset;
+      memory::desc view = whole.submemory_desc(dims, at);
       slice_mds_.push_back(view);
       slices_.push_back(dnnl::reorder(dnnl::reorder::primitive_desc(engine_, view, engine_, in_mds_[i])));
       offset += s.in_shapes[i].channels();

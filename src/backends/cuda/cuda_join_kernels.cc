@@ -1,7 +1,7 @@
-// Concat along channels and elementwise add (residual joins). In NCHW, input i of a concat is, per
-// sample, one contiguous run of C_i*H*W floats at channel offset sum(C_<i): each direction is one
-// strided 2-D copy per input (cudaMemcpy2DAsync). Add is a copy and cuBLAS axpy per further
-// input; its backward hands the gradient to every input.
+// Concat along channels (or vectors) and elementwise add (residual joins). In NCHW, input i of a
+// concat is, per sample, one contiguous run of C_i*H*W floats (K_i for a vector) at offset
+// sum(C_<i): each direction is one strided 2-D copy per input (cudaMemcpy2DAsync). Add is a copy
+// and cuBLAS axpy per further input; its backward hands the gradient to every input.
 #include "backends/cuda/cuda_kernels.h"
 
 namespace vdnn {
