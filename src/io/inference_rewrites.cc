@@ -4,6 +4,7 @@
 #include <numeric>
 #include <set>
 
+#include "io/param_lookup.h"
 #include "layers/batch_norm.h"
 #include "layers/conv.h"
 #include "layers/fc.h"
@@ -19,23 +20,9 @@ struct Fold {
   SafeTensor weight, bias;
 };
 
-std::string param_name(const Graph& g, int node, const ParamSpec& spec) {
-  return g.nodes()[node].layer->name() + "." + spec.name;
-}
-
-const ParamSpec* find_spec(const Graph& g, int node, const std::string& name) {
-  for (const ParamSpec& p : g.nodes()[node].params)
-    if (p.name == name) return &p;
-  return nullptr;
-}
-
-// The file's tensor for parameter `spec` of `node`, in its plain dims or the file's (PyTorch's)
-// shape, as runtime/checkpoint.h's load_weights takes it.
+// The file's tensor for parameter `spec` of `node` (io/param_lookup.h).
 const SafeTensor& require_param(const SafeTensors& weights, const Graph& g, int node, const ParamSpec& spec) {
-  const std::string name = param_name(g, node, spec);
-  const SafeTensor* found = weights.find(name);
-  const auto& shape = found && found->shape == spec.dims ? spec.dims : spec.file_dims();
-  return weights.require(name, shape, "the inference rewrite of model '" + g.name() + "'");
+  return vdnn::require_param(weights, g, node, spec, "the inference rewrite of model '" + g.name() + "'");
 }
 
 // Why batch norm `bn` cannot fold into the layer producing `input` (its input seen through the
@@ -102,9 +89,6 @@ std::unique_ptr<Layer> with_bias(const Layer& layer) {
   p.bias = true;
   return std::make_unique<FcLayer>(layer.name(), p);
 }
-
-// A checkpoint's SGD momentum of parameter "<name>" is "<name>:momentum" (runtime/checkpoint.h).
-const std::string kMomentumSuffix = ":momentum";
 
 // Puts `t` in place of the tensor of its name, or right after `after` when there is none.
 void put_tensor(SafeTensors& weights, SafeTensor t, const std::string& after) {

@@ -32,6 +32,7 @@
 #include "backends/cpu/profiler.h"
 #include "io/model_file.h"
 #include "io/npy.h"
+#include "io/param_lookup.h"
 #include "io/safetensors.h"
 #include "layers/conv.h"
 #include "layers/elementwise.h"
@@ -379,6 +380,15 @@ void examples(Given& given) {
     load_weights(weights, net);
     net.forward(/*training=*/false);
     (void)r;  // (adapted)
+  }
+  // == io/param_lookup.h
+  {
+    const Graph graph = load_model("vgg16");  // (adapted)
+    const SafeTensors weights;  // (adapted)
+    const int node = 0;  // (adapted)
+    const ParamSpec& spec = *find_spec(graph, node, "weight");
+    const SafeTensor& w = require_param(weights, graph, node, spec, "the fc split of model 'vgg16'");
+    (void)w;  // (adapted)
   }
   // == io/npy.h
   {
