@@ -3,7 +3,8 @@
 // Model (Caffe's SyncedMemory head, extended with in-flight states): a tensor is absent, then on
 // the device; offloading (a device->host copy in flight, owning its event); on the host (device
 // copy released); prefetching (host->device copy in flight, owning its event); on the device again;
-// absent after its last use. Any other transition is a bug in the Program or the executor and
+// absent after its last use. A streamed weight (inference) starts on the host instead: its host
+// copy is the weight, prefetched for its layer and absent from the device after. Any other transition is a bug in the Program or the executor and
 // fails loudly (vdnn::InternalError).
 //
 //   Residency r("conv1:out");
@@ -26,6 +27,11 @@ class Residency {
   explicit Residency(std::string name = {}) : name_(std::move(name)) {}
 
   State state() const { return state_; }
+  // A tensor whose only copy to begin with is on the host (a streamed weight).
+  void start_on_host() {
+    VDNN_CHECK(state_ == kAbsent, "tensor '" << name_ << "': starts on the host, but is " << name(state_));
+    state_ = kHost;
+  }
   const Event& event() const { return event_; }
 
   void to(State next, Event event = {}) {

@@ -219,7 +219,7 @@ class Replay {
     for (double& a : plan_.average_by_class) a = step_count == 0 ? 0 : a / static_cast<double>(step_count);
     plan_.by_class = stats_;
     for (const ProgramTensor& t : program_.tensors)
-      if (t.offloaded) plan_.host_bytes += t.bytes;
+      if (t.offloaded || t.streamed) plan_.host_bytes += t.bytes;
     return std::move(plan_);
   }
 

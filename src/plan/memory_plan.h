@@ -44,7 +44,7 @@ struct MemoryPlan {
   // what the device holds for backward. Offloaded tensors count as freed once their copy is issued
   // (their space is reusable as soon as it ends).
   ClassStats at_forward_end;
-  size_t host_bytes = 0;        // host memory for offloaded tensors
+  size_t host_bytes = 0;        // host memory for offloaded tensors and streamed weights
   // When !fits: the first allocation (in step order) that ends past the capacity, where the
   // placement puts it and what is in use then (first_misfit); failure adds the smallest budget.
   std::string first_misfit, failure;

@@ -1,6 +1,8 @@
 #include "plan/planned_inference.h"
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "plan/program_builder.h"
 #include "util/size_parse.h"
@@ -8,21 +10,66 @@
 
 namespace vdnn {
 
-PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& value_bytes,
-                                const std::vector<NodeFacts>& facts, size_t budget) {
-  PlannedInference p;
+namespace {
+
+// One placement whatever the capacity (memory_plan.h): it gives the offsets and the smallest budget.
+struct Placed {
+  Program program;
+  MemoryPlan plan;
+};
+
+Placed place(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+             const std::vector<bool>& streamed, size_t budget) {
   ProgramOptions o{Policy::kNone, SyncMode::kEvent, /*training=*/false};
   o.inference = true;
-  p.program = build_program(graph, value_bytes, facts, o);
-  // One placement whatever the capacity (memory_plan.h): it gives the offsets and the smallest budget.
+  o.streamed_weights = streamed;
+  Placed p{build_program(graph, value_bytes, facts, o), {}};
   p.plan = plan_memory(p.program, budget ? budget : std::numeric_limits<size_t>::max());
-  p.smallest_budget = p.plan.smallest_bytes;
+  return p;
+}
+
+size_t weight_bytes(const NodeFacts& f) { return std::accumulate(f.param_bytes.begin(), f.param_bytes.end(), size_t{0}); }
+
+}  // namespace
+
+PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& value_bytes,
+                                const std::vector<NodeFacts>& facts, size_t budget, bool streaming) {
+  const size_t n = graph.nodes().size();
+  PlannedInference p;
+  Placed placed = place(graph, value_bytes, facts, {}, budget);
+  p.smallest_budget = placed.plan.smallest_bytes;
+  const std::vector<bool> all(n, true);
+  Placed all_streamed = place(graph, value_bytes, facts, all, budget);
+  p.smallest_streamed_budget = std::min(all_streamed.plan.smallest_bytes, p.smallest_budget);
+  if (!streaming) {
+    // every weight resident, fitting or not
+  } else if (!placed.plan.fits && all_streamed.plan.fits) {
+    // The largest layers' weights first, one more at a time, until the pass fits.
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return weight_bytes(facts[a]) > weight_bytes(facts[b]); });
+    p.streamed.assign(n, false);
+    for (size_t k = 0; k < n && !placed.plan.fits && weight_bytes(facts[order[k]]) > 0; ++k) {
+      p.streamed[order[k]] = true;
+      placed = place(graph, value_bytes, facts, p.streamed, budget);
+    }
+    if (!placed.plan.fits) {  // not monotone after all (look-ahead copies overlap): all of them
+      p.streamed = all;
+      placed = std::move(all_streamed);
+    }
+  } else if (!placed.plan.fits) {  // nothing fits: the refusal says what streaming all of them needs
+    p.streamed = all;
+    placed = std::move(all_streamed);
+  }
+  p.program = std::move(placed.program);
+  p.plan = std::move(placed.plan);
   p.capacity = budget ? budget : p.smallest_budget;
   p.plan.capacity_bytes = p.capacity;
   p.fits = p.plan.fits;
   if (!p.fits) {  // the peaks by class as the smallest budget places it, for the refusal
-    Program placed = p.program;
-    p.plan.by_class = plan_memory(placed, p.smallest_budget).by_class;
+    Program copy = p.program;
+    p.plan.by_class = plan_memory(copy, p.smallest_streamed_budget).by_class;
   }
   return p;
 }
@@ -41,13 +88,14 @@ std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedIn
   const InferencePeak peak = inference_peak(planned.plan);
   return VDNN_MSG("--device-memory " << describe_budget(planned.capacity) << " is too small to run model '"
                                      << graph.name() << "' forward at batch " << batch << ": it needs at least "
-                                     << describe_budget(planned.smallest_budget) << " (weights "
+                                     << describe_budget(planned.smallest_streamed_budget) << " (weights "
                                      << format_bytes(peak.weights) << ", activations up to "
                                      << format_bytes(peak.activations) << ", workspace up to "
                                      << format_bytes(peak.workspace)
+                                     << (planned.streamed.empty() ? "" : ", every weight streamed from host memory")
                                      << (peak.weights > planned.capacity
-                                             ? "; the weights alone exceed the budget, and streaming them from "
-                                               "host memory is not implemented yet"
+                                             ? "; a layer's weights alone exceed the budget: split it (vdnn infer splits "
+                                               "wide fc layers) or give more"
                                              : "; a smaller --batch needs less")
                                      << "); the first allocation past it: " << planned.plan.first_misfit);
 }

@@ -8,6 +8,11 @@
 // budget is exact to the byte and a budget below it is refused before anything runs.
 // Its peak splits into the classes a deployment asks about: weights, activations (feature maps,
 // with the kernels' transient saved state) and workspace (InferencePeak).
+// Weights that do not fit: when the Program with every weight resident does not fit the budget,
+// layers' weights are streamed from host memory (program_builder.h: prefetched one weighted layer
+// ahead, freed after their forward kernel), the largest layers first, one more at a time until the
+// pass fits; the smallest budget that runs at all is then the one with every weight streamed. (A
+// layer larger than the budget must be split first: io/fc_split.h.)
 //
 //   PlannedInference p = plan_inference(graph, backend.value_bytes(), backend.facts(), 64 << 20);
 //   if (!p.fits) throw Error(inference_refusal(graph, batch, p));
@@ -25,8 +30,11 @@ namespace vdnn {
 
 struct PlannedInference {
   bool fits = false;           // the Program fits `capacity`
-  size_t smallest_budget = 0;  // exact: every budget from it up fits, every one below fails
+  size_t smallest_budget = 0;  // exact, every weight resident: every budget from it up fits
+  // Exact, every weight streamed: the smallest budget that runs at all (<= smallest_budget).
+  size_t smallest_streamed_budget = 0;
   size_t capacity = 0;         // the budget asked, or smallest_budget without one
+  std::vector<bool> streamed;  // per node: its weights are streamed; empty: none is
   Program program;             // placed (offsets filled) when fits
   MemoryPlan plan;             // when it does not fit: by_class as the smallest budget places it
 };
@@ -37,8 +45,10 @@ struct InferencePeak {
   size_t weights = 0, activations = 0, workspace = 0, total = 0, budget = 0;
 };
 
+// Plans the forward pass in `budget` bytes (0: the smallest with every weight resident), streaming
+// weights when they do not fit and `streaming` allows it.
 PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& value_bytes,
-                                const std::vector<NodeFacts>& facts, size_t budget);
+                                const std::vector<NodeFacts>& facts, size_t budget, bool streaming = true);
 
 InferencePeak inference_peak(const MemoryPlan& plan);
 

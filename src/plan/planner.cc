@@ -64,7 +64,9 @@ Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetc
   return e;
 }
 
-InferenceEvaluation Planner::infer(size_t budget) const {
+// The fastest forward algorithms, and leaner ones for the widest workspace first while the pass
+// does not fit (with `streaming`: only once every weight streamed does not fit either).
+InferenceEvaluation Planner::infer_leanest(size_t budget, bool streaming) const {
   InferenceEvaluation e;
   for (const NodeCost& n : costs_.nodes) {
     const auto fastest = std::min_element(n.algos.begin(), n.algos.end(), [](const AlgoCost& a, const AlgoCost& b) {
@@ -73,7 +75,7 @@ InferenceEvaluation Planner::infer(size_t budget) const {
     e.algos.push_back(static_cast<int>(fastest - n.algos.begin()));
   }
   const AlgoChoice fastest = e.algos;
-  e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), budget);
+  e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), budget, streaming);
   while (!e.planned.fits) {  // the layer with the largest workspace goes one algorithm leaner
     int widest = -1;
     for (size_t i = 0; i < costs_.nodes.size(); ++i) {
@@ -85,13 +87,26 @@ InferenceEvaluation Planner::infer(size_t budget) const {
     }
     if (widest < 0) break;
     e.algos[widest] = costs_.nodes[widest].next_leaner(e.algos[widest]);
-    e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), budget);
+    e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), budget, streaming);
   }
   e.fits = e.planned.fits;
-  if (!e.fits) e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), 0);  // its smallest
+  if (!e.fits) {  // its smallest, every weight streamed when that is what runs
+    const size_t smallest = e.planned.smallest_streamed_budget;
+    e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), streaming ? smallest : 0, streaming);
+  }
   for (size_t i = 0; i < fastest.size(); ++i) e.leaner_layers += e.algos[i] != fastest[i];
+  e.streamed_bytes = e.planned.program.streamed_bytes();
   e.time = simulate(e.planned.program, ChosenCosts(costs_, e.algos));
   return e;
+}
+
+InferenceEvaluation Planner::infer(size_t budget) const {
+  InferenceEvaluation resident = infer_leanest(budget, false);
+  if (resident.fits && resident.leaner_layers == 0) return resident;  // nothing to trade
+  InferenceEvaluation streamed = infer_leanest(budget, true);
+  if (!resident.fits) return streamed;  // fitting or not: it needs the least
+  if (!streamed.fits) return resident;
+  return streamed.time.iteration_seconds < resident.time.iteration_seconds ? streamed : resident;
 }
 
 double Planner::oracle_seconds() const {

@@ -67,10 +67,14 @@ struct Evaluation {
 
 // The forward pass of a Net that only infers (plan/planned_inference.h), as `vdnn plan --inference`
 // predicts it: per layer the algorithm with the fastest forward pass, leaner ones (largest
-// workspace first) only as far as the budget needs.
+// workspace first) only as far as the budget needs. When the weights and working set do not fit,
+// two ways are simulated and the faster taken: leaner algorithms with every weight resident, and
+// the fastest ones with the largest layers' weights streamed from host memory over the link
+// (planned_inference.h); when neither fits, both (streamed weights, then leaner algorithms).
 struct InferenceEvaluation {
   AlgoChoice algos;
   int leaner_layers = 0;      // layers on a leaner algorithm than their fastest forward
+  size_t streamed_bytes = 0;  // weight bytes streamed from host memory per forward pass
   bool fits = false;          // at the budget asked (always true without a budget)
   PlannedInference planned;   // at the budget when it fits, else at the smallest that works
   SimResult time;             // one forward pass (iteration_seconds: the latency of a batch)
@@ -107,6 +111,7 @@ class Planner {
   std::vector<size_t> value_bytes_;
   std::vector<NodeFacts> facts_;
   std::vector<NodeFacts> facts_with(const AlgoChoice& algos) const;  // workspace of the chosen algorithms
+  InferenceEvaluation infer_leanest(size_t budget, bool streaming) const;
   NetworkCosts costs_;
   SyncMode sync_;
   CollectiveOptions collectives_;

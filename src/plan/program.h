@@ -32,6 +32,8 @@ struct ProgramTensor {
   bool persistent = false;  // parameters, gradients, momentum: allocated once, never freed
   bool offloaded = false;   // has a host copy; leaves the device in forward, returns for backward
   bool recomputed = false;  // dropped after its last forward reader, re-made by kRecompute steps
+  bool streamed = false;    // a weight held in host memory (inference): prefetched for its layer's
+                            // forward kernel, freed after it (ProgramOptions::streamed_weights)
   size_t offset = 0;        // persistent tensors: their fixed place, set by the memory planner
 };
 
@@ -43,7 +45,7 @@ enum class Op {
   kBackward,    // compute: node's backward kernel
   kAccumulate,  // compute: tensor += tensor2 (gradient of a value read by several layers)
   kOffload,     // d2h: device -> host copy of tensor; completes `event`
-  kPrefetch,    // h2d: host -> device copy of tensor; completes `event`
+  kPrefetch,    // h2d: host -> device copy of tensor (offloaded, or a streamed weight); completes `event`
   kRecord,      // `event` completes when `stream` reaches this point
   kWait,        // `stream` waits for `event`
   kSync,        // the host waits for every stream (sync layer)
@@ -99,6 +101,7 @@ struct Program {
 
   size_t offloaded_bytes() const;  // bytes copied each way per step
   size_t recomputed_bytes() const; // bytes dropped in forward and re-made in backward per step
+  size_t streamed_bytes() const;   // weight bytes copied host -> device per forward pass
   size_t all_reduced_bytes() const;  // data parallel: the buckets' bytes, summed over the ranks per step
   std::vector<int> recomputed_nodes() const;  // kRecompute steps' nodes, in issue order
   std::string to_text() const;     // one line per step

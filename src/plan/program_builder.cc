@@ -90,6 +90,7 @@ class Builder {
   void offload(int t);
   void prefetch(int t);
   void prefetch_pending(int node);
+  void stream_weights_before(int node);
   void emit_forward();
   void emit_forward_frees(int i);
   void emit_backward();
@@ -125,17 +126,32 @@ class Builder {
   // kernel its device copy is freed, and node -> the tensors held until then.
   std::map<int, int> release_at_;
   std::vector<std::vector<int>> released_after_;
+  // Streamed weights: node -> the streamed layers whose weights are prefetched before its forward
+  // kernel (index n: at the start of the pass, before the input upload).
+  std::vector<std::vector<int>> stream_before_;
 };
 
 void Builder::make_parameters() {
-  for (size_t i = 0; i < g_.nodes().size(); ++i) {
+  const int n = static_cast<int>(g_.nodes().size());
+  const std::vector<bool>& streamed = o_.streamed_weights;
+  if (!streamed.empty() && (o_.training || static_cast<int>(streamed.size()) != n))
+    VDNN_THROW("streamed weights: " << (o_.training ? "only an inference Program streams its weights"
+                                                    : std::to_string(streamed.size()) + " flags for model '" + g_.name() +
+                                                          "', which has " + std::to_string(n) + " layers"));
+  stream_before_.assign(n + 1, {});
+  int weighted_before = n;  // the previous layer with weights; n: none yet (the start of the pass)
+  for (int i = 0; i < n; ++i) {
     const Node& node = g_.nodes()[i];
     NodeBinding& b = p_.nodes[i];
+    const bool stream = !streamed.empty() && streamed[i] && !node.params.empty();
+    if (stream) stream_before_[weighted_before].push_back(i);
+    if (!node.params.empty()) weighted_before = i;
     for (size_t k = 0; k < node.params.size(); ++k) {
       const ParamSpec& spec = node.params[k];
       const std::string name = node.layer->name() + "." + spec.name;
       const size_t bytes = facts_[i].param_bytes[k];
-      b.params.push_back(add_tensor(name, bytes, MemoryClass::kWeights, true));
+      b.params.push_back(add_tensor(name, bytes, MemoryClass::kWeights, !stream));
+      p_.tensors.back().streamed = stream;
       // Gradients and momentum exist in every Program of a trained graph (evaluation too), so that
       // persistent tensors land at the same offsets in the training and evaluation plans; an
       // inference Program is the only one of its Net and has none.
@@ -443,19 +459,37 @@ void Builder::prefetch_pending(int node) {
     if (p_.tensors[t].offloaded && !prefetched_.count(t) && !prefetch_at_.count(t)) prefetch(t);
 }
 
+// Prefetches the weights of the streamed layers whose point is before `node`'s forward kernel.
+void Builder::stream_weights_before(int node) {
+  for (int s : stream_before_[node])
+    for (int t : p_.nodes[s].params) {
+      alloc(t, StreamKind::kH2D);
+      const int done = p_.event_count++;
+      emit({Op::kPrefetch, StreamKind::kH2D, -1, t, -1, done});
+      prefetch_event_[t] = done;
+    }
+}
+
 void Builder::emit_forward() {
-  released_after_.assign(g_.nodes().size(), {});
+  const int n = static_cast<int>(g_.nodes().size());
+  released_after_.assign(n, {});
+  stream_weights_before(n);
   alloc(p_.input_tensor);
   emit({Op::kLoadInput, StreamKind::kCompute, -1, p_.input_tensor});
   if (p_.tensors[p_.input_tensor].offloaded) offload(p_.input_tensor);
   for (int i = 0; i < static_cast<int>(g_.nodes().size()); ++i) {
     const NodeBinding& b = p_.nodes[i];
+    for (int t : b.params)
+      if (p_.tensors[t].streamed) emit({Op::kWait, StreamKind::kCompute, -1, -1, -1, prefetch_event_.at(t)});
+    stream_weights_before(i);  // the next streamed layer's, copied while this one computes
     if (!facts_[i].in_place) alloc(b.out);
     for (int t : b.saved) alloc(t);
     if (b.scratch >= 0) alloc(b.scratch);
     emit({Op::kForward, StreamKind::kCompute, i});
     if (o_.sync == SyncMode::kLayer) emit({Op::kSync});
     if (b.scratch >= 0) free_now(b.scratch);
+    for (int t : b.params)
+      if (p_.tensors[t].streamed) free_now(t);
     const Storage& out = storages_[group_[g_.nodes()[i].output]];
     if (out.last_writer == i && p_.tensors[out.tensor].offloaded) offload(out.tensor);
     for (int t : b.saved) {

@@ -21,6 +21,10 @@
 // A release point (StorageDecision::release_at = k) holds an offloaded tensor's device copy until
 // node k's forward kernel is issued, instead of freeing it after its last forward reader: the
 // placement then puts nothing over it while its copy may still run.
+// Streamed weights (ProgramOptions::streamed_weights, inference only) live in host memory: a
+// streamed layer's weights are prefetched on the h2d stream while the weighted layer before it
+// computes (one weighted layer ahead, vDNN's prefetch rule turned forward; the first weighted
+// layer's at the start, with the input upload), waited for by its forward kernel and freed after it.
 //
 //   std::vector<NodeFacts> facts = ...;   // from the backend's kernels
 //   Program train = build_program(graph, value_bytes, facts, {Policy::kConv, SyncMode::kEvent});
@@ -56,6 +60,9 @@ struct ProgramOptions {
   // Per value/saved buffer keep, offload or recompute, and an offload's prefetch point (training
   // Programs only); empty: `policy`.
   StepDecisions decisions;
+  // Inference only: per node, whether its weights are streamed from host memory (see above);
+  // empty: every weight stays on the device.
+  std::vector<bool> streamed_weights;
 };
 
 Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes,

@@ -19,10 +19,16 @@ Executor::~Executor() {
 
 void Executor::ensure_host_copies(const Program& p) {
   auto& blocks = host_blocks_[&p];
-  if (!blocks.empty() || p.offloaded_bytes() == 0) return;
+  if (!blocks.empty() || p.offloaded_bytes() + p.streamed_bytes() == 0) return;
   blocks.resize(p.tensors.size());
   for (size_t t = 0; t < p.tensors.size(); ++t)
-    if (p.tensors[t].offloaded) blocks[t] = host_.allocate(p.tensors[t].bytes);
+    if (p.tensors[t].offloaded || p.tensors[t].streamed) blocks[t] = host_.allocate(p.tensors[t].bytes);
+}
+
+void* Executor::host_copy(const Program& p, int tensor) {
+  ensure_host_copies(p);
+  const auto& blocks = host_blocks_[&p];
+  return blocks.empty() ? nullptr : blocks.at(static_cast<size_t>(tensor)).ptr;
 }
 
 StepResult Executor::run(const Program& p, Phase phase, const BatchView& batch) {
@@ -33,7 +39,10 @@ StepResult Executor::run(const Program& p, Phase phase, const BatchView& batch) 
       if (p.tensors[t].persistent) ptr_[t] = arena_ + p.tensors[t].offset;
     events_.assign(static_cast<size_t>(p.event_count), Event());
     residency_.clear();
-    for (const ProgramTensor& t : p.tensors) residency_.emplace_back(t.name);
+    for (const ProgramTensor& t : p.tensors) {  // a streamed weight starts on the host
+      residency_.emplace_back(t.name);
+      if (t.streamed) residency_.back().start_on_host();
+    }
     result_ = {};
     if (recorder_) recorder_->begin(p);
   }
@@ -166,7 +175,10 @@ void Executor::launch_kernel(const Program& p, size_t step, Pass pass, const Bat
   KernelArgs a;
   for (int t : b.in) a.in.push_back(!backward || b.backward_reads_in ? at(t) : nullptr);
   for (int t : b.d_in) a.d_in.push_back(backward ? at(t) : nullptr);
-  for (int t : b.params) a.params.push_back(at(t));
+  for (int t : b.params) {
+    a.params.push_back(at(t));
+    if (residency_[t].state() == Residency::kPrefetching) residency_[t].to(Residency::kDevice);  // streamed, waited for
+  }
   for (int t : b.d_params) a.d_params.push_back(backward ? at(t) : nullptr);
   for (int t : b.saved) a.saved.push_back(at(t));
   a.out = !backward || b.backward_reads_out ? at(b.out) : nullptr;

@@ -65,6 +65,9 @@ class Executor {
     comm_ = comm;
     update_ = std::move(update);
   }
+  // The host copy of `program`'s tensor t (offloaded, or a streamed weight, which lives there:
+  // the Net loads it in place), taken from the host pool the first time; null for other tensors.
+  void* host_copy(const Program& program, int tensor);
   // The last forward pass's logits, valid samples x classes (row-major), as downloaded for the arg-max.
   const std::vector<float>& logits() const { return logits_; }
 

@@ -87,7 +87,7 @@ Net::Net(Graph graph, const NetOptions& options)
     if (!planned.fits) VDNN_THROW(budget_refusal(graph_, value_bytes, facts_, step, batch_, planned));
     take(std::move(planned));
   }
-  arena_ = backend_->allocate_arena(train_plan_.capacity_bytes);
+  arena_ = backend_->allocate_arena(train_plan().capacity_bytes);
   host_pool_ = HostPool(HostPool::kDefaultSlabBytes, backend_->host_memory());
   executor_ = std::make_unique<Executor>(*backend_, arena_->data(), host_pool_);
   bind_params();
@@ -132,22 +132,24 @@ void Net::take(PlannedStep step) {
   prefetch_depth_ = step.prefetch_depth;
 }
 
-// An inference Net has one Program: it serves as the training one too for the parameters' places
-// (bind_params), and forward(true)/backward() refuse to run it.
+// An inference Net has one Program, the evaluation one: train_program() and train_plan() give it
+// (the parameters' places, the peaks), and forward(true)/backward() refuse to run it.
 void Net::take(PlannedInference planned) {
-  train_ = planned.program;
   eval_ = std::move(planned.program);
-  train_plan_ = planned.plan;
   eval_plan_ = std::move(planned.plan);
+  streamed_weights_ = std::move(planned.streamed);
 }
 
+// Each parameter's place: the arena at its planned offset, or a streamed weight's host copy.
 void Net::bind_params() {
+  const Program& program = train_program();
   std::map<std::string, int> by_name;
-  for (size_t t = 0; t < train_.tensors.size(); ++t) by_name[train_.tensors[t].name] = static_cast<int>(t);
+  for (size_t t = 0; t < program.tensors.size(); ++t) by_name[program.tensors[t].name] = static_cast<int>(t);
   auto at = [&](const std::string& name) -> float* {
     auto it = by_name.find(name);
     if (it == by_name.end()) return nullptr;
-    return reinterpret_cast<float*>(arena_->data() + train_plan_.persistent_offsets[it->second]);
+    if (program.tensors[it->second].streamed) return static_cast<float*>(executor_->host_copy(program, it->second));
+    return reinterpret_cast<float*>(arena_->data() + train_plan().persistent_offsets[it->second]);
   };
   for (size_t i = 0; i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];

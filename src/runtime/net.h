@@ -66,8 +66,8 @@ struct NetOptions {
   size_t bucket_bytes = CollectiveOptions{}.bucket_bytes;
   double collective_timeout_seconds = CommOptions{}.timeout_seconds;  // the backend's own collectives (NCCL)
   // A Net that only infers (plan/planned_inference.h): one forward-only Program, no gradients or
-  // momentum on the device, `device_memory` bounding weights + working set. forward(false) only;
-  // training is refused. Needs policy none, no decisions and no communicator. Its weights start at
+  // momentum on the device, `device_memory` bounding weights + working set (weights that do not fit
+  // are streamed from host memory, plan/planned_inference.h). forward(false) only; training is refused. Needs policy none, no decisions and no communicator. Its weights start at
   // zero: load them (runtime/checkpoint.h load_weights, import_param). When the fastest kernels'
   // workspace does not fit `device_memory`, convolutions go direct, widest workspace first, until it
   // does (options().conv_algos then says which).
@@ -79,7 +79,7 @@ struct ParamTensor {
   ParamSpec spec;
   int node = -1, index = -1;  // the layer and its parameter number (ParamSpec order)
   size_t bytes = 0;           // in the kernel's layout (padding included): data, grad, velocity
-  float* data = nullptr;      // device memory (the arena)
+  float* data = nullptr;      // device memory (the arena); a streamed weight's: its host copy
   float* grad = nullptr;      // null for non-trainable (running statistics)
   float* velocity = nullptr;  // SGD momentum, null for non-trainable
 };
@@ -146,8 +146,12 @@ class Net {
   void set_batches_tracked_base(int node, int64_t count) { batches_tracked_base_[node] = count; }
 
   Backend& backend() { return *backend_; }
-  const Program& train_program() const { return train_; }
-  const MemoryPlan& train_plan() const { return train_plan_; }
+  // An inference Net's only Program and plan serve as its training ones (parameters' places, peaks).
+  const Program& train_program() const { return options_.inference ? eval_ : train_; }
+  const MemoryPlan& train_plan() const { return options_.inference ? eval_plan_ : train_plan_; }
+  // Per node: its weights are streamed from host memory (an inference Net under a budget smaller
+  // than its weights and working set, plan/planned_inference.h); empty: none is.
+  const std::vector<bool>& streamed_weights() const { return streamed_weights_; }
   const MemoryPlan& eval_plan() const { return eval_plan_; }
   size_t arena_bytes() const { return arena_->bytes(); }
   int prefetch_depth() const { return prefetch_depth_; }  // 0: vDNN's rule
@@ -165,8 +169,9 @@ class Net {
   NetOptions options_;
   std::unique_ptr<Backend> backend_;
   std::vector<NodeFacts> facts_;  // the backend's facts (parameter sizes)
-  Program train_, eval_;
+  Program train_, eval_;  // an inference Net: eval_ alone
   MemoryPlan train_plan_, eval_plan_;
+  std::vector<bool> streamed_weights_;
   std::unique_ptr<DeviceBuffer> arena_;
   HostPool host_pool_;
   std::unique_ptr<Executor> executor_;

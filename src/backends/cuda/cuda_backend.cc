@@ -64,15 +64,17 @@ void CudaBackend::sgd_update(const SgdUpdate& u) {
                     libraries_.context().stream);
 }
 
+// cudaMemcpyDefault (unified addressing): a parameter's place may also be a streamed weight's
+// pinned host copy (runtime/net.h), which import_param/export_param reach through these two.
 void CudaBackend::download(void* host_dst, const void* device_src, size_t bytes) {
   const cudaStream_t s = libraries_.context().stream;
-  VDNN_CUDA_CHECK(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, s));
+  VDNN_CUDA_CHECK(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDefault, s));
   VDNN_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 void CudaBackend::upload(void* device_dst, const void* host_src, size_t bytes) {
   const cudaStream_t s = libraries_.context().stream;
-  VDNN_CUDA_CHECK(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, s));
+  VDNN_CUDA_CHECK(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyDefault, s));
   VDNN_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
