@@ -27,6 +27,7 @@
 #include "comm/communicator.h"
 #include "comm/mpi_communicator.h"
 #include "device/cpu_device.h"
+#include "io/fc_split.h"
 #include "io/inference_rewrites.h"
 #include "io/json_text.h"
 #include "backends/cpu/profiler.h"
@@ -380,6 +381,16 @@ void examples(Given& given) {
     load_weights(weights, net);
     net.forward(/*training=*/false);
     (void)r;  // (adapted)
+  }
+  // == io/fc_split.h
+  {
+    Graph graph = load_model("vgg16");
+    SafeTensors weights = read_weights_file("vgg16.safetensors");
+    check_weights(weights, graph);
+    FcSplit s = split_wide_fc(graph, weights, 128 << 20);
+    Net net(std::move(graph), {.batch = 1, .inference = true});
+    load_weights(std::move(weights), net);
+    (void)s;  // (adapted)
   }
   // == io/param_lookup.h
   {
