@@ -41,6 +41,7 @@
 #include "util/atomic_file.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
+#include "util/text_list.h"
 
 namespace vdnn::cli {
 namespace {
@@ -73,12 +74,6 @@ int run_inference(const PlanOptions& o) {
   r.svg_memory = o.svg_memory;
   r.json = o.json;
   return run_plan_inference(r);
-}
-
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 std::string mib(size_t bytes) { return VDNN_MSG(static_cast<double>(bytes) / (1 << 20)); }
@@ -135,7 +130,7 @@ DataParallel data_parallel(const PlanOptions& o) {
   if (o.network.empty()) {
     if (o.ranks > 1 || o.scaling)
       VDNN_THROW((o.scaling ? std::string("--scaling") : VDNN_MSG("--ranks " << o.ranks))
-                 << " needs --network: a network profile (" << join_names(network_profile_names())
+                 << " needs --network: a network profile (" << join_list(network_profile_names())
                  << ") or a JSON file");
     return dp;
   }

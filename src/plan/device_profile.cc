@@ -12,18 +12,13 @@
 #include "util/mapped_file.h"
 #include "vdnn/data_dir.h"
 #include "vdnn/error.h"
+#include "util/text_list.h"
 
 namespace vdnn {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string join(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& x : items) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 enum class Range { kPositive, kNonNegative, kFraction, kByteCount };
 
@@ -102,7 +97,7 @@ class Fields {
   void finish() const {
     for (const auto& [key, value] : j_.items())
       if (std::find(read_.begin(), read_.end(), key) == read_.end())
-        VDNN_THROW(file_ << ": unknown field '" << prefix_ << key << "' (valid: " << join(read_) << ")");
+        VDNN_THROW(file_ << ": unknown field '" << prefix_ << key << "' (valid: " << join_list(read_) << ")");
   }
   [[noreturn]] void wrong(const std::string& key, const std::string& expected) const {
     VDNN_THROW(file_ << ": field '" << prefix_ << key << "' must be " << expected << ", got "
@@ -138,7 +133,7 @@ fs::path resolve(const std::string& name_or_path, const std::string& kind, const
   }
   const fs::path path = fs::path(profiles_dir()) / kind / (name_or_path + ".json");
   if (!fs::is_regular_file(path, ec))
-    VDNN_THROW("unknown " << what << " '" << name_or_path << "' (known: " << join(names_in(kind))
+    VDNN_THROW("unknown " << what << " '" << name_or_path << "' (known: " << join_list(names_in(kind))
                           << "; or give a path to a .json file; looked in "
                           << (fs::path(profiles_dir()) / kind).string() << ")");
   return path;

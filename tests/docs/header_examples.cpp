@@ -79,6 +79,7 @@
 #include "util/sha256.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
+#include "util/text_list.h"
 #include "util/timing_stability.h"
 #include "vdnn/error.h"
 
@@ -201,6 +202,11 @@ void examples(Given& given) {
     h.update("c", 1);
     std::string hex = h.hex_digest();
     assert(hex == vdnn::sha256_hex("abc", 3));
+  }
+  // == util/text_list.h
+  {
+    std::string s = vdnn::join_list({"conv1", "conv2"});
+    std::string t = vdnn::join_list({"a", "b"}, " | ");
   }
   // == util/size_parse.h
   {
