@@ -30,6 +30,7 @@
 #include "data/data_source.h"
 #include "interop/network_source.h"
 #include "io/model_file.h"
+#include "io/fc_split.h"
 #include "io/inference_rewrites.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
@@ -42,6 +43,7 @@
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
+#include "util/text_list.h"
 
 namespace vdnn::cli {
 namespace {
@@ -92,6 +94,23 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
   return seconds[seconds.size() / 2];
 }
 
+// The bytes of every parameter of `graph`, as floats.
+size_t weight_bytes(const Graph& graph) {
+  size_t bytes = 0;
+  for (const Node& node : graph.nodes())
+    for (const ParamSpec& p : node.params) bytes += static_cast<size_t>(p.elements()) * sizeof(float);
+  return bytes;
+}
+
+// The layers whose weights an inference Net streams from host memory (plan/planned_inference.h).
+std::vector<std::string> streamed_layers(const Net& net) {
+  std::vector<std::string> names;
+  const std::vector<bool>& streamed = net.streamed_weights();
+  for (size_t i = 0; i < streamed.size(); ++i)
+    if (streamed[i]) names.push_back(net.graph().nodes()[i].layer->name());
+  return names;
+}
+
 // The convolutions an inference Net made direct to fit its budget (runtime/net.h NetOptions::inference).
 std::vector<std::string> direct_convolutions(const Net& net) {
   std::vector<std::string> names;
@@ -100,12 +119,6 @@ std::vector<std::string> direct_convolutions(const Net& net) {
     if (algos[i] == ConvAlgo::kDirect && net.graph().nodes()[i].layer->kind() == LayerKind::kConv)
       names.push_back(net.graph().nodes()[i].layer->name());
   return names;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 // --top-k K --predictions FILE: per sample, the K most probable classes (softmax of the logits), as
@@ -171,12 +184,18 @@ int run_infer(InferOptions& o) {
   check_weights(weights, graph);
   InferenceRewrites rewrites;
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
+  NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
+  options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  // Under a budget, an fc layer holding more than an eighth of the model's weights is cut into column
+  // blocks of at most that (io/fc_split.h): streamed, its weights come a block at a time, not the
+  // whole layer beside the next one. The rule depends on the model alone, not on the budget, so the
+  // smallest budget a refusal names runs the same graph.
+  FcSplit split;
+  if (!o.keep_graph && options.device_memory > 0) split = split_wide_fc(graph, weights, weight_bytes(graph) / 8);
   // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
   // it cannot be beaten.
   const ForwardOrder order = forward_order(graph, o.batch);
   if (order.moved > 0) graph = std::move(graph).reordered(order.order);
-  NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
-  options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   Net net(std::move(graph), options);
   const auto step_entry = weights.metadata.find("step");
   const std::string step = step_entry == weights.metadata.end() ? "" : step_entry->second;
@@ -188,6 +207,8 @@ int run_infer(InferOptions& o) {
   if (!o.predictions.empty()) write_top_k(o.predictions, logits, net.graph().classes(), o.top_k);
   const double seconds = o.repeat > 0 ? median_batch_seconds(net, test, o.repeat) : 0;
   const InferencePeak peak = inference_peak(net.eval_plan());
+  const std::vector<std::string> streamed = streamed_layers(net);
+  const size_t streamed_bytes = net.train_program().streamed_bytes();
   if (o.json) {
     nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
                         {"samples", r.samples}, {"batch", o.batch}, {"weights_sha256", weights_hash},
@@ -200,6 +221,10 @@ int run_infer(InferOptions& o) {
     if (!o.predictions.empty()) j["predictions"] = o.predictions;
     if (o.repeat > 0) j["batch_seconds_median"] = seconds, j["repeat"] = o.repeat;
     j["direct_convolutions"] = direct_convolutions(net);
+    j["streamed_layers"] = streamed;
+    j["streamed_bytes_per_batch"] = streamed_bytes;
+    j["smallest_streamed_budget_bytes"] = net.smallest_streamed_budget();
+    j["fc_split"] = {{"layers_split", split.layers_split}, {"blocks", split.blocks}, {"notes", split.notes}};
     j["rewrites"] = {{"batch_norms_folded", rewrites.batch_norms_folded}, {"dropouts_removed", rewrites.dropouts_removed},
                      {"notes", rewrites.notes}};
     j["forward_order"] = {{"moved_layers", order.moved}, {"activation_peak_bytes", order.peak_bytes},
@@ -211,17 +236,22 @@ int run_infer(InferOptions& o) {
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
               (o.weights.empty() ? "(its ONNX initializers)" : o.weights.c_str()), !step.empty() ? (" (step " + step + ")").c_str() : "",
               test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.batch));
-  std::printf("device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s; "
-              "arena %s\n",
+  std::printf("device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s "
+              "(%s with every weight streamed from host memory); arena %s\n",
               format_bytes(peak.total).c_str(), format_bytes(peak.weights).c_str(),
               format_bytes(peak.activations).c_str(), format_bytes(peak.workspace).c_str(),
-              describe_budget(peak.budget).c_str(), format_bytes(net.arena_bytes()).c_str());
+              describe_budget(peak.budget).c_str(), describe_budget(net.smallest_streamed_budget()).c_str(),
+              format_bytes(net.arena_bytes()).c_str());
   if (rewrites.batch_norms_folded + rewrites.dropouts_removed > 0)
     std::printf("graph for inference: batch norms folded into their convolution or fc: %d, dropouts removed: %d\n",
                 rewrites.batch_norms_folded, rewrites.dropouts_removed);
+  for (const std::string& note : split.notes) std::printf("to stream under --device-memory: %s\n", note.c_str());
+  if (!streamed.empty())
+    std::printf("weights streamed from host memory, one weighted layer ahead: %s per batch, %zu layers (%s)\n",
+                format_bytes(streamed_bytes).c_str(), streamed.size(), join_list(streamed).c_str());
   if (const std::vector<std::string> direct = direct_convolutions(net); !direct.empty())
     std::printf("to fit --device-memory, %zu convolutions run direct instead of their fastest algorithm: %s\n",
-                direct.size(), join(direct).c_str());
+                direct.size(), join_list(direct).c_str());
   if (order.moved > 0)
     std::printf("forward order: %d layers moved, live activations %s instead of %s in the model's order (fp32)\n",
                 order.moved, format_bytes(order.peak_bytes).c_str(), format_bytes(order.model_peak_bytes).c_str());

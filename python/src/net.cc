@@ -117,6 +117,10 @@ py::dict memory(const NetHandle& h) {
   d["peak_bytes"] = plan.by_class.total_peak;
   d["smallest_budget_bytes"] = std::max(plan.smallest_bytes, h.net->eval_plan().smallest_bytes);
   d["peak_by_class"] = by_class;
+  if (h.net->options().inference) {  // weights streamed from host memory (plan/planned_inference.h)
+    d["streamed_bytes_per_batch"] = h.net->train_program().streamed_bytes();
+    d["smallest_streamed_budget_bytes"] = h.net->smallest_streamed_budget();
+  }
   return d;
 }
 
@@ -143,7 +147,9 @@ void bind_net(py::module_& m) {
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
       .def_property_readonly("memory", &memory,
                              "the planned device memory: peak_bytes, smallest_budget_bytes and peak_by_class (bytes "
-                             "per class: weights, weight_grads, optimizer_state, feature_maps, gradient_maps, workspace)")
+                             "per class: weights, weight_grads, optimizer_state, feature_maps, gradient_maps, workspace); an "
+                             "inference Net adds streamed_bytes_per_batch (weights streamed from host memory under "
+                             "its budget) and smallest_streamed_budget_bytes (every weight streamed)")
       .def_property_readonly("policy", [](const NetHandle& h) { return std::string(to_string(h.net->options().policy)); },
                              "the policy the Net runs (dyn and auto: what they picked)")
       .def_property_readonly("policy_summary", [](const NetHandle& h) { return h.policy_summary; },

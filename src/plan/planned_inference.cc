@@ -86,17 +86,29 @@ InferencePeak inference_peak(const MemoryPlan& plan) {
 
 std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedInference& planned) {
   const InferencePeak peak = inference_peak(planned.plan);
+  int widest = 0;  // the layer with the most weight bytes
+  auto layer_weights = [&](int i) {
+    size_t bytes = 0;
+    for (int t : planned.program.nodes[i].params) bytes += planned.program.tensors[t].bytes;
+    return bytes;
+  };
+  for (int i = 0; i < static_cast<int>(planned.program.nodes.size()); ++i)
+    if (layer_weights(i) > layer_weights(widest)) widest = i;
+  const size_t widest_bytes = planned.program.nodes.empty() ? 0 : layer_weights(widest);
   return VDNN_MSG("--device-memory " << describe_budget(planned.capacity) << " is too small to run model '"
                                      << graph.name() << "' forward at batch " << batch << ": it needs at least "
                                      << describe_budget(planned.smallest_streamed_budget) << " (weights "
                                      << format_bytes(peak.weights) << ", activations up to "
                                      << format_bytes(peak.activations) << ", workspace up to "
                                      << format_bytes(peak.workspace)
-                                     << (planned.streamed.empty() ? "" : ", every weight streamed from host memory")
-                                     << (peak.weights > planned.capacity
-                                             ? "; a layer's weights alone exceed the budget: split it (vdnn infer splits "
-                                               "wide fc layers) or give more"
-                                             : "; a smaller --batch needs less")
+                                     << (planned.streamed.empty() ? ""
+                                                                  : ", every weight streamed from host memory, two "
+                                                                    "weighted layers' at a time")
+                                     << (widest_bytes > planned.capacity
+                                             ? "; layer '" + planned.program.node_names[widest] + "' alone holds " +
+                                                   format_bytes(widest_bytes) +
+                                                   " of weights: cut it smaller (vdnn infer splits wide fc layers)"
+                                             : std::string("; a smaller --batch needs less"))
                                      << "); the first allocation past it: " << planned.plan.first_misfit);
 }
 

@@ -138,6 +138,7 @@ void Net::take(PlannedInference planned) {
   eval_ = std::move(planned.program);
   eval_plan_ = std::move(planned.plan);
   streamed_weights_ = std::move(planned.streamed);
+  smallest_streamed_budget_ = planned.smallest_streamed_budget;
 }
 
 // Each parameter's place: the arena at its planned offset, or a streamed weight's host copy.

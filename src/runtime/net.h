@@ -152,6 +152,8 @@ class Net {
   // Per node: its weights are streamed from host memory (an inference Net under a budget smaller
   // than its weights and working set, plan/planned_inference.h); empty: none is.
   const std::vector<bool>& streamed_weights() const { return streamed_weights_; }
+  // An inference Net: the smallest budget that runs its pass at all, every weight streamed.
+  size_t smallest_streamed_budget() const { return smallest_streamed_budget_; }
   const MemoryPlan& eval_plan() const { return eval_plan_; }
   size_t arena_bytes() const { return arena_->bytes(); }
   int prefetch_depth() const { return prefetch_depth_; }  // 0: vDNN's rule
@@ -172,6 +174,7 @@ class Net {
   Program train_, eval_;  // an inference Net: eval_ alone
   MemoryPlan train_plan_, eval_plan_;
   std::vector<bool> streamed_weights_;
+  size_t smallest_streamed_budget_ = 0;
   std::unique_ptr<DeviceBuffer> arena_;
   HostPool host_pool_;
   std::unique_ptr<Executor> executor_;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -71,6 +72,47 @@ TEST_F(CliInfer, TheSmallestBudgetRunsAndOneByteLessIsRefusedNamingIt) {
   EXPECT_NE(text.output.find("smallest budget"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("(" + std::to_string(j["smallest_budget_bytes"].get<size_t>()) + " bytes)"),
             std::string::npos) << text.output;
+}
+
+TEST_F(CliInfer, BelowItsWeightsTheyAreStreamedFromHostMemoryAndTheAnswerStays) {
+  // Batch 2: the weights (fc1's 3.1 MiB of fmnist_cnn's 3.3) are most of the pass.
+  const std::string run = "infer --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 2 --json --weights " +
+                          path("w.safetensors") + " ";
+  const CliRun resident = vdnn(run + "--logits " + path("resident.npy"));
+  ASSERT_EQ(resident.exit_code, 0) << resident.output;
+  const nlohmann::json r = parse_json_text(resident.output, "vdnn infer --json");
+  EXPECT_TRUE(r["streamed_layers"].empty());
+  EXPECT_EQ(r["streamed_bytes_per_batch"], 0);
+  const size_t weights = r["peak_by_class"]["weights"].get<size_t>();
+  const size_t half = weights / 2;
+  const CliRun streamed = vdnn(run + "--logits " + path("streamed.npy") + " --device-memory " + std::to_string(half) + "B");
+  ASSERT_EQ(streamed.exit_code, 0) << streamed.output;
+  const nlohmann::json s = parse_json_text(streamed.output, "vdnn infer --json");
+  EXPECT_LE(s["arena_bytes"].get<size_t>(), half);
+  EXPECT_LT(s["peak_by_class"]["weights"].get<size_t>(), half);
+  // fc1 holds more than an eighth of the weights: cut into blocks, which are streamed.
+  EXPECT_EQ(s["fc_split"]["layers_split"], 1);
+  EXPECT_GE(s["fc_split"]["blocks"].get<int>(), 8);
+  EXPECT_GE(s["streamed_layers"].size(), 4u);  // as many blocks as the budget needs, not all
+  EXPECT_GE(s["streamed_bytes_per_batch"].get<size_t>(), weights / 2);
+  EXPECT_EQ(s["test_accuracy"], r["test_accuracy"]);
+  const vdnn::NpyArray a = vdnn::read_npy(path("resident.npy")), b = vdnn::read_npy(path("streamed.npy"));
+  ASSERT_EQ(a.data.size(), b.data.size());
+  float diff = 0;
+  for (size_t i = 0; i < a.data.size(); ++i) diff = std::max(diff, std::abs(a.data[i] - b.data[i]));
+  EXPECT_LE(diff, 1e-5f) << "the same weights, cut into blocks and read from another place";
+  // Its smallest with every weight streamed runs; one byte less is refused naming it.
+  const size_t smallest = s["smallest_streamed_budget_bytes"].get<size_t>();
+  EXPECT_EQ(vdnn(run + "--logits " + path("x.npy") + " --device-memory " + std::to_string(smallest) + "B").exit_code, 0);
+  const CliRun below = vdnn(run + "--logits " + path("x.npy") + " --device-memory " + std::to_string(smallest - 1) + "B");
+  EXPECT_EQ(below.exit_code, 1) << below.output;
+  EXPECT_NE(below.output.find("(" + std::to_string(smallest) + " bytes)"), std::string::npos) << below.output;
+  EXPECT_NE(below.output.find("every weight streamed from host memory"), std::string::npos) << below.output;
+  // The text output names what is streamed and how fc1 was cut.
+  const CliRun text = vdnn("infer --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 2 --weights " +
+                           path("w.safetensors") + " --device-memory " + std::to_string(half) + "B");
+  EXPECT_NE(text.output.find("weights streamed from host memory"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("fc 'fc1'"), std::string::npos) << text.output;
 }
 
 TEST_F(CliInfer, FoldingBatchNormAndRemovingDropoutLeaveTheAnswer) {

@@ -25,11 +25,22 @@ def test_an_inference_net_gives_the_training_nets_logits_in_less_memory():
     assert trained.memory["peak_by_class"]["weight_grads"] > 0
 
 
-def test_the_budget_bounds_it_and_training_is_refused():
-    smallest = vdnn.Net("fmnist_cnn", batch=4, inference=True).memory["smallest_budget_bytes"]
+def test_the_budget_bounds_it_streaming_weights_below_them_and_training_is_refused():
+    resident = vdnn.Net("fmnist_cnn", batch=4, inference=True)
+    smallest = resident.memory["smallest_budget_bytes"]
+    streamed_smallest = resident.memory["smallest_streamed_budget_bytes"]
+    assert resident.memory["streamed_bytes_per_batch"] == 0
     assert vdnn.Net("fmnist_cnn", batch=4, inference=True, device_memory=smallest).arena_bytes == smallest
-    with pytest.raises(vdnn.Error, match=f"needs at least .*\\({smallest} bytes\\)"):
-        vdnn.Net("fmnist_cnn", batch=4, inference=True, device_memory=smallest - 1)
+    # Below it the largest layers' weights are streamed from host memory: the same logits.
+    streamed = vdnn.Net("fmnist_cnn", batch=4, inference=True, device_memory=streamed_smallest)
+    assert streamed.memory["streamed_bytes_per_batch"] > 0
+    weights = vdnn.Net("fmnist_cnn", batch=4, seed=5).weights()
+    resident.set_weights(weights)
+    streamed.set_weights(weights)
+    x = np.random.default_rng(1).standard_normal((4, 1, 28, 28)).astype(np.float32)
+    assert np.array_equal(streamed.infer(x), resident.infer(x))
+    with pytest.raises(vdnn.Error, match=f"needs at least .*\\({streamed_smallest} bytes\\)"):
+        vdnn.Net("fmnist_cnn", batch=4, inference=True, device_memory=streamed_smallest - 1)
     net = vdnn.Net("fmnist_cnn", batch=4, inference=True)
     x = np.zeros((4, 1, 28, 28), np.float32)
     with pytest.raises(vdnn.Error, match="built for inference only"):
