@@ -94,14 +94,6 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
   return seconds[seconds.size() / 2];
 }
 
-// The bytes of every parameter of `graph`, as floats.
-size_t weight_bytes(const Graph& graph) {
-  size_t bytes = 0;
-  for (const Node& node : graph.nodes())
-    for (const ParamSpec& p : node.params) bytes += static_cast<size_t>(p.elements()) * sizeof(float);
-  return bytes;
-}
-
 // The layers whose weights an inference Net streams from host memory (plan/planned_inference.h).
 std::vector<std::string> streamed_layers(const Net& net) {
   std::vector<std::string> names;
@@ -186,12 +178,9 @@ int run_infer(InferOptions& o) {
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
   NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
   options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
-  // Under a budget, an fc layer holding more than an eighth of the model's weights is cut into column
-  // blocks of at most that (io/fc_split.h): streamed, its weights come a block at a time, not the
-  // whole layer beside the next one. The rule depends on the model alone, not on the budget, so the
-  // smallest budget a refusal names runs the same graph.
+  // Under a budget, wide fc layers are cut into column blocks, to be streamed a block at a time.
   FcSplit split;
-  if (!o.keep_graph && options.device_memory > 0) split = split_wide_fc(graph, weights, weight_bytes(graph) / 8);
+  if (!o.keep_graph && options.device_memory > 0) split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
   // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
   // it cannot be beaten.
   const ForwardOrder order = forward_order(graph, o.batch);

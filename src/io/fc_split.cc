@@ -43,7 +43,7 @@ std::vector<int64_t> even_blocks(int64_t units, int64_t blocks) {
 
 // How fc `node` is cut (no units: it fits), after checking that it can be and that its tensors
 // are there; throws vdnn::Error naming the layer otherwise.
-Cut plan_cut(const Graph& g, const SafeTensors& weights, int node, size_t max_block_bytes) {
+Cut plan_cut(const Graph& g, const SafeTensors* weights, int node, size_t max_block_bytes) {
   const auto& fc = static_cast<const FcLayer&>(*g.nodes()[node].layer);
   const int64_t units = fc.p().units;
   const int64_t inputs = g.value(g.nodes()[node].inputs[0]).shape.elements();
@@ -67,8 +67,8 @@ Cut plan_cut(const Graph& g, const SafeTensors& weights, int node, size_t max_bl
       VDNN_THROW(layer << " cannot be split: its block name '" << name << "' is taken by a value of model '"
                        << g.name() << "'");
     for (const ParamSpec& spec : g.nodes()[node].params)
-      if (weights.find(name + "." + spec.name))
-        VDNN_THROW(layer << " cannot be split: " << (weights.path.empty() ? "the weights" : weights.path)
+      if (weights && weights->find(name + "." + spec.name))
+        VDNN_THROW(layer << " cannot be split: " << (weights->path.empty() ? "the weights" : weights->path)
                          << " already hold a tensor '" << name << "." << spec.name << "'");
   }
   const std::vector<int64_t> sizes = even_blocks(units, blocks);
@@ -79,8 +79,9 @@ Cut plan_cut(const Graph& g, const SafeTensors& weights, int node, size_t max_bl
               mib(static_cast<size_t>(sizes.front()) * unit_bytes) + " each)"};
   for (const ParamSpec& spec : g.nodes()[node].params) {
     cut.params.push_back(spec.name);
+    if (!weights) continue;
     const SafeTensor& t =
-        require_param(weights, g, node, spec, "the fc split of model '" + g.name() + "' (" + layer + ")");
+        require_param(*weights, g, node, spec, "the fc split of model '" + g.name() + "' (" + layer + ")");
     VDNN_CHECK(t.data.size() == static_cast<size_t>(spec.elements()),
                "tensor '" << t.name << "' holds " << t.data.size() << " values, not its shape's " << spec.elements());
   }
@@ -132,9 +133,8 @@ bool cut_tensor(SafeTensors& weights, const std::string& layer, const std::strin
   return std::erase_if(weights.tensors, [&](const SafeTensor& t) { return t.name == name + kMomentumSuffix; }) > 0;
 }
 
-}  // namespace
-
-FcSplit split_wide_fc(Graph& graph, SafeTensors& weights, size_t max_block_bytes) {
+// The split of the graph, and of `weights` when given.
+FcSplit split(Graph& graph, SafeTensors* weights, size_t max_block_bytes) {
   if (max_block_bytes == 0)
     VDNN_THROW("the fc split of model '" << graph.name() << "' needs a block size above 0 bytes");
   FcSplit r;
@@ -181,15 +181,31 @@ FcSplit split_wide_fc(Graph& graph, SafeTensors& weights, size_t max_block_bytes
   rewritten.finalize();
   graph = std::move(rewritten);
 
+  if (!weights) return r;
   int momentum = 0;
   for (const Cut& c : cuts)
-    for (const std::string& param : c.params) momentum += cut_tensor(weights, c.layer, param, c.units) ? 1 : 0;
+    for (const std::string& param : c.params) momentum += cut_tensor(*weights, c.layer, param, c.units) ? 1 : 0;
   if (momentum > 0)
     r.notes.push_back(std::to_string(momentum) + " momentum tensor" + (momentum > 1 ? "s" : "") +
                       " of the split layers removed: the blocks are for inference");
-  if (weights.metadata.erase("weights_sha256") > 0)
+  if (weights->metadata.erase("weights_sha256") > 0)
     r.notes.push_back("the weights' metadata 'weights_sha256' was removed: the blocks no longer hash to it");
   return r;
+}
+
+}  // namespace
+
+FcSplit split_wide_fc(Graph& graph, SafeTensors& weights, size_t max_block_bytes) {
+  return split(graph, &weights, max_block_bytes);
+}
+
+FcSplit split_wide_fc(Graph& graph, size_t max_block_bytes) { return split(graph, nullptr, max_block_bytes); }
+
+size_t streaming_block_bytes(const Graph& graph) {
+  size_t bytes = 0;
+  for (const Node& node : graph.nodes())
+    for (const ParamSpec& p : node.params) bytes += static_cast<size_t>(p.elements()) * sizeof(float);
+  return std::max<size_t>(bytes / 8, 1);
 }
 
 }  // namespace vdnn

@@ -34,6 +34,8 @@
 //   SafeTensors weights = read_weights_file("vgg16.safetensors");  // runtime/checkpoint.h
 //   check_weights(weights, graph);                                 // before the hash goes
 //   FcSplit s = split_wide_fc(graph, weights, 128 << 20);          // fc6: 4 blocks of 1024 units
+//   Graph plan = load_model("vgg16");
+//   split_wide_fc(plan, streaming_block_bytes(plan));              // a plan's graph: fc6 in 6 blocks
 //   Net net(std::move(graph), {.batch = 1, .inference = true});
 //   load_weights(std::move(weights), net);
 #pragma once
@@ -57,5 +59,13 @@ struct FcSplit {
 // column blocks joined by a concat under its name, and its tensors in `weights` to match.
 // Throws vdnn::Error (graph and weights unchanged) as described above.
 FcSplit split_wide_fc(Graph& graph, SafeTensors& weights, size_t max_block_bytes);
+// The graph alone, for a plan (`vdnn plan --inference`): the same layers, no weights to cut.
+FcSplit split_wide_fc(Graph& graph, size_t max_block_bytes);
+
+// The block size `vdnn infer` and `vdnn plan --inference` cut wide fc layers to under a budget: an
+// eighth of the model's weights (fp32). A rule of the model alone, not of the budget, so the
+// smallest budget a refusal names runs the same graph; streamed, a layer's weights then come a
+// block at a time, not the whole layer beside the next one (VGG-16: fc6's 392 MiB in 6 blocks).
+size_t streaming_block_bytes(const Graph& graph);
 
 }  // namespace vdnn

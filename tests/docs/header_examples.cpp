@@ -394,6 +394,8 @@ void examples(Given& given) {
     SafeTensors weights = read_weights_file("vgg16.safetensors");
     check_weights(weights, graph);
     FcSplit s = split_wide_fc(graph, weights, 128 << 20);
+    Graph plan = load_model("vgg16");
+    split_wide_fc(plan, streaming_block_bytes(plan));
     Net net(std::move(graph), {.batch = 1, .inference = true});
     load_weights(std::move(weights), net);
     (void)s;  // (adapted)

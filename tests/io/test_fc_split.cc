@@ -276,5 +276,23 @@ TEST(FcSplit, AnErrorLeavesGraphAndWeightsAsTheyWere) {
   expect_untouched_error(mlp(), stale, 400, {"random.safetensors already hold a tensor 'fc1_block2.bias'"});
 }
 
+TEST(FcSplit, APlansGraphIsCutAsTheWeightsGraphIsAndTheRuleIsTheModels) {
+  Graph plan = load_model("vgg16");
+  size_t weights = 0;
+  for (const Node& n : plan.nodes())
+    for (const ParamSpec& p : n.params) weights += static_cast<size_t>(p.elements()) * sizeof(float);
+  EXPECT_EQ(streaming_block_bytes(plan), weights / 8);  // 66 MiB of VGG-16's 528
+  const FcSplit s = split_wide_fc(plan, streaming_block_bytes(plan));
+  // fc6 (392 MiB) alone is wider: 6 blocks; fc7 (64 MiB) and fc8 fit.
+  EXPECT_EQ(s.layers_split, 1);
+  EXPECT_EQ(s.blocks, 6);
+  ASSERT_GE(plan.find_value("fc6_block5"), 0);
+  EXPECT_LT(plan.find_value("fc6_block6"), 0);
+  const Value& fc6 = plan.value(plan.find_value("fc6"));
+  EXPECT_EQ(plan.nodes()[fc6.producer].layer->type(), "concat");
+  EXPECT_EQ(fc6.shape.elements(), 4096);
+  EXPECT_NE(test::error_of([&] { split_wide_fc(plan, 0); }).find("block size above 0 bytes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace vdnn
