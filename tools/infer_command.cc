@@ -38,6 +38,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planned_inference.h"
 #include "runtime/checkpoint.h"
+#include "runtime/plan_source.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/size_parse.h"
@@ -49,7 +50,7 @@ namespace vdnn::cli {
 namespace {
 
 struct InferOptions {
-  std::string model, weights, input, images, logits, device_memory, predictions;
+  std::string model, weights, input, images, logits, device_memory, predictions, conv_algo = "auto";
   DataSource source;
   int64_t batch = 128;
   int classes = 0, threads = 0, repeat = 0, top_k = 0;
@@ -94,6 +95,18 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
   return seconds[seconds.size() / 2];
 }
 
+// --conv-algo: one algorithm family for every convolution, or `fastest`: per layer the one with the
+// fastest forward kernel as the profiler measures it on this CPU now (backends/cpu/profiler.h; a
+// few seconds), the choice `vdnn plan --inference --device cpu` predicts with.
+void set_conv_algos(const std::string& algo, const Graph& graph, NetOptions& options) {
+  if (algo == "fastest") {
+    const NetworkCosts costs = plan_inputs(graph, options.batch, {.device = "cpu"}).costs;
+    options.conv_algos = conv_algos_of(costs, costs.fastest_forward());
+    return;
+  }
+  options.conv_algo = algo == "direct" ? ConvAlgo::kDirect : algo == "winograd" ? ConvAlgo::kWinograd : ConvAlgo::kAuto;
+}
+
 // The layers whose weights an inference Net streams from host memory (plan/planned_inference.h).
 std::vector<std::string> streamed_layers(const Net& net) {
   std::vector<std::string> names;
@@ -103,12 +116,14 @@ std::vector<std::string> streamed_layers(const Net& net) {
   return names;
 }
 
-// The convolutions an inference Net made direct to fit its budget (runtime/net.h NetOptions::inference).
-std::vector<std::string> direct_convolutions(const Net& net) {
+// The convolutions an inference Net made direct to fit its budget (runtime/net.h NetOptions::inference):
+// direct now, not as `asked` (per layer; empty: none asked per layer).
+std::vector<std::string> direct_convolutions(const Net& net, const std::vector<ConvAlgo>& asked) {
   std::vector<std::string> names;
   const std::vector<ConvAlgo>& algos = net.options().conv_algos;
   for (size_t i = 0; i < algos.size(); ++i)
-    if (algos[i] == ConvAlgo::kDirect && net.graph().nodes()[i].layer->kind() == LayerKind::kConv)
+    if (algos[i] == ConvAlgo::kDirect && net.graph().nodes()[i].layer->kind() == LayerKind::kConv &&
+        (asked.empty() || asked[i] != ConvAlgo::kDirect))
       names.push_back(net.graph().nodes()[i].layer->name());
   return names;
 }
@@ -185,6 +200,8 @@ int run_infer(InferOptions& o) {
   // it cannot be beaten.
   const ForwardOrder order = forward_order(graph, o.batch);
   if (order.moved > 0) graph = std::move(graph).reordered(order.order);
+  set_conv_algos(o.conv_algo, graph, options);
+  const std::vector<ConvAlgo> asked = options.conv_algos;
   Net net(std::move(graph), options);
   const auto step_entry = weights.metadata.find("step");
   const std::string step = step_entry == weights.metadata.end() ? "" : step_entry->second;
@@ -209,7 +226,7 @@ int run_infer(InferOptions& o) {
     if (!o.logits.empty()) j["logits"] = o.logits;
     if (!o.predictions.empty()) j["predictions"] = o.predictions;
     if (o.repeat > 0) j["batch_seconds_median"] = seconds, j["repeat"] = o.repeat;
-    j["direct_convolutions"] = direct_convolutions(net);
+    j["direct_convolutions"] = direct_convolutions(net, asked);
     j["streamed_layers"] = streamed;
     j["streamed_bytes_per_batch"] = streamed_bytes;
     j["smallest_streamed_budget_bytes"] = net.smallest_streamed_budget();
@@ -238,7 +255,7 @@ int run_infer(InferOptions& o) {
   if (!streamed.empty())
     std::printf("weights streamed from host memory, one weighted layer ahead: %s per batch, %zu layers (%s)\n",
                 format_bytes(streamed_bytes).c_str(), streamed.size(), join_list(streamed).c_str());
-  if (const std::vector<std::string> direct = direct_convolutions(net); !direct.empty())
+  if (const std::vector<std::string> direct = direct_convolutions(net, asked); !direct.empty())
     std::printf("to fit --device-memory, %zu convolutions run direct instead of their fastest algorithm: %s\n",
                 direct.size(), join_list(direct).c_str());
   if (order.moved > 0)
@@ -275,6 +292,10 @@ Runner add_infer_command(CLI::App& app) {
   app.add_option("--device-memory", o->device_memory,
                  "device budget for weights + activations + workspace, e.g. 64MiB (default: exactly what it needs; "
                  "too small is refused with the smallest that works)");
+  app.add_option("--conv-algo", o->conv_algo,
+                 "convolution algorithm: auto (oneDNN picks), direct, winograd, or fastest (per layer, the fastest "
+                 "forward kernel measured on this CPU now, as `vdnn plan --inference --device cpu` predicts)")
+      ->check(CLI::IsMember({"auto", "direct", "winograd", "fastest"}))->capture_default_str();
   app.add_flag("--keep-graph", o->keep_graph,
                "run the graph as trained: no batch norm folded into its convolution, dropout kept (the identity)");
   app.add_option("--repeat", o->repeat, "also time N forward passes of one batch and print the median latency")

@@ -75,12 +75,18 @@ int run_plan_inference(const InferencePlanRequest& request) {
   std::string model;
   for (const std::string& device : request.devices)
     for (int64_t batch : request.batches) {
-      Graph graph = request.load();
-      model = graph.name();
       // Under a budget, wide fc layers in column blocks, as `vdnn infer` cuts them (io/fc_split.h).
-      if (request.budget) split_wide_fc(graph, streaming_block_bytes(graph));
+      auto load = [&request] {
+        Graph g = request.load();
+        if (request.budget) split_wide_fc(g, streaming_block_bytes(g));
+        return g;
+      };
+      const Graph graph = load();
+      model = graph.name();
       PlanSourceOptions source = request.source;
       source.device = device;
+      source.calibrate_with = load;  // cpu, measuring: a few timed forward passes of that graph
+      source.calibrate_inference = true;
       const PlanInputs in = plan_inputs(graph, batch, source);
       const Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
       const size_t budget = request.budget ? request.budget : in.device_memory_bytes;

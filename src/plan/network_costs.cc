@@ -49,6 +49,10 @@ AlgoChoice NetworkCosts::fastest() const {
   return pick(nodes, [](const AlgoCost& a, const AlgoCost& b) { return total(a) < total(b); });
 }
 
+AlgoChoice NetworkCosts::fastest_forward() const {
+  return pick(nodes, [](const AlgoCost& a, const AlgoCost& b) { return a.forward_seconds < b.forward_seconds; });
+}
+
 AlgoChoice NetworkCosts::leanest() const {
   return pick(nodes, [](const AlgoCost& a, const AlgoCost& b) {
     return a.workspace_bytes < b.workspace_bytes ||

@@ -74,6 +74,7 @@ struct NetworkCosts {
   NetworkProfile network;
 
   AlgoChoice fastest() const;    // least forward + backward time per node
+  AlgoChoice fastest_forward() const;  // least forward time per node (inference)
   AlgoChoice leanest() const;    // least workspace per node (ties: the faster)
   double compute_seconds(const AlgoChoice& choice) const;  // sum of every kernel's time
   // "" when every timing was stable; else one line naming the unstable layers and their spread.

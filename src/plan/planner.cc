@@ -68,12 +68,7 @@ Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetc
 // does not fit (with `streaming`: only once every weight streamed does not fit either).
 InferenceEvaluation Planner::infer_leanest(size_t budget, bool streaming) const {
   InferenceEvaluation e;
-  for (const NodeCost& n : costs_.nodes) {
-    const auto fastest = std::min_element(n.algos.begin(), n.algos.end(), [](const AlgoCost& a, const AlgoCost& b) {
-      return a.forward_seconds < b.forward_seconds;
-    });
-    e.algos.push_back(static_cast<int>(fastest - n.algos.begin()));
-  }
+  e.algos = costs_.fastest_forward();
   const AlgoChoice fastest = e.algos;
   e.planned = plan_inference(graph_, value_bytes_, facts_with(e.algos), budget, streaming);
   while (!e.planned.fits) {  // the layer with the largest workspace goes one algorithm leaner

@@ -29,7 +29,7 @@ std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, con
   const TargetFacts direct =
       backend_target(to_string(options.backend)).facts(graph, batch, std::vector<ConvAlgo>(n, ConvAlgo::kDirect));
   if (direct.value_bytes != value_bytes) return {};
-  std::vector<ConvAlgo> algos(n, options.conv_algo);
+  std::vector<ConvAlgo> algos = options.conv_algos.empty() ? std::vector<ConvAlgo>(n, options.conv_algo) : options.conv_algos;
   std::vector<NodeFacts> mixed = facts;
   bool changed = false;
   while (!plan_inference(graph, value_bytes, mixed, options.device_memory).fits) {
@@ -65,7 +65,7 @@ Net::Net(Graph graph, const NetOptions& options)
       VDNN_THROW("an inference Net runs the forward pass only: offload policies (--policy "
                  << to_string(options.policy) << "), storage decisions and data-parallel ranks are for training");
     PlannedInference planned = plan_inference(graph_, value_bytes, facts_, options.device_memory);
-    if (!planned.fits && options.device_memory && options.conv_algos.empty()) {
+    if (!planned.fits && options.device_memory) {
       std::vector<ConvAlgo> algos = leaner_convolutions(graph_, batch_, options, value_bytes, facts_);
       if (!algos.empty()) {  // the kernels again, some convolutions direct
         options_.conv_algos = std::move(algos);

@@ -29,7 +29,12 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
   in.value_bytes = std::move(f.value_bytes);
   in.facts = std::move(f.facts);
   in.costs = cpu.costs(graph, batch, {.costs_file = o.costs_file, .repeats = o.repeats, .cpu_link = o.cpu_link});
-  if (o.costs_file.empty() && o.calibrate_with) calibrate_kernels(in.costs, o.calibrate_with(), batch);
+  if (o.costs_file.empty() && o.calibrate_with) {
+    if (o.calibrate_inference)
+      calibrate_inference_kernels(in.costs, o.calibrate_with(), batch);
+    else
+      calibrate_kernels(in.costs, o.calibrate_with(), batch);
+  }
   // Costs taken on a busy machine can be off by several times: the plan built on them says so.
   if (const std::string w = in.costs.unstable_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
   in.device = "cpu";

@@ -31,6 +31,7 @@ struct PlanSourceOptions {
   // cpu, measuring: the network again, for a few timed training steps that calibrate the
   // measured costs (runtime/step_calibration.h); unset: the costs stay as the profiler took them.
   std::function<Graph()> calibrate_with;
+  bool calibrate_inference = false;  // calibrate on forward passes of an inference Net instead
 };
 
 struct PlanInputs {

@@ -14,6 +14,12 @@
 // `none`'s (the copy engine's contention is measured on its own, compute_slowdown_…), or the
 // per-step work of a policy beyond its kernels and copies.
 //
+// calibrate_inference_kernels does the same for a forward pass (`vdnn plan --inference`): an
+// inference Net with the fastest forward algorithms, its median pass (after two warm-up passes)
+// against its own Program simulated on the costs — at batch 1 on a 2-core EPYC the profiler's
+// kernels alone predicted VGG-16's pass 1.9x too fast (fc6's 392 MiB of weights are read from
+// memory in the pass, not from a cache warmed by repeats).
+//
 //   NetworkCosts costs = measure_costs(graph, 64, {});
 //   calibrate_kernels(costs, load_model("vgg_cifar"), 64);   // a Graph of its own: the Net takes it
 //   costs.kernel_scale;                                       // e.g. 1.13
@@ -34,5 +40,6 @@ double seconds_per_iteration(Net& net, const Dataset& data, int steps);
 
 // Sets costs.kernel_scale (see above); `graph` is the network the costs were measured on.
 void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps = 5);
+void calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int passes = 5);
 
 }  // namespace vdnn

@@ -115,6 +115,24 @@ TEST_F(CliInfer, BelowItsWeightsTheyAreStreamedFromHostMemoryAndTheAnswerStays) 
   EXPECT_NE(text.output.find("fc 'fc1'"), std::string::npos) << text.output;
 }
 
+TEST_F(CliInfer, TheFastestMeasuredAlgorithmsGiveTheAnswerAndThePlanPredictsTheStreamedPass) {
+  // --conv-algo fastest: per layer the fastest forward kernel the profiler measures on this CPU.
+  const nlohmann::json a = infer_json("");
+  const nlohmann::json f = infer_json("--conv-algo fastest");
+  EXPECT_EQ(f["test_accuracy"], a["test_accuracy"]);
+  EXPECT_NEAR(f["test_loss"].get<double>(), a["test_loss"].get<double>(), 1e-4);
+  EXPECT_TRUE(f["direct_convolutions"].empty()) << "direct by choice is not direct to fit a budget";
+  // The plan on this CPU's measured costs: in half the weights, fc1 in blocks, the largest streamed.
+  const size_t half = a["peak_by_class"]["weights"].get<size_t>() / 2;
+  const CliRun plan = vdnn("plan --inference --model fmnist_cnn --device cpu --batches 2 --json --device-memory " +
+                           std::to_string(half) + "B");
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  const nlohmann::json row = parse_json_text(plan.output, "vdnn plan --inference --json")["rows"][0];
+  EXPECT_TRUE(row["fits"].get<bool>());
+  EXPECT_GT(row["streamed_bytes_per_batch"].get<size_t>(), half / 2);
+  EXPECT_GT(row["latency_seconds"].get<double>(), 0.0);
+}
+
 TEST_F(CliInfer, FoldingBatchNormAndRemovingDropoutLeaveTheAnswer) {
   const nlohmann::json rewritten = infer_json(""), kept = infer_json("--keep-graph");
   EXPECT_EQ(rewritten["rewrites"]["batch_norms_folded"], 2);  // fmnist_cnn: two conv + batch norm pairs
