@@ -55,6 +55,7 @@ struct InferOptions {
   int64_t batch = 128;
   int classes = 0, threads = 0, repeat = 0, top_k = 0;
   bool seed_given = false, json = false, keep_graph = false;
+  std::string stream_weights = "auto";
 };
 
 // --images: the array as a dataset without labels (every label 0, and no loss or accuracy reported).
@@ -193,9 +194,11 @@ int run_infer(InferOptions& o) {
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
   NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
   options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  options.stream_weights = o.stream_weights == "auto";
   // Under a budget, wide fc layers are cut into column blocks, to be streamed a block at a time.
   FcSplit split;
-  if (!o.keep_graph && options.device_memory > 0) split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
+  if (!o.keep_graph && options.device_memory > 0 && options.stream_weights)
+    split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
   // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
   // it cannot be beaten.
   const ForwardOrder order = forward_order(graph, o.batch);
@@ -296,6 +299,11 @@ Runner add_infer_command(CLI::App& app) {
                  "convolution algorithm: auto (oneDNN picks), direct, winograd, or fastest (per layer, the fastest "
                  "forward kernel measured on this CPU now, as `vdnn plan --inference --device cpu` predicts)")
       ->check(CLI::IsMember({"auto", "direct", "winograd", "fastest"}))->capture_default_str();
+  app.add_option("--stream-weights", o->stream_weights,
+                 "auto: under --device-memory, weights that do not fit are streamed from host memory (wide fc "
+                 "layers cut into blocks); never: every weight stays on the device and a budget below them is refused "
+                 "(on the CPU the host copies are the process's memory too)")
+      ->check(CLI::IsMember({"auto", "never"}))->capture_default_str();
   app.add_flag("--keep-graph", o->keep_graph,
                "run the graph as trained: no batch norm folded into its convolution, dropout kept (the identity)");
   app.add_option("--repeat", o->repeat, "also time N forward passes of one batch and print the median latency")

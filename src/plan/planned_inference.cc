@@ -38,9 +38,14 @@ PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& v
   PlannedInference p;
   Placed placed = place(graph, value_bytes, facts, {}, budget);
   p.smallest_budget = placed.plan.smallest_bytes;
+  p.streaming = streaming;
+  p.smallest_streamed_budget = p.smallest_budget;
   const std::vector<bool> all(n, true);
-  Placed all_streamed = place(graph, value_bytes, facts, all, budget);
-  p.smallest_streamed_budget = std::min(all_streamed.plan.smallest_bytes, p.smallest_budget);
+  Placed all_streamed;
+  if (streaming) {
+    all_streamed = place(graph, value_bytes, facts, all, budget);
+    p.smallest_streamed_budget = std::min(all_streamed.plan.smallest_bytes, p.smallest_budget);
+  }
   if (!streaming) {
     // every weight resident, fitting or not
   } else if (!placed.plan.fits && all_streamed.plan.fits) {
@@ -104,7 +109,8 @@ std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedIn
                                      << (planned.streamed.empty() ? ""
                                                                   : ", every weight streamed from host memory, two "
                                                                     "weighted layers' at a time")
-                                     << (widest_bytes > planned.capacity
+                                     << (!planned.streaming ? std::string("; every weight on the device: streaming them from host memory is off")
+                                         : widest_bytes > planned.capacity
                                              ? "; layer '" + planned.program.node_names[widest] + "' alone holds " +
                                                    format_bytes(widest_bytes) +
                                                    " of weights: cut it smaller (vdnn infer splits wide fc layers)"

@@ -35,6 +35,7 @@ struct PlannedInference {
   size_t smallest_streamed_budget = 0;
   size_t capacity = 0;         // the budget asked, or smallest_budget without one
   std::vector<bool> streamed;  // per node: its weights are streamed; empty: none is
+  bool streaming = true;       // streaming was allowed (else smallest_streamed_budget == smallest_budget)
   Program program;             // placed (offsets filled) when fits
   MemoryPlan plan;             // when it does not fit: by_class as the smallest budget places it
 };

@@ -32,7 +32,7 @@ std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, con
   std::vector<ConvAlgo> algos = options.conv_algos.empty() ? std::vector<ConvAlgo>(n, options.conv_algo) : options.conv_algos;
   std::vector<NodeFacts> mixed = facts;
   bool changed = false;
-  while (!plan_inference(graph, value_bytes, mixed, options.device_memory).fits) {
+  while (!plan_inference(graph, value_bytes, mixed, options.device_memory, options.stream_weights).fits) {
     int widest = -1;
     for (int i = 0; i < n; ++i)
       if (graph.nodes()[i].layer->kind() == LayerKind::kConv && algos[i] != ConvAlgo::kDirect &&
@@ -64,7 +64,7 @@ Net::Net(Graph graph, const NetOptions& options)
     if (options.policy != Policy::kNone || !options.decisions.empty() || options.comm)
       VDNN_THROW("an inference Net runs the forward pass only: offload policies (--policy "
                  << to_string(options.policy) << "), storage decisions and data-parallel ranks are for training");
-    PlannedInference planned = plan_inference(graph_, value_bytes, facts_, options.device_memory);
+    PlannedInference planned = plan_inference(graph_, value_bytes, facts_, options.device_memory, options.stream_weights);
     if (!planned.fits && options.device_memory) {
       std::vector<ConvAlgo> algos = leaner_convolutions(graph_, batch_, options, value_bytes, facts_);
       if (!algos.empty()) {  // the kernels again, some convolutions direct
@@ -72,7 +72,8 @@ Net::Net(Graph graph, const NetOptions& options)
         backend_ = make_backend(graph_, {options.backend, batch_, options.seed, options.conv_algo,
                                          options_.conv_algos, options.link});
         facts_ = backend_->facts();
-        planned = plan_inference(graph_, backend_->value_bytes(), facts_, options.device_memory);
+        planned = plan_inference(graph_, backend_->value_bytes(), facts_, options.device_memory,
+                                 options.stream_weights);
       }
     }
     if (!planned.fits) VDNN_THROW(inference_refusal(graph_, batch_, planned));

@@ -72,6 +72,10 @@ struct NetOptions {
   // workspace does not fit `device_memory`, convolutions go direct, widest workspace first, until it
   // does (options().conv_algos then says which).
   bool inference = false;
+  // Inference under a budget: weights that do not fit are streamed from host memory (false: every
+  // weight stays on the device, and a budget below them is refused). On the CPU the host copies are
+  // the same memory, so streaming bounds the arena, not the process.
+  bool stream_weights = true;
 };
 
 struct ParamTensor {

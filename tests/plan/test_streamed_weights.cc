@@ -151,5 +151,16 @@ TEST(StreamedWeights, LogitsAreTheResidentNetsBitForBit) {
   }
 }
 
+TEST(StreamedWeights, WithStreamingOffEveryWeightStaysAndTheResidentSmallestIsNamed) {
+  const Facts f("fmnist_cnn");
+  const PlannedInference resident = plan_inference(f.graph, f.value_bytes, f.facts, 0);
+  NetOptions o{.batch = kBatch, .device_memory = resident.smallest_budget - 1, .inference = true, .stream_weights = false};
+  const std::string e = test::error_of([&] { Net n(load_model("fmnist_cnn"), o); });
+  EXPECT_NE(e.find("(" + std::to_string(resident.smallest_budget) + " bytes)"), std::string::npos) << e;
+  EXPECT_NE(e.find("streaming them from host memory is off"), std::string::npos) << e;
+  o.device_memory = resident.smallest_budget;
+  EXPECT_TRUE(Net(load_model("fmnist_cnn"), o).streamed_weights().empty());
+}
+
 }  // namespace
 }  // namespace vdnn
