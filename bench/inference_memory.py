@@ -16,6 +16,8 @@ batch) and writes its logits. The engines:
          batch_seconds_median, peak_bytes, peak_by_class, smallest_budget_bytes, arena_bytes are copied
          when present). vdnn runs one pass for the logits and one warm-up before its N timed ones;
          the default --warmup 2 gives the Python engines as many untimed passes.
+  vdnn_fastest  the same with --conv-algo fastest (per layer the fastest forward kernel, profiled in
+         the process first: its peak includes the profiler's buffers). Not run by default.
 The files are scripts/export_torchvision.py --eval exports (batch norm folded into the convolutions
 by torch's exporter, dropout removed, batch fixed in the file), made in --work if missing.
 
@@ -57,7 +59,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from benchlib import fmt, median  # noqa: E402
 
-ENGINES = ("ort", "torch", "vdnn")
+ENGINES = ("ort", "torch", "vdnn", "vdnn_fastest")  # vdnn_fastest: `vdnn infer --conv-algo fastest`
 VDNN_FIELDS = ("peak_bytes", "peak_by_class", "smallest_budget_bytes", "arena_bytes", "forward_order")
 OTHER_LOAD_LIMIT = 0.2  # cores other processes may keep busy during a run before it counts as contended
 TIME = "/usr/bin/time"  # GNU time: the peak RSS of the command it runs (%M)
@@ -240,11 +242,12 @@ def prepare_files(a):
 
 def child_cmd(a, engine, model, batch, files, output, baseline=False):
     path, x = files[(model, batch)] if not baseline else (None, None)
-    if engine == "vdnn":
+    if engine.startswith("vdnn"):
         if baseline:
             return [a.vdnn, "--help"]
         cmd = [a.vdnn, "infer", "--model", path, "--images", x, "--logits", output, "--batch", str(batch),
                "--threads", str(a.threads), "--json"]
+        cmd += ["--conv-algo", "fastest"] if engine == "vdnn_fastest" else []
         return cmd + (["--repeat", str(a.repeat)] if a.vdnn_repeat else [])
     python = a.torch_python if engine == "torch" else sys.executable
     cmd = [python, os.path.abspath(__file__), "--child", engine, "--threads", str(a.threads)]
@@ -278,7 +281,7 @@ def run_one(a, engine, model, batch, files, rnd, env, baseline=False):
     rec["logits"] = output
     try:
         text = out.strip()
-        rec["report"] = json.loads(text.splitlines()[-1] if engine != "vdnn" else text)
+        rec["report"] = json.loads(text.splitlines()[-1] if not engine.startswith("vdnn") else text)
     except (ValueError, IndexError):
         rec["report"] = {}
         rec["error"] = "unparsable output: " + out[-400:]
@@ -347,7 +350,7 @@ def summarize(a, records):
                     "contended": any(r["contended"] for r in mine),
                     "other_load_cores": max([r["other_load_cores"] or 0 for r in mine], default=None),
                     "vdnn_fields": {k: rep[k] for k in VDNN_FIELDS
-                                    if k in rep} if engine == "vdnn" else None,
+                                    if k in rep} if engine.startswith("vdnn") else None,
                     "ort_profile": rep.get("ort_profile"),
                     "error": failed[-1]["error"][-400:] if failed and not mine else None,
                 })
@@ -387,7 +390,7 @@ def markdown(rows):
             lines.append(f"  - ORT profiler (no peak recorded): {pr.get('nodes')} nodes, parameters "
                          f"{mib(pr.get('sum_parameter_bytes'))} MiB, largest node output "
                          f"{mib(pr.get('largest_output_bytes'))} MiB")
-        if r["engine"] == "vdnn" and r["vdnn_fields"]:
+        if r["engine"].startswith("vdnn") and r["vdnn_fields"]:
             lines.append(f"  - vdnn's own view: {json.dumps(r['vdnn_fields'])}")
         if r["error"]:
             lines.append(f"  - {r['engine']} failed: {r['error'].splitlines()[-1] if r['error'] else ''}")
@@ -410,7 +413,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="resnet18")
     p.add_argument("--batches", default="1,32")
-    p.add_argument("--engines", default=",".join(ENGINES))
+    p.add_argument("--engines", default=",".join(ENGINES[:3]))
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--repeat", type=int, default=7)
@@ -450,10 +453,10 @@ def main():
     if a.warmup < 0:
         sys.exit(f"inference_memory.py: --warmup must be >= 0, got {a.warmup}")
     a.work = os.path.abspath(a.work)
-    if "vdnn" in a.engines:
+    if any(e.startswith("vdnn") for e in a.engines):
         if not os.access(a.vdnn, os.X_OK):
             print(f"[inference_memory] {a.vdnn} is missing: vdnn is left out", file=sys.stderr)
-            a.engines.remove("vdnn")
+            a.engines = [e for e in a.engines if not e.startswith("vdnn")]
             a.vdnn_repeat = False
         else:
             a.vdnn_repeat = vdnn_has_repeat(a.vdnn)
@@ -483,7 +486,7 @@ def main():
     print(table)
     if a.json_out:
         meta = {"threads": a.threads, "rounds": a.rounds, "warmup": a.warmup, "repeat": a.repeat,
-                "size": a.size, "seed": a.seed, "vdnn": a.vdnn if "vdnn" in a.engines else None,
+                "size": a.size, "seed": a.seed, "vdnn": a.vdnn if any(e.startswith("vdnn") for e in a.engines) else None,
                 "vdnn_repeat": getattr(a, "vdnn_repeat", False), "python": sys.executable,
                 "torch_python": a.torch_python, "time": TIME,
                 "loadavg": os.getloadavg(), "argv": sys.argv}
