@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "conv_algo_cache.h"
 #include "numeric_flags.h"
 #include "data/data_source.h"
 #include "interop/network_source.h"
@@ -38,7 +39,6 @@
 #include "plan/memory_plan.h"
 #include "plan/planned_inference.h"
 #include "runtime/checkpoint.h"
-#include "runtime/plan_source.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/size_parse.h"
@@ -50,7 +50,7 @@ namespace vdnn::cli {
 namespace {
 
 struct InferOptions {
-  std::string model, weights, input, images, logits, device_memory, predictions, conv_algo = "auto";
+  std::string model, weights, input, images, logits, device_memory, predictions, conv_algo = "auto", algo_cache;
   DataSource source;
   int64_t batch = 128;
   int classes = 0, threads = 0, repeat = 0, top_k = 0;
@@ -97,15 +97,19 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
 }
 
 // --conv-algo: one algorithm family for every convolution, or `fastest`: per layer the one with the
-// fastest forward kernel as the profiler measures it on this CPU now (backends/cpu/profiler.h; a
-// few seconds), the choice `vdnn plan --inference --device cpu` predicts with.
-void set_conv_algos(const std::string& algo, const Graph& graph, NetOptions& options) {
-  if (algo == "fastest") {
-    const NetworkCosts costs = plan_inputs(graph, options.batch, {.device = "cpu"}).costs;
-    options.conv_algos = conv_algos_of(costs, costs.fastest_forward());
+// fastest forward kernel as the profiler measures it on this CPU (a few seconds; kept in
+// --algo-cache when given, conv_algo_cache.h), the choice `vdnn plan --inference --device cpu`
+// predicts with.
+void set_conv_algos(const InferOptions& o, const Graph& graph, NetOptions& options) {
+  if (!o.algo_cache.empty() && o.conv_algo != "fastest")
+    VDNN_THROW("--algo-cache " << o.algo_cache << " keeps what --conv-algo fastest measures; add --conv-algo fastest");
+  if (o.conv_algo == "fastest") {
+    options.conv_algos = fastest_conv_algos(graph, options.batch, o.algo_cache);
     return;
   }
-  options.conv_algo = algo == "direct" ? ConvAlgo::kDirect : algo == "winograd" ? ConvAlgo::kWinograd : ConvAlgo::kAuto;
+  options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
+                      : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
+                                                  : ConvAlgo::kAuto;
 }
 
 // The layers whose weights an inference Net streams from host memory (plan/planned_inference.h).
@@ -188,8 +192,7 @@ int run_infer(InferOptions& o) {
     VDNN_THROW("--top-k " << o.top_k << " exceeds the " << graph.classes() << " classes of model '" << graph.name()
                           << "'; valid: 1.." << graph.classes());
   // The weights as given (the folded ones hash otherwise): what `vdnn train` reported for them.
-  const std::string weights_hash = weights_sha256(weights, graph);
-  check_weights(weights, graph);
+  const std::string weights_hash = check_weights(weights, graph);
   InferenceRewrites rewrites;
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
   NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
@@ -203,7 +206,7 @@ int run_infer(InferOptions& o) {
   // it cannot be beaten.
   const ForwardOrder order = forward_order(graph, o.batch);
   if (order.moved > 0) graph = std::move(graph).reordered(order.order);
-  set_conv_algos(o.conv_algo, graph, options);
+  set_conv_algos(o, graph, options);
   const std::vector<ConvAlgo> asked = options.conv_algos;
   Net net(std::move(graph), options);
   const auto step_entry = weights.metadata.find("step");
@@ -299,6 +302,9 @@ Runner add_infer_command(CLI::App& app) {
                  "convolution algorithm: auto (oneDNN picks), direct, winograd, or fastest (per layer, the fastest "
                  "forward kernel measured on this CPU now, as `vdnn plan --inference --device cpu` predicts)")
       ->check(CLI::IsMember({"auto", "direct", "winograd", "fastest"}))->capture_default_str();
+  app.add_option("--algo-cache", o->algo_cache,
+                 "with --conv-algo fastest: read the per-layer choice from this JSON file, or measure it and write "
+                 "it there when the file does not exist (no profiling in later runs)");
   app.add_option("--stream-weights", o->stream_weights,
                  "auto: under --device-memory, weights that do not fit are streamed from host memory (wide fc "
                  "layers cut into blocks); never: every weight stays on the device and a budget below them is refused "

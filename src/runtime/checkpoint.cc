@@ -271,24 +271,36 @@ void load_weights(const SafeTensors& file, Net& net, int64_t steps_done) { load_
 
 void load_weights(SafeTensors&& file, Net& net) { load_into(file, net, 0, &file); }
 
-std::string weights_sha256(const SafeTensors& file, const Graph& graph) {
-  Sha256 sha;  // as Net::weights_sha256: every parameter's plain floats, in graph order
+namespace {
+
+// Net::weights_sha256 of `file` for `graph`: every parameter's plain floats, in graph order; each
+// tensor is passed to `check` (by its name) as it is hashed.
+template <typename Check>
+std::string hash_params(const SafeTensors& file, const Graph& graph, Check check) {
+  Sha256 sha;
   for (const Node& node : graph.nodes())
     for (const ParamSpec& spec : node.params) {
-      const SafeTensor& t = require_param(file, node.layer->name() + "." + spec.name, spec, "model '" + graph.name() + "'");
+      const std::string name = node.layer->name() + "." + spec.name;
+      const SafeTensor& t = require_param(file, name, spec, "model '" + graph.name() + "'");
+      check(name, spec, t);
       sha.update(t.data.data(), t.data.size() * sizeof(float));
     }
   return sha.hex_digest();
 }
 
-void check_weights(const SafeTensors& file, const Graph& graph) {
-  for (const Node& node : graph.nodes())
-    for (const ParamSpec& spec : node.params) {
-      const std::string name = node.layer->name() + "." + spec.name;
-      checked_values(file, name, spec, require_param(file, name, spec, "model '" + graph.name() + "'").data);
-    }
+}  // namespace
+
+std::string weights_sha256(const SafeTensors& file, const Graph& graph) {
+  return hash_params(file, graph, [](const std::string&, const ParamSpec&, const SafeTensor&) {});
+}
+
+std::string check_weights(const SafeTensors& file, const Graph& graph) {
+  const std::string hex = hash_params(file, graph, [&](const std::string& name, const ParamSpec& spec, const SafeTensor& t) {
+    checked_values(file, name, spec, t.data);
+  });
   auto hash = file.metadata.find("weights_sha256");
-  if (hash != file.metadata.end() && weights_sha256(file, graph) != hash->second) VDNN_THROW(hash_mismatch(file));
+  if (hash != file.metadata.end() && hex != hash->second) VDNN_THROW(hash_mismatch(file));
+  return hex;
 }
 
 void restore_checkpoint(const Checkpoint& c, Net& net) {

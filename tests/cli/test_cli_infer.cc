@@ -136,6 +136,21 @@ TEST_F(CliInfer, TheFastestMeasuredAlgorithmsGiveTheAnswerAndThePlanPredictsTheS
   EXPECT_EQ(f["test_accuracy"], a["test_accuracy"]);
   EXPECT_NEAR(f["test_loss"].get<double>(), a["test_loss"].get<double>(), 1e-4);
   EXPECT_TRUE(f["direct_convolutions"].empty()) << "direct by choice is not direct to fit a budget";
+  // --algo-cache: measured once and written, then read (the same answer), refused for another batch.
+  const std::string cache = path("algos.json");
+  const std::string cached = kInfer + "--json --weights " + path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache;
+  ASSERT_EQ(vdnn(cached).exit_code, 0);
+  const nlohmann::json c = vdnn::test::read_json_file(cache);
+  EXPECT_EQ(c["model"], "fmnist_cnn");
+  EXPECT_EQ(c["batch"], 32);
+  EXPECT_EQ(c["algorithms"].size(), 2u);  // conv1 and conv2
+  const CliRun again = vdnn(cached);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(parse_json_text(again.output, "vdnn infer --algo-cache")["test_loss"], f["test_loss"]);
+  expect_user_error("infer --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 8 --weights " +
+                        path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache,
+                    "was measured for model 'fmnist_cnn' at batch 32, not 'fmnist_cnn' at batch 8");
+  expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --algo-cache " + cache, "add --conv-algo fastest");
   // The plan on this CPU's measured costs: in half the weights, fc1 in blocks, the largest streamed.
   const size_t half = a["peak_by_class"]["weights"].get<size_t>() / 2;
   const CliRun plan = vdnn("plan --inference --model fmnist_cnn --device cpu --batches 2 --json --device-memory " +
