@@ -2,6 +2,8 @@
 // (concat, add, BN, in-place ReLU, pooling), determinism of training, and a DAG that learns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "data/synthetic.h"
 #include "io/model_file.h"
 #include "runtime/gradient_check.h"
@@ -29,11 +31,11 @@ Graph small_dag() {
   return b.build();
 }
 
-// conv -> relu twice: both ReLUs run in place and are fused into their convolutions.
-Graph fused_chain() {
+// conv -> relu twice (the first may be a relu6): both run in place and are fused into their convolutions.
+Graph fused_chain(const std::string& first = "relu") {
   ModelBuilder b("fused_chain", {3, 6, 6}, 4);
   b.layer("conv", "c1", {{"channels", 8}, {"kernel", 3}, {"pad", 1}})
-      .layer("relu", "r1")
+      .layer(first, "r1")
       .layer("conv", "c2", {{"channels", 16}, {"kernel", 3}, {"stride", 2}})
       .layer("relu", "r2")
       .layer("fc", "fc", {{"units", 4}})
@@ -57,6 +59,40 @@ TEST(Net, ReluFusedIntoConvolutionKeepsTheGradientsRight) {
   Net dag(small_dag(), {.batch = 2, .seed = 1});
   EXPECT_EQ(dag.backend().implementation(0).find("+ relu"), std::string::npos);
   expect_gradients_match_finite_differences(fused_chain());
+}
+
+// ReLU6 fused (issue 20's conv+ReLU6): the clip applied once, where the unfused kernel would (the
+// gradients would disagree with the loss otherwise), and the same logits as ReLU6 run on its own.
+TEST(Net, Relu6FusedIntoConvolutionKeepsTheGradientsAndTheLogits) {
+  Net net(fused_chain("relu6"), {.batch = 2, .seed = 1});
+  EXPECT_NE(net.backend().implementation(0).find("+ relu6"), std::string::npos) << net.backend().implementation(0);
+  EXPECT_NE(net.backend().implementation(1).find("fused"), std::string::npos);
+  EXPECT_EQ(net.backend().implementation(2).find("+ relu6"), std::string::npos);
+  EXPECT_NE(net.backend().implementation(2).find("+ relu"), std::string::npos);
+  expect_gradients_match_finite_differences(fused_chain("relu6"));
+  // The clip itself: a 1x1 convolution of weight 1 and an identity fc make the logits the fused
+  // output, min(max(x, 0), 6), exactly (a ReLU without its ceiling would pass 9 and 40).
+  ModelBuilder b("relu6_values", {1, 3, 3}, 9);
+  b.layer("conv", "c", {{"channels", 1}, {"kernel", 1}, {"pad", 0}, {"bias", false}})
+      .layer("relu6", "r")
+      .layer("fc", "fc", {{"units", "classes"}})
+      .layer("softmax_cross_entropy", "loss");
+  Net values(b.build(), {.batch = 1, .seed = 1});
+  ASSERT_NE(values.backend().implementation(0).find("+ relu6"), std::string::npos);
+  std::vector<float> identity(81, 0.0f);
+  for (int i = 0; i < 9; ++i) identity[i * 9 + i] = 1.0f;
+  for (size_t i = 0; i < values.params().size(); ++i) {
+    const std::string& name = values.params()[i].name;
+    const size_t n = static_cast<size_t>(values.params()[i].spec.elements());
+    values.import_param(i, name == "c.weight" ? std::vector<float>{1.0f} : name == "fc.weight" ? identity
+                                                                                           : std::vector<float>(n, 0.0f));
+  }
+  const std::vector<float> x{-2.0f, 0.0f, 0.5f, 3.0f, 5.99f, 6.0f, 9.0f, 40.0f, -0.25f};
+  const std::vector<int32_t> label{0};
+  values.set_batch(x.data(), label.data(), 1);
+  values.forward(false);
+  ASSERT_EQ(values.logits().size(), 9u);
+  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(values.logits()[i], std::min(std::max(x[i], 0.0f), 6.0f)) << i;
 }
 
 TEST(Net, ReluRunsInPlaceOnlyWhenSafe) {

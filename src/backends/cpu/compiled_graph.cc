@@ -1,16 +1,17 @@
 #include "backends/cpu/compiled_graph.h"
 
 #include "backends/cpu/dnnl_util.h"
+#include "layers/elementwise.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 
 namespace {
 
-// A ReLU that runs in place on a convolution's output (its only consumer) is fused into it.
+// A ReLU or ReLU6 that runs in place on a convolution's output (its only consumer) is fused into it.
 bool relu_fused_into_producer(const Graph& graph, int n) {
   const Node& node = graph.nodes()[n];
-  if (node.layer->type() != "relu" || !graph.runs_in_place(n)) return false;
+  if ((node.layer->type() != "relu" && node.layer->type() != "relu6") || !graph.runs_in_place(n)) return false;
   const int producer = graph.values()[node.inputs[0]].producer;
   return producer >= 0 && graph.nodes()[producer].layer->type() == "conv";
 }
@@ -30,6 +31,7 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
   setup.relu_done_before = relu_fused_into_producer(graph, n);
   const auto& consumers = values[node.output].consumers;
   setup.applies_relu = consumers.size() == 1 && relu_fused_into_producer(graph, consumers[0]);
+  if (setup.applies_relu && graph.nodes()[consumers[0]].layer->type() == "relu6") setup.relu_ceiling = Relu6Layer::kCeiling;
   return setup;
 }
 

@@ -69,9 +69,12 @@ class ConvKernel : public CpuKernel {
     const memory::desc bias_md = has_bias_ ? plain_md({oc}) : memory::desc();
     const auto attr = user_scratchpad();  // backward primitives take no post-ops
     auto fwd_attr = user_scratchpad();
-    if (s.applies_relu) {  // the next ReLU, fused: same values, one pass over the output saved
+    if (s.applies_relu) {  // the next ReLU (ReLU6: clipped to [0, 6]), fused: one pass over the output saved
       dnnl::post_ops ops;
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      if (s.relu_ceiling > 0)
+        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, s.relu_ceiling);
+      else
+        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
       fwd_attr.set_post_ops(ops);
     }
     const auto algo = algorithm_for(s.conv_algo, s.out_shape);
@@ -150,7 +153,7 @@ class ConvKernel : public CpuKernel {
       scratch_bytes = dx_offset_ + src_md_.get_size();
     }
     forward_scratch_bytes = pad_offset_ + scratch_of(fwd_pd_);  // the reordered input and the forward's scratchpad
-    implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? " + relu" : "") +
+    implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? (s.relu_ceiling > 0 ? " + relu6" : " + relu") : "") +
                      (gemm_weights_ ? ", weight gradient by gemm" : "") +
                      (reorder_src_ ? (layout == tag::nchw ? ", input reordered to nchw"
                                                           : ", input reordered to nhwc")

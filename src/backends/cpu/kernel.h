@@ -38,10 +38,11 @@ struct KernelSetup {
   std::vector<bool> input_needs_grad;  // false for the graph input
   uint64_t seed = 0;      // for dropout masks
   ConvAlgo conv_algo = ConvAlgo::kAuto;
-  // Fusion (kernel_setup decides): a convolution followed by a ReLU that runs in place applies the
-  // ReLU as a oneDNN post-op, and that ReLU's forward does nothing; its backward is unchanged.
-  bool applies_relu = false;     // conv: y = max(0, conv(x))
-  bool relu_done_before = false; // relu: its producer already applied it
+  // Fusion (kernel_setup decides): a convolution followed by a ReLU or ReLU6 that runs in place
+  // applies it as a oneDNN post-op, and that layer's forward does nothing; its backward is unchanged.
+  bool applies_relu = false;     // conv: y = max(0, conv(x)), or min(max(0, conv(x)), relu_ceiling)
+  float relu_ceiling = 0.f;      // conv with applies_relu: 0 for ReLU, 6 for ReLU6
+  bool relu_done_before = false; // relu, relu6: its producer already applied it
 };
 
 class CpuKernel {
