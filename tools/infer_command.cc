@@ -224,7 +224,7 @@ int run_infer(InferOptions& o) {
   if (o.json) {
     nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
                         {"samples", r.samples}, {"batch", o.batch}, {"weights_sha256", weights_hash},
-                        {"peak_bytes", peak.total}, {"smallest_budget_bytes", peak.budget},
+                        {"peak_bytes", peak.total}, {"smallest_budget_bytes", net.smallest_resident_budget()},
                         {"arena_bytes", net.arena_bytes()},
                         {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations},
                                            {"workspace", peak.workspace}}}};
@@ -252,7 +252,7 @@ int run_infer(InferOptions& o) {
               "(%s with every weight streamed from host memory); arena %s\n",
               format_bytes(peak.total).c_str(), format_bytes(peak.weights).c_str(),
               format_bytes(peak.activations).c_str(), format_bytes(peak.workspace).c_str(),
-              describe_budget(peak.budget).c_str(), describe_budget(net.smallest_streamed_budget()).c_str(),
+              describe_budget(net.smallest_resident_budget()).c_str(), describe_budget(net.smallest_streamed_budget()).c_str(),
               format_bytes(net.arena_bytes()).c_str());
   if (rewrites.batch_norms_folded + rewrites.dropouts_removed > 0)
     std::printf("graph for inference: batch norms folded into their convolution or fc: %d, dropouts removed: %d\n",

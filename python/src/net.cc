@@ -115,7 +115,9 @@ py::dict memory(const NetHandle& h) {
   for (MemoryClass c : kAllMemoryClasses) by_class[to_string(c)] = plan.by_class.peak(c);
   py::dict d;
   d["peak_bytes"] = plan.by_class.total_peak;
-  d["smallest_budget_bytes"] = std::max(plan.smallest_bytes, h.net->eval_plan().smallest_bytes);
+  d["smallest_budget_bytes"] = h.net->options().inference  // every weight resident
+                                  ? h.net->smallest_resident_budget()
+                                  : std::max(plan.smallest_bytes, h.net->eval_plan().smallest_bytes);
   d["peak_by_class"] = by_class;
   if (h.net->options().inference) {  // weights streamed from host memory (plan/planned_inference.h)
     d["streamed_bytes_per_batch"] = h.net->train_program().streamed_bytes();

@@ -202,10 +202,16 @@ FcSplit split_wide_fc(Graph& graph, SafeTensors& weights, size_t max_block_bytes
 FcSplit split_wide_fc(Graph& graph, size_t max_block_bytes) { return split(graph, nullptr, max_block_bytes); }
 
 size_t streaming_block_bytes(const Graph& graph) {
-  size_t bytes = 0;
-  for (const Node& node : graph.nodes())
+  size_t bytes = 0, widest_unit = 1;
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const Node& node = graph.nodes()[i];
     for (const ParamSpec& p : node.params) bytes += static_cast<size_t>(p.elements()) * sizeof(float);
-  return std::max<size_t>(bytes / 8, 1);
+    if (node.layer->kind() != LayerKind::kFc) continue;
+    const auto& fc = static_cast<const FcLayer&>(*node.layer);
+    const int64_t inputs = graph.value(node.inputs[0]).shape.elements();
+    widest_unit = std::max(widest_unit, static_cast<size_t>(inputs + (fc.p().bias ? 1 : 0)) * sizeof(float));
+  }
+  return std::max(bytes / 8, widest_unit);
 }
 
 }  // namespace vdnn

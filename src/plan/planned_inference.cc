@@ -63,10 +63,10 @@ PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& v
       p.streamed = all;
       placed = std::move(all_streamed);
     }
-  } else if (!placed.plan.fits) {  // nothing fits: the refusal says what streaming all of them needs
-    p.streamed = all;
+  } else if (!placed.plan.fits && all_streamed.plan.smallest_bytes < p.smallest_budget) {
+    p.streamed = all;  // nothing fits: the refusal says what streaming all of them needs
     placed = std::move(all_streamed);
-  }
+  }  // else streaming needs no less (activations set the peak): the refusal is the resident plan's
   p.program = std::move(placed.program);
   p.plan = std::move(placed.plan);
   p.capacity = budget ? budget : p.smallest_budget;
@@ -113,7 +113,8 @@ std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedIn
                                          : widest_bytes > planned.capacity
                                              ? "; layer '" + planned.program.node_names[widest] + "' alone holds " +
                                                    format_bytes(widest_bytes) +
-                                                   " of weights: cut it smaller (vdnn infer splits wide fc layers)"
+                                                   " of weights, more than the budget (vdnn infer cuts an fc layer "
+                                                   "that wide into column blocks unless --keep-graph)"
                                              : std::string("; a smaller --batch needs less"))
                                      << "); the first allocation past it: " << planned.plan.first_misfit);
 }

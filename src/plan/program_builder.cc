@@ -134,8 +134,8 @@ class Builder {
 void Builder::make_parameters() {
   const int n = static_cast<int>(g_.nodes().size());
   const std::vector<bool>& streamed = o_.streamed_weights;
-  if (!streamed.empty() && (o_.training || static_cast<int>(streamed.size()) != n))
-    VDNN_THROW("streamed weights: " << (o_.training ? "only an inference Program streams its weights"
+  if (!streamed.empty() && (!o_.inference || static_cast<int>(streamed.size()) != n))
+    VDNN_THROW("streamed weights: " << (!o_.inference ? "only an inference Program streams its weights"
                                                     : std::to_string(streamed.size()) + " flags for model '" + g_.name() +
                                                           "', which has " + std::to_string(n) + " layers"));
   stream_before_.assign(n + 1, {});

@@ -139,6 +139,7 @@ void Net::take(PlannedInference planned) {
   eval_ = std::move(planned.program);
   eval_plan_ = std::move(planned.plan);
   streamed_weights_ = std::move(planned.streamed);
+  smallest_resident_budget_ = planned.smallest_budget;
   smallest_streamed_budget_ = planned.smallest_streamed_budget;
 }
 

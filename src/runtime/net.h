@@ -66,11 +66,13 @@ struct NetOptions {
   size_t bucket_bytes = CollectiveOptions{}.bucket_bytes;
   double collective_timeout_seconds = CommOptions{}.timeout_seconds;  // the backend's own collectives (NCCL)
   // A Net that only infers (plan/planned_inference.h): one forward-only Program, no gradients or
-  // momentum on the device, `device_memory` bounding weights + working set (weights that do not fit
-  // are streamed from host memory, plan/planned_inference.h). forward(false) only; training is refused. Needs policy none, no decisions and no communicator. Its weights start at
-  // zero: load them (runtime/checkpoint.h load_weights, import_param). When the fastest kernels'
-  // workspace does not fit `device_memory`, convolutions go direct, widest workspace first, until it
-  // does (options().conv_algos then says which).
+  // momentum on the device, `device_memory` bounding weights + working set. forward(false) only;
+  // training is refused. Needs policy none, no decisions and no communicator. Its weights start at
+  // zero: load them (runtime/checkpoint.h load_weights, import_param). When the pass does not fit
+  // `device_memory`, weights are streamed first (stream_weights); only when every weight streamed
+  // does not fit either do convolutions go direct, widest workspace first, until it does
+  // (options().conv_algos then says which). The Net has no cost model: on this CPU a streamed
+  // weight costs a memcpy and a direct kernel more time; `vdnn plan --inference` weighs the two.
   bool inference = false;
   // Inference under a budget: weights that do not fit are streamed from host memory (false: every
   // weight stays on the device, and a budget below them is refused). On the CPU the host copies are
@@ -156,7 +158,9 @@ class Net {
   // Per node: its weights are streamed from host memory (an inference Net under a budget smaller
   // than its weights and working set, plan/planned_inference.h); empty: none is.
   const std::vector<bool>& streamed_weights() const { return streamed_weights_; }
-  // An inference Net: the smallest budget that runs its pass at all, every weight streamed.
+  // An inference Net: the smallest budget with every weight on the device, and the smallest that
+  // runs its pass at all, every weight streamed (plan/planned_inference.h).
+  size_t smallest_resident_budget() const { return smallest_resident_budget_; }
   size_t smallest_streamed_budget() const { return smallest_streamed_budget_; }
   const MemoryPlan& eval_plan() const { return eval_plan_; }
   size_t arena_bytes() const { return arena_->bytes(); }
@@ -178,7 +182,7 @@ class Net {
   Program train_, eval_;  // an inference Net: eval_ alone
   MemoryPlan train_plan_, eval_plan_;
   std::vector<bool> streamed_weights_;
-  size_t smallest_streamed_budget_ = 0;
+  size_t smallest_resident_budget_ = 0, smallest_streamed_budget_ = 0;
   std::unique_ptr<DeviceBuffer> arena_;
   HostPool host_pool_;
   std::unique_ptr<Executor> executor_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_run.h"
@@ -151,6 +152,15 @@ TEST_F(CliInfer, TheFastestMeasuredAlgorithmsGiveTheAnswerAndThePlanPredictsTheS
                         path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache,
                     "was measured for model 'fmnist_cnn' at batch 32, not 'fmnist_cnn' at batch 8");
   expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --algo-cache " + cache, "add --conv-algo fastest");
+  const std::string bad = path("bad_algos.json");
+  const std::string with_bad = kInfer + "--weights " + path("w.safetensors") + " --conv-algo fastest --algo-cache " + bad;
+  for (const auto& [text, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {"[]", "not an algorithm cache"},
+           {R"({"model": "fmnist_cnn", "batch": 32, "algorithms": {"conv1": "direct"}})", "no algorithm for convolution 'conv2'"},
+           {R"({"model": "fmnist_cnn", "batch": 32, "algorithms": {"conv1": "fft", "conv2": "auto"}})", "algorithm 'fft'"}}) {
+    std::ofstream(bad) << text;
+    expect_user_error(with_bad, fragment);
+  }
   // The plan on this CPU's measured costs: in half the weights, fc1 in blocks, the largest streamed.
   const size_t half = a["peak_by_class"]["weights"].get<size_t>() / 2;
   const CliRun plan = vdnn("plan --inference --model fmnist_cnn --device cpu --batches 2 --json --device-memory " +

@@ -294,5 +294,16 @@ TEST(FcSplit, APlansGraphIsCutAsTheWeightsGraphIsAndTheRuleIsTheModels) {
   EXPECT_NE(test::error_of([&] { split_wide_fc(plan, 0); }).find("block size above 0 bytes"), std::string::npos);
 }
 
+TEST(FcSplit, AHeadOfAFewUnitsHoldingMostWeightsIsNeverRefusedByTheStreamingRule) {
+  // One fc of 3 units over 4x32x32 inputs: 3 units of 16 KiB, all the weights. An eighth of them
+  // is less than one unit; the rule takes one unit instead, so the cut works (3 blocks of 1 unit).
+  ModelBuilder b("wide_head", {4, 32, 32}, 3);
+  b.layer("fc", "head", {{"units", "classes"}}).layer("softmax_cross_entropy", "loss");
+  Graph g = b.build();
+  EXPECT_EQ(streaming_block_bytes(g), (4u * 32 * 32 + 1) * sizeof(float));
+  const FcSplit s = split_wide_fc(g, streaming_block_bytes(g));
+  EXPECT_EQ(s.blocks, 3);
+}
+
 }  // namespace
 }  // namespace vdnn

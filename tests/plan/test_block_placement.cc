@@ -225,6 +225,13 @@ TEST(BlockPlacement, CpuProgramsPlaceWithinTwoPercentOfTheirPeak) {
         ProgramOptions o{policy, SyncMode::kEvent, training};
         place_and_check(build_program(graph, backend->value_bytes(), backend->facts(), o), true);
       }
+    // Inference with every weight streamed (allocated on the h2d stream, freed on compute): each
+    // reuse of a streamed weight's range still waits for its previous tenant's end.
+    SCOPED_TRACE(model + " inference, every weight streamed");
+    ProgramOptions streamed{Policy::kNone, SyncMode::kEvent, false};
+    streamed.inference = true;
+    streamed.streamed_weights.assign(graph.nodes().size(), true);
+    place_and_check(build_program(graph, backend->value_bytes(), backend->facts(), streamed), true);
   }
 }
 

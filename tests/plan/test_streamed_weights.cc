@@ -90,6 +90,11 @@ TEST(StreamedWeights, ARuleItCannotFollowIsRefused) {
   training.streamed_weights.assign(f.graph.nodes().size(), true);
   const std::string t = test::error_of([&] { build_program(f.graph, f.value_bytes, f.facts, training); });
   EXPECT_NE(t.find("only an inference Program streams its weights"), std::string::npos) << t;
+  // Nor a training Net's evaluation Program, whose weights sit where the training Program's do.
+  ProgramOptions evaluation{Policy::kNone, SyncMode::kEvent, /*training=*/false};
+  evaluation.streamed_weights.assign(f.graph.nodes().size(), true);
+  const std::string v = test::error_of([&] { build_program(f.graph, f.value_bytes, f.facts, evaluation); });
+  EXPECT_NE(v.find("only an inference Program streams its weights"), std::string::npos) << v;
 }
 
 TEST(StreamedWeights, ThePlannerStreamsTheLargestLayersFirstAndOnlyAsManyAsItMust) {
