@@ -134,20 +134,25 @@ TEST_F(CliInfer, TheFastestMeasuredAlgorithmsGiveTheAnswerAndThePlanPredictsTheS
   const CliRun fastest = vdnn(kInfer + "--json --weights " + path("w.safetensors") + " --conv-algo fastest");
   ASSERT_EQ(fastest.exit_code, 0) << fastest.output;
   const nlohmann::json f = json_after_warnings(fastest.output, "vdnn infer --conv-algo fastest --json");
-  EXPECT_EQ(f["test_accuracy"], a["test_accuracy"]);
+  // Other kernels, other rounding: at most one of the 256 samples may flip at a near tie.
+  EXPECT_NEAR(f["test_accuracy"].get<double>(), a["test_accuracy"].get<double>(), 1.0 / 256 + 1e-9);
   EXPECT_NEAR(f["test_loss"].get<double>(), a["test_loss"].get<double>(), 1e-4);
   EXPECT_TRUE(f["direct_convolutions"].empty()) << "direct by choice is not direct to fit a budget";
   // --algo-cache: measured once and written, then read (the same answer), refused for another batch.
   const std::string cache = path("algos.json");
   const std::string cached = kInfer + "--json --weights " + path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache;
-  ASSERT_EQ(vdnn(cached).exit_code, 0);
+  const CliRun first = vdnn(cached);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
   const nlohmann::json c = vdnn::test::read_json_file(cache);
   EXPECT_EQ(c["model"], "fmnist_cnn");
   EXPECT_EQ(c["batch"], 32);
   EXPECT_EQ(c["algorithms"].size(), 2u);  // conv1 and conv2
   const CliRun again = vdnn(cached);
   ASSERT_EQ(again.exit_code, 0) << again.output;
-  EXPECT_EQ(parse_json_text(again.output, "vdnn infer --algo-cache")["test_loss"], f["test_loss"]);
+  // The same algorithms as the run that measured them (another measurement may pick others: the
+  // loss would differ in float noise), so the same loss to the bit.
+  EXPECT_EQ(parse_json_text(again.output, "vdnn infer --algo-cache")["test_loss"],
+            json_after_warnings(first.output, "vdnn infer --algo-cache, measuring")["test_loss"]);
   expect_user_error("infer --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 8 --weights " +
                         path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache,
                     "was measured for model 'fmnist_cnn' at batch 32, not 'fmnist_cnn' at batch 8");
