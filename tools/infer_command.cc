@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -39,6 +38,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planned_inference.h"
 #include "runtime/checkpoint.h"
+#include "runtime/step_calibration.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/size_parse.h"
@@ -83,17 +83,8 @@ Dataset images_dataset(const std::string& path, const Graph& graph) {
 
 // The median wall time of one forward pass over the data's first batch, after one warm-up pass.
 double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
-  const int64_t valid = std::min(net.batch(), data.count);
-  net.set_batch(data.images.data(), data.labels.data(), valid);
-  net.forward(false);
-  std::vector<double> seconds;
-  for (int i = 0; i < repeat; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    net.forward(false);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
-  return seconds[seconds.size() / 2];
+  net.set_batch(data.images.data(), data.labels.data(), std::min(net.batch(), data.count));
+  return median_forward_seconds(net, 1, repeat);
 }
 
 // --conv-algo: one algorithm family for every convolution, or `fastest`: per layer the one with the

@@ -30,43 +30,46 @@ Placed place(const Graph& graph, const std::vector<size_t>& value_bytes, const s
 
 size_t weight_bytes(const NodeFacts& f) { return std::accumulate(f.param_bytes.begin(), f.param_bytes.end(), size_t{0}); }
 
+// The largest layers' weights streamed first, one more at a time, until the pass fits; every weight
+// streamed when no prefix fits (look-ahead copies overlap, so it is not monotone).
+Placed stream_largest_first(const Graph& graph, const std::vector<size_t>& value_bytes,
+                            const std::vector<NodeFacts>& facts, size_t budget, std::vector<bool>& streamed) {
+  const size_t n = graph.nodes().size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return weight_bytes(facts[a]) > weight_bytes(facts[b]); });
+  streamed.assign(n, false);
+  Placed placed;
+  for (size_t k = 0; k < n && !placed.plan.fits && weight_bytes(facts[order[k]]) > 0; ++k) {
+    streamed[order[k]] = true;
+    placed = place(graph, value_bytes, facts, streamed, budget);
+  }
+  if (placed.plan.fits) return placed;
+  streamed.assign(n, true);
+  return place(graph, value_bytes, facts, streamed, budget);
+}
+
 }  // namespace
 
 PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& value_bytes,
                                 const std::vector<NodeFacts>& facts, size_t budget, bool streaming) {
-  const size_t n = graph.nodes().size();
   PlannedInference p;
   Placed placed = place(graph, value_bytes, facts, {}, budget);
   p.smallest_budget = placed.plan.smallest_bytes;
   p.streaming = streaming;
   p.smallest_streamed_budget = p.smallest_budget;
-  const std::vector<bool> all(n, true);
-  Placed all_streamed;
-  if (streaming) {
-    all_streamed = place(graph, value_bytes, facts, all, budget);
+  if (streaming) {  // placed even when the resident pass fits: its smallest budget is reported
+    const std::vector<bool> all(graph.nodes().size(), true);
+    Placed all_streamed = place(graph, value_bytes, facts, all, budget);
     p.smallest_streamed_budget = std::min(all_streamed.plan.smallest_bytes, p.smallest_budget);
-  }
-  if (!streaming) {
-    // every weight resident, fitting or not
-  } else if (!placed.plan.fits && all_streamed.plan.fits) {
-    // The largest layers' weights first, one more at a time, until the pass fits.
-    std::vector<size_t> order(n);
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return weight_bytes(facts[a]) > weight_bytes(facts[b]); });
-    p.streamed.assign(n, false);
-    for (size_t k = 0; k < n && !placed.plan.fits && weight_bytes(facts[order[k]]) > 0; ++k) {
-      p.streamed[order[k]] = true;
-      placed = place(graph, value_bytes, facts, p.streamed, budget);
-    }
-    if (!placed.plan.fits) {  // not monotone after all (look-ahead copies overlap): all of them
-      p.streamed = all;
+    if (!placed.plan.fits && all_streamed.plan.fits) {
+      placed = stream_largest_first(graph, value_bytes, facts, budget, p.streamed);
+    } else if (!placed.plan.fits && all_streamed.plan.smallest_bytes < p.smallest_budget) {
+      p.streamed = all;  // nothing fits: the refusal says what streaming all of them needs
       placed = std::move(all_streamed);
-    }
-  } else if (!placed.plan.fits && all_streamed.plan.smallest_bytes < p.smallest_budget) {
-    p.streamed = all;  // nothing fits: the refusal says what streaming all of them needs
-    placed = std::move(all_streamed);
-  }  // else streaming needs no less (activations set the peak): the refusal is the resident plan's
+    }  // else streaming needs no less (activations set the peak): the refusal is the resident plan's
+  }
   p.program = std::move(placed.program);
   p.plan = std::move(placed.plan);
   p.capacity = budget ? budget : p.smallest_budget;

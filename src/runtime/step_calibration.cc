@@ -38,6 +38,18 @@ void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int step
   if (simulated > 0 && measured > 0) costs.kernel_scale = std::clamp(measured / simulated, 0.1, 10.0);
 }
 
+double median_forward_seconds(Net& net, int warmup, int passes) {
+  for (int i = 0; i < warmup; ++i) net.forward(false);
+  std::vector<double> seconds;
+  for (int i = 0; i < std::max(passes, 1); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    net.forward(false);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
 void calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int passes) {
   costs.kernel_scale = 1;
   const Shape& shape = graph.input_shape();
@@ -51,14 +63,7 @@ void calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch
   for (size_t i = 0; i < net.params().size(); ++i)
     net.import_param(i, std::vector<float>(static_cast<size_t>(net.params()[i].spec.elements()), 1e-3f));
   net.set_batch(data.images.data(), data.labels.data(), batch);
-  std::vector<double> seconds;
-  for (int i = 0; i < std::max(passes, 1) + 2; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    net.forward(false);
-    if (i >= 2) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
-  const double measured = seconds[seconds.size() / 2];
+  const double measured = median_forward_seconds(net, 2, passes);
   const double simulated = simulate(net.train_program(), ChosenCosts(costs, fast)).iteration_seconds;
   if (simulated > 0 && measured > 0) costs.kernel_scale = std::clamp(measured / simulated, 0.1, 10.0);
 }

@@ -38,6 +38,10 @@ namespace vdnn {
 // mean of `steps` (a Trainer each, no evaluation).
 double seconds_per_iteration(Net& net, const Dataset& data, int steps);
 
+// The median wall time of `passes` forward passes (evaluation mode) over the batch `net` holds,
+// after `warmup` untimed ones.
+double median_forward_seconds(Net& net, int warmup, int passes);
+
 // Sets costs.kernel_scale (see above); `graph` is the network the costs were measured on.
 void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps = 5);
 void calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int passes = 5);

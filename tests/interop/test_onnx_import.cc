@@ -83,6 +83,18 @@ TEST(OnnxImport, PadFoldsIntoTheConvAndMatMulAddBecomesOneFullyConnectedLayer) {
   EXPECT_EQ(imported.weights.find("matmul.bias")->data, initializer(m, "b"));
 }
 
+TEST(OnnxImport, AddWithoutAnOutputAfterAMatMulIsAnErrorNamingTheAdd) {
+  // Found by fuzz_onnx_import: the MatMul+Add fold read the Add's output 0 before any check.
+  OnnxTestModel m({1, 4});
+  m.init("w", {4, 3}).init("b", {3});
+  m.node("MatMul", {"x", "w"}, {"mm"}, "matmul");
+  m.node("Add", {"mm", "b"}, {"logits"}, "bias");
+  m.output("logits");
+  m.proto().mutable_graph()->mutable_node(1)->clear_output();
+  const std::string msg = error_of([&] { import_onnx_bytes(m.bytes(), "noout.onnx"); });
+  EXPECT_NE(msg.find("noout.onnx: node 'bias' (Add): has no output"), std::string::npos) << msg;
+}
+
 TEST(OnnxImport, PadBeforeAnAveragePoolIsItsCountedPadding) {
   // PyTorch's AvgPool2d(3, 1, 1) (count_include_pad=True) exports as Pad + AveragePool.
   OnnxTestModel m({1, 2, 6, 6});
