@@ -47,7 +47,7 @@ namespace vdnn::cli {
 namespace {
 
 struct PlanOptions {
-  std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, link_bandwidth = "0",
+  std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
               link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg,
               batches;
   std::vector<std::string> scaling_with;
@@ -88,7 +88,7 @@ void print_row(const PlanRow& r, double oracle, bool with_budget) {
               mib(c.peak(MemoryClass::kGradientMaps)).c_str(), mib(params).c_str(),
               mib(c.peak(MemoryClass::kWorkspace)).c_str(), mib(r.e.memory.host_bytes).c_str(),
               format_bytes(r.e.minimum_budget).c_str(), t * 1e3, (t / oracle - 1) * 100,
-              t / r.e.bound_seconds, with_budget ? (r.e.fits ? "yes" : "no") : "");
+              t / r.e.bound_seconds, !with_budget ? "" : r.e.fits ? "yes" : r.e.host_fits ? "no" : "no (host)");
 }
 
 // --trace, --svg, --svg-memory. The trace shows dyn's pick if there is one, else none+fastest
@@ -170,7 +170,8 @@ int run_plan(PlanOptions o) {
   o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
   PlanInputs in = plan_inputs(graph, o.batch, o.source);
   in.costs.network = dp.network;
-  const Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
+  Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
+  planner.set_host_budget(o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory"));
   const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
   const NetworkCosts& costs = planner.costs();
   const double oracle = planner.oracle_seconds();
@@ -206,12 +207,15 @@ int run_plan(PlanOptions o) {
   } else {
     std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", graph.name().c_str(),
                 static_cast<long long>(o.batch), in.device.c_str(),
-                budget ? (", budget " + format_bytes(budget)).c_str() : "", o.sync.c_str(),
+                (budget ? ", budget " + format_bytes(budget) : std::string()).c_str(), o.sync.c_str(),
                 prefetch == Prefetch::kAhead ? ", prefetch ahead" : "", costs.source.c_str());
     std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps",
                 "grads", "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
-                budget ? "fits" : "");
-    for (const PlanRow& r : rows) print_row(r, oracle, budget != 0);
+                budget || planner.host_budget() ? "fits" : "");
+    for (const PlanRow& r : rows) print_row(r, oracle, budget || planner.host_budget());
+    if (planner.host_budget())
+      std::printf("host budget %s: a configuration whose host copies (host MiB) need more does not fit.\n",
+                  format_bytes(planner.host_budget()).c_str());
     std::printf("* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
                 "memory: %.2f ms. /bound = step time over the busiest stream's time.\n", oracle * 1e3);
     if (budget && !one && o.policy != "auto") {
@@ -276,6 +280,9 @@ Runner add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
   app.add_option("--device-memory", o->device_memory,
                  "the budget, e.g. 12GiB (default: the device profile's memory; none on cpu)");
+  app.add_option("--host-memory", o->host_memory,
+                 "host memory for the host copies of offloaded tensors, e.g. 16GiB (default: unbounded); a "
+                 "configuration needing more does not fit, and dyn and auto pick among those that do");
   app.add_option("--device", o->source.device,
                  "cpu (this machine's kernels) or a device profile: a name from profiles/devices or a JSON file")
       ->capture_default_str();

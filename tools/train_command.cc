@@ -50,7 +50,7 @@ struct TrainOptions {
   std::string weight_decay_on = "weights";
   std::string progress = "auto";
   std::string on_nan = "stop";
-  std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, link_bandwidth = "0", link_latency = "0";
+  std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, host_memory, link_bandwidth = "0", link_latency = "0";
   // Data parallel (under mpirun): a collective's timeout, the gradient bucket size, and the
   // replica check after every step.
   double collective_timeout = 300;
@@ -201,6 +201,7 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   net_options.backend = backend;
   c.algo_reason = "--conv-algo " + o.conv_algo;
   net_options.prefetch_ahead = o.prefetch == "ahead";
+  net_options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
   if (o.policy == "dyn" || o.policy == "auto") {
     c.algo_reason = choose_planned_configuration(graph, o, net_options);
   } else {
@@ -218,10 +219,11 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
 
 void print_memory_plan(const Net& net, const TrainOptions& o) {
   const MemoryPlan& plan = net.train_plan();
-  std::printf("device memory %s (policy %s, sync %s, prefetch %s): plan peak %s, host %s for offloaded tensors\n",
+  std::printf("device memory %s (policy %s, sync %s, prefetch %s): plan peak %s, host %s for offloaded tensors "
+              "(taken once)\n",
               format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
               net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
-              format_bytes(plan.peak_bytes).c_str(), format_bytes(plan.host_bytes).c_str());
+              format_bytes(plan.peak_bytes).c_str(), format_bytes(net.host_bytes()).c_str());
 }
 
 void resume_trainer(Trainer& trainer, const Checkpoint& checkpoint, const std::string& path) {
@@ -442,6 +444,9 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--device-memory", o->device_memory,
                  "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs); on --backend cpu "
                  "it is real host memory, taken at once, so at most the host's available memory");
+  app.add_option("--host-memory", o->host_memory,
+                 "host memory for the host copies of offloaded tensors, e.g. 2GiB (default: what the plan "
+                 "needs); taken once, pinned on a GPU; a plan needing more is refused before training");
   app.add_option("--link-bandwidth", o->link_bandwidth, "emulated host link in GB/s (0: unlimited)")
       ->capture_default_str();
   app.add_option("--link-latency", o->link_latency, "emulated per-copy latency, e.g. 10us")

@@ -119,6 +119,7 @@ py::dict memory(const NetHandle& h) {
                                   ? h.net->smallest_resident_budget()
                                   : std::max(plan.smallest_bytes, h.net->eval_plan().smallest_bytes);
   d["peak_by_class"] = by_class;
+  d["host_bytes"] = h.net->host_bytes();  // the host copies' region, taken once: the smallest host_memory
   if (h.net->options().inference) {  // weights streamed from host memory (plan/planned_inference.h)
     d["streamed_bytes_per_batch"] = h.net->train_program().streamed_bytes();
     d["smallest_streamed_budget_bytes"] = h.net->smallest_streamed_budget();
@@ -136,12 +137,14 @@ void bind_net(py::module_& m) {
       "(bytes or e.g. '48MiB'; None: what the plan needs). weight_decay_on: 'weights' (vdnn's "
       "default: conv and fc weights) or 'all' (PyTorch's: every trainable parameter). inference=True: a Net "
       "that only infers — no gradients or momentum, the forward pass alone within device_memory (see memory); "
-      "training it raises vdnn.Error.")
+      "training it raises vdnn.Error. host_memory bounds the host copies of offloaded tensors (bytes or "
+      "e.g. '1GiB'; None: what the plan needs); a plan needing more raises vdnn.Error naming the smallest.")
       .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
            py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
            py::arg("weight_decay") = 5e-4, py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
            py::arg("prefetch") = "vdnn",
-           py::arg("conv_algo") = "auto", py::arg("costs") = "", py::arg("inference") = false)
+           py::arg("conv_algo") = "auto", py::arg("costs") = "", py::arg("inference") = false,
+           py::arg("host_memory") = py::none())
       .def_property_readonly("model", [](const NetHandle& h) { return h.model; })
       .def_property_readonly("batch", [](const NetHandle& h) { return h.net->batch(); })
       .def_property_readonly("seed", [](const NetHandle& h) { return h.config.seed; })
@@ -151,7 +154,9 @@ void bind_net(py::module_& m) {
                              "the planned device memory: peak_bytes, smallest_budget_bytes and peak_by_class (bytes "
                              "per class: weights, weight_grads, optimizer_state, feature_maps, gradient_maps, workspace); an "
                              "inference Net adds streamed_bytes_per_batch (weights streamed from host memory under "
-                             "its budget) and smallest_streamed_budget_bytes (every weight streamed)")
+                             "its budget) and smallest_streamed_budget_bytes (every weight streamed); host_bytes: the host "
+                             "memory taken once for the host copies of offloaded tensors and streamed weights, "
+                             "the smallest host_memory that works")
       .def_property_readonly("policy", [](const NetHandle& h) { return std::string(to_string(h.net->options().policy)); },
                              "the policy the Net runs (dyn and auto: what they picked)")
       .def_property_readonly("policy_summary", [](const NetHandle& h) { return h.policy_summary; },

@@ -11,7 +11,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
                                     const py::object& device_memory, uint64_t seed, double momentum,
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,
                                     const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
-                                    bool inference) {
+                                    bool inference, const py::object& host_memory) {
   auto h = std::make_shared<NetHandle>();
   h->model = as_model(model);
   if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
@@ -33,6 +33,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
   o.sync = parse_sync_mode(sync);
   o.prefetch_ahead = parse_prefetch(prefetch) == Prefetch::kAhead;
   o.device_memory = budget_bytes(device_memory, "device_memory");
+  o.host_memory = budget_bytes(host_memory, "host_memory");
   o.conv_algo = conv_algo == "direct" ? ConvAlgo::kDirect : conv_algo == "winograd" ? ConvAlgo::kWinograd : ConvAlgo::kAuto;
   h->config.seed = seed;
   h->config.momentum = momentum;

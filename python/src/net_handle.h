@@ -28,7 +28,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
                                     const py::object& device_memory, uint64_t seed, double momentum,
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,
                                     const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
-                                    bool inference);
+                                    bool inference, const py::object& host_memory);
 // Every parameter and running statistic in its file shape (ParamSpec::file_dims), in graph order.
 SafeTensors weights_file(const NetHandle& h);
 // The weights as safetensors, with the metadata `vdnn infer` reads (model, seed, weights_sha256).

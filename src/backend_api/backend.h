@@ -34,7 +34,7 @@
 #include "core/graph.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
-#include "memory/host_pool.h"
+#include "memory/host_buffer.h"
 #include "plan/program.h"
 
 namespace vdnn {

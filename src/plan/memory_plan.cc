@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "memory/offset_allocator.h"
 #include "plan/block_placement.h"
@@ -218,8 +219,16 @@ class Replay {
     plan_.average_bytes = step_count == 0 ? 0 : in_use_sum_ / static_cast<double>(step_count);
     for (double& a : plan_.average_by_class) a = step_count == 0 ? 0 : a / static_cast<double>(step_count);
     plan_.by_class = stats_;
-    for (const ProgramTensor& t : program_.tensors)
-      if (t.offloaded || t.streamed) plan_.host_bytes += t.bytes;
+    // Host copies, one after another: every offload is issued in forward and every prefetch in
+    // backward, so all of a step's copies are live at once when the loss is ready (streamed
+    // weights live for the whole run): their sum is the host peak, and no placement does better.
+    plan_.host_bytes = host_copies_bytes(program_);
+    if (out_) {
+      size_t offset = 0;
+      for (ProgramTensor& tensor : out_->tensors)
+        if (tensor.offloaded || tensor.streamed)
+          tensor.host_offset = std::exchange(offset, offset + OffsetAllocator::round_up(tensor.bytes));
+    }
     return std::move(plan_);
   }
 
@@ -325,6 +334,36 @@ size_t live_bytes_floor(const Program& program) {
   return persistent + most;
 }
 
+size_t host_copies_bytes(const Program& program) {
+  size_t bytes = 0;
+  for (const ProgramTensor& t : program.tensors)
+    if (t.offloaded || t.streamed) bytes += OffsetAllocator::round_up(t.bytes);
+  return bytes;
+}
+
 std::string describe_budget(size_t bytes) { return VDNN_MSG(format_bytes(bytes) << " (" << bytes << " bytes)"); }
+
+std::string host_refusal(const std::string& model, int64_t batch, size_t host_budget, const Program& program,
+                         size_t host_bytes) {
+  int copies = 0, largest = -1;
+  bool weights = false;
+  for (size_t t = 0; t < program.tensors.size(); ++t) {
+    const ProgramTensor& tensor = program.tensors[t];
+    if (!tensor.offloaded && !tensor.streamed) continue;
+    ++copies;
+    weights = weights || tensor.streamed;
+    if (largest < 0 || tensor.bytes > program.tensors[largest].bytes) largest = static_cast<int>(t);
+  }
+  std::string what = VDNN_MSG(copies << (weights ? " streamed weights" : " offloaded tensors"));
+  if (largest >= 0)
+    what += VDNN_MSG(", the largest '" << program.tensors[largest].name << "' of "
+                                        << format_bytes(program.tensors[largest].bytes));
+  return VDNN_MSG("--host-memory " << describe_budget(host_budget) << " is too small for model '" << model
+                                   << "' at batch " << batch << ": its host copies (" << what << ") need "
+                                   << describe_budget(host_bytes) << ", the smallest --host-memory that works; "
+                                   << (weights ? "a larger --device-memory streams fewer weights"
+                                               : "a larger --device-memory, or a policy that offloads less "
+                                                 "(conv, or auto's recompute), needs less"));
+}
 
 }  // namespace vdnn

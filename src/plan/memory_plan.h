@@ -44,7 +44,9 @@ struct MemoryPlan {
   // what the device holds for backward. Offloaded tensors count as freed once their copy is issued
   // (their space is reusable as soon as it ends).
   ClassStats at_forward_end;
-  size_t host_bytes = 0;        // host memory for offloaded tensors and streamed weights
+  // Host memory for the copies of offloaded tensors and streamed weights, each rounded to
+  // OffsetAllocator::kAlignment and placed at its ProgramTensor::host_offset: the region's exact size.
+  size_t host_bytes = 0;
   // When !fits: the first allocation (in step order) that ends past the capacity, where the
   // placement puts it and what is in use then (first_misfit); failure adds the smallest budget.
   std::string first_misfit, failure;
@@ -63,7 +65,15 @@ size_t minimum_budget(const Program& train, const Program& eval);
 // less, so a capacity below it never fits: searches that only ask "does it fit" (the look-ahead
 // depth, Planner::fits) skip the placement then, with the same answer.
 size_t live_bytes_floor(const Program& program);
+// The host copies of `program` (offloaded tensors, streamed weights), each rounded to
+// OffsetAllocator::kAlignment: the MemoryPlan::host_bytes every placement of it reports.
+size_t host_copies_bytes(const Program& program);
 // A budget as error messages name it, exact to the byte: "46.97 MiB (49254912 bytes)".
 std::string describe_budget(size_t bytes);
+// Why a plan whose host copies need `host_bytes` (the sum of its Programs' MemoryPlan::host_bytes)
+// is refused under --host-memory `host_budget`, in one sentence: the smallest host budget that works,
+// to the byte, what takes it (from `program`: the copies and the largest) and what needs less.
+std::string host_refusal(const std::string& model, int64_t batch, size_t host_budget, const Program& program,
+                         size_t host_bytes);
 
 }  // namespace vdnn

@@ -42,6 +42,7 @@ PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t
 
 bool Planner::fits(const Configuration& config, size_t budget) const {
   const Program train = program(config, true), eval = program(config, false);
+  if (host_budget_ && host_copies_bytes(train) + host_copies_bytes(eval) > host_budget_) return false;
   if (live_bytes_floor(train) > budget || live_bytes_floor(eval) > budget) return false;  // no placement needed
   return budget >= vdnn::minimum_budget(train, eval);  // exact: memory_plan.h
 }
@@ -58,6 +59,8 @@ Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetc
   if (!s.fits) s = step(config, prefetch, e.minimum_budget);  // shown at the least that works
   VDNN_CHECK(s.fits, "a configuration must fit its minimum budget");
   e.memory = s.train_plan;
+  e.host_fits = !host_budget_ || s.train_plan.host_bytes + s.eval_plan.host_bytes <= host_budget_;
+  e.fits = e.fits && e.host_fits;
   e.prefetch_depth = s.prefetch_depth;
   e.time = simulate(s.train, ChosenCosts(costs_, config.algos));
   e.bound_seconds = *std::max_element(e.time.busy_seconds.begin(), e.time.busy_seconds.end());

@@ -57,7 +57,8 @@ struct Configuration {
 
 struct Evaluation {
   Configuration config;
-  bool fits = false;          // at the budget asked (always true without a budget)
+  bool fits = false;          // at the budget asked (always true without a budget), host budget too
+  bool host_fits = true;      // its host copies fit the Planner's host budget (set_host_budget)
   size_t minimum_budget = 0;  // the least device memory this configuration trains in
   MemoryPlan memory;          // at the budget when it fits, else at the minimum budget
   int prefetch_depth = 0;     // of the training Program on `memory` (0: vDNN's rule)
@@ -96,7 +97,11 @@ class Planner {
   Program program(const Configuration& config, bool training, int prefetch_depth = 0) const;
   // The step the Net would run for this configuration (budget 0: the smallest that works).
   PlannedStep step(const Configuration& config, Prefetch prefetch, size_t budget) const;
-  // Whether both Programs fit `budget` bytes.
+  // Host memory for the host copies (--host-memory; 0: unbounded): a configuration whose Programs'
+  // copies need more does not fit, in fits() and evaluate(), whatever the device budget.
+  void set_host_budget(size_t bytes) { host_budget_ = bytes; }
+  size_t host_budget() const { return host_budget_; }
+  // Whether both Programs fit `budget` bytes (and the host budget).
   bool fits(const Configuration& config, size_t budget) const;
   size_t minimum_budget(const Configuration& config) const;
   // budget 0: no budget (the configuration is placed at its minimum and always "fits").
@@ -115,6 +120,7 @@ class Planner {
   NetworkCosts costs_;
   SyncMode sync_;
   CollectiveOptions collectives_;
+  size_t host_budget_ = 0;
 };
 
 // "all+fastest", "none+leanest", "conv+fastest (3 layers leaner)".

@@ -35,6 +35,8 @@ struct ProgramTensor {
   bool streamed = false;    // a weight held in host memory (inference): prefetched for its layer's
                             // forward kernel, freed after it (ProgramOptions::streamed_weights)
   size_t offset = 0;        // persistent tensors: their fixed place, set by the memory planner
+  size_t host_offset = 0;   // offloaded and streamed tensors: their host copy's place in the
+                            // Program's host region (MemoryPlan::host_bytes), set by the planner
 };
 
 enum class Op {

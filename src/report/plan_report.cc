@@ -14,7 +14,7 @@ nlohmann::json row_json(const PlanRow& r, double oracle) {
           {"algorithms", r.e.config.algos}, {"peak_bytes", r.e.memory.peak_bytes},
           {"average_bytes", r.e.memory.average_bytes},
           {"peak_by_class", by_class}, {"host_bytes", r.e.memory.host_bytes},
-          {"minimum_budget", r.e.minimum_budget}, {"fits", r.e.fits}, {"prefetch_depth", r.e.prefetch_depth},
+          {"minimum_budget", r.e.minimum_budget}, {"fits", r.e.fits}, {"host_fits", r.e.host_fits}, {"prefetch_depth", r.e.prefetch_depth},
           {"iteration_seconds", r.e.time.iteration_seconds}, {"stall_seconds", r.e.time.stall_seconds},
           {"busy_seconds", r.e.time.busy_seconds}, {"overhead_vs_oracle", r.e.time.iteration_seconds / oracle - 1},
           {"ratio_to_bound", r.e.time.iteration_seconds / r.e.bound_seconds}};

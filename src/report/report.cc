@@ -63,7 +63,8 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
       {"average_device_bytes", plan.average_bytes},
       {"average_by_class", average_by_class},
       {"at_forward_end_by_class", forward_end_by_class},
-      {"host_bytes", plan.host_bytes},
+      {"host_bytes", net.host_bytes()},  // the host copies' region: the smallest --host-memory that works
+      {"host_memory_bytes", net.options().host_memory},  // the budget given; 0: none
       {"offloaded_bytes", d2h.bytes_copied},
       {"prefetched_bytes", h2d.bytes_copied},
       {"offloaded_bytes_per_iteration", static_cast<double>(d2h.bytes_copied) / iterations},

@@ -4,35 +4,25 @@
 
 namespace vdnn {
 
-Executor::Executor(Backend& backend, char* arena, HostPool& host)
-    : backend_(backend), device_(backend.device()), arena_(arena), host_(host) {}
+Executor::Executor(Backend& backend, char* arena) : backend_(backend), device_(backend.device()), arena_(arena) {}
 
 Executor::~Executor() {
   try {
     device_.synchronize_all();
   } catch (...) {
   }
-  for (auto& [program, blocks] : host_blocks_)
-    for (const HostBlock& b : blocks)
-      if (b.ptr) host_.free(b);
 }
 
-void Executor::ensure_host_copies(const Program& p) {
-  auto& blocks = host_blocks_[&p];
-  if (!blocks.empty() || p.offloaded_bytes() + p.streamed_bytes() == 0) return;
-  blocks.resize(p.tensors.size());
-  for (size_t t = 0; t < p.tensors.size(); ++t)
-    if (p.tensors[t].offloaded || p.tensors[t].streamed) blocks[t] = host_.allocate(p.tensors[t].bytes);
-}
-
-void* Executor::host_copy(const Program& p, int tensor) {
-  ensure_host_copies(p);
-  const auto& blocks = host_blocks_[&p];
-  return blocks.empty() ? nullptr : blocks.at(static_cast<size_t>(tensor)).ptr;
+char* Executor::host_copy(const Program& p, int tensor) const {
+  const ProgramTensor& t = p.tensors.at(static_cast<size_t>(tensor));
+  if (!t.offloaded && !t.streamed) return nullptr;
+  auto it = host_regions_.find(&p);
+  VDNN_CHECK(it != host_regions_.end() && it->second,
+             "tensor '" << t.name << "' has a host copy, but its Program was given no host region");
+  return it->second + t.host_offset;
 }
 
 StepResult Executor::run(const Program& p, Phase phase, const BatchView& batch) {
-  ensure_host_copies(p);
   if (phase != Phase::kBackward) {
     ptr_.assign(p.tensors.size(), nullptr);
     for (size_t t = 0; t < p.tensors.size(); ++t)
@@ -90,11 +80,11 @@ void Executor::issue(const Program& p, size_t step, Pass pass, const BatchView& 
       break;
     }
     case Op::kOffload:
-      events_[s.event] = copy(p, step, pass, host_blocks_[&p][t].ptr, ptr_[t]);
+      events_[s.event] = copy(p, step, pass, host_copy(p, t), ptr_[t]);
       residency_[t].to(Residency::kOffloading, events_[s.event]);
       break;
     case Op::kPrefetch:
-      events_[s.event] = copy(p, step, pass, ptr_[t], host_blocks_[&p][t].ptr);
+      events_[s.event] = copy(p, step, pass, ptr_[t], host_copy(p, t));
       residency_[t].to(Residency::kPrefetching, events_[s.event]);
       break;
     case Op::kRecord: events_[s.event] = device_.record(s.stream); break;

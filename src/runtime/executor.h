@@ -4,13 +4,14 @@
 // compute stream with the device pointers the plan fixed (arena base + offset), copies go to the
 // d2h/h2d streams, record/wait steps become device events, `sync` is a full barrier; a `recompute`
 // step is the node's forward kernel again, with KernelArgs::recompute set. Offloaded
-// tensors own a host block (from the host pool, taken at construction) and a Residency state
-// machine. At the end of the forward pass the host downloads the loss and the logits and takes
+// tensors and streamed weights have a host copy at their planned host_offset in their Program's
+// host region (the Net takes it once, memory/host_buffer.h), and a Residency state machine. At the end of the forward pass the host downloads the loss and the logits and takes
 // the arg-max. Data parallel (Program::ranks > 1): an `all_reduce` step hands its bucket's tensors
 // to the Communicator on the comm stream, an `update` step runs the optimizer hook for its bucket
 // on the compute stream. Nothing here knows which backend runs the kernels.
 //
-//   Executor ex(backend, arena, host_pool);
+//   Executor ex(backend, arena);
+//   ex.set_host_region(train_program, host_copies.data());   // when it offloads anything
 //   ex.run(train_program, Executor::Phase::kForward, batch);   // loss, correct after it
 //   ex.run(train_program, Executor::Phase::kBackward, batch);
 //   ex.record_into(&recorder);   // the next step's measured timeline (runtime/step_recorder.h)
@@ -24,7 +25,7 @@
 #include "backend_api/backend.h"
 #include "comm/communicator.h"
 #include "device/device.h"
-#include "memory/host_pool.h"
+#include "memory/host_buffer.h"
 #include "memory/residency.h"
 #include "plan/program.h"
 #include "runtime/step_recorder.h"
@@ -50,7 +51,7 @@ class Executor {
   enum class Phase { kForward, kBackward, kAll };
 
   // `arena` is the base of the device memory the Programs were planned for.
-  Executor(Backend& backend, char* arena, HostPool& host);
+  Executor(Backend& backend, char* arena);
   ~Executor();
 
   // Issues the steps of `phase`; returns once the streams are done with them.
@@ -65,9 +66,13 @@ class Executor {
     comm_ = comm;
     update_ = std::move(update);
   }
+  // Where `program`'s host copies live: `region` + each tensor's host_offset, MemoryPlan::host_bytes
+  // bytes, pinned where the backend needs it. It must outlive the runs; a Program with host copies
+  // runs only once it has one.
+  void set_host_region(const Program& program, char* region) { host_regions_[&program] = region; }
   // The host copy of `program`'s tensor t (offloaded, or a streamed weight, which lives there:
-  // the Net loads it in place), taken from the host pool the first time; null for other tensors.
-  void* host_copy(const Program& program, int tensor);
+  // the Net loads it in place); null for other tensors.
+  char* host_copy(const Program& program, int tensor) const;
   // The last forward pass's logits, valid samples x classes (row-major), as downloaded for the arg-max.
   const std::vector<float>& logits() const { return logits_; }
 
@@ -82,16 +87,14 @@ class Executor {
   void all_reduce(const Program& p, size_t step, Pass pass);
   Event copy(const Program& p, size_t step, Pass pass, void* dst, const void* src);
   void count_memory(const ProgramTensor& t, bool alloc);
-  void ensure_host_copies(const Program& p);
   void read_results(const Program& p, const BatchView& batch);
 
   Backend& backend_;
   Device& device_;
   char* arena_;
-  HostPool& host_;
   std::vector<void*> ptr_;
   std::vector<Event> events_;
-  std::map<const Program*, std::vector<HostBlock>> host_blocks_;
+  std::map<const Program*, char*> host_regions_;
   std::vector<Residency> residency_;
   std::vector<float> logits_;  // host copy, read after the forward pass
   StepResult result_;

@@ -88,9 +88,14 @@ Net::Net(Graph graph, const NetOptions& options)
     if (!planned.fits) VDNN_THROW(budget_refusal(graph_, value_bytes, facts_, step, batch_, planned));
     take(std::move(planned));
   }
+  const size_t host_bytes = train_plan_.host_bytes + eval_plan_.host_bytes;
+  if (options.host_memory && host_bytes > options.host_memory)
+    VDNN_THROW(host_refusal(graph_.name(), batch_, options.host_memory, train_program(), host_bytes));
   arena_ = backend_->allocate_arena(train_plan().capacity_bytes);
-  host_pool_ = HostPool(HostPool::kDefaultSlabBytes, backend_->host_memory());
-  executor_ = std::make_unique<Executor>(*backend_, arena_->data(), host_pool_);
+  host_copies_ = HostBuffer(host_bytes, backend_->host_memory(), "host copies of offloaded tensors");
+  executor_ = std::make_unique<Executor>(*backend_, arena_->data());
+  if (train_plan_.host_bytes) executor_->set_host_region(train_, host_copies_.data());
+  if (eval_plan_.host_bytes) executor_->set_host_region(eval_, host_copies_.data() + train_plan_.host_bytes);
   bind_params();
   // An inference Net's weights are loaded, not trained from a seed: left zero (its arena's pages
   // stay untouched until they are), so loading VGG-16's 528 MiB never holds a second, random copy.
@@ -114,14 +119,7 @@ Net::Net(Graph graph, const NetOptions& options)
 }
 
 Net::~Net() {
-  executor_.reset();  // waits for the device and returns its host blocks; then slabs, arena, backend
-  // Every host block the executor took must be back by now: a leak is a vdnn bug, and a destructor
-  // cannot throw, so it stops the process (tests and the stress run tear down thousands of Nets).
-  if (!host_pool_.all_free()) {
-    std::fprintf(stderr, "vdnn internal error: %zu host bytes were not returned at teardown\n",
-                 host_pool_.in_use_bytes());
-    std::abort();
-  }
+  executor_.reset();  // waits for the device; then the host copies, the arena, the backend
 }
 
 // Runs what the planner gave: the Programs as placed, at the depth it chose.
@@ -151,7 +149,7 @@ void Net::bind_params() {
   auto at = [&](const std::string& name) -> float* {
     auto it = by_name.find(name);
     if (it == by_name.end()) return nullptr;
-    if (program.tensors[it->second].streamed) return static_cast<float*>(executor_->host_copy(program, it->second));
+    if (program.tensors[it->second].streamed) return reinterpret_cast<float*>(executor_->host_copy(program, it->second));
     return reinterpret_cast<float*>(arena_->data() + train_plan().persistent_offsets[it->second]);
   };
   for (size_t i = 0; i < graph_.nodes().size(); ++i) {

@@ -33,7 +33,7 @@
 #include "core/conv_algo.h"
 #include "core/graph.h"
 #include "device/cpu_device.h"
-#include "memory/host_pool.h"
+#include "memory/host_buffer.h"
 #include "plan/memory_plan.h"
 #include "plan/planned_inference.h"
 #include "plan/planned_step.h"
@@ -49,6 +49,10 @@ struct NetOptions {
   Policy policy = Policy::kNone;
   SyncMode sync = SyncMode::kEvent;
   size_t device_memory = 0;  // bytes; 0: as much as the plans need
+  // Bytes of host memory for the host copies (offloaded feature maps, streamed weights), taken once
+  // as one region of exactly what the plans place (MemoryPlan::host_bytes, pinned on a GPU); 0: as
+  // much as they need. A plan needing more is refused here, naming the smallest that works.
+  size_t host_memory = 0;
   LinkModel link;
   // false: vDNN's prefetch rule. true: look ahead as many backward layers as the budget allows
   // (without a budget: as far as fits in what vDNN's rule needs).
@@ -162,8 +166,10 @@ class Net {
   // runs its pass at all, every weight streamed (plan/planned_inference.h).
   size_t smallest_resident_budget() const { return smallest_resident_budget_; }
   size_t smallest_streamed_budget() const { return smallest_streamed_budget_; }
+  const Program& eval_program() const { return eval_; }
   const MemoryPlan& eval_plan() const { return eval_plan_; }
   size_t arena_bytes() const { return arena_->bytes(); }
+  size_t host_bytes() const { return host_copies_.bytes(); }  // the host copies' region, taken at start
   int prefetch_depth() const { return prefetch_depth_; }  // 0: vDNN's rule
   Device& device() { return backend_->device(); }
 
@@ -184,7 +190,7 @@ class Net {
   std::vector<bool> streamed_weights_;
   size_t smallest_resident_budget_ = 0, smallest_streamed_budget_ = 0;
   std::unique_ptr<DeviceBuffer> arena_;
-  HostPool host_pool_;
+  HostBuffer host_copies_;  // every Program's host copies: train_'s, then eval_'s
   std::unique_ptr<Executor> executor_;
   std::vector<ParamTensor> params_;
   HostBuffer images_;  // the batch, plain NCHW (host side of the input upload)

@@ -13,12 +13,16 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
                                     const PlanSourceOptions& source, SyncMode sync, NetOptions& net_options) {
   if (policy != "dyn" && policy != "auto") VDNN_THROW("policy '" << policy << "': expected dyn or auto");
   const PlanInputs in = plan_inputs(graph, batch, source);
-  const Planner planner(graph, in.value_bytes, in.facts, in.costs, sync);
+  Planner planner(graph, in.value_bytes, in.facts, in.costs, sync);
+  planner.set_host_budget(net_options.host_memory);
+  const std::string host = net_options.host_memory
+                               ? VDNN_MSG(" with --host-memory " << describe_budget(net_options.host_memory))
+                               : std::string();
   if (policy == "auto") {
     const AutoChoice a = choose_auto(planner, budget);
     if (!a.fits)
-      VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
-                                    << "' at batch " << batch << " with policy auto: " << a.why);
+      VDNN_THROW("--device-memory " << describe_budget(budget) << host << " is too small for model '"
+                                    << graph.name() << "' at batch " << batch << " with policy auto: " << a.why);
     net_options.policy = a.config.policy;
     net_options.decisions = a.config.decisions;
     net_options.conv_algos = conv_algos_of(planner.costs(), a.config.algos);
@@ -27,8 +31,8 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
   }
   const DynChoice d = choose_dyn(planner, budget);
   if (!d.fits)
-    VDNN_THROW("--device-memory " << describe_budget(budget) << " is too small for model '" << graph.name()
-                                  << "' at batch " << batch << " with policy dyn: " << d.why);
+    VDNN_THROW("--device-memory " << describe_budget(budget) << host << " is too small for model '"
+                                  << graph.name() << "' at batch " << batch << " with policy dyn: " << d.why);
   net_options.policy = d.config.policy;
   net_options.conv_algos = conv_algos_of(planner.costs(), d.config.algos);
   return {VDNN_MSG("dyn picks " << describe(d.config, planner.costs()) << " (step " << d.step << "): " << d.why),

@@ -26,8 +26,8 @@ struct PlannedPolicy {
   std::string reason;   // "dyn step 2: ..." or "auto: ..."
 };
 
-// `policy` is "dyn" or "auto". Throws vdnn::Error naming the budget, model, batch and policy when
-// nothing fits.
+// `policy` is "dyn" or "auto"; net_options.host_memory (0: unbounded) bounds the host copies of
+// what it picks. Throws vdnn::Error naming the budgets, model, batch and policy when nothing fits.
 PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std::string& policy, size_t budget,
                                     const PlanSourceOptions& source, SyncMode sync, NetOptions& net_options);
 

@@ -96,6 +96,26 @@ TEST(Cli, TooSmallBudgetNamesTheSmallestThatWorks) {
   EXPECT_NE(bad.output.find("--device-memory"), std::string::npos) << bad.output;
 }
 
+TEST(Cli, HostMemoryBelowThePlansHostCopiesIsRefusedBeforeTrainingAndExactlyItTrains) {
+  const fs::path dir = temp_dir("host");
+  const std::string args = "train --data synthetic --synthetic-samples 64 --batch 32 --iterations 2 --no-eval "
+                           "--policy all --report " + (dir / "r.json").string();
+  const CliRun r = vdnn(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = read_json_file(dir / "r.json");
+  const size_t host = j["host_bytes"].get<size_t>();
+  ASSERT_GT(host, 0u) << j.dump();
+  const CliRun small = vdnn(args + " --host-memory " + std::to_string(host - 1));
+  EXPECT_EQ(small.exit_code, 1) << small.output;
+  EXPECT_NE(small.output.find("(" + std::to_string(host) + " bytes), the smallest --host-memory that works"),
+            std::string::npos) << small.output;
+  EXPECT_EQ(small.output.find("epoch"), std::string::npos) << "trained before refusing: " << small.output;
+  const CliRun exact = vdnn(args + " --host-memory " + std::to_string(host));
+  EXPECT_EQ(exact.exit_code, 0) << exact.output;
+  EXPECT_EQ(read_json_file(dir / "r.json")["host_memory_bytes"].get<size_t>(), host);
+  fs::remove_all(dir);
+}
+
 TEST(Cli, BackendCudaTrainsOrFailsWithOneLineNamingTheReason) {
   const std::string why = ::vdnn::backend_unavailable_reason(::vdnn::BackendKind::kCuda);
   const std::string args = "train --backend cuda --data synthetic --synthetic-samples 64 --batch 16 --iterations 3 --no-eval";

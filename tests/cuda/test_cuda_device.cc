@@ -15,7 +15,7 @@
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_memory.h"
 #include "cuda/cuda_test_util.h"
-#include "memory/host_pool.h"
+#include "memory/host_buffer.h"
 #include "scoped_env.h"
 #include "vdnn/error.h"
 
@@ -54,9 +54,8 @@ TEST(CudaDevice, CopiesAndEventsOrderTheStreams) {
   VDNN_REQUIRE_GPU();
   CudaDevice dev;
   const size_t n = 1 << 20, bytes = n * sizeof(float);
-  HostPool host(HostPool::kDefaultSlabBytes, pinned_host_memory());
-  HostBlock in = host.allocate(bytes), out = host.allocate(bytes);
-  float* src = static_cast<float*>(in.ptr);
+  HostBuffer in(bytes, pinned_host_memory()), out(bytes, pinned_host_memory());
+  float* src = in.as<float>();
   std::iota(src, src + n, 0.0f);
   auto arena = allocate_cuda_arena(2 * bytes);
   char* a = arena->data();
@@ -68,17 +67,14 @@ TEST(CudaDevice, CopiesAndEventsOrderTheStreams) {
         cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, dev.stream(StreamKind::kCompute)));
   });
   dev.wait(StreamKind::kD2H, dev.record(StreamKind::kCompute));
-  Event down = dev.copy_async(StreamKind::kD2H, out.ptr, b, bytes);
+  Event down = dev.copy_async(StreamKind::kD2H, out.data(), b, bytes);
   down.synchronize();
   EXPECT_TRUE(down.query());
-  const float* result = static_cast<const float*>(out.ptr);
+  const float* result = out.as<float>();
   for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(result[i], static_cast<float>(i));
   EXPECT_EQ(dev.stats(StreamKind::kD2H).bytes_copied, bytes);
   EXPECT_EQ(dev.stats(StreamKind::kH2D).bytes_copied, bytes);
   dev.synchronize_all();
-  host.free(in);
-  host.free(out);
-  EXPECT_TRUE(host.all_free());
 }
 
 TEST(CudaDevice, AFailedWorkItemIsKeptSkipsLaterWorkAndIsRethrown) {

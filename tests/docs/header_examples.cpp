@@ -39,7 +39,7 @@
 #include "layers/elementwise.h"
 #include "layers/fc.h"
 #include "layers/softmax_ce.h"
-#include "memory/host_pool.h"
+#include "memory/host_buffer.h"
 #include "memory/memory_class.h"
 #include "memory/offset_allocator.h"
 #include "memory/residency.h"
@@ -132,11 +132,8 @@ struct CopyEngine {
 struct AnyBackend {
   HostMemory host_memory() const { return HostMemory::aligned(); }
 };
-struct DeviceBlock {
-  void* ptr = nullptr;
-};
 struct PlanBytes {
-  size_t peak_host_bytes = 0;
+  size_t host_bytes = 0;
 };
 void print(const EpochResult&) {}
 void fill(void*) {}
@@ -149,7 +146,8 @@ void examples(Given& given) {
   CopyEngine copy_engine;
   AnyBackend backend;
   PlanBytes plan;
-  DeviceBlock device_block;
+  void* device_ptr = nullptr;
+  ProgramTensor tensor;
   using Row = Given::Row;
 
   // == util/aligned_buffer.h
@@ -231,15 +229,11 @@ void examples(Given& given) {
     double m = median({3.0, 1.0, 2.0, 4.0});
     (void)m;  // (adapted)
   }
-  // == memory/host_pool.h
+  // == memory/host_buffer.h
   {
-    HostPool host;
-    HostPool pinned(HostPool::kDefaultSlabBytes, backend.host_memory());
-    host.reserve(plan.peak_host_bytes);
-    HostBlock h = host.allocate(feature_map_bytes);
-    copy_engine.offload(device_block.ptr, h.ptr, h.bytes);
-    host.free(h);
-    host.slab_count();  host.reserved_bytes();  host.peak_in_use_bytes();
+    HostBuffer region(plan.host_bytes, backend.host_memory(), "host copies");
+    copy_engine.offload(device_ptr, region.data() + tensor.host_offset, tensor.bytes);
+    HostBuffer::taken_count();
   }
   // == memory/memory_class.h
   {

@@ -96,6 +96,29 @@ TEST_F(PlannerTest, TighterBudgetsOffloadFirstThenTakeLeanerAlgorithms) {
             planner_.evaluate({lean_algos.config.policy, fast()}, 0).time.iteration_seconds);
 }
 
+// --host-memory: a configuration whose host copies need more than the host budget does not fit,
+// whatever the device budget, and dyn takes the next one in its order that does.
+TEST_F(PlannerTest, AHostBudgetRulesOutWhatOffloadsTooMuch) {
+  const size_t device = min(Policy::kAll, fast());
+  const Evaluation all = planner_.evaluate({Policy::kAll, fast()}, device);
+  const Evaluation conv = planner_.evaluate({Policy::kConv, fast()}, device);
+  ASSERT_TRUE(all.fits);
+  ASSERT_GT(all.memory.host_bytes, conv.memory.host_bytes) << "the test needs conv to offload less than all";
+  planner_.set_host_budget(all.memory.host_bytes - 1);
+  const Evaluation capped = planner_.evaluate({Policy::kAll, fast()}, device);
+  EXPECT_FALSE(capped.fits);
+  EXPECT_FALSE(capped.host_fits);
+  EXPECT_FALSE(planner_.fits({Policy::kAll, fast()}, device));
+  EXPECT_TRUE(planner_.evaluate({Policy::kNone, fast()}, 0).fits);  // nothing on the host
+  const DynChoice d = choose_dyn(planner_, device);
+  if (d.fits) {
+    EXPECT_NE(d.config.policy, Policy::kAll);
+    EXPECT_LE(planner_.evaluate(d.config, device).memory.host_bytes, planner_.host_budget());
+  }
+  planner_.set_host_budget(all.memory.host_bytes);  // exactly what it needs
+  EXPECT_TRUE(planner_.evaluate({Policy::kAll, fast()}, device).fits);
+}
+
 TEST_F(PlannerTest, AnImpossibleBudgetNamesTheMinimum) {
   const size_t least = min(Policy::kAll, lean());
   const DynChoice d = choose_dyn(planner_, peak(Policy::kAll, lean()) - 1);

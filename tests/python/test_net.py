@@ -94,3 +94,13 @@ def test_planned_policy_picks_and_trains_the_same_weights(mlp_path):
     assert planned.weights_sha256() == plain.weights_sha256()
     with pytest.raises(vdnn.Error, match="policy 'dyn' needs device_memory"):
         vdnn.Net(mlp_path, batch=8, policy="dyn")
+
+
+def test_host_memory_is_taken_once_and_a_budget_below_it_is_refused_naming_it():
+    net = vdnn.Net("fmnist_cnn", batch=32, policy="all")
+    host = net.memory["host_bytes"]
+    assert host > 0
+    assert vdnn.Net("fmnist_cnn", batch=32, policy="none").memory["host_bytes"] == 0
+    with pytest.raises(vdnn.Error, match=rf"\({host} bytes\), the smallest --host-memory that works"):
+        vdnn.Net("fmnist_cnn", batch=32, policy="all", host_memory=host - 1)
+    assert vdnn.Net("fmnist_cnn", batch=32, policy="all", host_memory=host).memory["host_bytes"] == host

@@ -6,7 +6,7 @@
 #include "backend_api/backend.h"
 #include "backends/backend_targets.h"
 #include "io/model_file.h"
-#include "memory/host_pool.h"
+#include "memory/host_buffer.h"
 #include "runtime/net.h"
 #include "vdnn/error.h"
 
@@ -63,7 +63,7 @@ TEST(Backend, CpuBackendDeclaresWhatTheNetPlansWith) {
   for (size_t b = 0; b < 4096; ++b) ASSERT_EQ(arena->data()[b], 0);
 }
 
-TEST(HostPool, TakesItsSlabsFromTheGivenSource) {
+TEST(HostBuffer, TakesItsMemoryFromTheGivenSourceAndCountsIt) {
   int taken = 0, released = 0;
   HostMemory counting{[&](size_t bytes) {
                         ++taken;
@@ -73,19 +73,17 @@ TEST(HostPool, TakesItsSlabsFromTheGivenSource) {
                         ++released;
                         HostMemory::aligned().release(p);
                       }};
+  const size_t before = HostBuffer::taken_count();
   {
-    HostPool pool(1 << 20, counting);
-    HostBlock a = pool.allocate(1000),
-              b = pool.allocate(3 << 20);  // a standard and a dedicated slab
+    HostBuffer staging(256, counting), region(3 << 20, counting), none(0, counting);
     EXPECT_EQ(taken, 2);
-    pool.free(a);
-    pool.free(b);
-    HostBuffer staging(256, counting);
-    EXPECT_EQ(taken, 3);
+    EXPECT_EQ(none.data(), nullptr);
+    EXPECT_EQ(region.bytes(), size_t{3} << 20);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(region.data()) % 64, 0u);
   }
-  EXPECT_EQ(released, 3);
+  EXPECT_EQ(released, 2);
+  EXPECT_EQ(HostBuffer::taken_count(), before + 2);
   HostMemory failing{[](size_t) -> void* { return nullptr; }, [](void*) {}};
-  EXPECT_THROW(HostPool(1 << 20, failing).allocate(10), Error);
   EXPECT_THROW(HostBuffer(10, failing, "input batch"), Error);
 }
 

@@ -3,7 +3,7 @@
 // Model: wraps the CompiledGraph (oneDNN kernels in blocked layouts) and a CpuDevice. Compute work
 // runs on the compute stream's worker thread with one dnnl::stream that only that thread uses;
 // gradient sums are oneDNN `sum` primitives (cached by size), the SGD update an OpenMP loop, the
-// arena and host slabs plain aligned RAM, and parameters cross the edge through oneDNN reorders
+// arena and host memory plain aligned RAM, and parameters cross the edge through oneDNN reorders
 // between the kernel's layout and the plain one. Nothing here changes the math of the CPU path.
 //
 //   CpuBackend cpu(graph, {.batch = 32, .seed = 1});

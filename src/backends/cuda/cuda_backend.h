@@ -4,7 +4,7 @@
 // stream, and one CudaKernel per node in plain fp32 layouts. The executor's compute work runs on
 // the host thread and enqueues onto the compute stream: kernels, gradient sums (cuBLAS axpy), the
 // input upload (cudaMemcpyAsync from the pinned staging buffer) and the SGD update (a small CUDA
-// kernel). The arena is one cudaMalloc, host slabs are pinned, parameters cross the edge as plain
+// kernel). The arena is one cudaMalloc, host memory is pinned, parameters cross the edge as plain
 // copies. Nothing synchronizes except the host-side calls (download, upload, export/import).
 //
 //   if (std::string why = cuda_unavailable_reason(); !why.empty()) ...;   // e.g. no driver
