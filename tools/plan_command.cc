@@ -88,7 +88,7 @@ void print_row(const PlanRow& r, double oracle, bool with_budget) {
               mib(c.peak(MemoryClass::kGradientMaps)).c_str(), mib(params).c_str(),
               mib(c.peak(MemoryClass::kWorkspace)).c_str(), mib(r.e.memory.host_bytes).c_str(),
               format_bytes(r.e.minimum_budget).c_str(), t * 1e3, (t / oracle - 1) * 100,
-              t / r.e.bound_seconds, !with_budget ? "" : r.e.fits ? "yes" : r.e.host_fits ? "no" : "no (host)");
+              t / r.e.bound_seconds, !with_budget ? "" : r.e.fits ? "yes" : !r.e.device_fits || r.e.host_fits ? "no" : "no (host)");
 }
 
 // --trace, --svg, --svg-memory. The trace shows dyn's pick if there is one, else none+fastest

@@ -70,8 +70,15 @@ DynChoice choose_dyn(const Planner& planner, size_t budget) {
   Search search(planner, budget, out);
   if (!search.try_config(trainable, 1, "")) {
     out.fits = false;
-    out.why = VDNN_MSG("not even `all` with the leanest algorithms fits " << format_bytes(budget)
-                       << "; it needs at least " << describe_budget(out.minimum_budget));
+    const size_t host = planner.host_budget() ? planner.host_bytes(trainable) : 0;
+    if (host > planner.host_budget() && budget >= out.minimum_budget)  // the device would hold it
+      out.why = VDNN_MSG("`all` fits " << format_bytes(budget) << " but its host copies need "
+                                       << describe_budget(host) << ", more than the host budget "
+                                       << format_bytes(planner.host_budget())
+                                       << "; dyn offloads no less than `all` once nothing else fits");
+    else
+      out.why = VDNN_MSG("not even `all` with the leanest algorithms fits " << format_bytes(budget)
+                         << "; it needs at least " << describe_budget(out.minimum_budget));
     return out;
   }
   out.fits = false;  // step 1 only proves trainability; the search goes on from the fastest

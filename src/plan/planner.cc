@@ -47,6 +47,10 @@ bool Planner::fits(const Configuration& config, size_t budget) const {
   return budget >= vdnn::minimum_budget(train, eval);  // exact: memory_plan.h
 }
 
+size_t Planner::host_bytes(const Configuration& config) const {
+  return host_copies_bytes(program(config, true)) + host_copies_bytes(program(config, false));
+}
+
 size_t Planner::minimum_budget(const Configuration& config) const {
   return vdnn::minimum_budget(program(config, true), program(config, false));
 }
@@ -55,7 +59,7 @@ Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetc
   Evaluation e{config};
   PlannedStep s = step(config, prefetch, budget);
   e.minimum_budget = s.smallest_budget;
-  e.fits = s.fits;
+  e.fits = e.device_fits = s.fits;
   if (!s.fits) s = step(config, prefetch, e.minimum_budget);  // shown at the least that works
   VDNN_CHECK(s.fits, "a configuration must fit its minimum budget");
   e.memory = s.train_plan;

@@ -58,6 +58,7 @@ struct Configuration {
 struct Evaluation {
   Configuration config;
   bool fits = false;          // at the budget asked (always true without a budget), host budget too
+  bool device_fits = false;   // at the budget asked, on the device alone
   bool host_fits = true;      // its host copies fit the Planner's host budget (set_host_budget)
   size_t minimum_budget = 0;  // the least device memory this configuration trains in
   MemoryPlan memory;          // at the budget when it fits, else at the minimum budget
@@ -101,6 +102,8 @@ class Planner {
   // copies need more does not fit, in fits() and evaluate(), whatever the device budget.
   void set_host_budget(size_t bytes) { host_budget_ = bytes; }
   size_t host_budget() const { return host_budget_; }
+  // The host copies both Programs of `config` need (memory_plan.h host_copies_bytes).
+  size_t host_bytes(const Configuration& config) const;
   // Whether both Programs fit `budget` bytes (and the host budget).
   bool fits(const Configuration& config, size_t budget) const;
   size_t minimum_budget(const Configuration& config) const;

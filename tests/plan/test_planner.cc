@@ -115,6 +115,10 @@ TEST_F(PlannerTest, AHostBudgetRulesOutWhatOffloadsTooMuch) {
     EXPECT_NE(d.config.policy, Policy::kAll);
     EXPECT_LE(planner_.evaluate(d.config, device).memory.host_bytes, planner_.host_budget());
   }
+  planner_.set_host_budget(1);  // nothing offloads: below none's peak, dyn says the host is why
+  const DynChoice none_left = choose_dyn(planner_, device);
+  EXPECT_FALSE(none_left.fits);
+  EXPECT_NE(none_left.why.find("more than the host budget"), std::string::npos) << none_left.why;
   planner_.set_host_budget(all.memory.host_bytes);  // exactly what it needs
   EXPECT_TRUE(planner_.evaluate({Policy::kAll, fast()}, device).fits);
 }
