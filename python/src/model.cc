@@ -37,7 +37,7 @@ py::tuple shape_tuple(const Shape& s) {
 
 py::dict plan(const py::object& model_or_name, int64_t batch, const std::string& device, const py::object& device_memory,
               const std::string& policy, const std::string& sync, const std::string& prefetch, const std::string& link,
-              const std::string& costs, int repeats) {
+              const std::string& costs, int repeats, const py::object& host_memory) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
   const SyncMode sync_mode = parse_sync_mode(sync);
@@ -46,12 +46,14 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
   source.calibrate_with = [model] { return model->fresh_graph(); };
   const bool budget_given = !device_memory.is_none();
   const size_t given = budget_bytes(device_memory, "device_memory");
+  const size_t host_budget = budget_bytes(host_memory, "host_memory");
   std::string json;
   {
     py::gil_scoped_release release;
     const Graph graph = model->fresh_graph();
     const PlanInputs in = plan_inputs(graph, batch, source);
-    const Planner planner(graph, in.value_bytes, in.facts, in.costs, sync_mode);
+    Planner planner(graph, in.value_bytes, in.facts, in.costs, sync_mode);
+    planner.set_host_budget(host_budget);
     const size_t budget = budget_given ? given : in.device_memory_bytes;
     const PlanTable table = plan_table(planner, budget, policy, prefetch_rule);
     json = plan_json(table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch,
@@ -114,9 +116,11 @@ void bind_model(py::module_& m) {
   m.def("plan", &plan, py::arg("model"), py::arg("batch") = 128, py::arg("device") = "cpu",
         py::arg("device_memory") = py::none(), py::arg("policy") = "", py::arg("sync") = "event",
         py::arg("prefetch") = "vdnn", py::arg("link") = "", py::arg("costs") = "", py::arg("repeats") = 3,
+        py::arg("host_memory") = py::none(),
         "`vdnn plan --json` as a dict: every configuration's memory and predicted step time (policy: '' "
         "for all of them, or none, conv, all, dyn, auto). device: 'cpu' (measured now, or costs= a "
-        "`vdnn profile --save` file) or a device profile such as 'titan-x-maxwell'.");
+        "`vdnn profile --save` file) or a device profile such as 'titan-x-maxwell'. host_memory: "
+        "`--host-memory` (a row whose host copies need more has fits False, host_fits False).");
 }
 
 }  // namespace vdnn::python

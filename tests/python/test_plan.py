@@ -22,3 +22,19 @@ def test_plan_of_a_loaded_model_with_another_input(cli):
     expected = json.loads(cli("plan", "--model", "fmnist_cnn", "--input", "1x32x32", "--batch", 16,
                               "--device", "v100-16gb", "--json"))
     assert vdnn.plan(model, batch=16, device="v100-16gb") == expected
+
+
+def test_a_host_budget_rules_out_the_rows_that_offload_more_as_the_cli_does(cli):
+    args = ["plan", "--model", "fmnist_cnn", "--batch", 64, "--device", "titan-x-maxwell",
+            "--device-memory", "48MiB", "--host-memory", "1MiB", "--json"]
+    expected = json.loads(cli(*args))
+    got = vdnn.plan("fmnist_cnn", batch=64, device="titan-x-maxwell", device_memory="48MiB", host_memory="1MiB")
+    assert got == expected
+    rows = {r["configuration"]: r for r in got["configurations"]}
+    over = [r for r in rows.values() if r["host_bytes"] > 1 << 20]
+    assert over, "the test needs a row whose host copies exceed 1 MiB"
+    for r in over:
+        assert not r["fits"] and not r["host_fits"], r["configuration"]
+    for r in rows.values():
+        if r["host_bytes"] <= 1 << 20:
+            assert r["host_fits"], r["configuration"]
