@@ -50,7 +50,7 @@ namespace vdnn::cli {
 namespace {
 
 struct InferOptions {
-  std::string model, weights, input, images, logits, device_memory, predictions, conv_algo = "auto", algo_cache;
+  std::string model, weights, input, images, logits, device_memory, host_memory, predictions, conv_algo = "auto", algo_cache;
   DataSource source;
   int64_t batch = 128;
   int classes = 0, threads = 0, repeat = 0, top_k = 0;
@@ -188,6 +188,7 @@ int run_infer(InferOptions& o) {
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
   NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
   options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
   options.stream_weights = o.stream_weights == "auto";
   // Under a budget, wide fc layers are cut into column blocks, to be streamed a block at a time.
   FcSplit split;
@@ -227,6 +228,7 @@ int run_infer(InferOptions& o) {
     j["streamed_layers"] = streamed;
     j["streamed_bytes_per_batch"] = streamed_bytes;
     j["smallest_streamed_budget_bytes"] = net.smallest_streamed_budget();
+    j["host_bytes"] = net.host_bytes();  // the streamed weights' host copies, taken once
     j["fc_split"] = {{"layers_split", split.layers_split}, {"blocks", split.blocks}, {"notes", split.notes}};
     j["rewrites"] = {{"batch_norms_folded", rewrites.batch_norms_folded}, {"dropouts_removed", rewrites.dropouts_removed},
                      {"notes", rewrites.notes}};
@@ -250,8 +252,10 @@ int run_infer(InferOptions& o) {
                 rewrites.batch_norms_folded, rewrites.dropouts_removed);
   for (const std::string& note : split.notes) std::printf("to stream under --device-memory: %s\n", note.c_str());
   if (!streamed.empty())
-    std::printf("weights streamed from host memory, one weighted layer ahead: %s per batch, %zu layers (%s)\n",
-                format_bytes(streamed_bytes).c_str(), streamed.size(), join_list(streamed).c_str());
+    std::printf("weights streamed from host memory, one weighted layer ahead: %s per batch, %zu layers (%s); "
+                "their host copies take %s\n",
+                format_bytes(streamed_bytes).c_str(), streamed.size(), join_list(streamed).c_str(),
+                format_bytes(net.host_bytes()).c_str());
   if (const std::vector<std::string> direct = direct_convolutions(net, asked); !direct.empty())
     std::printf("to fit --device-memory, %zu convolutions run direct instead of their fastest algorithm: %s\n",
                 direct.size(), join_list(direct).c_str());
@@ -288,6 +292,9 @@ Runner add_infer_command(CLI::App& app) {
                  "no labels, so no loss or accuracy")->excludes(data)->needs(logits);
   app.add_option("--device-memory", o->device_memory,
                  "device budget for weights + activations + workspace, e.g. 64MiB (default: exactly what it needs; "
+                 "too small is refused with the smallest that works)");
+  app.add_option("--host-memory", o->host_memory,
+                 "host memory for the streamed weights' host copies, e.g. 512MiB (default: what they need; "
                  "too small is refused with the smallest that works)");
   app.add_option("--conv-algo", o->conv_algo,
                  "convolution algorithm: auto (oneDNN picks), direct, winograd, or fastest (per layer, the fastest "

@@ -116,6 +116,15 @@ TEST_F(CliInfer, BelowItsWeightsTheyAreStreamedFromHostMemoryAndTheAnswerStays) 
   EXPECT_EQ(below.exit_code, 1) << below.output;
   EXPECT_NE(below.output.find("(" + std::to_string(smallest) + " bytes)"), std::string::npos) << below.output;
   EXPECT_NE(below.output.find("every weight streamed from host memory"), std::string::npos) << below.output;
+  // The streamed weights' host copies are at least what is streamed; a host budget below them is refused.
+  const size_t host = s["host_bytes"].get<size_t>();
+  EXPECT_GE(host, s["streamed_bytes_per_batch"].get<size_t>());
+  const std::string at_half = run + "--logits " + path("x.npy") + " --device-memory " + std::to_string(half) + "B";
+  const CliRun host_short = vdnn(at_half + " --host-memory " + std::to_string(host - 1) + "B");
+  EXPECT_EQ(host_short.exit_code, 1) << host_short.output;
+  EXPECT_NE(host_short.output.find("(" + std::to_string(host) + " bytes), the smallest --host-memory that works"),
+            std::string::npos) << host_short.output;
+  EXPECT_EQ(vdnn(at_half + " --host-memory " + std::to_string(host) + "B").exit_code, 0);
   // --stream-weights never: every weight stays on the device, so half of them is refused.
   const CliRun never = vdnn(run + "--logits " + path("x.npy") + " --stream-weights never --device-memory " +
                             std::to_string(half) + "B");
