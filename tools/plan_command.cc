@@ -147,8 +147,11 @@ int run_plan(PlanOptions o) {
     check_output_files({{"--svg-memory", o.svg_memory}});
     for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()}, {"--ranks", o.ranks > 1},
                                       {"--sweep", o.sweep}, {"--scaling", o.scaling}, {"--trace", !o.trace.empty()},
-                                      {"--svg", !o.svg.empty()}, {"--print", o.print}})
-      if (given) VDNN_THROW("--inference plans the forward pass alone: " << flag << " is for training plans");
+                                      {"--svg", !o.svg.empty()}, {"--print", o.print},
+                                      {"--host-memory", !o.host_memory.empty()}})
+      if (given) VDNN_THROW("--inference plans the forward pass alone: " << flag << " is for training plans"
+                            << (std::string(flag) == "--host-memory" ? " (vdnn infer --host-memory bounds an inference run)"
+                                                                      : ""));
     return run_inference(o);
   }
   if (!o.batches.empty()) VDNN_THROW("--batches lists batch sizes for --inference; training plans take one --batch");
@@ -187,8 +190,10 @@ int run_plan(PlanOptions o) {
   if (o.ranks > 1 || o.scaling)
     scaling = scale_table(table, prefetch, budget, o.scaling ? scaling_ranks() : std::vector<int>{1, o.ranks},
                           [&](int n) {
-                            return Planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync),
-                                           dp.collectives(n));
+                            Planner at_n(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync),
+                                         dp.collectives(n));
+                            at_n.set_host_budget(planner.host_budget());
+                            return at_n;
                           });
 
   std::optional<BudgetSweep> sweep;

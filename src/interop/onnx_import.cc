@@ -464,7 +464,8 @@ class Translator {
     const std::string out = node.proto().output(0);
     for (int j = index + 1; j < graph_.node_size(); ++j) {
       const auto& next = graph_.node(j);
-      if (next.op_type() != "Add" || uses_[out] != 1 || next.input_size() != 2 || next.output_size() < 1)
+      if (next.op_type() != "Add" || uses_[out] != 1 || next.input_size() != 2 ||
+          next.output_size() < 1 || next.output(0).empty())
         continue;
       const int other = next.input(0) == out ? 1 : next.input(1) == out ? 0 : -1;
       if (other < 0 || !constants_.find(next.input(other))) continue;

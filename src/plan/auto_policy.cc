@@ -733,8 +733,11 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
     for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead})
       consider(dyn.config, f, VDNN_MSG("dyn's pick " << describe(dyn.config, planner.costs()) << ", prefetch " << to_string(f)));
   if (!out.fits) {
-    out.why = VDNN_MSG("nothing fits " << format_bytes(budget) << "; `all` with the leanest algorithms needs "
-                                       << describe_budget(dyn.minimum_budget));
+    out.why = planner.host_budget() && budget >= dyn.minimum_budget
+                  ? VDNN_MSG("nothing fits " << format_bytes(budget) << " with host copies within "
+                                             << format_bytes(planner.host_budget()) << ": " << dyn.why)
+                  : VDNN_MSG("nothing fits " << format_bytes(budget) << "; `all` with the leanest algorithms needs "
+                                             << describe_budget(dyn.minimum_budget));
     return out;
   }
   out.summary = summarize(planner, out.config);

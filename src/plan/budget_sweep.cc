@@ -105,7 +105,7 @@ BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>
         continue;
       }
       const Evaluation& e = once.at_smallest(cell.config);
-      cell.fits = budget >= e.minimum_budget;
+      cell.fits = budget >= e.minimum_budget && e.host_fits;
       cell.step_seconds = e.time.iteration_seconds;
       if (cell.fits && cell.prefetch == Prefetch::kAhead && cell.config.policy != Policy::kNone) {
         const Evaluation ahead = planner.evaluate(cell.config, budget, cell.prefetch);  // depth for this budget

@@ -68,25 +68,27 @@ DynChoice choose_dyn(const Planner& planner, size_t budget) {
   const Configuration trainable{Policy::kAll, costs.leanest()};
   out.minimum_budget = planner.minimum_budget(trainable);
   Search search(planner, budget, out);
-  if (!search.try_config(trainable, 1, "")) {
-    out.fits = false;
-    const size_t host = planner.host_budget() ? planner.host_bytes(trainable) : 0;
-    if (host > planner.host_budget() && budget >= out.minimum_budget)  // the device would hold it
-      out.why = VDNN_MSG("`all` fits " << format_bytes(budget) << " but its host copies need "
-                                       << describe_budget(host) << ", more than the host budget "
-                                       << format_bytes(planner.host_budget())
-                                       << "; dyn offloads no less than `all` once nothing else fits");
-    else
-      out.why = VDNN_MSG("not even `all` with the leanest algorithms fits " << format_bytes(budget)
-                         << "; it needs at least " << describe_budget(out.minimum_budget));
+  // Step 1, trainability on the device (the host budget, if any, is for the configurations below).
+  const bool trainable_fits = budget >= out.minimum_budget;  // exact: memory_plan.h minimum_budget
+  out.tried.push_back(VDNN_MSG("1. " << describe(trainable, costs) << ": "
+                                     << (trainable_fits ? "fits the device" : "does not fit")));
+  if (!trainable_fits) {
+    out.why = VDNN_MSG("not even `all` with the leanest algorithms fits " << format_bytes(budget)
+                       << "; it needs at least " << describe_budget(out.minimum_budget));
     return out;
   }
-  out.fits = false;  // step 1 only proves trainability; the search goes on from the fastest
   const AlgoChoice fast = costs.fastest();
   if (search.try_config({Policy::kNone, fast}, 2, "everything fits on the device with the fastest algorithms")) return out;
   if (search.try_config({Policy::kConv, fast}, 3, "offloading the convolutions' inputs is enough")) return out;
   if (search.try_config({Policy::kAll, fast}, 4, "offloading every feature map is needed; the fastest algorithms still fit")) return out;
   if (search.downgrade(Policy::kConv) || search.downgrade(Policy::kAll)) return out;
+  if (!planner.fits(trainable, budget)) {  // the device holds it; the host budget does not
+    out.why = VDNN_MSG("`all` fits " << format_bytes(budget) << " but its host copies need "
+                                     << describe_budget(planner.host_bytes(trainable)) << ", more than the host budget "
+                                     << format_bytes(planner.host_budget())
+                                     << ", and nothing that offloads less fits the device");
+    return out;
+  }
   out.fits = true;
   out.config = trainable;
   out.step = 6;

@@ -1,11 +1,13 @@
 // plan/dyn.h — vDNN_dyn: the first configuration that fits a budget, in the paper's order.
 //
 // Model (docs/VDNN.md "dyn"): 1. trainability — `all` with the leanest algorithms everywhere; if
-// even that does not fit, nothing does, and the answer is its minimum budget. 2. `none`, 3. `conv`,
-// 4. `all`, each with the fastest algorithms. 5. greedy downgrade, with `conv` then `all`: walking
-// the layers in order, each layer steps down to its next leaner algorithm (fastest first among
-// those using less workspace) until the configuration fits. 6. the step-1 configuration. Every
-// "fits" is the memory planner's exact answer for both the training and the evaluation Program.
+// even that does not fit the device, nothing does, and the answer is its minimum budget. 2. `none`,
+// 3. `conv`, 4. `all`, each with the fastest algorithms. 5. greedy downgrade, with `conv` then `all`:
+// walking the layers in order, each layer steps down to its next leaner algorithm (fastest first
+// among those using less workspace) until the configuration fits. 6. the step-1 configuration.
+// Every "fits" is the memory planner's exact answer for both the training and the evaluation
+// Program; from step 2 on it includes the Planner's host budget (set_host_budget), so under one
+// dyn takes the first configuration whose host copies fit it too.
 //
 //   DynChoice d = choose_dyn(planner, size_t{12} << 30);
 //   if (!d.fits) fail("needs at least " + format_bytes(d.minimum_budget));

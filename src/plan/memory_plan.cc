@@ -360,10 +360,10 @@ std::string host_refusal(const std::string& model, int64_t batch, size_t host_bu
                                         << format_bytes(program.tensors[largest].bytes));
   return VDNN_MSG("--host-memory " << describe_budget(host_budget) << " is too small for model '" << model
                                    << "' at batch " << batch << ": its host copies (" << what << ") need "
-                                   << describe_budget(host_bytes) << ", the smallest --host-memory that works; "
+                                   << describe_budget(host_bytes) << ", the smallest --host-memory that works for this plan; "
                                    << (weights ? "a larger --device-memory streams fewer weights"
-                                               : "a larger --device-memory, or a policy that offloads less "
-                                                 "(conv, or auto's recompute), needs less"));
+                                               : "a plan that offloads less needs less (conv offloads less than all; "
+                                                 "--policy dyn or auto choose one within --host-memory)"));
 }
 
 }  // namespace vdnn

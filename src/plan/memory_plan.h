@@ -71,8 +71,9 @@ size_t host_copies_bytes(const Program& program);
 // A budget as error messages name it, exact to the byte: "46.97 MiB (49254912 bytes)".
 std::string describe_budget(size_t bytes);
 // Why a plan whose host copies need `host_bytes` (the sum of its Programs' MemoryPlan::host_bytes)
-// is refused under --host-memory `host_budget`, in one sentence: the smallest host budget that works,
-// to the byte, what takes it (from `program`: the copies and the largest) and what needs less.
+// is refused under --host-memory `host_budget`, in one sentence: the smallest host budget that works
+// for this plan, to the byte, what takes it (from `program`: the copies and the largest) and what
+// plan needs less.
 std::string host_refusal(const std::string& model, int64_t batch, size_t host_budget, const Program& program,
                          size_t host_bytes);
 

@@ -15,7 +15,8 @@
 //     then one pass over the steps for the reuse waits (a segment map of freed ranges), O(S log S).
 //   - minimum_budget / plan_memory: one placement each (never a search over the capacity), and
 //     none for a Program placed recently (memory_plan.cc remembers placements); fits() is
-//     `budget >= minimum_budget()` (exact), refused without placing below live_bytes_floor.
+//     `budget >= minimum_budget()` (exact), refused without placing below live_bytes_floor, and
+//     the host copies within the host budget (set_host_budget).
 //   - simulate: O(S log S).
 //   - evaluate: one of each; `vdnn plan`: 4 configurations + dyn; dyn: 4 fits, then for conv
 //     and all a bisection of its W downgrade steps, O(log W) fits each (step 5).
@@ -107,7 +108,8 @@ class Planner {
   // Whether both Programs fit `budget` bytes (and the host budget).
   bool fits(const Configuration& config, size_t budget) const;
   size_t minimum_budget(const Configuration& config) const;
-  // budget 0: no budget (the configuration is placed at its minimum and always "fits").
+  // budget 0: no device budget (the configuration is placed at its minimum and "fits" the device;
+  // e.fits is then host_fits).
   Evaluation evaluate(const Configuration& config, size_t budget, Prefetch prefetch = Prefetch::kVdnn) const;
   // Inference (a Net with NetOptions::inference): budget 0, the smallest that works.
   InferenceEvaluation infer(size_t budget) const;

@@ -69,6 +69,23 @@ TEST(CliPlanSweep, Vgg16OnTheTitanXFitsMonotonicallyAndNeverBeatsTheOracle) {
   EXPECT_TRUE((*device)["step_seconds"]["none"].is_null()) << "none does not fit 12 GiB";
 }
 
+TEST(CliPlanSweep, UnderAHostBudgetOnlyWhatCopiesNothingFits) {
+  // 1 MiB of host memory: conv and all copy gigabytes, so at no budget do they fit (with --prefetch
+  // ahead this crashed: the sweep took a device fit for a fit).
+  const std::string args = kVgg + " --sweep --sweep-steps 6 --prefetch ahead --host-memory 1MiB";
+  const CliRun r = vdnn(args);
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // at the device's 12 GiB nothing fits: none needs more
+  EXPECT_NE(r.output.find("more than the host budget 1.00 MiB"), std::string::npos) << r.output;
+  // The JSON alone (stderr's refusal would land inside it).
+  const CliRun json = run_command("sh -c '" + std::string(VDNN_BINARY) + " " + args + " --json 2>/dev/null'");
+  EXPECT_EQ(json.exit_code, 1);
+  const auto j = nlohmann::json::parse(json.output);
+  ASSERT_FALSE(j["sweep"]["rows"].empty());
+  for (const auto& row : j["sweep"]["rows"])
+    for (const char* name : {"conv", "all", "conv/ahead", "all/ahead"})
+      EXPECT_TRUE(row["step_seconds"][name].is_null()) << name << " at " << row["budget"];
+}
+
 TEST(CliPlanSweep, TheTableHasOneRowPerBudgetAndTheSvgOneLinePerColumn) {
   const auto dir = temp_dir("plan_sweep");
   const std::string svg = (dir / "sweep.svg").string();

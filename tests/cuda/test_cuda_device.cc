@@ -1,6 +1,6 @@
 // The CUDA device: each rank takes the GPU of its local rank, four streams of its own, copies and
 // events order the streams, a failing work item is kept and rethrown like a sticky CUDA error, the
-// arena is zero-filled, pinned host slabs carry copies; the vendor-call wrapper names the
+// arena is zero-filled, pinned host memory carries copies; the vendor-call wrapper names the
 // statement. Tests needing a GPU skip without one.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

@@ -97,25 +97,33 @@ TEST_F(PlannerTest, TighterBudgetsOffloadFirstThenTakeLeanerAlgorithms) {
 }
 
 // --host-memory: a configuration whose host copies need more than the host budget does not fit,
-// whatever the device budget, and dyn takes the next one in its order that does.
+// whatever the device budget, and dyn takes the first one in its order whose copies fit.
 TEST_F(PlannerTest, AHostBudgetRulesOutWhatOffloadsTooMuch) {
   const size_t device = min(Policy::kAll, fast());
   const Evaluation all = planner_.evaluate({Policy::kAll, fast()}, device);
-  const Evaluation conv = planner_.evaluate({Policy::kConv, fast()}, device);
+  const Evaluation conv = planner_.evaluate({Policy::kConv, fast()}, 0);
   ASSERT_TRUE(all.fits);
+  ASSERT_GT(conv.memory.host_bytes, 0u) << "the test needs conv to offload something";
   ASSERT_GT(all.memory.host_bytes, conv.memory.host_bytes) << "the test needs conv to offload less than all";
+  ASSERT_LT(device, min(Policy::kNone, fast())) << "the test needs a budget only offloading fits";
   planner_.set_host_budget(all.memory.host_bytes - 1);
   const Evaluation capped = planner_.evaluate({Policy::kAll, fast()}, device);
   EXPECT_FALSE(capped.fits);
+  EXPECT_TRUE(capped.device_fits);
   EXPECT_FALSE(capped.host_fits);
   EXPECT_FALSE(planner_.fits({Policy::kAll, fast()}, device));
-  EXPECT_TRUE(planner_.evaluate({Policy::kNone, fast()}, 0).fits);  // nothing on the host
-  const DynChoice d = choose_dyn(planner_, device);
-  if (d.fits) {
-    EXPECT_NE(d.config.policy, Policy::kAll);
-    EXPECT_LE(planner_.evaluate(d.config, device).memory.host_bytes, planner_.host_budget());
-  }
-  planner_.set_host_budget(1);  // nothing offloads: below none's peak, dyn says the host is why
+  EXPECT_EQ(planner_.host_bytes({Policy::kAll, fast()}), all.memory.host_bytes);
+  // dyn goes on to what offloads less: conv, with leaner algorithms if the device needs them.
+  const DynChoice d = choose_dyn(planner_, min(Policy::kConv, fast()));
+  ASSERT_TRUE(d.fits) << d.why;
+  EXPECT_NE(d.config.policy, Policy::kAll) << d.why;
+  EXPECT_LE(planner_.host_bytes(d.config), planner_.host_budget());
+  // No host memory at all: a roomy device keeps everything; a tight one has nothing left, and
+  // dyn says the host is why.
+  planner_.set_host_budget(1);
+  const DynChoice roomy = choose_dyn(planner_, size_t{1} << 30);
+  ASSERT_TRUE(roomy.fits) << roomy.why;
+  EXPECT_EQ(roomy.config.policy, Policy::kNone);
   const DynChoice none_left = choose_dyn(planner_, device);
   EXPECT_FALSE(none_left.fits);
   EXPECT_NE(none_left.why.find("more than the host budget"), std::string::npos) << none_left.why;
