@@ -47,13 +47,40 @@ std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, con
   return changed ? algos : std::vector<ConvAlgo>{};
 }
 
+// NetOptions::conv_sub_batches: one count per node, >= 1, > 1 only for a convolution, dividing
+// the batch, on the CPU backend.
+void check_sub_batches(const Graph& graph, const NetOptions& options) {
+  const std::vector<int>& k = options.conv_sub_batches;
+  if (k.empty()) return;
+  if (k.size() != graph.nodes().size())
+    VDNN_THROW("sub-batches: " << k.size() << " counts for the " << graph.nodes().size() << " layers of '"
+                               << graph.name() << "' (one per layer, or none)");
+  for (size_t i = 0; i < k.size(); ++i) {
+    const Layer& layer = *graph.nodes()[i].layer;
+    if (k[i] == 1) continue;
+    if (k[i] < 1) layer.fail(VDNN_MSG("sub-batches must be >= 1, got " << k[i]));
+    if (layer.kind() != LayerKind::kConv)
+      layer.fail(VDNN_MSG("only convolutions run in sub-batches (asked for " << k[i] << ")"));
+    if (options.batch % k[i] != 0)
+      layer.fail(VDNN_MSG(k[i] << " sub-batches do not divide the batch of " << options.batch));
+    if (options.backend != BackendKind::kCpu)
+      layer.fail("sub-batched convolutions run on the CPU backend only so far (--backend cpu)");
+  }
+}
+
 }  // namespace
+
+BackendOptions Net::backend_options() const {
+  BackendOptions b{options_.backend, batch_, options_.seed, options_.conv_algo, options_.conv_algos, options_.link};
+  b.conv_sub_batches = options_.conv_sub_batches;
+  return b;
+}
 
 Net::Net(Graph graph, const NetOptions& options)
     : graph_(std::move(graph)), batch_(options.batch), options_(options) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
-  backend_ = make_backend(graph_, {options.backend, batch_, options.seed, options.conv_algo,
-                                   options.conv_algos, options.link});
+  check_sub_batches(graph_, options);
+  backend_ = make_backend(graph_, backend_options());
   facts_ = backend_->facts();
   const std::vector<size_t> value_bytes = backend_->value_bytes();
   if (options.decisions.any(StorageAction::kRecompute) && !backend_->supports_recompute())
@@ -69,8 +96,7 @@ Net::Net(Graph graph, const NetOptions& options)
       std::vector<ConvAlgo> algos = leaner_convolutions(graph_, batch_, options, value_bytes, facts_);
       if (!algos.empty()) {  // the kernels again, some convolutions direct
         options_.conv_algos = std::move(algos);
-        backend_ = make_backend(graph_, {options.backend, batch_, options.seed, options.conv_algo,
-                                         options_.conv_algos, options.link});
+        backend_ = make_backend(graph_, backend_options());
         facts_ = backend_->facts();
         planned = plan_inference(graph_, backend_->value_bytes(), facts_, options.device_memory,
                                  options.stream_weights);

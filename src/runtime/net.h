@@ -59,6 +59,10 @@ struct NetOptions {
   bool prefetch_ahead = false;
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   std::vector<ConvAlgo> conv_algos;  // per node (vDNN_dyn's choice); empty: conv_algo everywhere
+  // Per node: k > 1 runs that convolution in k slices of the batch (k divides it), its workspace
+  // that of batch / k; the weight gradient sums the slices' (float rounding differs from one pass).
+  // CPU backend only so far; empty: every layer over the whole batch.
+  std::vector<int> conv_sub_batches;
   BackendKind backend = BackendKind::kCpu;
   // Per-tensor keep/offload/recompute (plan/storage_decision.h) instead of `policy`'s choice; empty:
   // the policy decides. Recompute needs a backend that supports it (CPU; CUDA is refused).
@@ -174,6 +178,7 @@ class Net {
   Device& device() { return backend_->device(); }
 
  private:
+  BackendOptions backend_options() const;
   void take(PlannedStep step);
   void take(PlannedInference planned);
   void check_trains() const;  // throws for an inference Net

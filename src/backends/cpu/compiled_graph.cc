@@ -58,11 +58,13 @@ std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const C
 
 CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
                              const dnnl::engine& engine, ConvAlgo conv_algo,
-                             std::vector<ConvAlgo> per_node)
+                             std::vector<ConvAlgo> per_node, std::vector<int> sub_batches)
     : graph_(graph), batch_(batch) {
   const auto& values = graph.values();
   VDNN_CHECK(per_node.empty() || per_node.size() == graph.nodes().size(),
              "per-node convolution algorithms: " << per_node.size() << " for " << graph.nodes().size() << " nodes");
+  VDNN_CHECK(sub_batches.empty() || sub_batches.size() == graph.nodes().size(),
+             "per-node sub-batches: " << sub_batches.size() << " for " << graph.nodes().size() << " nodes");
   value_mds_.resize(values.size());
   value_mds_[0] = plain_md(graph.input_shape().with_batch(batch));
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -70,6 +72,7 @@ CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
     KernelSetup setup = kernel_setup(graph, static_cast<int>(i), batch, value_mds_);
     setup.seed = seed * 0x9E3779B97F4A7C15ULL + i;
     setup.conv_algo = per_node.empty() ? conv_algo : per_node[i];
+    setup.sub_batches = sub_batches.empty() ? 1 : sub_batches[i];
     kernels_.push_back(make_cpu_kernel(setup, engine));
     in_place_.push_back(setup.in_place);
     value_mds_[node.output] = kernels_.back()->out_md;

@@ -45,7 +45,8 @@ std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const C
 class CompiledGraph {
  public:
   CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, const dnnl::engine& engine,
-                ConvAlgo conv_algo = ConvAlgo::kAuto, std::vector<ConvAlgo> per_node = {});
+                ConvAlgo conv_algo = ConvAlgo::kAuto, std::vector<ConvAlgo> per_node = {},
+                std::vector<int> sub_batches = {});
 
   int64_t batch() const { return batch_; }
   const CpuKernel& kernel(int node) const { return *kernels_[node]; }

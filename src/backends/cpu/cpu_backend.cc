@@ -40,7 +40,8 @@ CpuBackend::CpuBackend(const Graph& graph, const BackendOptions& options)
       engine_(dnnl::engine::kind::cpu, 0),
       compute_stream_(engine_),
       host_stream_(engine_),
-      compiled_(graph, options.batch, options.seed, engine_, options.conv_algo, options.conv_algos),
+      compiled_(graph, options.batch, options.seed, engine_, options.conv_algo, options.conv_algos,
+                options.conv_sub_batches),
       kernels_(compiled_.kernels()),
       device_(make_cpu_device(options.link)) {}
 

@@ -47,7 +47,7 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
   auto it = table.find(layer.type());
   if (it == table.end()) layer.fail("the CPU backend has no kernel for this layer type");
   try {
-    auto kernel = it->second(setup, engine);
+    auto kernel = setup.sub_batches > 1 ? make_sub_batched_kernel(setup, engine) : it->second(setup, engine);
     const std::string forward = "forward: " + kernel->implementation;
     if (is_reference_implementation(kernel->implementation) &&
         std::find(kernel->slow_kernels.begin(), kernel->slow_kernels.end(), forward) == kernel->slow_kernels.end())

@@ -38,6 +38,9 @@ struct KernelSetup {
   std::vector<bool> input_needs_grad;  // false for the graph input
   uint64_t seed = 0;      // for dropout masks
   ConvAlgo conv_algo = ConvAlgo::kAuto;
+  // > 1: the layer runs in this many equal slices of the batch, one kernel compiled at batch /
+  // sub_batches (sub_batched_kernel.cc; convolutions only).
+  int sub_batches = 1;
   // Fusion (kernel_setup decides): a convolution followed by a ReLU or ReLU6 that runs in place
   // applies it as a oneDNN post-op, and that layer's forward does nothing; its backward is unchanged.
   bool applies_relu = false;     // conv: y = max(0, conv(x)), or min(max(0, conv(x)), relu_ceiling)

@@ -13,6 +13,9 @@ CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
   VDNN_CHECK(options.conv_algos.empty() || options.conv_algos.size() == graph.nodes().size(),
              "per-node convolution algorithms: " << options.conv_algos.size() << " for "
                                                  << graph.nodes().size() << " nodes");
+  for (size_t i = 0; i < options.conv_sub_batches.size(); ++i)
+    if (options.conv_sub_batches[i] > 1)
+      graph.nodes()[i].layer->fail("sub-batched convolutions run on the CPU backend only so far (--backend cpu)");
   value_bytes_.assign(graph.values().size(), 0);
   value_bytes_[0] = float_bytes(options.batch, graph.input_shape());
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
