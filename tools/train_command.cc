@@ -53,6 +53,7 @@ struct TrainOptions {
   std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, host_memory, link_bandwidth = "0", link_latency = "0";
   // Data parallel (under mpirun): a collective's timeout, the gradient bucket size, and the
   // replica check after every step.
+  int conv_sub_batches = 1;  // every convolution in this many slices of the batch
   double collective_timeout = 300;
   std::string bucket_size = "25MiB";
   bool verify_replicas = false;
@@ -202,6 +203,15 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   c.algo_reason = "--conv-algo " + o.conv_algo;
   net_options.prefetch_ahead = o.prefetch == "ahead";
   net_options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
+  if (o.conv_sub_batches > 1) {
+    if (o.policy == "dyn" || o.policy == "auto")
+      VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
+                                       << " does not plan sub-batches yet (use --policy none, all or conv)");
+    if (o.batch % o.conv_sub_batches != 0)
+      VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.batch);
+    for (const Node& n : graph.nodes())
+      net_options.conv_sub_batches.push_back(n.layer->kind() == LayerKind::kConv ? o.conv_sub_batches : 1);
+  }
   if (o.policy == "dyn" || o.policy == "auto") {
     c.algo_reason = choose_planned_configuration(graph, o, net_options);
   } else {
@@ -438,6 +448,11 @@ Runner add_train_command(CLI::App& app) {
                  "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
                  "(cuda: least workspace), winograd")
       ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
+  app.add_option("--conv-sub-batches", o->conv_sub_batches,
+                 "run every convolution in this many equal slices of the batch (a divisor of --batch): each "
+                 "slice's workspace instead of the whole batch's; the weight gradient sums the slices' (float "
+                 "rounding differs from one pass); --backend cpu, --policy none, all or conv")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   app.add_option("--prefetch", o->prefetch,
                  "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")
       ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();

@@ -116,6 +116,26 @@ TEST(Cli, HostMemoryBelowThePlansHostCopiesIsRefusedBeforeTrainingAndExactlyItTr
   fs::remove_all(dir);
 }
 
+TEST(Cli, ConvSubBatchesTrainTheSameUnderEveryPolicyAndBadCountsNameTheFlag) {
+  const fs::path dir = temp_dir("sub_batches");
+  const std::string args = "train --data synthetic --synthetic-samples 64 --batch 32 --iterations 2 --no-eval "
+                           "--conv-sub-batches 4 --report " + (dir / "r.json").string();
+  const CliRun none = vdnn(args);
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  const std::string sha = read_json_file(dir / "r.json")["weights_sha256"].get<std::string>();
+  const CliRun all = vdnn(args + " --policy all");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(read_json_file(dir / "r.json")["weights_sha256"].get<std::string>(), sha);
+  const CliRun odd = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 --conv-sub-batches 3");
+  EXPECT_EQ(odd.exit_code, 1) << odd.output;
+  EXPECT_NE(odd.output.find("--conv-sub-batches 3 must divide --batch 32"), std::string::npos) << odd.output;
+  const CliRun planned = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 "
+                              "--conv-sub-batches 2 --policy auto --device-memory 1GiB");
+  EXPECT_EQ(planned.exit_code, 1) << planned.output;
+  EXPECT_NE(planned.output.find("--policy auto does not plan sub-batches yet"), std::string::npos) << planned.output;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, BackendCudaTrainsOrFailsWithOneLineNamingTheReason) {
   const std::string why = ::vdnn::backend_unavailable_reason(::vdnn::BackendKind::kCuda);
   const std::string args = "train --backend cuda --data synthetic --synthetic-samples 64 --batch 16 --iterations 3 --no-eval";
