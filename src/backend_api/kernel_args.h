@@ -11,6 +11,7 @@
 //   backend.forward(node, a);        // inside device.launch(StreamKind::kCompute, ...)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -33,5 +34,19 @@ struct KernelArgs {
   // rewrite their workspace with the same values.
   bool recompute = false;
 };
+
+// The arguments of slice `i` of a layer run in slices of its batch (a sub-batched convolution):
+// input 0 and its gradient offset by i * in_slice_bytes, the output and its gradient by
+// i * out_slice_bytes (null stays null); parameters, scratch and the rest as given.
+inline KernelArgs batch_slice(const KernelArgs& args, int i, size_t in_slice_bytes, size_t out_slice_bytes) {
+  auto at = [](void* base, size_t offset) -> void* { return base ? static_cast<char*>(base) + offset : nullptr; };
+  KernelArgs a = args;
+  const size_t in = in_slice_bytes * static_cast<size_t>(i), out = out_slice_bytes * static_cast<size_t>(i);
+  if (!a.in.empty()) a.in[0] = at(args.in[0], in);
+  if (!a.d_in.empty()) a.d_in[0] = at(args.d_in[0], in);
+  a.out = at(args.out, out);
+  a.d_out = at(args.d_out, out);
+  return a;
+}
 
 }  // namespace vdnn

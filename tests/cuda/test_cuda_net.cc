@@ -100,6 +100,32 @@ TEST(CudaNet, SameSeedSameWeightsAndTrainingLearns) {
   EXPECT_GT(r.test_accuracy, 0.6) << "5 classes: chance is 0.2";
 }
 
+TEST(CudaNet, SubBatchedConvolutionsFollowTheWholeBatchAndEveryPolicyGivesTheSameBits) {
+  // Every convolution in 4 slices of 4 (cudnn_conv_kernel.cc: descriptors at batch 4, the filter
+  // gradient accumulated with beta = 1): the loss and gradients of one step follow the whole
+  // batch's, and offloading changes nothing.
+  VDNN_REQUIRE_GPU();
+  NetOptions o = gpu_options(Policy::kNone, SyncMode::kEvent);
+  Net whole(dag_without_dropout(), o);
+  for (const Node& n : whole.graph().nodes()) o.conv_sub_batches.push_back(n.layer->kind() == LayerKind::kConv ? 4 : 1);
+  Net sliced(dag_without_dropout(), o);
+  const auto images = ref::random_vector(16 * 3 * 12 * 12, 23);
+  std::vector<int32_t> labels(16);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>(i % 5);
+  for (Net* net : {&whole, &sliced}) net->set_batch(images.data(), labels.data(), 16);
+  const float loss_whole = whole.forward(true), loss_sliced = sliced.forward(true);
+  EXPECT_NEAR(loss_sliced, loss_whole, 1e-5 * std::fabs(loss_whole));
+  whole.backward();
+  sliced.backward();
+  for (size_t i = 0; i < whole.params().size(); ++i) {
+    if (!whole.params()[i].grad) continue;
+    EXPECT_TRUE(test::gpu_matches_cpu(sliced.export_grad(i), whole.export_grad(i), 1e-4)) << whole.params()[i].name;
+  }
+  const std::string none = test::train_for_hash(dag_without_dropout(), o, 4);
+  o.policy = Policy::kAll;
+  EXPECT_EQ(test::train_for_hash(dag_without_dropout(), o, 4), none);
+}
+
 TEST(CudaNet, Vgg16AtImageNetSizeTrainsUnderABudgetOnlyOffloadingMeets) {
   VDNN_REQUIRE_GPU();
   NetOptions o = gpu_options(Policy::kNone, SyncMode::kEvent);

@@ -42,8 +42,6 @@ memory::desc with_batch(const memory::desc& md, int64_t batch) {
   return memory::desc(d);
 }
 
-void* at(void* base, size_t offset) { return base ? static_cast<char*>(base) + offset : nullptr; }
-
 class SubBatchedKernel : public CpuKernel {
  public:
   SubBatchedKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine), slices_(s.sub_batches) {
@@ -93,7 +91,7 @@ class SubBatchedKernel : public CpuKernel {
         continue;
       }
       for (size_t p = 0; p < a.d_params.size(); ++p)
-        if (a.d_params[p]) a.d_params[p] = at(args.scratch, grad_offsets_[p]);
+        if (a.d_params[p]) a.d_params[p] = static_cast<char*>(args.scratch) + grad_offsets_[p];
       inner_->backward(stream, a);
       for (size_t p = 0; p < args.d_params.size(); ++p) {
         if (!args.d_params[p]) continue;
@@ -106,16 +104,8 @@ class SubBatchedKernel : public CpuKernel {
   }
 
  private:
-  // The arguments of slice i: inputs, outputs and their gradients offset to the slice; the
-  // parameters and the scratch as given.
   KernelArgs slice(const KernelArgs& args, int i) const {
-    KernelArgs a = args;
-    const size_t in_offset = in_slice_bytes_ * static_cast<size_t>(i), out_offset = out_slice_bytes_ * static_cast<size_t>(i);
-    a.in[0] = at(args.in[0], in_offset);
-    if (!a.d_in.empty()) a.d_in[0] = at(args.d_in[0], in_offset);
-    a.out = at(args.out, out_offset);
-    a.d_out = at(args.d_out, out_offset);
-    return a;
+    return batch_slice(args, i, in_slice_bytes_, out_slice_bytes_);
   }
 
   dnnl::engine engine_;

@@ -13,9 +13,8 @@ CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
   VDNN_CHECK(options.conv_algos.empty() || options.conv_algos.size() == graph.nodes().size(),
              "per-node convolution algorithms: " << options.conv_algos.size() << " for "
                                                  << graph.nodes().size() << " nodes");
-  for (size_t i = 0; i < options.conv_sub_batches.size(); ++i)
-    if (options.conv_sub_batches[i] > 1)
-      graph.nodes()[i].layer->fail("sub-batched convolutions run on the CPU backend only so far (--backend cpu)");
+  VDNN_CHECK(options.conv_sub_batches.empty() || options.conv_sub_batches.size() == graph.nodes().size(),
+             "per-node sub-batches: " << options.conv_sub_batches.size() << " for " << graph.nodes().size() << " nodes");
   value_bytes_.assign(graph.values().size(), 0);
   value_bytes_[0] = float_bytes(options.batch, graph.input_shape());
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -23,6 +22,9 @@ CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
     CudaKernelSetup setup = cuda_kernel_setup(graph, static_cast<int>(i), options.batch,
                                               options.conv_algos.empty() ? options.conv_algo : options.conv_algos[i]);
     setup.seed = options.seed * 0x9E3779B97F4A7C15ULL + i;  // as the CPU backend
+    setup.sub_batches = options.conv_sub_batches.empty() ? 1 : options.conv_sub_batches[i];
+    if (setup.sub_batches < 1 || options.batch % setup.sub_batches != 0)
+      node.layer->fail(VDNN_MSG(setup.sub_batches << " sub-batches do not divide the batch of " << options.batch));
     kernels_.push_back(make_cuda_kernel(setup, libraries_.context()));
     const CudaKernel& k = *kernels_.back();
     value_bytes_[node.output] = k.out_bytes;

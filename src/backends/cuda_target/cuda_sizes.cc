@@ -84,7 +84,15 @@ CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, C
 }
 
 CudaSizes cuda_kernel_sizes(const CudaKernelSetup& s) {
-  return cuda_kernel_sizes(s.layer, s.batch, s.in_shapes, s.out_shape, s.needs_grad(0), s.conv_algo);
+  CudaSizes sizes = cuda_kernel_sizes(s.layer, s.batch, s.in_shapes, s.out_shape, s.needs_grad(0), s.conv_algo);
+  if (s.sub_batches > 1) {
+    if (s.layer.type() != "conv" || s.batch % s.sub_batches != 0)
+      s.layer.fail(VDNN_MSG(s.sub_batches << " sub-batches: only a convolution runs in sub-batches, and they "
+                                          "must divide the batch of " << s.batch));
+    sizes.scratch_bytes = cuda_conv_workspace_bytes(static_cast<const ConvLayer&>(s.layer), s.in_shapes.at(0),
+                                                    s.out_shape, s.batch / s.sub_batches, s.conv_algo);
+  }
+  return sizes;
 }
 
 }  // namespace vdnn

@@ -45,6 +45,7 @@ struct CudaKernelSetup {
   std::vector<bool> input_needs_grad;  // false for the graph input; empty: all true
   uint64_t seed = 0;                   // dropout masks
   ConvAlgo conv_algo = ConvAlgo::kAuto;
+  int sub_batches = 1;  // conv: run in this many slices of the batch; its workspace is one slice's
 
   bool needs_grad(size_t input) const {
     return input >= input_needs_grad.size() || input_needs_grad[input];

@@ -41,7 +41,8 @@ class CudaTarget final : public BackendTarget {
                                             graph.value(node.inputs[0]).shape,
                                             graph.value(node.output).shape, batch);
       std::vector<AlgoOption> options;
-      for (const ConvAlgoEstimate& a : conv_algorithms(p)) options.push_back({a.name, a.workspace_bytes});
+      for (const ConvAlgoEstimate& a : conv_algorithms_with_sub_batches(p))
+        options.push_back({a.name, a.workspace_bytes, a.sub_batches});
       out.push_back(std::move(options));
     }
     return out;
