@@ -206,7 +206,7 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   if (o.conv_sub_batches > 1) {
     if (o.policy == "dyn" || o.policy == "auto")
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
-                                       << " does not plan sub-batches yet (use --policy none, all or conv)");
+                                       << " picks the algorithms itself (auto: sub-batches too); use this flag with --policy none, all or conv");
     if (o.batch % o.conv_sub_batches != 0)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.batch);
     for (const Node& n : graph.nodes())
@@ -451,7 +451,7 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--conv-sub-batches", o->conv_sub_batches,
                  "run every convolution in this many equal slices of the batch (a divisor of --batch): each "
                  "slice's workspace instead of the whole batch's; the weight gradient sums the slices' (float "
-                 "rounding differs from one pass); --backend cpu, --policy none, all or conv")
+                 "rounding differs from one pass); with --policy none, all or conv (auto chooses sub-batches itself on a GPU profile)")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   app.add_option("--prefetch", o->prefetch,
                  "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")

@@ -53,7 +53,7 @@ struct BackendOptions {
   std::vector<ConvAlgo> conv_algos;  // per node; empty: conv_algo everywhere
   LinkModel link;                    // CPU only: the emulated PCIe link of the copy engine
   int cuda_device = -1;              // CUDA only: the GPU ordinal; < 0: by local rank (cuda_device.h)
-  // Per node: > 1 runs that convolution in as many slices of the batch (CPU only so far); empty: 1.
+  // Per node: > 1 runs that convolution in as many slices of the batch; empty: 1.
   std::vector<int> conv_sub_batches;
 };
 

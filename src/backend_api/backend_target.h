@@ -41,6 +41,7 @@ namespace vdnn {
 struct AlgoOption {
   std::string name;            // "direct", "winograd", "implicit_gemm", ...; "-": no choice
   size_t workspace_bytes = 0;  // the scratch this algorithm adds (the most any pass needs)
+  int sub_batches = 1;         // > 1: run in this many slices of the batch (AlgoCost::sub_batches)
   bool operator==(const AlgoOption&) const = default;
 };
 

@@ -106,9 +106,10 @@ LivePeak live_peak(const Program& p, const CostModel& costs, int window_kernels)
 
 class Search {
  public:
-  Search(const Planner& planner, size_t budget, int window_kernels)
+  // sub_batches: whether a leaner algorithm may be a sub-batched one (AlgoCost::sub_batches).
+  Search(const Planner& planner, size_t budget, int window_kernels, bool sub_batches)
       : p_(planner), g_(planner.graph()), costs_(planner.costs()), budget_(budget), window_(window_kernels),
-        algo_(costs_.fastest()) {
+        sub_batches_(sub_batches), algo_(costs_.fastest()) {
     const int n = static_cast<int>(g_.nodes().size());
     forward_end_.assign(n, 0);
     double t = 0;
@@ -347,7 +348,7 @@ class Search {
     for (int t : peak.live)
       for (size_t i = 0; i < eval.nodes.size(); ++i)
         if (eval.nodes[i].scratch == t && eval.tensors[t].bytes > largest &&
-            costs_.nodes[i].next_leaner(c.algos[i]) >= 0) {
+            costs_.nodes[i].next_leaner(c.algos[i], sub_batches_) >= 0) {
           largest = eval.tensors[t].bytes;
           node = static_cast<int>(i);
         }
@@ -415,7 +416,7 @@ class Search {
   // Node `node`'s next leaner algorithm as an option: the workspace it saves, its extra time.
   bool leaner_option(const Configuration& c, int node, Option& out) const {
     const NodeCost& cost = costs_.nodes[node];
-    const int leaner = cost.next_leaner(c.algos[node]);
+    const int leaner = cost.next_leaner(c.algos[node], sub_batches_);
     if (leaner < 0) return false;
     const AlgoCost &now = cost.algos[c.algos[node]], &lean = cost.algos[leaner];
     out.bytes = now.workspace_bytes - lean.workspace_bytes;
@@ -477,7 +478,7 @@ class Search {
   void apply(Configuration& c, const Pick& p) {
     if (p.unit.kind == Unit::kValue) c.decisions.values[p.unit.index].action = p.action;
     else if (p.unit.kind == Unit::kSaved) c.decisions.saved[p.unit.index][p.unit.saved].action = p.action;
-    else c.algos[p.unit.index] = costs_.nodes[p.unit.index].next_leaner(c.algos[p.unit.index]);
+    else c.algos[p.unit.index] = costs_.nodes[p.unit.index].next_leaner(c.algos[p.unit.index], sub_batches_);
   }
   void undo(Configuration& c, const Pick& p) const {
     if (p.unit.kind == Unit::kValue) c.decisions.values[p.unit.index].action = StorageAction::kKeep;
@@ -538,6 +539,7 @@ class Search {
   const NetworkCosts& costs_;
   size_t budget_;
   int window_;                       // backward kernels a prefetch is priced to hide behind
+  bool sub_batches_;                 // leaner algorithms may be sub-batched ones
   AlgoChoice algo_;                  // the algorithms the costs are read at
   std::vector<double> forward_end_;  // per node: when its forward kernel ends (fastest algorithms)
   double forward_total_ = 0;
@@ -574,7 +576,10 @@ AutoSummary summarize(const Planner& planner, const Configuration& config) {
   for (const Step& step : train.steps)
     if (step.op == Op::kRecompute) s.recompute_seconds += costs.forward_seconds(step.node);
   const AlgoChoice fast = planner.costs().fastest();
-  for (size_t i = 0; i < fast.size(); ++i) s.leaner_algorithms += config.algos[i] != fast[i];
+  for (size_t i = 0; i < fast.size(); ++i) {
+    s.leaner_algorithms += config.algos[i] != fast[i];
+    s.sub_batched += planner.costs().nodes[i].algos[config.algos[i]].sub_batches > 1;
+  }
   return s;
 }
 
@@ -605,7 +610,7 @@ std::string decisions_by_layer(const Planner& planner, const Configuration& conf
     const NodeCost& cost = planner.costs().nodes[i];
     std::string extra;
     if (saved_offloaded) extra += ", saved state " + format_bytes(saved_offloaded) + " offloaded";
-    if (config.algos[i] != fast[i]) extra += ", algorithm " + cost.algos[config.algos[i]].name + " (leaner)";
+    if (config.algos[i] != fast[i]) extra += ", algorithm " + cost.algos[config.algos[i]].label() + (cost.algos[config.algos[i]].sub_batches > 1 ? " (sub-batched)" : " (leaner)");
     std::snprintf(line, sizeof line, "%-24s %12s  %s%s\n", train.node_names[i].c_str(),
                   bytes ? format_bytes(bytes).c_str() : "", what.c_str(), extra.c_str());
     out += line;
@@ -623,7 +628,8 @@ std::string describe(const AutoChoice& a) {
                                 << format_bytes(s.kept_bytes) << " kept, " << format_bytes(s.offloaded_bytes)
                                 << " offloaded, " << format_bytes(s.recomputed_bytes) << " recomputed (" << ms
                                 << " ms of forward kernels again), " << s.leaner_algorithms
-                                << " convolution(s) on a leaner algorithm");
+                                << " convolution(s) on a leaner algorithm"
+                                << (s.sub_batched ? VDNN_MSG(" (" << s.sub_batched << " of them in sub-batches)") : ""));
 }
 
 AutoChoice choose_auto(const Planner& planner, size_t budget) {
@@ -671,14 +677,24 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
     c = std::move(fitted);
     refined = std::move(e);
   };
-  for (const int window : kBackwardWindows) {
-    Search s(planner, budget, window);
-    Configuration fitted = all_kept(planner);
-    out.tried.push_back(VDNN_MSG("window of " << window << " backward kernels:"));
-    if (s.fit(fitted, out.tried)) refine(s, std::move(fitted));
+  // With sub-batched algorithms among the leaner ones, and without: the greedy takes the cheapest
+  // bytes first, and a sub-batch's cheap workspace bytes can lead it where nothing else fits (VGG-16
+  // b256 on the Titan X at its floor, 10.88 GiB).
+  const bool has_sub_batches = std::any_of(planner.costs().nodes.begin(), planner.costs().nodes.end(), [](const NodeCost& n) {
+    return std::any_of(n.algos.begin(), n.algos.end(), [](const AlgoCost& a) { return a.sub_batches > 1; });
+  });
+  for (const bool sub_batches : {true, false}) {
+    if (sub_batches && !has_sub_batches) continue;
+    const char* which = has_sub_batches ? (sub_batches ? ", sub-batched algorithms too" : ", whole-batch algorithms only") : "";
+    for (const int window : kBackwardWindows) {
+      Search s(planner, budget, window, sub_batches);
+      Configuration fitted = all_kept(planner);
+      out.tried.push_back(VDNN_MSG("window of " << window << " backward kernels" << which << ":"));
+      if (s.fit(fitted, out.tried)) refine(s, std::move(fitted));
+    }
   }
   if (!search) {
-    Search s(planner, budget, kBackwardWindows[0]);
+    Search s(planner, budget, kBackwardWindows[0], has_sub_batches);
     Configuration seeded = all_kept(planner);
     if (s.seed_from_all(seeded, out.tried)) refine(s, std::move(seeded));
   }

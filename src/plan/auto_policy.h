@@ -55,7 +55,8 @@ namespace vdnn {
 
 struct AutoSummary {
   size_t kept_bytes = 0, offloaded_bytes = 0, recomputed_bytes = 0;  // feature maps and saved state
-  int leaner_algorithms = 0;           // convolutions not on their fastest algorithm
+  int leaner_algorithms = 0;           // convolutions not on their fastest algorithm (sub-batched too)
+  int sub_batched = 0;                 // of those, convolutions run in sub-batches
   double recompute_seconds = 0;        // forward kernels re-run per step (the cost model's)
 };
 

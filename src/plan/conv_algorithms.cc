@@ -111,6 +111,13 @@ ConvProblem ConvProblem::of(const ConvLayer& layer, const Shape& in, const Shape
   return p;
 }
 
+ConvProblem ConvProblem::with_batch(int64_t batch) const {
+  ConvProblem p = *this;
+  p.direct_flops = direct_flops / d(n) * d(batch);
+  p.n = batch;
+  return p;
+}
+
 const std::vector<std::string>& conv_algorithm_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
@@ -125,6 +132,21 @@ std::vector<ConvAlgoEstimate> conv_algorithms(const ConvProblem& p) {
   for (const Algorithm& a : kAlgorithms)
     if (a.applies(p))
       out.push_back({a.name, a.flops(p), static_cast<size_t>(std::llround(a.workspace_bytes(p)))});
+  return out;
+}
+
+std::vector<ConvAlgoEstimate> conv_algorithms_with_sub_batches(const ConvProblem& p) {
+  std::vector<ConvAlgoEstimate> out = conv_algorithms(p);
+  const size_t whole = out.size();
+  for (int k : {2, 4, 8, 16}) {
+    if (p.n % k != 0) continue;
+    for (ConvAlgoEstimate a : conv_algorithms(p.with_batch(p.n / k)))
+      for (size_t i = 0; i < whole; ++i)
+        if (out[i].name == a.name && a.workspace_bytes < out[i].workspace_bytes) {
+          a.sub_batches = k;
+          out.push_back(a);
+        }
+  }
   return out;
 }
 

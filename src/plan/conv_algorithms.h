@@ -40,12 +40,14 @@ struct ConvProblem {
   double direct_flops = 0;             // the layer's own count, times the batch
 
   static ConvProblem of(const ConvLayer& layer, const Shape& in, const Shape& out, int64_t batch);
+  ConvProblem with_batch(int64_t batch) const;  // the same convolution over `batch` samples
 };
 
 struct ConvAlgoEstimate {
   std::string name;
-  double flops = 0;            // forward, whole batch
+  double flops = 0;            // forward, whole batch (sub-batched: one slice)
   size_t workspace_bytes = 0;  // scratch the algorithm needs beyond x, w and y
+  int sub_batches = 1;         // > 1: run in this many slices of the batch, one slice's figures
 };
 
 // Every algorithm the model knows, in order of preference for memory (implicit_gemm first).
@@ -53,5 +55,11 @@ const std::vector<std::string>& conv_algorithm_names();
 
 // The algorithms that apply to `p`, in the order of conv_algorithm_names().
 std::vector<ConvAlgoEstimate> conv_algorithms(const ConvProblem& p);
+
+// conv_algorithms(p), then the same algorithms in k = 2, 4, 8, 16 slices of the batch (k dividing
+// it; μ-cuDNN's idea), each where that needs less workspace than the whole batch (im2col, FFT
+// spectra and non-fused Winograd tiles grow with the batch; fused Winograd's filters do not),
+// with one slice's flops and workspace.
+std::vector<ConvAlgoEstimate> conv_algorithms_with_sub_batches(const ConvProblem& p);
 
 }  // namespace vdnn

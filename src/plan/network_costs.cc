@@ -37,11 +37,15 @@ T field(const nlohmann::json& j, const char* key, const std::string& where) {
 
 }  // namespace
 
-int NodeCost::next_leaner(int current) const {
+std::string AlgoCost::label() const { return sub_batches > 1 ? name + "/" + std::to_string(sub_batches) : name; }
+
+int NodeCost::next_leaner(int current, bool sub_batched_too) const {
   int best = -1;
   const size_t now = algos.at(current).workspace_bytes;
   for (int i = 0; i < static_cast<int>(algos.size()); ++i)
-    if (algos[i].workspace_bytes < now && (best < 0 || total(algos[i]) < total(algos[best]))) best = i;
+    if (algos[i].workspace_bytes < now && (sub_batched_too || algos[i].sub_batches == 1) &&
+        (best < 0 || total(algos[i]) < total(algos[best])))
+      best = i;
   return best;
 }
 
@@ -92,7 +96,7 @@ nlohmann::json NetworkCosts::to_json() const {
     for (const AlgoCost& a : n.algos)
       algos.push_back({{"name", a.name}, {"forward_seconds", a.forward_seconds},
                        {"backward_seconds", a.backward_seconds}, {"workspace_bytes", a.workspace_bytes},
-                       {"spread", a.spread}, {"waited", a.waited}});
+                       {"spread", a.spread}, {"waited", a.waited}, {"sub_batches", a.sub_batches}});
     js.push_back({{"name", n.name}, {"type", n.type}, {"algos", algos}});
   }
   return {{"source", source}, {"model", model}, {"batch", batch},
@@ -138,6 +142,9 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
                  field<double>(algos[k], "backward_seconds", ak), field<size_t>(algos[k], "workspace_bytes", ak)};
       if (algos[k].contains("spread")) a.spread = field<double>(algos[k], "spread", ak);
       if (algos[k].contains("waited")) a.waited = field<double>(algos[k], "waited", ak);
+      if (algos[k].contains("sub_batches")) a.sub_batches = field<int>(algos[k], "sub_batches", ak);
+      if (a.sub_batches < 1 || c.batch % a.sub_batches != 0)
+        VDNN_THROW(ak << ": 'sub_batches' must divide the batch " << c.batch << ", got " << a.sub_batches);
       if (a.forward_seconds < 0 || a.backward_seconds < 0 || a.spread < 0 || a.waited < 0)
         VDNN_THROW(ak << ": times, spread and waited must be >= 0");
       n.algos.push_back(a);
@@ -183,6 +190,16 @@ std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice&
     out.push_back(name == "winograd" ? ConvAlgo::kWinograd : name == "direct" ? ConvAlgo::kDirect : ConvAlgo::kAuto);
   }
   return out;
+}
+
+std::vector<int> conv_sub_batches_of(const NetworkCosts& costs, const AlgoChoice& choice) {
+  std::vector<int> out;
+  bool any = false;
+  for (size_t i = 0; i < costs.nodes.size(); ++i) {
+    out.push_back(costs.nodes[i].algos.at(choice.at(i)).sub_batches);
+    any = any || out.back() > 1;
+  }
+  return any ? out : std::vector<int>{};
 }
 
 double ChosenCosts::update_seconds(size_t weight_bytes) const {

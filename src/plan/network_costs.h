@@ -36,6 +36,12 @@ struct AlgoCost {
   // kernel's threads waited for a CPU per second of run (another process on the cores).
   double spread = 0;
   double waited = 0;
+  // > 1: the algorithm run in this many slices of the batch (a convolution, NetOptions::
+  // conv_sub_batches): the time of that many kernels at batch / sub_batches, the workspace of one.
+  // Optional in JSON (1).
+  int sub_batches = 1;
+
+  std::string label() const;  // "winograd", or "winograd/4" in 4 sub-batches
 };
 
 struct NodeCost {
@@ -43,8 +49,9 @@ struct NodeCost {
   std::string type;               // "conv", "pool", ...
   std::vector<AlgoCost> algos;    // at least one
 
-  // The fastest algorithm needing less workspace than algos[current]; -1 when none does.
-  int next_leaner(int current) const;
+  // The fastest algorithm needing less workspace than algos[current]; -1 when none does. Only
+  // whole-batch ones unless `sub_batched_too` (vDNN_dyn keeps to the paper's algorithms).
+  int next_leaner(int current, bool sub_batched_too = false) const;
 };
 
 // One algorithm index per node (into NodeCost::algos).
@@ -91,6 +98,9 @@ struct NetworkCosts {
 // measured on the CPU backend (non-convolutions: kAuto). In plan/, not with the profiler, so that
 // the runtime can run what a plan chose without reaching into a backend.
 std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice& choice);
+// The per-node sub-batches of a choice (NetOptions::conv_sub_batches); empty when every chosen
+// algorithm runs over the whole batch.
+std::vector<int> conv_sub_batches_of(const NetworkCosts& costs, const AlgoChoice& choice);
 
 // A ring all-reduce of `bytes` over `ranks` ranks (Patarasuk & Yuan, "Bandwidth optimal all-reduce
 // algorithms for clusters of workstations", JPDC 2009; NCCL's docs/performance "bus bandwidth"):

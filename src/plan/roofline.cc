@@ -61,22 +61,37 @@ NodeWork node_work(const Graph& g, int i, int64_t batch, const std::vector<size_
   return w;
 }
 
+// One slice of `k` of a node's work: arithmetic and activations divided, the weights (and their
+// gradient, in backward) read whole by each slice.
+NodeWork slice_of(const NodeWork& w, int k, double forward_weight_bytes, double backward_weight_bytes) {
+  auto part = [k](const Work& x, double weights) {
+    return Work{x.flops / k, (x.bytes - weights) / k + weights};
+  };
+  return {part(w.forward, forward_weight_bytes), part(w.backward, backward_weight_bytes)};
+}
+
 std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const NodeWork& base,
-                                 const DeviceProfile& d) {
+                                 const NodeFacts& facts, const DeviceProfile& d) {
   const Node& node = g.nodes()[i];
   const auto& conv = static_cast<const ConvLayer&>(*node.layer);
-  const ConvProblem p =
-      ConvProblem::of(conv, g.value(node.inputs[0]).shape, g.value(node.output).shape, batch);
+  const Shape &in = g.value(node.inputs[0]).shape, &out_shape = g.value(node.output).shape;
   const double backward_per_forward = base.backward.flops / base.forward.flops;
-  std::vector<AlgoCost> out;
-  for (const ConvAlgoEstimate& a : conv_algorithms(p)) {
+  // Algorithm `a` over `work`, `slices` times.
+  auto cost = [&](const ConvAlgoEstimate& a, const NodeWork& work, int slices) {
     const double workspace_traffic = 2.0 * static_cast<double>(a.workspace_bytes);  // written, read
-    const Work forward{a.flops, base.forward.bytes + workspace_traffic};
-    const Work backward{a.flops * backward_per_forward, base.backward.bytes + workspace_traffic};
+    const Work forward{a.flops, work.forward.bytes + workspace_traffic};
+    const Work backward{a.flops * backward_per_forward, work.backward.bytes + workspace_traffic};
     const double efficiency = d.efficiency.conv.at(a.name);
-    out.push_back({a.name, roofline_seconds(forward, efficiency, d),
-                   roofline_seconds(backward, efficiency, d), a.workspace_bytes});
-  }
+    AlgoCost c{a.name, slices * roofline_seconds(forward, efficiency, d),
+               slices * roofline_seconds(backward, efficiency, d), a.workspace_bytes};
+    c.sub_batches = slices;
+    return c;
+  };
+  std::vector<AlgoCost> out;
+  const double weights = static_cast<double>(sum(facts.param_bytes));
+  for (const ConvAlgoEstimate& a : conv_algorithms_with_sub_batches(ConvProblem::of(conv, in, out_shape, batch)))
+    out.push_back(cost(a, a.sub_batches > 1 ? slice_of(base, a.sub_batches, weights, 2 * weights) : base,
+                       a.sub_batches));
   return out;
 }
 
@@ -102,7 +117,7 @@ NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector
     const NodeWork w = node_work(graph, i, batch, value_bytes, facts[i]);
     NodeCost n{layer.name(), layer.type(), {}};
     if (layer.kind() == LayerKind::kConv) {
-      n.algos = conv_costs(graph, i, batch, w, device);
+      n.algos = conv_costs(graph, i, batch, w, facts[i], device);
     } else {
       const double efficiency =
           layer.kind() == LayerKind::kFc ? device.efficiency.fc : device.efficiency.other;

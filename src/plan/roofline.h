@@ -10,8 +10,10 @@
 // backward reads (inputs, output, saved state) + parameters + parameter gradients.
 // A convolution has one entry per applicable algorithm (plan/conv_algorithms.h, implicit_gemm
 // first) with that algorithm's arithmetic, its efficiency and its workspace (written and read once
-// per pass); every other layer has one entry, "-", whose workspace is the node's scratch in
-// `facts`. The figures are assumptions until calibrated on a real GPU: docs/device-profiles.md.
+// per pass), then the same algorithms run in k = 2, 4, 8, 16 sub-batches (k dividing the batch)
+// where that needs less workspace (AlgoCost::sub_batches; μ-cuDNN's idea): k kernels at batch / k,
+// each reading the weights whole, the workspace of one. Every other layer has one entry, "-",
+// whose workspace is the node's scratch in `facts`. The figures are assumptions until calibrated on a real GPU: docs/device-profiles.md.
 //
 //   DeviceProfile gpu = load_device_profile("titan-x-maxwell");
 //   Graph g = load_model("vgg16");

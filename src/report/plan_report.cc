@@ -75,7 +75,7 @@ nlohmann::json plan_json(const PlanTable& t, const PlanJsonHeader& h) {
     out["auto"] = {{"fits", t.chosen.fits}, {"why", t.chosen.why}, {"tried", t.chosen.tried},
                    {"kept_bytes", a.kept_bytes}, {"offloaded_bytes", a.offloaded_bytes},
                    {"recomputed_bytes", a.recomputed_bytes}, {"recompute_seconds", a.recompute_seconds},
-                   {"leaner_algorithms", a.leaner_algorithms}};
+                   {"leaner_algorithms", a.leaner_algorithms}, {"sub_batched", a.sub_batched}};
   }
   return out;
 }

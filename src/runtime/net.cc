@@ -48,7 +48,7 @@ std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, con
 }
 
 // NetOptions::conv_sub_batches: one count per node, >= 1, > 1 only for a convolution, dividing
-// the batch, on the CPU backend.
+// the batch.
 void check_sub_batches(const Graph& graph, const NetOptions& options) {
   const std::vector<int>& k = options.conv_sub_batches;
   if (k.empty()) return;
@@ -63,8 +63,6 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
       layer.fail(VDNN_MSG("only convolutions run in sub-batches (asked for " << k[i] << ")"));
     if (options.batch % k[i] != 0)
       layer.fail(VDNN_MSG(k[i] << " sub-batches do not divide the batch of " << options.batch));
-    if (options.backend != BackendKind::kCpu)
-      layer.fail("sub-batched convolutions run on the CPU backend only so far (--backend cpu)");
   }
 }
 

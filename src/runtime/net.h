@@ -61,7 +61,7 @@ struct NetOptions {
   std::vector<ConvAlgo> conv_algos;  // per node (vDNN_dyn's choice); empty: conv_algo everywhere
   // Per node: k > 1 runs that convolution in k slices of the batch (k divides it), its workspace
   // that of batch / k; the weight gradient sums the slices' (float rounding differs from one pass).
-  // CPU backend only so far; empty: every layer over the whole batch.
+  // Empty: every layer over the whole batch.
   std::vector<int> conv_sub_batches;
   BackendKind backend = BackendKind::kCpu;
   // Per-tensor keep/offload/recompute (plan/storage_decision.h) instead of `policy`'s choice; empty:

@@ -26,6 +26,7 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
     net_options.policy = a.config.policy;
     net_options.decisions = a.config.decisions;
     net_options.conv_algos = conv_algos_of(planner.costs(), a.config.algos);
+    net_options.conv_sub_batches = conv_sub_batches_of(planner.costs(), a.config.algos);
     net_options.prefetch_ahead = a.prefetch == Prefetch::kAhead;
     return {describe(a), "auto: " + a.why};
   }

@@ -30,7 +30,7 @@ const std::map<std::string, std::vector<std::string>> kNumericFlags = {
     {"train",
      {"--epochs", "--iterations", "--batch", "--lr", "--lr-step-epochs", "--lr-gamma", "--momentum",
       "--weight-decay", "--seed", "--threads", "--input", "--classes", "--synthetic-samples", "--device-memory",
-      "--link-bandwidth", "--link-latency", "--checkpoint-every", "--collective-timeout", "--bucket-size"}},
+      "--link-bandwidth", "--link-latency", "--checkpoint-every", "--collective-timeout", "--bucket-size", "--conv-sub-batches"}},
     {"plan",
      {"--batch", "--input", "--classes", "--device-memory", "--repeats", "--link-bandwidth", "--link-latency",
       "--sweep-steps", "--ranks", "--bucket-size", "--batches"}},

@@ -138,10 +138,6 @@ TEST(SubBatches, BadCountsAreRefusedNamingTheLayer) {
   o.conv_sub_batches = every_conv_in(g, 0);
   e = test::error_of([&] { Net(bn_chain(), o); });
   EXPECT_NE(e.find(">= 1"), std::string::npos) << e;
-  o.conv_sub_batches = every_conv_in(g, 2);
-  o.backend = BackendKind::kCuda;
-  e = test::error_of([&] { Net(bn_chain(), o); });
-  EXPECT_NE(e.find("CPU backend only"), std::string::npos) << e;
 }
 
 }  // namespace
