@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
 #include <queue>
 
+#include "memory/offset_allocator.h"
 #include "plan/dyn.h"
+#include "plan/memory_plan.h"
 #include "plan/planned_step.h"
 #include "plan/prefetch_points.h"
 #include "util/size_parse.h"
@@ -358,7 +361,9 @@ class Search {
     picks_.push_back(o.pick);
     return true;
   }
-  bool fits(const Configuration& c) { return smallest_budget(c) <= budget_; }
+  bool fits(const Configuration& c) {
+    return smallest_budget(c) <= budget_ && (!p_.host_budget() || p_.host_bytes(c) <= p_.host_budget());
+  }
 
   struct Pick {
     Unit unit;
@@ -426,7 +431,9 @@ class Search {
   }
 
   // The cheapest way to take `tensor` (live at the peak) off the device, if it is a unit.
-  bool option_for(const Program& train, const LivePeak& peak, int tensor, const Configuration& c, Option& out) const {
+  // host_room: the host bytes an offload may still take (the host budget less the copies decided).
+  bool option_for(const Program& train, const LivePeak& peak, int tensor, const Configuration& c, size_t host_room,
+                  Option& out) const {
     const auto it = unit_of_.find(tensor);
     if (it == unit_of_.end()) return false;
     const Unit u = it->second;
@@ -445,15 +452,16 @@ class Search {
     const double offload_cost = exposed(&out.offload) - exposed(nullptr) + out.backward_exposed + 1e-3 * copy;
     out.pick.action = StorageAction::kOffload;
     out.pick.cost = offload_cost;
+    const bool host_full = OffsetAllocator::round_up(bytes) > host_room;  // then only a recompute frees it
     if (u.kind == Unit::kValue && u.index != 0) {
       double recompute = 0;
       for (int w : writers(u.index)) recompute += forward(w);
-      if (recompute < offload_cost) {
+      if (recompute < offload_cost || host_full) {
         out.pick.action = StorageAction::kRecompute;
         out.pick.cost = recompute;
       }
     }
-    return true;
+    return out.pick.action == StorageAction::kRecompute || !host_full;
   }
 
   void index_units(const Program& train) {
@@ -503,10 +511,15 @@ class Search {
     using Entry = std::pair<double, size_t>;  // cost per byte, option index
     std::vector<Option> options;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+    // Under a host budget an offload must find room for its host copy; past it, a value is
+    // recomputed instead (and saved state, which cannot be, stays).
+    const size_t host_budget = p_.host_budget() ? p_.host_budget() : SIZE_MAX;
+    const size_t host_used = p_.host_budget() ? p_.host_bytes(c) : 0;
+    size_t host_room = host_budget > host_used ? host_budget - host_used : 0;
     for (int t : peak.live) {
       if (busy[t]) continue;
       Option o;
-      if (!option_for(train, peak, t, c, o) || o.bytes == 0) continue;
+      if (!option_for(train, peak, t, c, host_room, o) || o.bytes == 0) continue;
       if (o.pick.unit.kind != Unit::kAlgo && decided(c, o.pick.unit)) continue;
       options.push_back(o);
       queue.push({o.pick.cost / static_cast<double>(o.bytes), options.size() - 1});
@@ -518,6 +531,8 @@ class Search {
       queue.pop();
       Option& o = options[k];
       if (o.pick.action == StorageAction::kOffload) {  // re-price against the offloads taken since
+        const size_t copy = OffsetAllocator::round_up(o.bytes);
+        if (copy > host_room) continue;  // the host budget is spent: options priced before it was
         const double now = exposed(&o.offload) - exposed(nullptr) + o.backward_exposed + 1e-3 * o.offload.copy;
         if (now > o.pick.cost * (1 + 1e-9) + 1e-12) {
           o.pick.cost = now;
@@ -525,6 +540,7 @@ class Search {
           continue;
         }
         offloads_.push_back(o.offload);
+        host_room -= copy;
       }
       apply(c, o.pick);
       picks_.push_back(o.pick);
