@@ -1,4 +1,4 @@
-// fuzz/write_seeds.cc — writes the binary seeds of fuzz/corpus/ (IDX and safetensors files), so the
+// fuzz/write_seeds.cc — writes the binary seeds of fuzz/corpus/ (IDX, CIFAR and safetensors files), so the
 // committed seeds can be remade: `build-fuzz/fuzz/fuzz_write_seeds fuzz/corpus`. The safetensors
 // seeds come from vdnn's own writer; the IDX seeds are plain and gzip-compressed (zlib's gzwrite,
 // as the Fashion-MNIST files are), one of them two gzip members long. Text seeds (models/*.json,
@@ -63,6 +63,15 @@ int main(int argc, char** argv) {
   write_gzip(dir + "/idx_file/images-3x4x4.gz", {images});
   write_gzip(dir + "/idx_file/labels-5-two-members.gz",
              {Bytes(labels.begin(), labels.begin() + 6), Bytes(labels.begin() + 6, labels.end())});
+
+  // One CIFAR-10 record (label 3) and one CIFAR-100 record (coarse 4, fine 42), pixels i * 7 mod 256.
+  Bytes pixels;
+  for (int i = 0; i < 3072; ++i) pixels.push_back(static_cast<uint8_t>(i * 7 % 256));
+  Bytes cifar10{3}, cifar100{4, 42};
+  cifar10.insert(cifar10.end(), pixels.begin(), pixels.end());
+  cifar100.insert(cifar100.end(), pixels.begin(), pixels.end());
+  write_plain(dir + "/cifar/cifar10-one-record.bin", cifar10);
+  write_plain(dir + "/cifar/cifar100-one-record.bin", cifar100);
 
   vdnn::SafeTensors checkpoint;
   checkpoint.metadata = {{"model", "tiny"}, {"step", "7"}};

@@ -284,7 +284,7 @@ Runner add_infer_command(CLI::App& app) {
   app.add_option("--weights", o->weights,
                  "safetensors file, e.g. from `vdnn train --save` (default for an ONNX model: its initializers)");
   CLI::Option* data = app.add_option("--data", o->source.data,
-                                     "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
+                                     "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches or Fashion-MNIST IDX files")
                           ->capture_default_str();
   CLI::Option* logits = app.add_option("--logits", o->logits,
                                        "write every sample's logits to this .npy file (float32 [samples, classes])");

@@ -402,7 +402,9 @@ Runner add_train_command(CLI::App& app) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later wins
   app.add_option("--model", o->model, "model name (see `vdnn models`), JSON or ONNX file")
       ->capture_default_str();
-  app.add_option("--data", o->data, "fashion-mnist, synthetic, or a folder of Fashion-MNIST IDX files")
+  app.add_option("--data", o->data,
+                 "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches (data_batch_*.bin, or "
+                 "train.bin and test.bin) or Fashion-MNIST IDX files")
       ->capture_default_str();
   app.add_option("--epochs", o->config.epochs, "epochs")->check(CLI::Range(1, 100000))
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "data/cifar.h"
 #include "data/fashion_mnist.h"
 #include "data/synthetic.h"
 
@@ -16,6 +17,7 @@ Dataset load_data(const DataSource& source, const Graph& graph, Split split) {
                           /*split=*/split == Split::kTrain ? 0 : 1);
   }
   const std::string dir = source.data == "fashion-mnist" ? kFashionMnistDefaultDir : source.data;
+  if (source.data != "fashion-mnist" && is_cifar_folder(dir)) return load_cifar(dir, /*train=*/split == Split::kTrain);
   return load_fashion_mnist(dir, /*train=*/split == Split::kTrain);
 }
 

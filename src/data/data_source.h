@@ -1,7 +1,9 @@
 // data/data_source.h — what the CLI's --data flag names: Fashion-MNIST, synthetic data shaped for
-// the model, or a folder of Fashion-MNIST-style IDX files.
+// the model, or a folder: CIFAR-10/100's binary batches (data/cifar.h) or Fashion-MNIST-style IDX
+// files.
 //
-// Model: "fashion-mnist" reads kFashionMnistDefaultDir, any other text but "synthetic" is a folder.
+// Model: "fashion-mnist" reads kFashionMnistDefaultDir, any other text but "synthetic" is a folder,
+// read as CIFAR when it holds CIFAR's files (is_cifar_folder), else as IDX files.
 // "synthetic" makes `synthetic_samples` training samples shaped and labelled for the model, and a
 // test split a quarter that size (at least 1) over the same classes, both from `seed`
 // (data/synthetic.h), so `vdnn train` and `vdnn infer` with the same flags see the same data.
@@ -20,7 +22,7 @@
 namespace vdnn {
 
 struct DataSource {
-  std::string data = "fashion-mnist";  // fashion-mnist | synthetic | a folder
+  std::string data = "fashion-mnist";  // fashion-mnist | synthetic | a folder (CIFAR or IDX)
   int64_t synthetic_samples = 2048;
   uint64_t seed = 1;
 };

@@ -21,6 +21,7 @@
 #include "data/batch_loader.h"
 #include "data/data_source.h"
 #include "data/dataset.h"
+#include "data/cifar.h"
 #include "data/fashion_mnist.h"
 #include "data/idx_file.h"
 #include "data/synthetic.h"
@@ -472,6 +473,13 @@ void examples(Given& given) {
     int32_t label = d.labels[2];
     std::cout << d.name << ": " << d.count << " samples\n";
     (void)third, (void)label;  // (adapted)
+  }
+  // == data/cifar.h
+  {
+    vdnn::Dataset train = vdnn::load_cifar("/data/cifar-10-batches-bin", /*train=*/true);
+    vdnn::Dataset test = vdnn::load_cifar("/data/cifar-100-binary", /*train=*/false);
+    bool cifar = vdnn::is_cifar_folder("/data/cifar-10-batches-bin");
+    (void)cifar;  // (adapted)
   }
   // == data/fashion_mnist.h
   {
