@@ -12,6 +12,7 @@
 #include "backends/cpu/profiler.h"
 #include "commands.h"
 #include "data_parallel.h"
+#include "data/augment.h"
 #include "data/data_source.h"
 #include "interop/network_source.h"
 #include "io/model_file.h"
@@ -54,6 +55,7 @@ struct TrainOptions {
   // Data parallel (under mpirun): a collective's timeout, the gradient bucket size, and the
   // replica check after every step.
   int conv_sub_batches = 1;  // every convolution in this many slices of the batch
+  std::string augment = "none";
   double collective_timeout = 300;
   std::string bucket_size = "25MiB";
   bool verify_replicas = false;
@@ -312,6 +314,7 @@ nlohmann::json print_memory(Net& net, const TrainResult& r) {
 }
 
 int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
+  o.config.augment = parse_augmentation(o.augment, "--augment");
   std::optional<Checkpoint> resume = read_resume(o.resume);
   std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
   NetworkSource model = load_train_model(o);
@@ -427,7 +430,7 @@ Runner add_train_command(CLI::App& app) {
                  "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
                  "weight/bias too)")
       ->check(CLI::IsMember({"weights", "all"}))->capture_default_str();
-  app.add_option("--seed", o->config.seed, "seed for initialization, shuffling and dropout")
+  app.add_option("--seed", o->config.seed, "seed for initialization, shuffling, dropout and augmentation")
       ->capture_default_str();
   app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")
       ->check(threads_check());
@@ -450,6 +453,10 @@ Runner add_train_command(CLI::App& app) {
                  "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
                  "(cuda: least workspace), winograd")
       ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
+  app.add_option("--augment", o->augment,
+                 "training-batch augmentation: none, flip (horizontal, p = 1/2) or cifar (pad 4, random crop to "
+                 "the image's size, flip: torchvision's CIFAR recipe), seeded from --seed")
+      ->capture_default_str();
   app.add_option("--conv-sub-batches", o->conv_sub_batches,
                  "run every convolution in this many equal slices of the batch (a divisor of --batch): each "
                  "slice's workspace instead of the whole batch's; the weight gradient sums the slices' (float "

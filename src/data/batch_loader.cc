@@ -10,13 +10,15 @@
 
 namespace vdnn {
 
-BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard)
+BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard,
+                         Augmentation augment)
     : data_(data),
       batch_(batch),
       shuffle_(shuffle),
       seed_(seed),
       sample_(data.channels * data.height * data.width),
-      shard_(shard) {
+      shard_(shard),
+      augment_(augment) {
   const std::string name = data.name.empty() ? "(unnamed)" : data.name;
   if (batch < 1) VDNN_THROW("dataset '" << name << "': batch size must be >= 1, got " << batch);
   if (data.count < 1 || sample_ < 1) {
@@ -30,6 +32,8 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
                            << data.labels.size() << " labels (expected " << data.count * sample_
                            << " and " << data.count << " for " << data.count << " samples)");
   }
+  VDNN_CHECK(data.zero_pixel.empty() || static_cast<int64_t>(data.zero_pixel.size()) == data.channels,
+             "dataset '" << name << "': " << data.zero_pixel.size() << " zero-pixel values for " << data.channels << " channels");
   VDNN_CHECK(shard.ranks >= 1 && shard.rank >= 0 && shard.rank < shard.ranks,
              "shard " << shard.rank << " of " << shard.ranks);
   const int64_t ranks = shard.ranks;
@@ -78,6 +82,7 @@ void BatchLoader::start_epoch(int epoch, int64_t first_batch) {
       std::swap(order_[i], order_[rng.below(i + 1)]);
     }
   }
+  epoch_ = epoch;
   produced_ = first_batch;
   consumed_ = first_batch;
   active_ = true;
@@ -109,9 +114,18 @@ void BatchLoader::fill(int64_t batch_index, Slot& slot) const {
   const int64_t first = batch_index * batch_;
   const int64_t n = std::min(batch_, samples_ - first);
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t src = order_[static_cast<size_t>(shard_.rank + shard_.ranks * (first + i))];
-    std::memcpy(slot.images.data() + i * sample_, data_.images.data() + src * sample_,
-                static_cast<size_t>(sample_) * sizeof(float));
+    const int64_t position = shard_.rank + shard_.ranks * (first + i);  // in the epoch's order
+    const int64_t src = order_[static_cast<size_t>(position)];
+    float* dst = slot.images.data() + i * sample_;
+    if (augment_.any()) {
+      // Streams above 2^32 (shuffling uses 1000 + epoch): one per (epoch, position).
+      Rng rng(seed_, (uint64_t{1} << 32) * (static_cast<uint64_t>(static_cast<uint32_t>(epoch_)) + 1) +
+                         static_cast<uint64_t>(position));
+      augment_sample(data_.images.data() + src * sample_, dst, data_.channels, data_.height, data_.width,
+                     data_.zero_pixel, augment_, rng);
+    } else {
+      std::memcpy(dst, data_.images.data() + src * sample_, static_cast<size_t>(sample_) * sizeof(float));
+    }
     slot.labels[static_cast<size_t>(i)] = data_.labels[static_cast<size_t>(src)];
   }
   slot.count = n;

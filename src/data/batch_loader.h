@@ -7,6 +7,9 @@
 // thread gathers batch k+1 (and k+2) into an internal double buffer while the caller computes on
 // batch k; the output is exactly what a sequential loader would produce. The Dataset must outlive
 // the loader; call start_epoch/next from one thread.
+// With an Augmentation (data/augment.h; training), each sample is augmented as it is gathered, from
+// an Rng seeded by (seed, epoch, position in the epoch's order): the same run gives the same
+// batches whatever the thread timing.
 // Data parallel (Shard{rank, ranks}): as PyTorch's DistributedSampler, rank r reads positions
 // r, r + ranks, r + 2 ranks, ... of each epoch's order, so the ranks' batch k together are the
 // one-process batch k of `batch * ranks` samples, and no sample is read twice in an epoch.
@@ -29,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "data/augment.h"
 #include "data/dataset.h"
 
 namespace vdnn {
@@ -44,8 +48,9 @@ class BatchLoader {
   // Throws vdnn::Error if batch < 1, the dataset is empty or inconsistent, or (shuffle == true)
   // the dataset holds fewer samples than one batch.
   // Also when the shard is not 0 <= rank < ranks.
-  BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard = {});
-  BatchLoader(Dataset&&, int64_t, bool, uint64_t, Shard = {}) = delete;  // the loader keeps a reference
+  BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard = {},
+              Augmentation augment = {});
+  BatchLoader(Dataset&&, int64_t, bool, uint64_t, Shard = {}, Augmentation = {}) = delete;  // keeps a reference
   ~BatchLoader();  // stops and joins the worker, also mid-epoch
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -78,9 +83,11 @@ class BatchLoader {
   const uint64_t seed_;
   const int64_t sample_;
   const Shard shard_;
+  const Augmentation augment_;
   int64_t samples_ = 0;  // this shard's samples per epoch
   int64_t batches_ = 0;
   std::vector<int64_t> order_;  // written only while the worker is idle
+  int epoch_ = 0;               // likewise: the epoch running (augmentation's seeds)
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -44,13 +44,15 @@ void append_cifar_records(std::span<const uint8_t> bytes, CifarKind kind, const 
   if (bytes.size() % record != 0)
     VDNN_THROW(source << ": " << bytes.size() << " bytes is not a whole number of " << record << "-byte records (expected "
                       << what << "; truncated?)");
+  const float* mean = ten ? kCifar10Mean : kCifar100Mean;
+  const float* stdev = ten ? kCifar10Std : kCifar100Std;
   if (out.count == 0) {
     out.channels = 3;
     out.height = out.width = kCifarSide;
     out.classes = classes;
+    out.zero_pixel.clear();
+    for (int c = 0; c < 3; ++c) out.zero_pixel.push_back(-mean[c] / stdev[c]);
   }
-  const float* mean = ten ? kCifar10Mean : kCifar100Mean;
-  const float* stdev = ten ? kCifar10Std : kCifar100Std;
   float table[3][256];  // each channel's 256 normalized values
   for (int c = 0; c < 3; ++c)
     for (int p = 0; p < 256; ++p) table[c][p] = (static_cast<float>(p) / 255.0f - mean[c]) / stdev[c];

@@ -23,6 +23,9 @@ struct Dataset {
   std::vector<float> images;    // count * channels * height * width, NCHW, normalized
   std::vector<int32_t> labels;  // count entries in [0, classes)
   std::string name;             // e.g. "fashion-mnist-train"; used in messages
+  // Per channel, what a raw 0 (black) pixel became when normalized: what augmentation pads with
+  // (data/augment.h). Empty: 0.
+  std::vector<float> zero_pixel;
 };
 
 }  // namespace vdnn

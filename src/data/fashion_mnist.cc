@@ -63,6 +63,7 @@ Dataset load_fashion_mnist(const std::string& dir, bool train) {
   out.width = kFashionMnistSide;
   out.classes = kFashionMnistClasses;
   out.name = train ? "fashion-mnist-train" : "fashion-mnist-test";
+  out.zero_pixel = {-kFashionMnistMean / kFashionMnistStd};
 
   out.labels.resize(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {

@@ -108,7 +108,7 @@ std::string Trainer::nonfinite(float loss) {
 // One run(): the loader and its buffers, how long the run is, its learning rate, and where it is.
 struct Trainer::Run {
   Run(const Dataset& train, int64_t batch, const TrainConfig& c, int64_t start_step, Shard shard)
-      : loader(train, batch, /*shuffle=*/true, c.seed, shard),
+      : loader(train, batch, /*shuffle=*/true, c.seed, shard, c.augment),
         per_epoch(loader.batches_per_epoch()),
         epochs(c.iterations > 0 ? static_cast<int>((c.iterations + per_epoch - 1) / per_epoch) : c.epochs),
         total(c.iterations > 0 ? c.iterations : per_epoch * epochs),

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "data/augment.h"
 #include "data/dataset.h"
 #include "runtime/net.h"
 #include "runtime/sgd.h"
@@ -36,6 +37,7 @@ struct TrainConfig {
   int step_epochs = 5;
   double gamma = 0.1;
   uint64_t seed = 1;
+  Augmentation augment;  // of the training batches (data/augment.h); evaluation reads them as they are
   bool evaluate = true;
   std::string save_path;         // non-empty: write a checkpoint here at the end of run()
   int64_t checkpoint_every = 0;  // > 0: also every N steps (of the whole run) to save_path

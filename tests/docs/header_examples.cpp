@@ -21,6 +21,7 @@
 #include "data/batch_loader.h"
 #include "data/data_source.h"
 #include "data/dataset.h"
+#include "data/augment.h"
 #include "data/cifar.h"
 #include "data/fashion_mnist.h"
 #include "data/idx_file.h"
@@ -473,6 +474,17 @@ void examples(Given& given) {
     int32_t label = d.labels[2];
     std::cout << d.name << ": " << d.count << " samples\n";
     (void)third, (void)label;  // (adapted)
+  }
+  // == data/augment.h
+  {
+    const uint64_t seed = 1, stream = 2;  // (adapted)
+    vdnn::Dataset dataset = vdnn::make_synthetic(1, 3, 32, 32, 10, seed);  // (adapted)
+    const float* src = dataset.images.data();  // (adapted)
+    std::vector<float> out(3 * 32 * 32);  // (adapted)
+    float* dst = out.data();  // (adapted)
+    Augmentation a = parse_augmentation("cifar", "--augment");
+    Rng rng(seed, stream);
+    augment_sample(src, dst, 3, 32, 32, dataset.zero_pixel, a, rng);
   }
   // == data/cifar.h
   {
