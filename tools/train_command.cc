@@ -208,7 +208,7 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   if (o.conv_sub_batches > 1) {
     if (o.policy == "dyn" || o.policy == "auto")
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
-                                       << " picks the algorithms itself (auto: sub-batches too); use this flag with --policy none, all or conv");
+                                       << " picks the algorithms itself (auto: sub-batches too, on a device profile); use this flag with --policy none, all or conv");
     if (o.batch % o.conv_sub_batches != 0)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.batch);
     for (const Node& n : graph.nodes())

@@ -55,6 +55,11 @@ struct BackendOptions {
   int cuda_device = -1;              // CUDA only: the GPU ordinal; < 0: by local rank (cuda_device.h)
   // Per node: > 1 runs that convolution in as many slices of the batch; empty: 1.
   std::vector<int> conv_sub_batches;
+  // Per node: at most this much workspace for a convolution (the plan's figure for the algorithm it
+  // chose, 0 included; other layers' entries are ignored; empty: what the algorithm family reserves). CUDA: cudnnFind then picks the fastest
+  // algorithm within it, so the live Net needs what was planned. The CPU's workspace is the
+  // measured kernel's own, so it has nothing to cap.
+  std::vector<size_t> conv_workspace_bytes;
 };
 
 // One block of device memory, zero-filled, released on destruction (RAII).

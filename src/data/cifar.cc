@@ -25,9 +25,14 @@ bool is_file(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
+bool has_cifar10(const fs::path& dir) { return is_file(dir / "data_batch_1.bin") || is_file(dir / "test_batch.bin"); }
+bool has_cifar100(const fs::path& dir) { return is_file(dir / "train.bin") || is_file(dir / "test.bin"); }
+
 CifarKind kind_of(const std::string& dir) {
-  if (is_file(fs::path(dir) / "data_batch_1.bin") || is_file(fs::path(dir) / "test_batch.bin")) return CifarKind::kCifar10;
-  return CifarKind::kCifar100;
+  if (has_cifar10(dir) && has_cifar100(dir))
+    VDNN_THROW("data folder '" << dir << "' holds both CIFAR-10 files (data_batch_*.bin, test_batch.bin) and CIFAR-100 "
+                               << "files (train.bin, test.bin); expected one dataset per folder");
+  return has_cifar10(dir) ? CifarKind::kCifar10 : CifarKind::kCifar100;
 }
 
 }  // namespace
@@ -75,11 +80,7 @@ void append_cifar_records(std::span<const uint8_t> bytes, CifarKind kind, const 
   out.count += static_cast<int64_t>(records);
 }
 
-bool is_cifar_folder(const std::string& dir) {
-  const fs::path d(dir);
-  return is_file(d / "data_batch_1.bin") || is_file(d / "test_batch.bin") ||
-         (is_file(d / "train.bin") && is_file(d / "test.bin"));
-}
+bool is_cifar_folder(const std::string& dir) { return has_cifar10(dir) || has_cifar100(dir); }
 
 Dataset load_cifar(const std::string& dir, bool train) {
   const CifarKind kind = kind_of(dir);

@@ -40,7 +40,8 @@ int64_t cifar_record_bytes(CifarKind kind);
 // `source` names them in errors.
 void append_cifar_records(std::span<const uint8_t> bytes, CifarKind kind, const std::string& source, Dataset& out);
 
-// Whether `dir` holds CIFAR-10's or CIFAR-100's binary files (data_batch_1.bin, or train.bin).
+// Whether `dir` holds any of CIFAR-10's or CIFAR-100's binary files (data_batch_1.bin or
+// test_batch.bin; train.bin or test.bin).
 bool is_cifar_folder(const std::string& dir);
 
 // The training or test split of the CIFAR folder `dir`. Throws vdnn::Error naming the folder and

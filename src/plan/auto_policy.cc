@@ -532,7 +532,15 @@ class Search {
       Option& o = options[k];
       if (o.pick.action == StorageAction::kOffload) {  // re-price against the offloads taken since
         const size_t copy = OffsetAllocator::round_up(o.bytes);
-        if (copy > host_room) continue;  // the host budget is spent: options priced before it was
+        if (copy > host_room) {  // the host budget was spent since this was priced: a value is recomputed instead
+          if (o.pick.unit.kind != Unit::kValue || o.pick.unit.index == 0) continue;
+          double recompute = 0;
+          for (int w : writers(o.pick.unit.index)) recompute += forward(w);
+          o.pick.action = StorageAction::kRecompute;
+          o.pick.cost = recompute;
+          queue.push({recompute / static_cast<double>(o.bytes), k});
+          continue;
+        }
         const double now = exposed(&o.offload) - exposed(nullptr) + o.backward_exposed + 1e-3 * o.offload.copy;
         if (now > o.pick.cost * (1 + 1e-9) + 1e-12) {
           o.pick.cost = now;

@@ -12,13 +12,15 @@ namespace {
 
 double total(const AlgoCost& a) { return a.forward_seconds + a.backward_seconds; }
 
+// Per node the best whole-batch algorithm (sub-batched ones are a leaner step only `auto` takes).
 template <class Better>
 AlgoChoice pick(const std::vector<NodeCost>& nodes, Better better) {
   AlgoChoice out;
   for (const NodeCost& n : nodes) {
-    int best = 0;
-    for (int i = 1; i < static_cast<int>(n.algos.size()); ++i)
-      if (better(n.algos[i], n.algos[best])) best = i;
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(n.algos.size()); ++i)
+      if (n.algos[i].sub_batches == 1 && (best < 0 || better(n.algos[i], n.algos[best]))) best = i;
+    VDNN_CHECK(best >= 0, "node '" << n.name << "' has no whole-batch algorithm");
     out.push_back(best);
   }
   return out;
@@ -142,13 +144,21 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
                  field<double>(algos[k], "backward_seconds", ak), field<size_t>(algos[k], "workspace_bytes", ak)};
       if (algos[k].contains("spread")) a.spread = field<double>(algos[k], "spread", ak);
       if (algos[k].contains("waited")) a.waited = field<double>(algos[k], "waited", ak);
-      if (algos[k].contains("sub_batches")) a.sub_batches = field<int>(algos[k], "sub_batches", ak);
-      if (a.sub_batches < 1 || c.batch % a.sub_batches != 0)
-        VDNN_THROW(ak << ": 'sub_batches' must divide the batch " << c.batch << ", got " << a.sub_batches);
+      if (algos[k].contains("sub_batches")) {
+        const nlohmann::json& k_json = algos[k]["sub_batches"];
+        if (!k_json.is_number_integer() || k_json.get<int64_t>() < 1 || k_json.get<int64_t>() > c.batch ||
+            c.batch % k_json.get<int64_t>() != 0)
+          VDNN_THROW(ak << ": 'sub_batches' must be an integer dividing the batch " << c.batch << ", got " << k_json.dump());
+        a.sub_batches = static_cast<int>(k_json.get<int64_t>());
+        if (a.sub_batches > 1 && n.type != "conv")
+          VDNN_THROW(ak << ": 'sub_batches' " << a.sub_batches << " on a " << n.type << " layer (only convolutions run in sub-batches)");
+      }
       if (a.forward_seconds < 0 || a.backward_seconds < 0 || a.spread < 0 || a.waited < 0)
         VDNN_THROW(ak << ": times, spread and waited must be >= 0");
       n.algos.push_back(a);
     }
+    if (std::none_of(n.algos.begin(), n.algos.end(), [](const AlgoCost& a) { return a.sub_batches == 1; }))
+      VDNN_THROW(at << " ('" << n.name << "'): every algorithm is sub-batched; expected at least one over the whole batch");
     c.nodes.push_back(std::move(n));
   }
   if (j.contains("unstable")) c.unstable = field<std::vector<std::string>>(j, "unstable", where);
@@ -200,6 +210,13 @@ std::vector<int> conv_sub_batches_of(const NetworkCosts& costs, const AlgoChoice
     any = any || out.back() > 1;
   }
   return any ? out : std::vector<int>{};
+}
+
+std::vector<size_t> conv_workspace_of(const NetworkCosts& costs, const AlgoChoice& choice) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < costs.nodes.size(); ++i)
+    out.push_back(costs.nodes[i].type == "conv" ? costs.nodes[i].algos.at(choice.at(i)).workspace_bytes : 0);
+  return out;
 }
 
 double ChosenCosts::update_seconds(size_t weight_bytes) const {

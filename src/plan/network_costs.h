@@ -101,6 +101,9 @@ std::vector<ConvAlgo> conv_algos_of(const NetworkCosts& costs, const AlgoChoice&
 // The per-node sub-batches of a choice (NetOptions::conv_sub_batches); empty when every chosen
 // algorithm runs over the whole batch.
 std::vector<int> conv_sub_batches_of(const NetworkCosts& costs, const AlgoChoice& choice);
+// The per-node workspace of a choice's convolutions (NetOptions::conv_workspace_bytes; 0 for
+// other layers): what the plan counted, for the backend to keep to.
+std::vector<size_t> conv_workspace_of(const NetworkCosts& costs, const AlgoChoice& choice);
 
 // A ring all-reduce of `bytes` over `ranks` ranks (Patarasuk & Yuan, "Bandwidth optimal all-reduce
 // algorithms for clusters of workstations", JPDC 2009; NCCL's docs/performance "bus bandwidth"):

@@ -50,6 +50,9 @@ std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, con
 // NetOptions::conv_sub_batches: one count per node, >= 1, > 1 only for a convolution, dividing
 // the batch.
 void check_sub_batches(const Graph& graph, const NetOptions& options) {
+  if (!options.conv_workspace_bytes.empty() && options.conv_workspace_bytes.size() != graph.nodes().size())
+    VDNN_THROW("workspace caps: " << options.conv_workspace_bytes.size() << " for the " << graph.nodes().size()
+                                  << " layers of '" << graph.name() << "' (one per layer, or none)");
   const std::vector<int>& k = options.conv_sub_batches;
   if (k.empty()) return;
   if (k.size() != graph.nodes().size())
@@ -71,6 +74,7 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
 BackendOptions Net::backend_options() const {
   BackendOptions b{options_.backend, batch_, options_.seed, options_.conv_algo, options_.conv_algos, options_.link};
   b.conv_sub_batches = options_.conv_sub_batches;
+  b.conv_workspace_bytes = options_.conv_workspace_bytes;
   return b;
 }
 

@@ -63,6 +63,9 @@ struct NetOptions {
   // that of batch / k; the weight gradient sums the slices' (float rounding differs from one pass).
   // Empty: every layer over the whole batch.
   std::vector<int> conv_sub_batches;
+  // Per node: the workspace a plan counted for each convolution (conv_workspace_of), a cap the CUDA
+  // backend reserves at most (BackendOptions::conv_workspace_bytes); empty: no caps.
+  std::vector<size_t> conv_workspace_bytes;
   BackendKind backend = BackendKind::kCpu;
   // Per-tensor keep/offload/recompute (plan/storage_decision.h) instead of `policy`'s choice; empty:
   // the policy decides. Recompute needs a backend that supports it (CPU; CUDA is refused).

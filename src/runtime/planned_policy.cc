@@ -27,6 +27,7 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
     net_options.decisions = a.config.decisions;
     net_options.conv_algos = conv_algos_of(planner.costs(), a.config.algos);
     net_options.conv_sub_batches = conv_sub_batches_of(planner.costs(), a.config.algos);
+    net_options.conv_workspace_bytes = conv_workspace_of(planner.costs(), a.config.algos);
     net_options.prefetch_ahead = a.prefetch == Prefetch::kAhead;
     return {describe(a), "auto: " + a.why};
   }
@@ -36,6 +37,7 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
                                   << graph.name() << "' at batch " << batch << " with policy dyn: " << d.why);
   net_options.policy = d.config.policy;
   net_options.conv_algos = conv_algos_of(planner.costs(), d.config.algos);
+  net_options.conv_workspace_bytes = conv_workspace_of(planner.costs(), d.config.algos);
   return {VDNN_MSG("dyn picks " << describe(d.config, planner.costs()) << " (step " << d.step << "): " << d.why),
           VDNN_MSG("dyn step " << d.step << ": " << d.why)};
 }

@@ -85,6 +85,13 @@ TEST_F(Cifar, Cifar100UsesTheFineLabelAndItsOwnStatistics) {
   EXPECT_EQ(train.labels, (std::vector<int32_t>{95, 96, 97, 98, 99}));
   EXPECT_FLOAT_EQ(train.images[2 * 3072 + 1024 + 3], (static_cast<float>(2 + 7 + 3) / 255.0f - kCifar100Mean[1]) / kCifar100Std[1]);
   EXPECT_EQ(load_cifar(dir_.string(), false).name, "cifar-100-test");
+  // One of its files missing is named; files of both datasets in one folder are refused.
+  fs::remove(dir_ / "test.bin");
+  std::string e = test::error_of([&] { load_cifar(dir_.string(), false); });
+  EXPECT_NE(e.find("test.bin not found (a CIFAR-100 folder holds train.bin and test.bin"), std::string::npos) << e;
+  write(dir_ / "test_batch.bin", records(CifarKind::kCifar10, 1, [](int) { return 0; }));
+  e = test::error_of([&] { load_cifar(dir_.string(), true); });
+  EXPECT_NE(e.find("holds both CIFAR-10 files"), std::string::npos) << e;
 }
 
 TEST_F(Cifar, MalformedFilesAreRefusedNamingTheFileAndWhatWasExpected) {

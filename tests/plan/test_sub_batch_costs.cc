@@ -75,6 +75,10 @@ TEST(SubBatchCosts, AutoChoosesThemOnVgg16AtTwelveGibAndDynKeepsThePapersAlgorit
   const std::vector<int> k = conv_sub_batches_of(with.costs(), a.config.algos);
   ASSERT_EQ(k.size(), g.nodes().size());
   EXPECT_EQ(static_cast<int>(std::count_if(k.begin(), k.end(), [](int x) { return x > 1; })), a.summary.sub_batched);
+  const std::vector<size_t> workspace = conv_workspace_of(with.costs(), a.config.algos);  // the CUDA Net's caps
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    EXPECT_EQ(workspace[i], in.costs.nodes[i].type == "conv" ? in.costs.nodes[i].algos[a.config.algos[i]].workspace_bytes : 0)
+        << in.costs.nodes[i].name;
   const DynChoice d = choose_dyn(with, budget);
   ASSERT_TRUE(d.fits) << d.why;
   EXPECT_TRUE(conv_sub_batches_of(with.costs(), d.config.algos).empty()) << "vDNN_dyn picked a sub-batched algorithm";
@@ -90,9 +94,23 @@ TEST(SubBatchCosts, RoundTripThroughJsonAndRefuseACountThatDoesNotDivideTheBatch
     EXPECT_EQ(back.nodes[0].algos[i].sub_batches, c.nodes[0].algos[i].sub_batches);
   EXPECT_TRUE(conv_sub_batches_of(c, c.fastest()).empty());
   nlohmann::json j = c.to_json();
-  j["nodes"][0]["algos"][0]["sub_batches"] = 3;
-  const std::string e = test::error_of([&] { NetworkCosts::from_json(j, "c.json"); });
-  EXPECT_NE(e.find("c.json: nodes[0].algos[0]: 'sub_batches' must divide the batch 8, got 3"), std::string::npos) << e;
+  for (const nlohmann::json bad : {nlohmann::json(3), nlohmann::json(2.5), nlohmann::json(true), nlohmann::json(16)}) {
+    j["nodes"][0]["algos"][0]["sub_batches"] = bad;
+    const std::string e = test::error_of([&] { NetworkCosts::from_json(j, "c.json"); });
+    EXPECT_NE(e.find("c.json: nodes[0].algos[0]: 'sub_batches' must be an integer dividing the batch 8, got " + bad.dump()),
+              std::string::npos) << e;
+  }
+  j = c.to_json();
+  const int pool = static_cast<int>(std::find_if(c.nodes.begin(), c.nodes.end(), [](const NodeCost& n) { return n.type == "max_pool"; }) -
+                                    c.nodes.begin());
+  j["nodes"][pool]["algos"][0]["sub_batches"] = 2;
+  std::string e = test::error_of([&] { NetworkCosts::from_json(j, "c.json"); });
+  EXPECT_NE(e.find("'sub_batches' 2 on a max_pool layer (only convolutions run in sub-batches)"), std::string::npos) << e;
+  // A node with sub-batched algorithms only has no whole-batch one for dyn and the oracle.
+  j = c.to_json();
+  for (nlohmann::json& a : j["nodes"][0]["algos"]) a["sub_batches"] = 2;
+  e = test::error_of([&] { NetworkCosts::from_json(j, "c.json"); });
+  EXPECT_NE(e.find("every algorithm is sub-batched"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -138,6 +138,10 @@ TEST(SubBatches, BadCountsAreRefusedNamingTheLayer) {
   o.conv_sub_batches = every_conv_in(g, 0);
   e = test::error_of([&] { Net(bn_chain(), o); });
   EXPECT_NE(e.find(">= 1"), std::string::npos) << e;
+  o.conv_sub_batches = {};
+  o.conv_workspace_bytes = {1, 2};
+  e = test::error_of([&] { Net(bn_chain(), o); });
+  EXPECT_NE(e.find("workspace caps: 2 for the 12 layers of 'bn_chain'"), std::string::npos) << e;
 }
 
 }  // namespace

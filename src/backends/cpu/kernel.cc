@@ -48,14 +48,16 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
   if (it == table.end()) layer.fail("the CPU backend has no kernel for this layer type");
   try {
     auto kernel = setup.sub_batches > 1 ? make_sub_batched_kernel(setup, engine) : it->second(setup, engine);
-    const std::string forward = "forward: " + kernel->implementation;
+    const auto names_forward = [](const std::string& pass) { return pass.rfind("forward: ", 0) == 0; };
     if (is_reference_implementation(kernel->implementation) &&
-        std::find(kernel->slow_kernels.begin(), kernel->slow_kernels.end(), forward) == kernel->slow_kernels.end())
-      kernel->slow_kernels.insert(kernel->slow_kernels.begin(), forward);
+        std::none_of(kernel->slow_kernels.begin(), kernel->slow_kernels.end(), names_forward))
+      kernel->slow_kernels.insert(kernel->slow_kernels.begin(), "forward: " + kernel->implementation);
     if (!kernel->slow_kernels.empty()) warn_slow_once(layer, kernel->slow_kernels);
     return kernel;
   } catch (const dnnl::error& e) {
-    layer.fail(VDNN_MSG("oneDNN cannot implement it for batch " << setup.batch << ": " << e.what()));
+    layer.fail(VDNN_MSG("oneDNN cannot implement it for batch " << setup.batch
+                                                              << (setup.sub_batches > 1 ? VDNN_MSG(" (in " << setup.sub_batches << " sub-batches)") : "")
+                                                              << ": " << e.what()));
   }
 }
 

@@ -13,6 +13,8 @@ CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
   VDNN_CHECK(options.conv_algos.empty() || options.conv_algos.size() == graph.nodes().size(),
              "per-node convolution algorithms: " << options.conv_algos.size() << " for "
                                                  << graph.nodes().size() << " nodes");
+  VDNN_CHECK(options.conv_workspace_bytes.empty() || options.conv_workspace_bytes.size() == graph.nodes().size(),
+             "per-node workspace caps: " << options.conv_workspace_bytes.size() << " for " << graph.nodes().size() << " nodes");
   VDNN_CHECK(options.conv_sub_batches.empty() || options.conv_sub_batches.size() == graph.nodes().size(),
              "per-node sub-batches: " << options.conv_sub_batches.size() << " for " << graph.nodes().size() << " nodes");
   value_bytes_.assign(graph.values().size(), 0);
@@ -24,7 +26,9 @@ CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
     setup.seed = options.seed * 0x9E3779B97F4A7C15ULL + i;  // as the CPU backend
     setup.sub_batches = options.conv_sub_batches.empty() ? 1 : options.conv_sub_batches[i];
     if (setup.sub_batches < 1 || options.batch % setup.sub_batches != 0)
-      node.layer->fail(VDNN_MSG(setup.sub_batches << " sub-batches do not divide the batch of " << options.batch));
+      node.layer->fail(VDNN_MSG(setup.sub_batches << " sub-batches: expected a count >= 1 dividing the batch of "
+                                                  << options.batch));
+    if (!options.conv_workspace_bytes.empty()) setup.workspace_cap = options.conv_workspace_bytes.at(i);
     kernels_.push_back(make_cuda_kernel(setup, libraries_.context()));
     const CudaKernel& k = *kernels_.back();
     value_bytes_[node.output] = k.out_bytes;

@@ -92,6 +92,7 @@ CudaSizes cuda_kernel_sizes(const CudaKernelSetup& s) {
     sizes.scratch_bytes = cuda_conv_workspace_bytes(static_cast<const ConvLayer&>(s.layer), s.in_shapes.at(0),
                                                     s.out_shape, s.batch / s.sub_batches, s.conv_algo);
   }
+  if (s.workspace_cap && s.layer.type() == "conv") sizes.scratch_bytes = std::min(sizes.scratch_bytes, *s.workspace_cap);
   return sizes;
 }
 

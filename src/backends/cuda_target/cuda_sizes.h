@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/conv_algo.h"
@@ -46,6 +47,7 @@ struct CudaKernelSetup {
   uint64_t seed = 0;                   // dropout masks
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   int sub_batches = 1;  // conv: run in this many slices of the batch; its workspace is one slice's
+  std::optional<size_t> workspace_cap;  // conv: reserve at most this (BackendOptions::conv_workspace_bytes)
 
   bool needs_grad(size_t input) const {
     return input >= input_needs_grad.size() || input_needs_grad[input];
