@@ -322,6 +322,7 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
   const std::string model_name = graph.name();
   if (resume) {
     check_resumable(*resume, model_name, o.batch, o.config.seed);
+    check_same_augmentation(*resume, o.config);
     check_same_ranks(*resume, comm.size());
   }
   const DataSource source{o.data, o.synthetic_samples, o.config.seed};
@@ -487,7 +488,7 @@ Runner add_train_command(CLI::App& app) {
                  "write the weights alone at the end (safetensors, PyTorch's names and shapes, no optimizer state)");
   app.add_option("--checkpoint-every", o->config.checkpoint_every, "also write the --save checkpoint every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--resume", o->resume, "continue the run saved in this checkpoint (same model, batch, seed, data)");
+  app.add_option("--resume", o->resume, "continue the run saved in this checkpoint (same model, batch, seed, data, --augment)");
   app.add_option("--initial-weights", o->initial_weights,
                  "start from the weights and running statistics in this safetensors file (a vdnn checkpoint "
                  "or a PyTorch state_dict with the model's names) instead of the seeded initialisation");

@@ -32,9 +32,9 @@ DatasetPtr load_dataset(const py::object& model, const std::string& data, const 
 // One epoch of a Dataset in the order training visits it; yields (x, y) copies.
 class Batches {
  public:
-  Batches(DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle)
+  Batches(DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle, const Augmentation& augment)
       : data_(std::move(data)),
-        loader_(*data_, batch, shuffle, seed, {process_communicator().rank(), process_communicator().size()}),
+        loader_(*data_, batch, shuffle, seed, {process_communicator().rank(), process_communicator().size()}, augment),
         images_(static_cast<size_t>(batch * loader_.sample_floats())), labels_(static_cast<size_t>(batch)) {
     loader_.start_epoch(epoch);
   }
@@ -98,7 +98,8 @@ py::dict epoch_dict(const EpochResult& e) {
 // vdnn.train: Trainer::run on a Net (or a Net built from a model with `batch`), a callback per step.
 py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs,
                int64_t batch, double lr, const std::string& schedule, int step_epochs, double gamma,
-               int64_t synthetic_samples, bool evaluate, const py::object& callback, const std::string& save) {
+               int64_t synthetic_samples, bool evaluate, const py::object& callback, const std::string& save,
+               const std::string& augment) {
   std::shared_ptr<NetHandle> h;
   if (py::isinstance<NetHandle>(net_or_model))
     h = net_or_model.cast<std::shared_ptr<NetHandle>>();
@@ -116,6 +117,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   config.gamma = gamma;
   config.evaluate = evaluate;
   config.save_path = save;
+  config.augment = parse_augmentation(augment, "augment");
   const DataSource source{data, synthetic_samples, config.seed};
   const Graph& graph = h->net->graph();
   TrainResult r;
@@ -168,12 +170,14 @@ void bind_data(py::module_& m) {
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &Batches::next)
       .def("__len__", &Batches::size);
-  m.def("batches", [](DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle) {
-          return std::make_unique<Batches>(std::move(data), batch, seed, epoch, shuffle);
+  m.def("batches", [](DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle, const std::string& augment) {
+          return std::make_unique<Batches>(std::move(data), batch, seed, epoch, shuffle,
+                                           parse_augmentation(augment, "augment"));
         }, py::arg("data"), py::arg("batch"), py::arg("seed") = 1, py::arg("epoch") = 0, py::arg("shuffle") = true,
-        py::keep_alive<0, 1>(),
+        py::arg("augment") = "none", py::keep_alive<0, 1>(),
         "Epoch `epoch` of data as (x float32 NCHW, y int32) batches in training's order (shuffled from "
-        "(seed, epoch), the last partial batch dropped; shuffle=False: in order, the partial batch kept). "
+        "(seed, epoch), the last partial batch dropped; shuffle=False: in order, the partial batch kept), "
+        "augmented as `vdnn train --augment` does (none, flip or cifar). "
         "Under mpirun: this rank's share of each global batch of ranks() x batch samples.");
   m.def("lr_at", &lr_at, py::arg("step"), py::arg("epoch"), py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
         py::arg("total_steps") = 1, py::arg("step_epochs") = 5, py::arg("gamma") = 0.1,
@@ -182,11 +186,11 @@ void bind_data(py::module_& m) {
   m.def("train", &train, py::arg("net"), py::arg("data") = "fashion-mnist", py::arg("iterations") = 0,
         py::arg("epochs") = 1, py::arg("batch") = 128, py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
         py::arg("step_epochs") = 5, py::arg("gamma") = 0.1, py::arg("synthetic_samples") = 2048,
-        py::arg("evaluate") = false, py::arg("callback") = py::none(), py::arg("save") = "",
+        py::arg("evaluate") = false, py::arg("callback") = py::none(), py::arg("save") = "", py::arg("augment") = "none",
         "`vdnn train` on a built-in data source: a vdnn.Net (its seed, momentum and weight decay) or a "
         "model (a Net of `batch` is made: result['net']); callback(dict) after every step (step, "
-        "total_steps, epoch, epochs, epoch_step, steps_per_epoch, loss, lr, elapsed_seconds). Returns "
-        "the run's figures and weights_sha256.");
+        "total_steps, epoch, epochs, epoch_step, steps_per_epoch, loss, lr, elapsed_seconds); augment: "
+        "none, flip or cifar, as `vdnn train --augment`. Returns the run's figures and weights_sha256.");
 }
 
 }  // namespace vdnn::python

@@ -14,6 +14,13 @@ Augmentation parse_augmentation(const std::string& text, const std::string& flag
                   << "RandomHorizontalFlip())");
 }
 
+std::string augmentation_name(const Augmentation& a) {
+  if (!a.any()) return "none";
+  if (a.pad == 0) return "flip";
+  if (a.pad == 4 && a.flip) return "cifar";
+  return "pad " + std::to_string(a.pad) + (a.flip ? ", flip" : "");
+}
+
 void augment_sample(const float* src, float* dst, int64_t channels, int64_t height, int64_t width,
                     const std::vector<float>& zero_pixel, const Augmentation& a, Rng& rng) {
   const int64_t span = 2 * static_cast<int64_t>(a.pad) + 1;

@@ -32,6 +32,8 @@ struct Augmentation {
 // "none", "flip" or "cifar" (pad 4 + crop, flip); anything else throws vdnn::Error naming `flag`
 // and the valid values.
 Augmentation parse_augmentation(const std::string& text, const std::string& flag);
+// What parse_augmentation reads back: "none", "flip", "cifar" (or "pad N" / "pad N, flip").
+std::string augmentation_name(const Augmentation& a);
 
 // `dst` (C x H x W floats, not overlapping `src`) = `src` augmented. zero_pixel: per channel the
 // padding value (empty: 0).

@@ -173,6 +173,7 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
       {"momentum", exact(config.momentum)},
       {"weight_decay", exact(config.weight_decay)},
       {"weight_decay_on", SgdConfig::name(config.weight_decay_on)},
+      {"augment", augmentation_name(config.augment)},
       {"weights_sha256", net.weights_sha256()},
   };
   write_safetensors(path, f);
@@ -206,6 +207,7 @@ Checkpoint read_checkpoint(const std::string& path) {
       VDNN_THROW(path << ": metadata 'weight_decay_on' is '" << on->second << "', expected weights or all");
     }
   }
+  if (auto augment = m.find("augment"); augment != m.end()) c.augment = augment->second;  // absent: before it, none
   if (c.batch < 1) VDNN_THROW(path << ": metadata 'batch' is 0, expected a batch size >= 1");
   const int64_t per_epoch = c.position.steps_per_epoch, step = c.position.step;
   if (per_epoch < 1) VDNN_THROW(path << ": metadata 'steps_per_epoch' is 0, expected >= 1");
@@ -244,6 +246,13 @@ void check_same_decay_rule(const Checkpoint& c, const TrainConfig& config) {
     VDNN_THROW("--resume " << c.file.path << ": the checkpoint was trained with --weight-decay-on "
                            << SgdConfig::name(c.weight_decay_on) << " but this run has --weight-decay-on "
                            << SgdConfig::name(config.weight_decay_on));
+}
+
+void check_same_augmentation(const Checkpoint& c, const TrainConfig& config) {
+  if (c.augment != augmentation_name(config.augment))
+    VDNN_THROW("--resume " << c.file.path << ": the checkpoint was trained with --augment " << c.augment
+                           << " but this run has --augment " << augmentation_name(config.augment)
+                           << " (the batches a resumed run draws follow it)");
 }
 
 namespace {

@@ -10,9 +10,10 @@
 // hold format ("vdnn-checkpoint") and format_version, model, batch (per rank), ranks, seed, step (optimizer steps
 // done), epoch and epoch_step (the epoch the next step belongs to, 0-based, and the batches of it
 // already done), steps_per_epoch, total_steps, dropout_step, the optimizer and schedule settings
-// (weight_decay_on: "weights" or "all"; a checkpoint without it is "weights") and weights_sha256.
+// (weight_decay_on: "weights" or "all"; a checkpoint without it is "weights"), the augmentation of
+// the training batches (augment: "none", "flip" or "cifar"; without it, "none") and weights_sha256.
 // vdnn draws every random number from (seed, purpose, counter) — shuffles from (seed, epoch),
-// dropout masks from (seed, dropout_step) — so these counters are the whole RNG state, and the
+// dropout masks from (seed, dropout_step), augmentation from (seed, epoch, position) — so these counters are the whole RNG state, and the
 // learning rate is a function of the step: a run resumed from a checkpoint continues
 // bit-identically.
 //
@@ -51,6 +52,7 @@ struct Checkpoint {
   CheckpointPosition position;
   uint64_t dropout_step = 0;
   SgdConfig::DecayOn weight_decay_on = SgdConfig::DecayOn::kWeights;
+  std::string augment = "none";  // augmentation_name of the run's --augment
 };
 
 // PyTorch's batch-norm counter "<layer>.num_batches_tracked" (an integer scalar): the one integer
@@ -78,6 +80,8 @@ void check_same_ranks(const Checkpoint& checkpoint, int ranks);
 // Throws vdnn::Error naming the file and both values when the checkpoint's --weight-decay-on
 // differs from `config`'s (the others may change on resume, as a new learning rate may).
 void check_same_decay_rule(const Checkpoint& checkpoint, const TrainConfig& config);
+// Likewise for --augment: the batches a resumed run draws follow it.
+void check_same_augmentation(const Checkpoint& checkpoint, const TrainConfig& config);
 // Loads weights, running statistics and momentum into `net` and sets its dropout counter; throws
 // vdnn::Error as load_weights does, and when a momentum tensor is missing, misshapen or not finite.
 void restore_checkpoint(const Checkpoint& checkpoint, Net& net);

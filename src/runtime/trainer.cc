@@ -58,6 +58,7 @@ void check_data_fits(const Graph& g, const Dataset& data) {
 void Trainer::resume(const Checkpoint& checkpoint) {
   check_resumable(checkpoint, net_.graph().name(), net_.batch(), config_.seed);
   check_same_decay_rule(checkpoint, config_);
+  check_same_augmentation(checkpoint, config_);
   check_same_ranks(checkpoint, net_.ranks());
   restore_checkpoint(checkpoint, net_);
   resume_path_ = checkpoint.file.path;

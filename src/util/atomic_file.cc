@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -70,6 +72,23 @@ int remember_temp(const std::string& path) {
     return i;
   }
   return -1;  // more than kSlots files in flight: this one is only removed by its destructor
+}
+
+// The temporary files of `target` (".<name>.tmp-<pid>-<n>" beside it) left by processes that are
+// gone (killed with SIGKILL mid-write): removed. A live process's, this one's included, are kept.
+void remove_orphaned_temps(const std::string& target) {
+  const std::string prefix = "." + fs::path(target).filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(folder_of(target), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const size_t dash = rest.find('-');
+    if (dash == 0 || dash == std::string::npos || rest.find_first_not_of("0123456789-") != std::string::npos) continue;
+    const long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
+    if (pid <= 0 || pid == getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    fs::remove(e.path(), ec);  // best effort: another writer may have removed it first
+  }
 }
 
 }  // namespace
@@ -194,6 +213,7 @@ void AtomicFile::commit() {
   if (::rename(temp_path_.c_str(), target_.c_str()) != 0) fail("rename");
   committed_ = true;
   forget_temp();
+  remove_orphaned_temps(target_);
   // The rename is durable only once the folder's entry is on disk.
   const int dir = ::open(folder_of(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) VDNN_THROW(path_ << ": cannot open its folder to fsync it (" << errno_text() << ")");

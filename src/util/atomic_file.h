@@ -12,7 +12,9 @@
 //  - a folder: refused with an error naming the path.
 // A file that is never committed (an exception while writing) is removed by the destructor, and
 // unlink_temp_files_in_flight() removes the temporary files of every AtomicFile alive (for a signal
-// handler: util/interrupt.h).
+// handler: util/interrupt.h). What no handler can clean — the temporary file of a process killed
+// with SIGKILL mid-write — is removed by the next commit to the same target: a temporary file of
+// that target whose process id names no live process.
 //
 //   AtomicFile out("run.safetensors");          // throws vdnn::Error naming the path
 //   out.write(header.data(), header.size());

@@ -72,6 +72,20 @@ TEST_F(CliCheckpoint, ResumedRunEndsWithTheStraightRunsWeights) {
   EXPECT_EQ(printed_hash(straight).size(), 64u);
 }
 
+TEST_F(CliCheckpoint, AnAugmentedRunResumesToTheStraightRunsWeightsAndRefusesAnotherAugment) {
+  // The crops and flips follow (seed, epoch, position), so a resumed run draws the straight run's.
+  const std::string flags = kTrain + "--lr-schedule constant --no-eval --augment cifar ";
+  const CliRun straight = vdnn(flags + "--iterations 12");
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+  const CliRun first = vdnn(flags + "--iterations 6 --save " + path("half.safetensors"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const CliRun resumed = vdnn(flags + "--iterations 12 --resume " + path("half.safetensors"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(printed_hash(resumed), printed_hash(straight));
+  expect_user_error(kTrain + "--lr-schedule constant --no-eval --iterations 12 --resume " + path("half.safetensors"),
+                    "the checkpoint was trained with --augment cifar but this run has --augment none");
+}
+
 TEST_F(CliCheckpoint, BadFilesAndFlagsGiveOneLine) {
   const std::string file = path("w.safetensors");
   ASSERT_EQ(vdnn(kTrain + "--iterations 2 --no-eval --save " + file).exit_code, 0);

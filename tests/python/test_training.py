@@ -16,11 +16,11 @@ def cli_hash(cli, *extra):
     return re.search(r"weights_sha256 ([0-9a-f]{64})", out).group(1)
 
 
-def numpy_loop(net):
+def numpy_loop(net, augment="none"):
     data = vdnn.load_data(net.model, "synthetic", "train", synthetic_samples=SAMPLES, seed=SEED)
     step, epoch, losses = 0, 0, []
     while step < STEPS:
-        for x, y in vdnn.batches(data, BATCH, seed=SEED, epoch=epoch):
+        for x, y in vdnn.batches(data, BATCH, seed=SEED, epoch=epoch, augment=augment):
             if step == STEPS:
                 break
             assert x.dtype == np.float32 and x.shape == (BATCH, 1, 28, 28) and y.shape == (BATCH,)
@@ -44,6 +44,21 @@ def test_numpy_loop_under_policy_all_gives_the_same_weights(cli):
     net = vdnn.Net(MODEL, batch=BATCH, seed=SEED, policy="all", device_memory="24MiB")
     numpy_loop(net)
     assert net.weights_sha256() == cli_hash(cli, "--policy", "all", "--device-memory", "24MiB")
+
+
+def test_augmented_numpy_loop_and_train_end_on_the_cli_weights(cli):
+    net = vdnn.Net(MODEL, batch=BATCH, seed=SEED)
+    numpy_loop(net, augment="cifar")
+    augmented = cli_hash(cli, "--augment", "cifar")
+    assert net.weights_sha256() == augmented != cli_hash(cli)
+    other = vdnn.Net(MODEL, batch=BATCH, seed=SEED)
+    r = vdnn.train(other, data="synthetic", iterations=STEPS, lr=LR, synthetic_samples=SAMPLES, augment="cifar")
+    assert r["weights_sha256"] == augmented
+    try:
+        vdnn.train(other, data="synthetic", iterations=1, synthetic_samples=SAMPLES, augment="mixup")
+        raise AssertionError("augment='mixup' was taken")
+    except vdnn.Error as e:
+        assert "augment 'mixup': expected none, flip" in str(e)
 
 
 def test_train_reports_every_step_and_ends_on_the_cli_weights(cli):

@@ -3,6 +3,8 @@
 // folder is refused, a full disk fails with the errno, and no temporary file is ever left behind,
 // not even when a signal ends the process mid-write.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -156,6 +158,25 @@ TEST_F(AtomicFileKinds, TemporaryFilesInFlightAreRemovedOnRequest) {
   ASSERT_EQ(temp_files_under(dir_).size(), 1u);
   unlink_temp_files_in_flight();  // what the signal handler does
   EXPECT_EQ(temp_files_under(dir_), std::vector<std::string>{});
+}
+
+TEST_F(AtomicFileKinds, AKilledWritersTemporaryFileIsRemovedByTheNextCommitAndALiveOnesIsKept) {
+  // A process killed with SIGKILL mid-write leaves ".w.bin.tmp-<pid>-<n>"; no handler runs.
+  const pid_t gone = fork();
+  ASSERT_GE(gone, 0);
+  if (gone == 0) _exit(0);
+  ASSERT_EQ(waitpid(gone, nullptr, 0), gone);  // reaped: its pid names no process now
+  const fs::path orphan = dir_ / (".w.bin.tmp-" + std::to_string(gone) + "-0");
+  const fs::path alive = dir_ / (".w.bin.tmp-" + std::to_string(getppid()) + "-3");  // a live writer's
+  const fs::path other = dir_ / (".x.bin.tmp-" + std::to_string(gone) + "-0");       // another target's
+  for (const fs::path& p : {orphan, alive, other}) std::ofstream(p) << "half";
+  write_file((dir_ / "w.bin").string(), "whole");
+  EXPECT_FALSE(fs::exists(orphan));
+  EXPECT_TRUE(fs::exists(alive));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_EQ(read_all(dir_ / "w.bin"), "whole");
+  fs::remove(alive);
+  fs::remove(other);
 }
 
 // "fast" death tests (fork, the default): the child writes in this fixture's folder, which
