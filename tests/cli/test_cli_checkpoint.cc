@@ -34,6 +34,19 @@ class CliCheckpoint : public ::testing::Test {
   void SetUp() override { dir_ = temp_dir("checkpoint"); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // 12 steps straight, and 6 saved then resumed to 12, with `flags`: the same weights.
+  void expect_resumed_run_ends_with_the_straight_runs_weights(const std::string& flags) {
+    const CliRun straight = vdnn(flags + "--iterations 12");
+    ASSERT_EQ(straight.exit_code, 0) << straight.output;
+    const CliRun first = vdnn(flags + "--iterations 6 --save " + path("half.safetensors"));
+    ASSERT_EQ(first.exit_code, 0) << first.output;
+    const CliRun resumed = vdnn(flags + "--iterations 12 --resume " + path("half.safetensors"));
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("at step 6 (epoch 1, 6 of its 8 batches done)"), std::string::npos)
+        << resumed.output;
+    EXPECT_EQ(printed_hash(resumed), printed_hash(straight));
+    EXPECT_EQ(printed_hash(straight).size(), 64u);
+  }
   fs::path dir_;
 };
 
@@ -59,29 +72,12 @@ TEST_F(CliCheckpoint, InferOfSavedWeightsGivesTheAccuracyTrainingPrinted) {
 }
 
 TEST_F(CliCheckpoint, ResumedRunEndsWithTheStraightRunsWeights) {
-  const std::string flags = kTrain + "--lr-schedule constant --no-eval ";
-  const CliRun straight = vdnn(flags + "--iterations 12");
-  ASSERT_EQ(straight.exit_code, 0) << straight.output;
-  const CliRun first = vdnn(flags + "--iterations 6 --save " + path("half.safetensors"));
-  ASSERT_EQ(first.exit_code, 0) << first.output;
-  const CliRun resumed = vdnn(flags + "--iterations 12 --resume " + path("half.safetensors"));
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find("at step 6 (epoch 1, 6 of its 8 batches done)"), std::string::npos)
-      << resumed.output;
-  EXPECT_EQ(printed_hash(resumed), printed_hash(straight));
-  EXPECT_EQ(printed_hash(straight).size(), 64u);
+  expect_resumed_run_ends_with_the_straight_runs_weights(kTrain + "--lr-schedule constant --no-eval ");
 }
 
 TEST_F(CliCheckpoint, AnAugmentedRunResumesToTheStraightRunsWeightsAndRefusesAnotherAugment) {
   // The crops and flips follow (seed, epoch, position), so a resumed run draws the straight run's.
-  const std::string flags = kTrain + "--lr-schedule constant --no-eval --augment cifar ";
-  const CliRun straight = vdnn(flags + "--iterations 12");
-  ASSERT_EQ(straight.exit_code, 0) << straight.output;
-  const CliRun first = vdnn(flags + "--iterations 6 --save " + path("half.safetensors"));
-  ASSERT_EQ(first.exit_code, 0) << first.output;
-  const CliRun resumed = vdnn(flags + "--iterations 12 --resume " + path("half.safetensors"));
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_EQ(printed_hash(resumed), printed_hash(straight));
+  expect_resumed_run_ends_with_the_straight_runs_weights(kTrain + "--lr-schedule constant --no-eval --augment cifar ");
   expect_user_error(kTrain + "--lr-schedule constant --no-eval --iterations 12 --resume " + path("half.safetensors"),
                     "the checkpoint was trained with --augment cifar but this run has --augment none");
 }
