@@ -334,12 +334,19 @@ class Search {
   size_t eval_smallest(const Configuration& c) {
     if (eval_algos_ != c.algos) {
       eval_algos_ = c.algos;
-      eval_smallest_ = vdnn::minimum_budget(p_.program(c, false));
+      const Program eval = p_.program(c, false);
+      eval_smallest_ = vdnn::minimum_budget(eval);
+      eval_host_bytes_ = host_copies_bytes(eval);
     }
     return eval_smallest_;
   }
   size_t smallest_budget(const Configuration& c) {
     return std::max(vdnn::minimum_budget(p_.program(c, true)), eval_smallest(c));
+  }
+  // What Planner::host_bytes answers, `train` being c's training Program.
+  size_t host_bytes(const Configuration& c, const Program& train) {
+    eval_smallest(c);
+    return host_copies_bytes(train) + eval_host_bytes_;
   }
 
   // The largest workspace live at the evaluation Program's peak steps down to a leaner algorithm.
@@ -362,7 +369,9 @@ class Search {
     return true;
   }
   bool fits(const Configuration& c) {
-    return smallest_budget(c) <= budget_ && (!p_.host_budget() || p_.host_bytes(c) <= p_.host_budget());
+    const Program train = p_.program(c, true);
+    if (std::max(vdnn::minimum_budget(train), eval_smallest(c)) > budget_) return false;
+    return !p_.host_budget() || host_bytes(c, train) <= p_.host_budget();
   }
 
   struct Pick {
@@ -514,7 +523,7 @@ class Search {
     // Under a host budget an offload must find room for its host copy; past it, a value is
     // recomputed instead (and saved state, which cannot be, stays).
     const size_t host_budget = p_.host_budget() ? p_.host_budget() : SIZE_MAX;
-    const size_t host_used = p_.host_budget() ? p_.host_bytes(c) : 0;
+    const size_t host_used = p_.host_budget() ? host_bytes(c, train) : 0;
     size_t host_room = host_budget > host_used ? host_budget - host_used : 0;
     for (int t : peak.live) {
       if (busy[t]) continue;
@@ -571,7 +580,7 @@ class Search {
   std::vector<Offload> offloads_;
   std::vector<Pick> picks_;
   AlgoChoice eval_algos_;
-  size_t eval_smallest_ = 0;
+  size_t eval_smallest_ = 0, eval_host_bytes_ = 0;
 };
 
 Configuration all_kept(const Planner& p) {

@@ -9,6 +9,12 @@
 
 namespace vdnn {
 
+void use_algorithms(NetOptions& net_options, const NetworkCosts& costs, const AlgoChoice& algos) {
+  net_options.conv_algos = conv_algos_of(costs, algos);
+  net_options.conv_sub_batches = conv_sub_batches_of(costs, algos);
+  net_options.conv_workspace_bytes = conv_workspace_of(costs, algos);
+}
+
 PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std::string& policy, size_t budget,
                                     const PlanSourceOptions& source, SyncMode sync, NetOptions& net_options) {
   if (policy != "dyn" && policy != "auto") VDNN_THROW("policy '" << policy << "': expected dyn or auto");
@@ -25,9 +31,7 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
                                     << graph.name() << "' at batch " << batch << " with policy auto: " << a.why);
     net_options.policy = a.config.policy;
     net_options.decisions = a.config.decisions;
-    net_options.conv_algos = conv_algos_of(planner.costs(), a.config.algos);
-    net_options.conv_sub_batches = conv_sub_batches_of(planner.costs(), a.config.algos);
-    net_options.conv_workspace_bytes = conv_workspace_of(planner.costs(), a.config.algos);
+    use_algorithms(net_options, planner.costs(), a.config.algos);
     net_options.prefetch_ahead = a.prefetch == Prefetch::kAhead;
     return {describe(a), "auto: " + a.why};
   }
@@ -36,8 +40,7 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
     VDNN_THROW("--device-memory " << describe_budget(budget) << host << " is too small for model '"
                                   << graph.name() << "' at batch " << batch << " with policy dyn: " << d.why);
   net_options.policy = d.config.policy;
-  net_options.conv_algos = conv_algos_of(planner.costs(), d.config.algos);
-  net_options.conv_workspace_bytes = conv_workspace_of(planner.costs(), d.config.algos);
+  use_algorithms(net_options, planner.costs(), d.config.algos);
   return {VDNN_MSG("dyn picks " << describe(d.config, planner.costs()) << " (step " << d.step << "): " << d.why),
           VDNN_MSG("dyn step " << d.step << ": " << d.why)};
 }

@@ -28,6 +28,11 @@ struct PlannedPolicy {
 
 // `policy` is "dyn" or "auto"; net_options.host_memory (0: unbounded) bounds the host copies of
 // what it picks. Throws vdnn::Error naming the budgets, model, batch and policy when nothing fits.
+// The per-node algorithm choice `algos` over `costs` as the Net takes it: each convolution's
+// algorithm family, sub-batches and planned workspace (NetOptions::conv_algos, conv_sub_batches,
+// conv_workspace_bytes).
+void use_algorithms(NetOptions& net_options, const NetworkCosts& costs, const AlgoChoice& algos);
+
 PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std::string& policy, size_t budget,
                                     const PlanSourceOptions& source, SyncMode sync, NetOptions& net_options);
 

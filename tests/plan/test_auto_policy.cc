@@ -13,6 +13,7 @@
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "runtime/plan_source.h"
+#include "runtime/planned_policy.h"
 #include "runtime/decisions_by_layer.h"
 #include "runtime/train_for_hash.h"
 
@@ -24,8 +25,7 @@ NetOptions options_of(const AutoChoice& a, const Planner& planner, size_t budget
   o.batch = 16;
   o.policy = a.config.policy;
   o.decisions = a.config.decisions;
-  o.conv_algos = conv_algos_of(planner.costs(), a.config.algos);
-  o.conv_sub_batches = conv_sub_batches_of(planner.costs(), a.config.algos);
+  use_algorithms(o, planner.costs(), a.config.algos);
   o.prefetch_ahead = a.prefetch == Prefetch::kAhead;
   o.device_memory = budget;
   return o;

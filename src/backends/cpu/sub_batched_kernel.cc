@@ -63,8 +63,7 @@ class SubBatchedKernel : public CpuKernel {
     out_slice_bytes_ = inner_->out_md.get_size();
     out_md = with_batch(inner_->out_md, s.batch);
     param_mds = inner_->param_mds;
-    saved_mds = inner_->saved_mds;  // none for a convolution: checked below
-    VDNN_CHECK(saved_mds.empty(), "a sub-batched kernel with saved state");
+    VDNN_CHECK(inner_->saved_mds.empty(), "a sub-batched kernel with saved state");  // a convolution saves none
     size_t offset = scratch_offset_after(inner_->scratch_bytes);
     for (const memory::desc& md : param_mds) {  // one slice's parameter gradients
       grad_offsets_.push_back(offset);
