@@ -19,13 +19,14 @@ JOBS="${JOBS:-$(nproc)}"
 # onnxruntime and safetensors in a virtual environment). libopenmpi-dev: data-parallel training
 # (src/comm: MPI_Allreduce of the gradients between CPU ranks, and the bootstrap of NCCL between GPU
 # ranks; CMake's find_package(MPI), here and in an installed package's vdnnConfig.cmake), with
-# openmpi-bin for `mpirun -np N vdnn train` and the tests that start two ranks.
+# openmpi-bin for `mpirun -np N vdnn train` and the tests that start two ranks. libjpeg62-turbo-dev and
+# libpng-dev: image folders (src/data/image_decode.cc decodes with them; the tests write images too).
 VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev
                libcli11-dev zlib1g-dev libgtest-dev dataset-fashion-mnist
                libxml2-utils librsvg2-bin python3-torch
                libonnx-dev libprotobuf-dev protobuf-compiler pybind11-dev
                python3-torchvision python3-onnx python3-pytest python3-venv python3-pip
-               libopenmpi-dev openmpi-bin)
+               libopenmpi-dev openmpi-bin libjpeg62-turbo-dev libpng-dev)
 # The fuzzing run (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
 VDNN_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 

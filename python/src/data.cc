@@ -76,6 +76,7 @@ py::dict step_dict(const StepProgress& p) {
   d["loss"] = p.loss;
   d["lr"] = p.lr;
   d["elapsed_seconds"] = p.elapsed_seconds;
+  d["data_wait_seconds"] = p.data_wait_seconds;
   return d;
 }
 
@@ -88,6 +89,7 @@ py::dict epoch_dict(const EpochResult& e) {
   d["train_accuracy"] = e.train_accuracy;
   d["train_seconds"] = e.train_seconds;
   d["images_per_second"] = e.images_per_second;
+  d["data_wait_seconds"] = e.data_wait_seconds;
   if (e.test.samples > 0) {
     d["test_loss"] = e.test.loss;
     d["test_accuracy"] = e.test.accuracy;
@@ -118,7 +120,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   config.evaluate = evaluate;
   config.save_path = save;
   config.augment = parse_augmentation(augment, "augment");
-  const DataSource source{data, synthetic_samples, config.seed};
+  const DataSource source{data, synthetic_samples, config.seed, config.augment};
   const Graph& graph = h->net->graph();
   TrainResult r;
   {
@@ -140,6 +142,8 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   d["test_accuracy"] = r.test_accuracy;
   d["images_per_second"] = r.images_per_second;
   d["train_seconds"] = r.train_seconds;
+  d["data_wait_seconds"] = r.data_wait_seconds;
+  d["bad_images"] = r.bad_images;
   d["weights_sha256"] = r.weights_sha256;
   py::list e;
   for (const EpochResult& x : r.epochs) e.append(epoch_dict(x));
@@ -156,6 +160,9 @@ void bind_data(py::module_& m) {
       .def_property_readonly("classes", [](const Dataset& d) { return d.classes; })
       .def("__len__", [](const Dataset& d) { return d.count; })
       .def_property_readonly("images", [](const DatasetPtr& d) {
+        if (d->reader)
+          VDNN_THROW("dataset '" << d->name << "' is an image folder, decoded batch by batch: iterate "
+                                 << "vdnn.batches(dataset, batch) for its samples");
         return py::array_t<float>({d->count, d->channels, d->height, d->width}, d->images.data(), py::cast(d));
       }, "float32 (count, C, H, W), a read-only view")
       .def_property_readonly("labels", [](const DatasetPtr& d) {
@@ -165,7 +172,7 @@ void bind_data(py::module_& m) {
         py::arg("synthetic_samples") = 2048, py::arg("seed") = 1,
         "`vdnn train --data`'s data for a model: 'fashion-mnist', 'synthetic' (synthetic_samples "
         "training samples shaped for the model, a quarter as many test samples, from seed) or a folder "
-        "of IDX files.");
+        "(CIFAR binary batches, IDX files, or image folders DIR/train/<class>/*.jpg, decoded batch by batch).");
   py::class_<Batches>(m, "Batches")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &Batches::next)

@@ -9,12 +9,15 @@ Augmentation parse_augmentation(const std::string& text, const std::string& flag
   if (text == "none") return {};
   if (text == "flip") return {0, true};
   if (text == "cifar") return {4, true};
-  VDNN_THROW(flag << " '" << text << "': expected none, flip (horizontal flip, p = 1/2) or cifar (pad 4, random "
+  if (text == "imagenet") return {0, true, true};
+  VDNN_THROW(flag << " '" << text << "': expected none, flip (horizontal flip, p = 1/2), cifar (pad 4, random "
                   << "crop to the image's size, then flip: torchvision's RandomCrop(size, padding=4) and "
-                  << "RandomHorizontalFlip())");
+                  << "RandomHorizontalFlip()) or imagenet (image folders: RandomResizedCrop(size) and "
+                  << "RandomHorizontalFlip(); evaluation Resize(size * 256 / 224) and CenterCrop(size))");
 }
 
 std::string augmentation_name(const Augmentation& a) {
+  if (a.resized_crop) return a.pad == 0 && a.flip ? "imagenet" : "resized crop" + std::string(a.flip ? ", flip" : "");
   if (!a.any()) return "none";
   if (a.pad == 0) return "flip";
   if (a.pad == 4 && a.flip) return "cifar";

@@ -26,17 +26,19 @@ namespace vdnn {
 struct Augmentation {
   int pad = 0;        // > 0: random crop of the image's size from it padded by this much
   bool flip = false;  // horizontal flip with probability 1/2
-  bool any() const { return pad > 0 || flip; }
+  // RandomResizedCrop (image folders only, data/image_folder.h: the crop is drawn before decoding)
+  bool resized_crop = false;
+  bool any() const { return pad > 0 || flip || resized_crop; }
 };
 
-// "none", "flip" or "cifar" (pad 4 + crop, flip); anything else throws vdnn::Error naming `flag`
-// and the valid values.
+// "none", "flip", "cifar" (pad 4 + crop, flip) or "imagenet" (random resized crop, flip; image
+// folders); anything else throws vdnn::Error naming `flag` and the valid values.
 Augmentation parse_augmentation(const std::string& text, const std::string& flag);
-// What parse_augmentation reads back: "none", "flip", "cifar" (or "pad N" / "pad N, flip").
+// What parse_augmentation reads back: "none", "flip", "cifar", "imagenet" (or "pad N" / "pad N, flip").
 std::string augmentation_name(const Augmentation& a);
 
-// `dst` (C x H x W floats, not overlapping `src`) = `src` augmented. zero_pixel: per channel the
-// padding value (empty: 0).
+// `dst` (C x H x W floats, not overlapping `src`) = `src` padded, cropped and flipped as `a` says
+// (a.resized_crop is the image folder's). zero_pixel: per channel the padding value (empty: 0).
 void augment_sample(const float* src, float* dst, int64_t channels, int64_t height, int64_t width,
                     const std::vector<float>& zero_pixel, const Augmentation& a, Rng& rng);
 

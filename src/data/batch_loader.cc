@@ -1,7 +1,8 @@
-// data/batch_loader.cc — double-buffered prefetching batch loader.
+// data/batch_loader.cc — a batch loader with a pool of workers and a bounded ring of batches.
 #include "data/batch_loader.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 
@@ -11,7 +12,7 @@
 namespace vdnn {
 
 BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard,
-                         Augmentation augment)
+                         Augmentation augment, int threads)
     : data_(data),
       batch_(batch),
       shuffle_(shuffle),
@@ -26,16 +27,21 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
                            << "x" << data.height << "x" << data.width
                            << "); expected at least one non-empty sample");
   }
-  if (static_cast<int64_t>(data.images.size()) != data.count * sample_ ||
-      static_cast<int64_t>(data.labels.size()) != data.count) {
+  const int64_t stored = data.reader ? 0 : data.count * sample_;  // a reader makes the samples
+  if (static_cast<int64_t>(data.images.size()) != stored || static_cast<int64_t>(data.labels.size()) != data.count) {
     VDNN_THROW("dataset '" << name << "': holds " << data.images.size() << " floats and "
-                           << data.labels.size() << " labels (expected " << data.count * sample_
+                           << data.labels.size() << " labels (expected " << stored
                            << " and " << data.count << " for " << data.count << " samples)");
   }
   VDNN_CHECK(data.zero_pixel.empty() || static_cast<int64_t>(data.zero_pixel.size()) == data.channels,
              "dataset '" << name << "': " << data.zero_pixel.size() << " zero-pixel values for " << data.channels << " channels");
   VDNN_CHECK(shard.ranks >= 1 && shard.rank >= 0 && shard.rank < shard.ranks,
              "shard " << shard.rank << " of " << shard.ranks);
+  if (threads < 1) VDNN_THROW("dataset '" << name << "': " << threads << " loader threads (--data-threads); expected >= 1");
+  if (augment.resized_crop && !data.reader)
+    VDNN_THROW("dataset '" << name << "': a random resized crop (--augment imagenet) is drawn before decoding, from an "
+                           << "image folder (--data DIR of DIR/train/<class>/*.jpg); for images in memory use --augment "
+                              "cifar or flip");
   const int64_t ranks = shard.ranks;
   if (shuffle) {
     batches_ = data.count / (batch * ranks);
@@ -52,11 +58,12 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
   }
   order_.resize(static_cast<size_t>(data.count));
   std::iota(order_.begin(), order_.end(), int64_t{0});
+  slots_.resize(static_cast<size_t>(threads) + 1);
   for (Slot& s : slots_) {
     s.images.resize(static_cast<size_t>(batch * sample_));
     s.labels.resize(static_cast<size_t>(batch));
   }
-  worker_ = std::thread(&BatchLoader::worker_loop, this);
+  for (int t = 0; t < threads; ++t) workers_.emplace_back(&BatchLoader::worker_loop, this);
 }
 
 BatchLoader::~BatchLoader() {
@@ -65,16 +72,18 @@ BatchLoader::~BatchLoader() {
     stop_ = true;
   }
   cv_.notify_all();
-  worker_.join();
+  for (std::thread& w : workers_) w.join();
 }
 
 void BatchLoader::start_epoch(int epoch, int64_t first_batch) {
   VDNN_CHECK(first_batch >= 0 && first_batch <= batches_,
              "first batch " << first_batch << " outside 0.." << batches_);
   std::unique_lock<std::mutex> lock(mu_);
-  // Park the worker: it starts nothing while !active_, and we wait out a batch in flight.
+  // Park the workers: they start nothing while !active_, and we wait out the batches in flight.
   active_ = false;
-  cv_.wait(lock, [this] { return !busy_; });
+  cv_.wait(lock, [this] { return busy_ == 0; });
+  for (Slot& s : slots_) s.ready = -1, s.error = nullptr;
+  held_ = false;
   std::iota(order_.begin(), order_.end(), int64_t{0});
   if (shuffle_) {
     Rng rng(seed_, 1000 + static_cast<uint64_t>(static_cast<int64_t>(epoch)));
@@ -83,7 +92,7 @@ void BatchLoader::start_epoch(int epoch, int64_t first_batch) {
     }
   }
   epoch_ = epoch;
-  produced_ = first_batch;
+  claimed_ = first_batch;
   consumed_ = first_batch;
   active_ = true;
   lock.unlock();
@@ -91,23 +100,41 @@ void BatchLoader::start_epoch(int epoch, int64_t first_batch) {
 }
 
 bool BatchLoader::next(float* images, int32_t* labels, int64_t* count) {
+  BatchView batch;
+  if (!next(&batch)) return false;
+  std::memcpy(images, batch.images, static_cast<size_t>(batch.count * sample_) * sizeof(float));
+  std::memcpy(labels, batch.labels, static_cast<size_t>(batch.count) * sizeof(int32_t));
+  *count = batch.count;
+  release_held();
+  return true;
+}
+
+bool BatchLoader::next(BatchView* batch) {
+  release_held();
   std::unique_lock<std::mutex> lock(mu_);
   VDNN_CHECK(active_, "BatchLoader::next called before start_epoch");
   if (consumed_ == batches_) return false;
-  cv_.wait(lock, [this] { return produced_ > consumed_; });
-  const Slot& slot = slots_[consumed_ % 2];
-  lock.unlock();  // the worker never writes a filled slot, so copy without the lock
-
-  std::memcpy(images, slot.images.data(),
-              static_cast<size_t>(slot.count * sample_) * sizeof(float));
-  std::memcpy(labels, slot.labels.data(), static_cast<size_t>(slot.count) * sizeof(int32_t));
-  *count = slot.count;
-
-  lock.lock();
-  ++consumed_;
-  lock.unlock();
-  cv_.notify_all();
+  Slot& slot = slots_[static_cast<size_t>(consumed_ % static_cast<int64_t>(slots_.size()))];
+  if (slot.ready != consumed_) {
+    const auto start = std::chrono::steady_clock::now();
+    cv_.wait(lock, [&] { return slot.ready == consumed_; });
+    waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (slot.error) std::rethrow_exception(slot.error);
+  held_ = true;  // no worker writes a slot before the caller gives it back
+  *batch = {slot.images.data(), slot.labels.data(), slot.count};
   return true;
+}
+
+// Gives the slot of the last BatchView back to the workers.
+void BatchLoader::release_held() {
+  if (!held_) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = false;
+    ++consumed_;
+  }
+  cv_.notify_all();
 }
 
 void BatchLoader::fill(int64_t batch_index, Slot& slot) const {
@@ -117,34 +144,42 @@ void BatchLoader::fill(int64_t batch_index, Slot& slot) const {
     const int64_t position = shard_.rank + shard_.ranks * (first + i);  // in the epoch's order
     const int64_t src = order_[static_cast<size_t>(position)];
     float* dst = slot.images.data() + i * sample_;
-    if (augment_.any()) {
-      // Streams above 2^32 (shuffling uses 1000 + epoch): one per (epoch, position).
-      Rng rng(seed_, (uint64_t{1} << 32) * (static_cast<uint64_t>(static_cast<uint32_t>(epoch_)) + 1) +
-                         static_cast<uint64_t>(position));
+    // Streams above 2^32 (shuffling uses 1000 + epoch): one per (epoch, position).
+    Rng rng(seed_, (uint64_t{1} << 32) * (static_cast<uint64_t>(static_cast<uint32_t>(epoch_)) + 1) +
+                       static_cast<uint64_t>(position));
+    int64_t read = src;
+    if (data_.reader) {
+      read = data_.reader->read(src, dst, augment_, rng);
+    } else if (augment_.any()) {
       augment_sample(data_.images.data() + src * sample_, dst, data_.channels, data_.height, data_.width,
                      data_.zero_pixel, augment_, rng);
     } else {
       std::memcpy(dst, data_.images.data() + src * sample_, static_cast<size_t>(sample_) * sizeof(float));
     }
-    slot.labels[static_cast<size_t>(i)] = data_.labels[static_cast<size_t>(src)];
+    slot.labels[static_cast<size_t>(i)] = data_.labels[static_cast<size_t>(read)];
   }
   slot.count = n;
 }
 
 void BatchLoader::worker_loop() {
   std::unique_lock<std::mutex> lock(mu_);
+  const int64_t ring = static_cast<int64_t>(slots_.size());
   while (true) {
-    cv_.wait(lock, [this] {
-      return stop_ || (active_ && produced_ < batches_ && produced_ - consumed_ < 2);
-    });
+    cv_.wait(lock, [&] { return stop_ || (active_ && claimed_ < batches_ && claimed_ - consumed_ < ring); });
     if (stop_) return;
-    const int64_t index = produced_;
-    busy_ = true;
+    const int64_t index = claimed_++;
+    Slot& slot = slots_[static_cast<size_t>(index % ring)];
+    ++busy_;
     lock.unlock();
-    fill(index, slots_[index % 2]);
+    std::exception_ptr error;
+    try {
+      fill(index, slot);
+    } catch (...) {
+      error = std::current_exception();
+    }
     lock.lock();
-    busy_ = false;
-    if (active_) ++produced_;  // else start_epoch is waiting to reset the epoch: drop the batch
+    --busy_;
+    if (active_) slot.ready = index, slot.error = error;  // else start_epoch resets the epoch: dropped
     cv_.notify_all();
   }
 }

@@ -1,12 +1,16 @@
-// data/batch_loader.h — mini-batch iteration over a Dataset with a background prefetch thread.
+// data/batch_loader.h — mini-batch iteration over a Dataset, batches made ahead by worker threads.
 //
 // Model: an epoch visits the samples in an order that is the identity (shuffle == false,
 // evaluation) or a Fisher-Yates permutation drawn from Rng(seed, 1000 + epoch) starting from the
 // identity (shuffle == true, training), so epoch e's order depends only on (seed, e). Training
-// drops the last partial batch; evaluation keeps it and next() reports its real size. A worker
-// thread gathers batch k+1 (and k+2) into an internal double buffer while the caller computes on
-// batch k; the output is exactly what a sequential loader would produce. The Dataset must outlive
-// the loader; call start_epoch/next from one thread.
+// drops the last partial batch; evaluation keeps it and next() reports its real size. `threads`
+// workers each gather (and, from a Dataset's reader, decode) whole batches into a ring of
+// threads + 1 slots: batches k+1 .. k+threads+1 are made while the caller computes on batch k, and
+// none further (a bounded queue). The output is exactly what a sequential loader would produce,
+// whatever the number of threads. next(BatchView*) hands out the slot itself (no copy) until the
+// next call; waited_seconds() is how long the caller has waited for batches. The Dataset must
+// outlive the loader; call start_epoch/next from one thread. A worker's error (an unreadable
+// image) is thrown by next() at the batch it belongs to.
 // With an Augmentation (data/augment.h; training), each sample is augmented as it is gathered, from
 // an Rng seeded by (seed, epoch, position in the epoch's order): the same run gives the same
 // batches whatever the thread timing.
@@ -28,6 +32,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -48,10 +53,11 @@ class BatchLoader {
   // Throws vdnn::Error if batch < 1, the dataset is empty or inconsistent, or (shuffle == true)
   // the dataset holds fewer samples than one batch.
   // Also when the shard is not 0 <= rank < ranks.
+  // Also when threads < 1, or a resized crop is asked of a dataset without a reader.
   BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard = {},
-              Augmentation augment = {});
-  BatchLoader(Dataset&&, int64_t, bool, uint64_t, Shard = {}, Augmentation = {}) = delete;  // keeps a reference
-  ~BatchLoader();  // stops and joins the worker, also mid-epoch
+              Augmentation augment = {}, int threads = 1);
+  BatchLoader(Dataset&&, int64_t, bool, uint64_t, Shard = {}, Augmentation = {}, int = 1) = delete;  // keeps a reference
+  ~BatchLoader();  // stops and joins the workers, also mid-epoch
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
 
@@ -67,15 +73,29 @@ class BatchLoader {
   // (batch_size() entries), sets *count to its size; returns false once the epoch is exhausted.
   bool next(float* images, int32_t* labels, int64_t* count);
 
+  // The next batch where the worker made it, valid until the next call of next or start_epoch.
+  struct BatchView {
+    const float* images = nullptr;
+    const int32_t* labels = nullptr;
+    int64_t count = 0;
+  };
+  bool next(BatchView* batch);
+
+  double waited_seconds() const { return waited_; }  // in next(), since construction
+  int64_t bad_images() const { return data_.reader ? data_.reader->bad_images() : 0; }
+
  private:
   struct Slot {
     std::vector<float> images;
     std::vector<int32_t> labels;
     int64_t count = 0;
+    int64_t ready = -1;        // the batch it holds, or -1
+    std::exception_ptr error;  // why that batch could not be made
   };
 
   void worker_loop();
   void fill(int64_t batch_index, Slot& slot) const;
+  void release_held();
 
   const Dataset& data_;
   const int64_t batch_;
@@ -91,13 +111,15 @@ class BatchLoader {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  Slot slots_[2];
+  std::vector<Slot> slots_;  // threads + 1; batch k goes to slot k % size
   bool active_ = false;  // an epoch is running (false before start_epoch and while it resets)
-  bool busy_ = false;    // worker is filling a slot outside the lock
+  int busy_ = 0;         // workers filling a slot outside the lock
   bool stop_ = false;
-  int64_t produced_ = 0;  // batches of this epoch filled (slot = index % 2)
-  int64_t consumed_ = 0;  // batches of this epoch handed to the caller
-  std::thread worker_;    // last member: starts after everything above is initialized
+  int64_t claimed_ = 0;   // batches of this epoch taken by a worker
+  int64_t consumed_ = 0;  // batches of this epoch given back by the caller
+  bool held_ = false;     // the caller holds slot consumed_ (a BatchView)
+  double waited_ = 0;     // the caller's, in next()
+  std::vector<std::thread> workers_;  // last member: start after everything above is initialized
 };
 
 }  // namespace vdnn

@@ -1,12 +1,44 @@
 #include "data/data_source.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "data/cifar.h"
 #include "data/fashion_mnist.h"
+#include "data/image_folder.h"
+#include "data/image_transform.h"
 #include "data/synthetic.h"
+#include "vdnn/error.h"
 
 namespace vdnn {
+
+namespace {
+
+// DIR/train for training; DIR/val (else DIR/test) for evaluation.
+Dataset load_image_folders(const std::string& dir, const DataSource& source, const Graph& graph, Split split) {
+  namespace fs = std::filesystem;
+  const Shape& s = graph.input_shape();
+  if (s.rank() != 3)
+    VDNN_THROW("image folder '" << dir << "': model '" << graph.name() << "' takes inputs of rank " << s.rank()
+                                << "; images need a C x H x W input (--input CxHxW)");
+  std::error_code ec;
+  const char* sub = split == Split::kTrain ? "train" : fs::is_directory(fs::path(dir) / "val", ec) ? "val" : "test";
+  if (split == Split::kTest) {
+    if (!fs::is_directory(fs::path(dir) / sub, ec))
+      VDNN_THROW("image folder '" << dir << "': no val/ or test/ folder to evaluate on (add one beside train/, or "
+                                  << "pass --no-eval)");
+  }
+  ImageFolderOptions o;
+  o.channels = s.channels(), o.height = s.height(), o.width = s.width();
+  o.train = split == Split::kTrain;
+  o.resize_ratio = source.augment.resized_crop && !o.train ? kImageNetResizeRatio : 1.0;
+  o.skip_bad_images = source.skip_bad_images;
+  o.mean = source.mean, o.std = source.std;
+  const std::string folder = (fs::path(dir) / sub).string();
+  return load_image_folder(folder, o, folder);
+}
+
+}  // namespace
 
 Dataset load_data(const DataSource& source, const Graph& graph, Split split) {
   if (source.data == "synthetic") {
@@ -18,6 +50,9 @@ Dataset load_data(const DataSource& source, const Graph& graph, Split split) {
   }
   const std::string dir = source.data == "fashion-mnist" ? kFashionMnistDefaultDir : source.data;
   if (source.data != "fashion-mnist" && is_cifar_folder(dir)) return load_cifar(dir, /*train=*/split == Split::kTrain);
+  std::error_code ec;
+  if (source.data != "fashion-mnist" && std::filesystem::is_directory(std::filesystem::path(dir) / "train", ec))
+    return load_image_folders(dir, source, graph, split);
   return load_fashion_mnist(dir, /*train=*/split == Split::kTrain);
 }
 

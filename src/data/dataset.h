@@ -2,7 +2,9 @@
 //
 // Model: `count` samples, each a C x H x W float image (stored NCHW, already normalized, so
 // images.size() == count * channels * height * width) and an int32 label in [0, classes).
-// Loaders (load_fashion_mnist, make_synthetic) fill it; BatchLoader iterates over it.
+// Loaders (load_fashion_mnist, make_synthetic) fill it; BatchLoader iterates over it. A dataset
+// too large to hold (an image folder, data/image_folder.h) has a `reader` instead of `images`:
+// BatchLoader's workers ask it for each sample, decoded and augmented then.
 //
 //   vdnn::Dataset d = vdnn::make_synthetic(256, 1, 8, 8, 4, /*seed=*/1);
 //   int64_t sample = d.channels * d.height * d.width;
@@ -12,10 +14,23 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "data/augment.h"
+
 namespace vdnn {
+
+// Produces samples on demand; called from several loader threads at once.
+class SampleReader {
+ public:
+  virtual ~SampleReader() = default;
+  // Writes sample `index` (C x H x W floats), augmented with draws from `rng`, to dst; returns the
+  // sample written (another one when `index` is unreadable and the reader skips bad samples).
+  virtual int64_t read(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const = 0;
+  virtual int64_t bad_images() const { return 0; }  // unreadable samples left out or replaced so far
+};
 
 struct Dataset {
   int64_t count = 0, channels = 0, height = 0, width = 0;
@@ -26,6 +41,7 @@ struct Dataset {
   // Per channel, what a raw 0 (black) pixel became when normalized: what augmentation pads with
   // (data/augment.h). Empty: 0.
   std::vector<float> zero_pixel;
+  std::shared_ptr<const SampleReader> reader;  // set: `images` is empty and the reader makes samples
 };
 
 }  // namespace vdnn

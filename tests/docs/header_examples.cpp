@@ -25,6 +25,9 @@
 #include "data/cifar.h"
 #include "data/fashion_mnist.h"
 #include "data/idx_file.h"
+#include "data/image_decode.h"
+#include "data/image_folder.h"
+#include "data/image_transform.h"
 #include "data/synthetic.h"
 #include "comm/communicator.h"
 #include "comm/mpi_communicator.h"
@@ -504,6 +507,28 @@ void examples(Given& given) {
     int64_t n = a.dims[0];
     uint8_t first_pixel = a.data[0];
     (void)n, (void)first_pixel;  // (adapted)
+  }
+  // == data/image_decode.h
+  {
+    ImageSize size = read_image_size("cat.jpg");
+    DecodedImage img = decode_image("cat.jpg", 3, [](ImageSize) { return ImageRegion{100, 50, 300, 300}; },
+                                    224, 224);
+    (void)size, (void)img;  // (adapted)
+  }
+  // == data/image_transform.h
+  {
+    const std::string path = "cat.jpg";  // (adapted)
+    Rng rng(1);                          // (adapted)
+    std::vector<float> out(3 * 224 * 224);  // (adapted)
+    float* dst = out.data();             // (adapted)
+    DecodedImage img = decode_image(path, 3, [&](ImageSize s) { return random_resized_crop_region(s, rng); },
+                                    224, 224);
+    resample_region(img, 224, 224, /*flip=*/rng.below(2) == 1, kImageNetMean, kImageNetStd, dst);
+  }
+  // == data/image_folder.h
+  {
+    ImageFolderOptions o{.channels = 3, .height = 224, .width = 224};
+    Dataset train = load_image_folder("/data/imagenet/train", o, "imagenet-train");
   }
   // == data/synthetic.h
   {

@@ -1,0 +1,222 @@
+// data/image_folder.cc — scanning (and caching) an image folder, and reading one sample of it.
+#include "data/image_folder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "data/image_decode.h"
+#include "data/image_transform.h"
+#include "util/atomic_file.h"
+#include "vdnn/error.h"
+
+namespace vdnn {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kCacheFormat = 1;
+
+bool is_image_name(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
+}
+
+int64_t modified(const fs::path& p) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(p, ec);
+  return ec ? -1 : static_cast<int64_t>(t.time_since_epoch().count());
+}
+
+// The cache file of `root` in `dir`: a name from a hash (FNV-1a) of the absolute path.
+std::string cache_file(const std::string& dir, const std::string& root) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : root) h = (h ^ c) * 1099511628211ULL;
+  char name[40];
+  std::snprintf(name, sizeof name, "file-list-%016llx.json", static_cast<unsigned long long>(h));
+  return (fs::path(dir) / name).string();
+}
+
+}  // namespace
+
+std::string default_file_list_cache() {
+  if (const char* v = std::getenv("VDNN_CACHE_DIR"); v && *v) return v;
+  if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return (fs::path(v) / "vdnn").string();
+  if (const char* v = std::getenv("HOME"); v && *v) return (fs::path(v) / ".cache" / "vdnn").string();
+  return "";
+}
+
+ImageFolder::ImageFolder(const std::string& root, const ImageFolderOptions& options)
+    : root_(fs::absolute(root).lexically_normal().string()), options_(options) {
+  if (options_.channels != 1 && options_.channels != 3)
+    VDNN_THROW("image folder '" << root << "': the model takes " << options_.channels
+                              << " channels; images give 1 (grey) or 3 (RGB)");
+  if (options_.mean.empty())
+    options_.mean = options_.channels == 3 ? std::vector<float>(kImageNetMean, kImageNetMean + 3) : std::vector<float>{0.5f};
+  if (options_.std.empty())
+    options_.std = options_.channels == 3 ? std::vector<float>(kImageNetStd, kImageNetStd + 3) : std::vector<float>{0.5f};
+  if (static_cast<int64_t>(options_.mean.size()) != options_.channels ||
+      static_cast<int64_t>(options_.std.size()) != options_.channels)
+    VDNN_THROW("image folder '" << root << "': " << options_.mean.size() << " means and " << options_.std.size()
+                              << " stds (--mean, --std) for a model of " << options_.channels
+                              << " channels; expected one of each per channel");
+  for (size_t c = 0; c < options_.std.size(); ++c)
+    if (!std::isfinite(options_.mean[c]) || !std::isfinite(options_.std[c]) || options_.std[c] <= 0)
+      VDNN_THROW("image folder '" << root << "': channel " << c << " has mean " << options_.mean[c] << " and std "
+                                << options_.std[c] << " (--mean, --std); expected finite values, std > 0");
+  std::error_code ec;
+  if (!fs::is_directory(root_, ec)) VDNN_THROW("image folder '" << root << "': not a folder");
+  const std::string cache_dir = options_.cache_dir.empty() ? default_file_list_cache() : options_.cache_dir;
+  const std::string cache = cache_dir.empty() || cache_dir == "-" ? "" : cache_file(cache_dir, root_);
+  if (cache.empty() || !read_cache(cache)) {
+    scan();
+    if (!cache.empty()) write_cache(cache);
+  }
+  // What the scan found bad (now, or when the list was cached): refused, or left out with a warning.
+  for (const auto& [path, why] : bad_) {
+    if (!options_.skip_bad_images) VDNN_THROW(why << " (--skip-bad-images leaves such files out)");
+    std::fprintf(stderr, "warning: %s; left out (--skip-bad-images)\n", why.c_str());
+  }
+  if (files_.empty())
+    VDNN_THROW("image folder '" << root << "': no readable JPEG or PNG image in " << classes_.size()
+                                << " class folder(s) (expected " << root << "/<class>/<image>.jpg or .png)");
+}
+
+void ImageFolder::scan() {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(root_, ec))
+    if (e.is_directory(ec)) classes_.push_back(e.path().filename().string());
+  if (ec) VDNN_THROW("image folder '" << root_ << "': cannot be listed (" << ec.message() << ")");
+  std::sort(classes_.begin(), classes_.end());
+  if (classes_.empty())
+    VDNN_THROW("image folder '" << root_ << "': no class folders (expected " << root_ << "/<class>/<image>.jpg or .png)");
+  folders_.emplace_back(root_, modified(root_));
+  for (size_t label = 0; label < classes_.size(); ++label) {
+    const fs::path dir = fs::path(root_) / classes_[label];
+    std::vector<std::string> found;
+    folders_.emplace_back(dir.string(), modified(dir));
+    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_directory(ec)) folders_.emplace_back(it->path().string(), modified(it->path()));
+      else if (is_image_name(it->path())) found.push_back(it->path().string());
+    }
+    if (ec) VDNN_THROW("image folder '" << dir.string() << "': cannot be listed (" << ec.message() << ")");
+    std::sort(found.begin(), found.end());
+    int64_t readable = 0;
+    for (const std::string& path : found) {
+      try {
+        read_image_size(path);
+      } catch (const Error& e) {
+        bad_.emplace_back(path, e.what());
+        continue;
+      }
+      files_.push_back(path);
+      labels_.push_back(static_cast<int32_t>(label));
+      ++readable;
+    }
+    if (readable == 0)
+      bad_.emplace_back(dir.string(), VDNN_MSG("image folder '" << root_ << "': class folder '" << classes_[label]
+                                                                << "' holds no readable JPEG or PNG image"));
+  }
+}
+
+bool ImageFolder::read_cache(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return false;
+  nlohmann::json j;
+  try {
+    in >> j;
+    if (j.at("format").get<int>() != kCacheFormat || j.at("root").get<std::string>() != root_) return false;
+    for (const auto& f : j.at("folders"))
+      if (modified(f.at(0).get<std::string>()) != f.at(1).get<int64_t>()) return false;  // changed since
+    folders_ = j.at("folders").get<decltype(folders_)>();
+    classes_ = j.at("classes").get<decltype(classes_)>();
+    files_ = j.at("files").get<decltype(files_)>();
+    labels_ = j.at("labels").get<decltype(labels_)>();
+    bad_ = j.at("bad").get<decltype(bad_)>();
+  } catch (const std::exception&) {  // unreadable or from another version: scan again
+    folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear();
+    return false;
+  }
+  if (files_.size() != labels_.size()) return false;
+  from_cache_ = true;
+  return true;
+}
+
+// Best effort: a cache that cannot be written (a read-only home) only costs the next run a scan.
+void ImageFolder::write_cache(const std::string& file) const {
+  const nlohmann::json j = {{"format", kCacheFormat}, {"root", root_},   {"folders", folders_}, {"classes", classes_},
+                            {"files", files_},        {"labels", labels_}, {"bad", bad_}};
+  try {
+    std::error_code ec;
+    fs::create_directories(fs::path(file).parent_path(), ec);
+    const std::string text = j.dump();
+    AtomicFile out(file);
+    out.write(text.data(), text.size());
+    out.commit();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "warning: the file list of '%s' is not cached: %s\n", root_.c_str(), e.what());
+  }
+}
+
+int64_t ImageFolder::read(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const {
+  const int64_t count = static_cast<int64_t>(files_.size());
+  for (int64_t tries = 0; tries < count; ++tries) {
+    const int64_t i = (index + tries) % count;
+    try {
+      read_one(i, dst, augment, rng);
+      return i;
+    } catch (const Error& e) {
+      if (!options_.skip_bad_images) VDNN_THROW(e.what() << " (--skip-bad-images replaces such files)");
+      std::lock_guard<std::mutex> lock(bad_mu_);
+      if (bad_read_.insert(i).second)
+        std::fprintf(stderr, "warning: %s; replaced by the next image (--skip-bad-images)\n", e.what());
+    }
+  }
+  VDNN_THROW("image folder '" << root_ << "': no image could be decoded");
+}
+
+int64_t ImageFolder::bad_images() const {
+  std::lock_guard<std::mutex> lock(bad_mu_);
+  return static_cast<int64_t>(bad_.size() + bad_read_.size());
+}
+
+void ImageFolder::read_one(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const {
+  const int64_t w = options_.width, h = options_.height, c = options_.channels;
+  const bool draw = options_.train && augment.resized_crop;
+  const DecodedImage img = decode_image(
+      files_[static_cast<size_t>(index)], static_cast<int>(c),
+      [&](ImageSize size) {
+        return draw ? random_resized_crop_region(size, rng) : center_region(size, w, h, options_.resize_ratio);
+      },
+      w, h);
+  const bool flip = options_.train && augment.flip && rng.below(2) == 1;
+  if (!options_.train || augment.pad == 0) {
+    resample_region(img, w, h, flip, options_.mean.data(), options_.std.data(), dst);
+    return;
+  }
+  std::vector<float> sample(static_cast<size_t>(c * h * w)), black(static_cast<size_t>(c));
+  resample_region(img, w, h, flip, options_.mean.data(), options_.std.data(), sample.data());
+  for (int64_t ch = 0; ch < c; ++ch) black[static_cast<size_t>(ch)] = -options_.mean[ch] / options_.std[ch];
+  augment_sample(sample.data(), dst, c, h, w, black, {augment.pad, false}, rng);
+}
+
+Dataset load_image_folder(const std::string& root, const ImageFolderOptions& options, const std::string& name) {
+  auto folder = std::make_shared<ImageFolder>(root, options);
+  Dataset d;
+  d.count = static_cast<int64_t>(folder->labels().size());
+  d.channels = options.channels, d.height = options.height, d.width = options.width;
+  d.classes = static_cast<int>(folder->classes().size());
+  d.labels = folder->labels();
+  d.name = name;
+  for (int64_t ch = 0; ch < d.channels; ++ch)
+    d.zero_pixel.push_back(-folder->options().mean[static_cast<size_t>(ch)] / folder->options().std[static_cast<size_t>(ch)]);
+  d.reader = std::move(folder);
+  return d;
+}
+
+}  // namespace vdnn

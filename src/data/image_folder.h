@@ -1,0 +1,83 @@
+// data/image_folder.h — a folder of JPEG and PNG images, one subfolder per class, as torchvision's
+// ImageFolder reads it; samples decoded on demand (data/image_decode.h) in the loader's workers.
+//
+// Model: `root/<class>/**/<file>.{jpg,jpeg,png}` (extensions in any case; other files are ignored,
+// as torchvision does). Classes are the subfolders sorted by name (label = position); files are
+// sorted by their path. The scan reads every file's header, so a file that is not an image, an
+// empty or unreadable file, or an empty class folder is found before training: an error naming it,
+// or with skip_bad_images a warning on stderr, the file left out (bad_images() counts it) and an
+// empty class kept with no samples. The scanned list is cached in `cache_dir` (one JSON file per
+// root), valid while every folder it walked has the same modification time (adding or removing a
+// file changes its folder's); a later run reads it instead of scanning.
+// A sample: the region ImageFolderOptions's recipe picks (training with resized_crop: torchvision's
+// RandomResizedCrop; else Resize(round(side * resize_ratio)) + CenterCrop), resampled to height x
+// width, mirrored with probability 1/2 when augment.flip, normalized with mean and std per channel,
+// then padded and cropped when augment.pad > 0 (data/augment.h). Grey files feed 3-channel models
+// repeated, colour files feed 1-channel models as luma. A file that fails to decode later (a
+// truncated JPEG) throws naming it, or with skip_bad_images is warned about once, counted, and
+// replaced by the next readable sample (read returns which one, for its label).
+//
+//   ImageFolderOptions o{.channels = 3, .height = 224, .width = 224};
+//   Dataset train = load_image_folder("/data/imagenet/train", o, "imagenet-train");
+//   // train.reader decodes; train.labels, train.classes, train.count as for any Dataset
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace vdnn {
+
+struct ImageFolderOptions {
+  int64_t channels = 3, height = 224, width = 224;
+  bool train = true;           // draws regions (with Augmentation::resized_crop); else the center
+  double resize_ratio = 1;     // evaluation's Resize: the shorter side to round(side * this)
+  std::vector<float> mean, std;  // per channel; empty: ImageNet's (3 channels) or 0.5 (grey)
+  bool skip_bad_images = false;
+  std::string cache_dir;       // where scanned lists are kept; "" = default_file_list_cache(), "-": none
+};
+
+// $VDNN_CACHE_DIR, else $XDG_CACHE_HOME/vdnn, else $HOME/.cache/vdnn ("" when none is set).
+std::string default_file_list_cache();
+
+class ImageFolder : public SampleReader {
+ public:
+  ImageFolder(const std::string& root, const ImageFolderOptions& options);
+
+  const std::vector<std::string>& classes() const { return classes_; }
+  const std::vector<int32_t>& labels() const { return labels_; }
+  const std::string& path(int64_t index) const { return files_[static_cast<size_t>(index)]; }
+  bool list_from_cache() const { return from_cache_; }
+  const ImageFolderOptions& options() const { return options_; }
+
+  int64_t read(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const override;
+  int64_t bad_images() const override;
+
+ private:
+  void scan();
+  bool read_cache(const std::string& file);
+  void write_cache(const std::string& file) const;
+  void keep_or_refuse_bad(const std::string& path, const std::string& why);
+  void read_one(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const;
+
+  std::string root_;
+  ImageFolderOptions options_;
+  std::vector<std::string> classes_;
+  std::vector<std::string> files_;  // full paths
+  std::vector<int32_t> labels_;
+  std::vector<std::pair<std::string, int64_t>> folders_;  // walked, with their mtimes (cache validity)
+  std::vector<std::pair<std::string, std::string>> bad_;  // found by the scan: path, why
+  bool from_cache_ = false;
+  mutable std::mutex bad_mu_;
+  mutable std::set<int64_t> bad_read_;  // samples that failed to decode (skip_bad_images)
+};
+
+// An ImageFolder as a Dataset (its reader), named `name`.
+Dataset load_image_folder(const std::string& root, const ImageFolderOptions& options, const std::string& name);
+
+}  // namespace vdnn

@@ -1,0 +1,307 @@
+// data/image_decode.h, data/image_transform.h, data/image_folder.h and the loader's workers: PNG
+// decodes to its exact pixels and JPEG close to them (also region- and DCT-scaled); every unreadable
+// file is an error naming it; regions are torchvision's Resize + CenterCrop and RandomResizedCrop;
+// the resampler keeps constants and mirrors; a folder's classes, labels and cached list; bad files
+// refused or skipped and counted; the same batches whatever the number of loader threads.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/cli_run.h"
+#include "data/batch_loader.h"
+#include "data/image_decode.h"
+#include "data/image_folder.h"
+#include "data/image_transform.h"
+#include "data/synthetic.h"
+#include "data/image_files.h"
+#include "error_of.h"
+
+namespace vdnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+RegionChooser whole() {
+  return [](ImageSize s) { return ImageRegion{0, 0, static_cast<double>(s.width), static_cast<double>(s.height)}; };
+}
+
+void truncate_to_half(const fs::path& p) { fs::resize_file(p, fs::file_size(p) / 2); }
+
+TEST(ImageDecode, APngDecodesToItsExactPixelsInEitherChannelCount) {
+  const fs::path dir = test::temp_dir("png_decode");
+  const std::vector<uint8_t> rgb = test::gradient(13, 9, 3), grey = test::gradient(13, 9, 1);
+  test::write_png(dir / "rgb.png", 13, 9, 3, rgb);
+  test::write_png(dir / "grey.png", 13, 9, 1, grey);
+  const DecodedImage a = decode_image(dir / "rgb.png", 3, whole(), 1, 1);
+  EXPECT_EQ(a.width, 13);
+  EXPECT_EQ(a.height, 9);
+  EXPECT_EQ(a.pixels, rgb);
+  EXPECT_EQ(read_image_size(dir / "rgb.png").width, 13);
+  const DecodedImage b = decode_image(dir / "grey.png", 3, whole(), 1, 1);  // grey repeated
+  for (size_t i = 0; i < grey.size(); ++i)
+    for (int c = 0; c < 3; ++c) ASSERT_EQ(b.pixels[i * 3 + c], grey[i]);
+  EXPECT_EQ(decode_image(dir / "grey.png", 1, whole(), 1, 1).pixels, grey);
+  fs::remove_all(dir);
+}
+
+TEST(ImageDecode, AJpegDecodesCloseToItsPixelsAndAtAReducedScaleForASmallSample) {
+  const fs::path dir = test::temp_dir("jpeg_decode");
+  const int64_t w = 256, h = 192;
+  const std::vector<uint8_t> px = test::gradient(w, h, 3);
+  test::write_jpeg(dir / "a.jpg", w, h, 3, px, 100);
+  const DecodedImage full = decode_image(dir / "a.jpg", 3, whole(), w, h);
+  ASSERT_EQ(full.scale, 1);
+  ASSERT_EQ(full.pixels.size(), px.size());
+  int worst = 0;
+  for (size_t i = 0; i < px.size(); ++i) worst = std::max(worst, std::abs(int{full.pixels[i]} - int{px[i]}));
+  EXPECT_LE(worst, 4);
+  // A 16 x 12 sample of a 128 x 96 region: decoded at 1/4 (32 x 24 pixels, twice the sample),
+  // the rows and columns around the region only; resampled, it is the full decode's sample.
+  const ImageRegion region{64, 32, 128, 96};
+  const DecodedImage part = decode_image(dir / "a.jpg", 3, [&](ImageSize) { return region; }, 16, 12);
+  EXPECT_EQ(part.scale, 4);
+  EXPECT_LE(part.x_offset, 64);
+  EXPECT_LE(part.y_offset, 32);
+  EXPECT_GE(part.x_offset + static_cast<double>(part.width) * part.scale, 64 + 128);
+  EXPECT_GE(part.y_offset + static_cast<double>(part.height) * part.scale, 32 + 96);
+  EXPECT_LT(part.width, w / 4);  // cropped, not the whole row
+  DecodedImage reference = full;
+  reference.region = region;
+  const float mean[3] = {0, 0, 0}, std[3] = {1, 1, 1};
+  std::vector<float> a(3 * 12 * 16), b(a.size());
+  resample_region(reference, 16, 12, false, mean, std, a.data());
+  resample_region(part, 16, 12, false, mean, std, b.data());
+  double most = 0;
+  for (size_t i = 0; i < a.size(); ++i) most = std::max(most, std::abs(double{a[i]} - b[i]) * 255);
+  EXPECT_LE(most, 3.0) << "levels of 255";
+  fs::remove_all(dir);
+}
+
+TEST(ImageDecode, EveryUnreadableFileIsAnErrorNamingIt) {
+  const fs::path dir = test::temp_dir("bad_images");
+  const std::vector<uint8_t> px = test::gradient(160, 120, 3);
+  test::write_jpeg(dir / "cut.jpg", 160, 120, 3, px);
+  truncate_to_half(dir / "cut.jpg");
+  test::write_png(dir / "cut.png", 160, 120, 3, px);
+  truncate_to_half(dir / "cut.png");
+  { std::ofstream(dir / "empty.jpg"); }
+  { std::ofstream(dir / "text.jpg") << "not an image at all"; }
+  fs::create_symlink(dir / "nowhere.png", dir / "dangling.png");
+  EXPECT_EQ(read_image_size(dir / "cut.jpg").width, 160);  // the header is whole
+  test::expect_error([&] { decode_image(dir / "cut.jpg", 3, whole(), 160, 120); },
+                     {(dir / "cut.jpg").string(), "not a readable JPEG", "Premature end"});
+  test::expect_error([&] { decode_image(dir / "cut.png", 3, whole(), 160, 120); },
+                     {(dir / "cut.png").string(), "not a readable PNG"});
+  test::expect_error([&] { read_image_size(dir / "empty.jpg"); }, {(dir / "empty.jpg").string(), "empty"});
+  test::expect_error([&] { read_image_size(dir / "text.jpg"); }, {(dir / "text.jpg").string(), "not a JPEG or PNG"});
+  test::expect_error([&] { read_image_size(dir / "dangling.png"); }, {(dir / "dangling.png").string(), "cannot be read"});
+  fs::remove_all(dir);
+}
+
+TEST(ImageTransform, TheCenterRegionIsTorchvisionsResizeThenCenterCrop) {
+  // Resize(64) of 487 x 365: 85 x 64; CenterCrop(64): left round(10.5) = 10 (half to even).
+  ImageRegion r = center_region({487, 365}, 64, 64, 1.0);
+  EXPECT_NEAR(r.x, 10 * 487.0 / 85, 1e-9);
+  EXPECT_NEAR(r.width, 64 * 487.0 / 85, 1e-9);
+  EXPECT_EQ(r.y, 0);
+  EXPECT_NEAR(r.height, 365, 1e-9);
+  // Resize(256) of 500 x 375 (a portrait one too), CenterCrop(224): offsets 58 (58.5 to even) and 16.
+  r = center_region({500, 375}, 224, 224, kImageNetResizeRatio);
+  EXPECT_NEAR(r.x, 58 * 500.0 / 341, 1e-9);
+  EXPECT_NEAR(r.y, 16 * 375.0 / 256, 1e-9);
+  EXPECT_NEAR(r.width, 224 * 500.0 / 341, 1e-9);
+  r = center_region({375, 500}, 224, 224, kImageNetResizeRatio);
+  EXPECT_NEAR(r.y, 58 * 500.0 / 341, 1e-9);
+  EXPECT_NEAR(r.x, 16 * 375.0 / 256, 1e-9);
+}
+
+TEST(ImageTransform, RandomResizedCropsStayInsideInTorchvisionsRangesAndFollowTheSeed) {
+  Rng rng(3, 9), again(3, 9);
+  double smallest = 1, largest = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const ImageRegion r = random_resized_crop_region({500, 375}, rng);
+    const ImageRegion s = random_resized_crop_region({500, 375}, again);
+    ASSERT_EQ(r.x, s.x);
+    ASSERT_EQ(r.width, s.width);
+    ASSERT_GE(r.x, 0);
+    ASSERT_GE(r.y, 0);
+    ASSERT_LE(r.x + r.width, 500);
+    ASSERT_LE(r.y + r.height, 375);
+    const double area = r.width * r.height / (500.0 * 375.0);
+    ASSERT_GE(area, 0.079);  // 0.08, less the rounding of w and h
+    ASSERT_GE(r.width / r.height, 0.74);
+    ASSERT_LE(r.width / r.height, 1.35);
+    smallest = std::min(smallest, area), largest = std::max(largest, area);
+  }
+  EXPECT_LT(smallest, 0.1);
+  EXPECT_GT(largest, 0.9);
+  // A sliver falls back to its center at the nearest ratio in range.
+  const ImageRegion r = random_resized_crop_region({1000, 10}, rng);
+  EXPECT_EQ(r.height, 10);
+  EXPECT_EQ(r.width, 13);
+  EXPECT_EQ(r.x, (1000 - 13) / 2);
+}
+
+TEST(ImageTransform, ResamplingKeepsAConstantMapsAnImageOntoItselfAndMirrors) {
+  DecodedImage img;
+  img.width = 50, img.height = 40, img.channels = 1;
+  img.pixels.assign(50 * 40, 100);
+  img.region = {3.5, 2.25, 41, 30};
+  const float mean[1] = {0.25f}, std[1] = {0.5f};
+  std::vector<float> out(12 * 9);
+  resample_region(img, 12, 9, false, mean, std, out.data());
+  for (float v : out) ASSERT_FLOAT_EQ(v, (100 / 255.f - 0.25f) / 0.5f);
+  img.pixels = test::gradient(50, 40, 1);
+  img.region = {0, 0, 50, 40};
+  std::vector<float> same(50 * 40), mirrored(50 * 40);
+  const float zero[1] = {0}, one[1] = {1};
+  resample_region(img, 50, 40, false, zero, one, same.data());
+  resample_region(img, 50, 40, true, zero, one, mirrored.data());
+  for (int64_t y = 0; y < 40; ++y)
+    for (int64_t x = 0; x < 50; ++x) {
+      ASSERT_FLOAT_EQ(same[y * 50 + x] * 255, img.pixels[y * 50 + x]);
+      ASSERT_EQ(mirrored[y * 50 + x], same[y * 50 + 49 - x]);
+    }
+}
+
+// root/<class>/... with `per_class` 20 x 16 images of each of `classes`, PNG and JPEG alternating.
+fs::path make_folder(const std::string& name, const std::vector<std::string>& classes, int per_class) {
+  const fs::path root = test::temp_dir(name);
+  for (size_t c = 0; c < classes.size(); ++c) {
+    fs::create_directories(root / classes[c]);
+    for (int i = 0; i < per_class; ++i) {
+      std::vector<uint8_t> px = test::gradient(20 + i, 16, 3);
+      for (uint8_t& p : px) p = static_cast<uint8_t>(p / 2 + 60 * c);  // each class its own brightness
+      const std::string file = (root / classes[c] / ("img" + std::to_string(i))).string();
+      if (i % 2) test::write_jpeg(file + ".jpg", 20 + i, 16, 3, px);
+      else test::write_png(file + ".png", 20 + i, 16, 3, px);
+    }
+  }
+  return root;
+}
+
+ImageFolderOptions small(const fs::path& cache) {
+  ImageFolderOptions o;
+  o.channels = 3, o.height = 12, o.width = 12;
+  o.cache_dir = cache.string();
+  return o;
+}
+
+TEST(ImageFolder, ClassesAreSortedFoldersFilesAreFoundBelowThemAndOtherFilesIgnored) {
+  const fs::path root = make_folder("folder_scan", {"zebra", "ant", "moth"}, 3);
+  fs::create_directories(root / "ant" / "more");
+  test::write_png(root / "ant" / "more" / "deep.PNG", 8, 8, 1, test::gradient(8, 8, 1));
+  { std::ofstream(root / "ant" / "notes.txt") << "ignored"; }
+  const fs::path cache = test::temp_dir("folder_scan_cache");
+  ImageFolder f(root, small(cache));
+  EXPECT_EQ(f.classes(), (std::vector<std::string>{"ant", "moth", "zebra"}));
+  ASSERT_EQ(f.labels().size(), 10u);
+  EXPECT_EQ(f.labels(), (std::vector<int32_t>{0, 0, 0, 0, 1, 1, 1, 2, 2, 2}));
+  EXPECT_NE(f.path(3).find("deep.PNG"), std::string::npos) << f.path(3);
+  Rng rng(1);
+  std::vector<float> sample(3 * 12 * 12);
+  EXPECT_EQ(f.read(3, sample.data(), {}, rng), 3);  // a grey PNG, repeated into RGB
+  for (int64_t i = 0; i < 144; ++i) ASSERT_NEAR(sample[i] * 0.229f + 0.485f, sample[144 + i] * 0.224f + 0.456f, 1e-5);
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
+TEST(ImageFolder, AnEmptyClassOrAFileThatIsNoImageIsRefusedNamingItOrLeftOutAndCounted) {
+  const fs::path root = make_folder("folder_bad", {"a", "b"}, 2);
+  fs::create_directories(root / "c");
+  const fs::path cache = test::temp_dir("folder_bad_cache");
+  test::expect_error([&] { ImageFolder(root, small(cache)); }, {"class folder 'c'", "--skip-bad-images"});
+  fs::remove(root / "c");
+  { std::ofstream(root / "b" / "fake.jpg") << "<html>not found</html>"; }
+  test::expect_error([&] { ImageFolder(root, small(cache)); }, {(root / "b" / "fake.jpg").string(), "not a JPEG or PNG"});
+  fs::create_directories(root / "c");
+  ImageFolderOptions skip = small(cache);
+  skip.skip_bad_images = true;
+  const ImageFolder f(root, skip);
+  EXPECT_EQ(f.bad_images(), 2);  // fake.jpg and the empty class
+  EXPECT_EQ(f.classes().size(), 3u);
+  EXPECT_EQ(f.labels().size(), 4u);
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
+TEST(ImageFolder, TheScannedListIsCachedAndScannedAgainWhenAFolderChanges) {
+  const fs::path root = make_folder("folder_cache", {"a", "b"}, 2);
+  const fs::path cache = test::temp_dir("folder_cache_files");
+  EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());
+  const ImageFolder cached(root, small(cache));
+  EXPECT_TRUE(cached.list_from_cache());
+  EXPECT_EQ(cached.labels().size(), 4u);
+  test::write_png(root / "b" / "new.png", 8, 8, 3, test::gradient(8, 8, 3));
+  const ImageFolder rescanned(root, small(cache));
+  EXPECT_FALSE(rescanned.list_from_cache());
+  EXPECT_EQ(rescanned.labels().size(), 5u);
+  ImageFolderOptions none = small(cache);
+  none.cache_dir = "-";
+  EXPECT_FALSE(ImageFolder(root, none).list_from_cache());
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
+TEST(ImageFolder, ATruncatedImageMetWhileLoadingStopsNamingItOrIsReplacedByTheNextWithItsLabel) {
+  const fs::path root = make_folder("folder_truncated", {"a", "b"}, 2);
+  const fs::path cache = test::temp_dir("folder_truncated_cache");
+  const fs::path cut = root / "a" / "img1.jpg";  // its header is intact: the scan keeps it
+  test::write_jpeg(cut, 200, 160, 3, test::gradient(200, 160, 3));
+  truncate_to_half(cut);
+  Dataset d = load_image_folder(root, small(cache), "cut");
+  BatchLoader loader(d, 4, /*shuffle=*/false, 1);
+  loader.start_epoch(0);
+  std::vector<float> x(4 * 3 * 12 * 12);
+  std::vector<int32_t> y(4);
+  int64_t n = 0;
+  test::expect_error([&] { loader.next(x.data(), y.data(), &n); }, {cut.string(), "Premature end", "--skip-bad-images"});
+  ImageFolderOptions skip = small(cache);
+  skip.skip_bad_images = true;
+  Dataset s = load_image_folder(root, skip, "cut");
+  BatchLoader skipping(s, 4, /*shuffle=*/false, 1);
+  skipping.start_epoch(0);
+  ASSERT_TRUE(skipping.next(x.data(), y.data(), &n));
+  EXPECT_EQ(y, (std::vector<int32_t>{0, 1, 1, 1}));  // sample 1 (class a) became sample 2 (class b)
+  EXPECT_EQ(skipping.bad_images(), 1);
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
+// Every batch of two epochs, as bytes.
+std::vector<float> two_epochs(const Dataset& d, int64_t batch, const Augmentation& a, int threads) {
+  BatchLoader loader(d, batch, /*shuffle=*/true, 5, {}, a, threads);
+  std::vector<float> all;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    loader.start_epoch(epoch);
+    BatchLoader::BatchView b;
+    while (loader.next(&b)) {
+      all.insert(all.end(), b.images, b.images + b.count * loader.sample_floats());
+      for (int64_t i = 0; i < b.count; ++i) all.push_back(static_cast<float>(b.labels[i]));
+    }
+  }
+  return all;
+}
+
+TEST(BatchLoaderThreads, BatchesAreTheSameForAnyNumberOfLoaderThreads) {
+  const fs::path root = make_folder("folder_threads", {"a", "b", "c"}, 6);
+  const fs::path cache = test::temp_dir("folder_threads_cache");
+  const Dataset folder = load_image_folder(root, small(cache), "threads");
+  const Augmentation imagenet = parse_augmentation("imagenet", "--augment");
+  const std::vector<float> one = two_epochs(folder, 4, imagenet, 1);
+  EXPECT_EQ(one, two_epochs(folder, 4, imagenet, 3));
+  EXPECT_NE(one, two_epochs(folder, 4, {}, 3));  // the crops are drawn
+  const Dataset memory = make_synthetic(40, 2, 6, 6, 3, 1);
+  const Augmentation cifar = parse_augmentation("cifar", "--augment");
+  EXPECT_EQ(two_epochs(memory, 8, cifar, 1), two_epochs(memory, 8, cifar, 4));
+  test::expect_error([&] { BatchLoader(memory, 8, true, 1, {}, imagenet); }, {"--augment imagenet", "image folder"});
+  test::expect_error([&] { BatchLoader(memory, 8, true, 1, {}, {}, 0); }, {"0 loader threads", "--data-threads"});
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
+}  // namespace
+}  // namespace vdnn
