@@ -16,5 +16,6 @@ Runner add_plan_command(CLI::App& app);
 Runner add_profile_command(CLI::App& app);
 Runner add_infer_command(CLI::App& app);
 Runner add_export_command(CLI::App& app);
+Runner add_load_command(CLI::App& app);
 
 }  // namespace vdnn::cli

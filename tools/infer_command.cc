@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "data_flags.h"
 #include "conv_algo_cache.h"
 #include "numeric_flags.h"
 #include "data/data_source.h"
@@ -284,8 +285,11 @@ Runner add_infer_command(CLI::App& app) {
   app.add_option("--weights", o->weights,
                  "safetensors file, e.g. from `vdnn train --save` (default for an ONNX model: its initializers)");
   CLI::Option* data = app.add_option("--data", o->source.data,
-                                     "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches or Fashion-MNIST IDX files")
+                                     "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches, image folders "
+                                     "(DIR/val/<class>/*.jpg|png, else DIR/test/...: resized and center-cropped) or "
+                                     "Fashion-MNIST IDX files")
                           ->capture_default_str();
+  add_image_folder_flags(app, o->source);
   CLI::Option* logits = app.add_option("--logits", o->logits,
                                        "write every sample's logits to this .npy file (float32 [samples, classes])");
   app.add_option("--images", o->images, "inputs from a float32 .npy [N, C, H, W] (or [N, K]) instead of --data; "

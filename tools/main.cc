@@ -6,6 +6,7 @@
 //   vdnn profile --model fmnist_cnn --batch 128 --save costs.json
 //   vdnn infer --model fmnist_cnn --weights run.safetensors --data fashion-mnist
 //   vdnn export --onnx out.onnx --model fmnist_cnn --weights run.safetensors
+//   vdnn load --data /data/imagenet --input 3x224x224 --augment imagenet --data-threads 2
 // User errors print one line "error: ..." and exit 1; a bug in vdnn exits 70.
 #include <cstdio>
 #include <iostream>
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
   add("infer", "test loss and accuracy of saved weights (a `train --save` checkpoint)", vdnn::cli::add_infer_command);
   add("export", "write a network and its weights as an ONNX model for inference (ONNX Runtime)",
       vdnn::cli::add_export_command);
+  add("load", "read batches as `vdnn train` would, and nothing else: how fast the data loader is",
+      vdnn::cli::add_load_command);
   vdnn::cli::check_numeric_flags(app);  // no NaN, no saturated integers, on any numeric flag
   try {
     app.parse(argc, argv);

@@ -11,6 +11,7 @@
 #include "backends/backend_targets.h"
 #include "backends/cpu/profiler.h"
 #include "commands.h"
+#include "data_flags.h"
 #include "data_parallel.h"
 #include "data/augment.h"
 #include "data/data_source.h"
@@ -56,6 +57,7 @@ struct TrainOptions {
   // replica check after every step.
   int conv_sub_batches = 1;  // every convolution in this many slices of the batch
   std::string augment = "none";
+  DataSource image_flags;  // --mean, --std, --skip-bad-images
   double collective_timeout = 300;
   std::string bucket_size = "25MiB";
   bool verify_replicas = false;
@@ -258,8 +260,12 @@ class TrainConsole {
     total_steps_ = p.total_steps;
     if (const int sig = interrupt_signal()) throw Interrupted{sig};
     if (!progress_) progress_ = std::make_unique<Progress>(stdout, mode_, VDNN_MSG("epoch " << p.epoch << "/" << p.epochs), "img/s");
+    // Training waited for data: how much of its time so far (shown from 1%).
+    const double wait = p.elapsed_seconds > 0 ? p.data_wait_seconds / p.elapsed_seconds : 0;
     progress_->update(p.epoch_step, p.steps_per_epoch, static_cast<double>(p.epoch_step * batch_),
-                      VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss));
+                      VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss
+                                       << (wait >= 0.01 ? VDNN_MSG("  data wait " << std::setprecision(0) << wait * 100 << "%")
+                                                        : std::string())));
   }
 
   void epoch(const EpochResult& e) {
@@ -267,7 +273,10 @@ class TrainConsole {
     std::printf("epoch %3d  lr %.4f  loss %.4f  train acc %.4f", e.epoch, e.lr, e.train_loss,
                 e.train_accuracy);
     if (e.test.samples > 0) std::printf("  test loss %.4f  test acc %.4f", e.test.loss, e.test.accuracy);
-    std::printf("  %.0f img/s  %.1f s\n", e.images_per_second, e.train_seconds);
+    std::printf("  %.0f img/s  %.1f s", e.images_per_second, e.train_seconds);
+    if (e.data_wait_seconds >= 0.01 * e.train_seconds && e.data_wait_seconds > 0)
+      std::printf("  data wait %.1f s", e.data_wait_seconds);
+    std::printf("\n");
     std::fflush(stdout);
   }
 
@@ -289,7 +298,11 @@ void print_result(const TrainResult& r, const TrainOptions& o) {
     std::printf("test accuracy %.4f, ", r.test_accuracy);
   else
     std::printf("no evaluation, ");
-  std::printf("%.0f images/s\nweights_sha256 %s\n", r.images_per_second, r.weights_sha256.c_str());
+  std::printf("%.0f images/s\n", r.images_per_second);
+  std::printf("data: waited %.2f s of %.2f s for batches (%d loader threads)", r.data_wait_seconds, r.train_seconds,
+              o.config.data_threads);
+  if (r.bad_images > 0) std::printf(", %lld unreadable images skipped", static_cast<long long>(r.bad_images));
+  std::printf("\nweights_sha256 %s\n", r.weights_sha256.c_str());
   if (!o.config.save_path.empty())
     std::printf("saved %s (step %lld)\n", o.config.save_path.c_str(), static_cast<long long>(r.iterations));
 }
@@ -325,8 +338,11 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
     check_same_augmentation(*resume, o.config);
     check_same_ranks(*resume, comm.size());
   }
-  const DataSource source{o.data, o.synthetic_samples, o.config.seed};
-  Dataset train = load_data(source, graph, Split::kTrain), test = load_data(source, graph, Split::kTest);
+  DataSource source = o.image_flags;
+  source.data = o.data, source.synthetic_samples = o.synthetic_samples, source.seed = o.config.seed;
+  source.augment = o.config.augment;
+  Dataset train = load_data(source, graph, Split::kTrain);
+  Dataset test = o.config.evaluate ? load_data(source, graph, Split::kTest) : Dataset{};
   check_data_fits(graph, train);
   print_run(graph, train, test, o.batch);
   const NetChoice choice = choose_net_options(graph, o, backend, comm);
@@ -408,8 +424,13 @@ Runner add_train_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--data", o->data,
                  "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches (data_batch_*.bin, or "
-                 "train.bin and test.bin) or Fashion-MNIST IDX files")
+                 "train.bin and test.bin), image folders (DIR/train/<class>/*.jpg|png, DIR/val/<class>/...) "
+                 "or Fashion-MNIST IDX files")
       ->capture_default_str();
+  app.add_option("--data-threads", o->config.data_threads,
+                 "loader threads: each makes (reads, decodes, augments) whole batches ahead of training")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  add_image_folder_flags(app, o->image_flags);
   app.add_option("--epochs", o->config.epochs, "epochs")->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--iterations", o->config.iterations, "stop after N steps (overrides --epochs)")
@@ -455,8 +476,9 @@ Runner add_train_command(CLI::App& app) {
                  "(cuda: least workspace), winograd")
       ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
   app.add_option("--augment", o->augment,
-                 "training-batch augmentation: none, flip (horizontal, p = 1/2) or cifar (pad 4, random crop to "
-                 "the image's size, flip: torchvision's CIFAR recipe), seeded from --seed")
+                 "training-batch augmentation: none, flip (horizontal, p = 1/2), cifar (pad 4, random crop to "
+                 "the image's size, flip: torchvision's CIFAR recipe) or imagenet (image folders: random resized "
+                 "crop and flip; evaluation resizes by 256/224 and center-crops), seeded from --seed")
       ->capture_default_str();
   app.add_option("--conv-sub-batches", o->conv_sub_batches,
                  "run every convolution in this many equal slices of the batch (a divisor of --batch): each "

@@ -14,7 +14,8 @@ nlohmann::json train_report(const std::string& model, const TrainConfig& config,
     nlohmann::json j = {{"epoch", e.epoch}, {"steps", e.steps}, {"lr", e.lr},
                         {"train_loss", e.train_loss}, {"train_accuracy", e.train_accuracy},
                         {"train_seconds", e.train_seconds},
-                        {"images_per_second", e.images_per_second}};
+                        {"images_per_second", e.images_per_second},
+                        {"data_wait_seconds", e.data_wait_seconds}};
     if (e.test.samples > 0) {
       j["test_loss"] = e.test.loss;
       j["test_accuracy"] = e.test.accuracy;
@@ -25,13 +26,16 @@ nlohmann::json train_report(const std::string& model, const TrainConfig& config,
       {"config",
        {{"model", model}, {"batch", batch}, {"epochs", config.epochs},
         {"iterations", config.iterations}, {"lr", config.lr}, {"momentum", config.momentum},
-        {"weight_decay", config.weight_decay}, {"seed", config.seed}}},
+        {"weight_decay", config.weight_decay}, {"seed", config.seed},
+        {"augment", augmentation_name(config.augment)}, {"data_threads", config.data_threads}}},
       {"epochs", epochs},
       {"iterations", result.iterations},
       {"final_loss", result.final_loss},
       {"test_accuracy", config.evaluate ? nlohmann::json(result.test_accuracy) : nlohmann::json()},
       {"images_per_second", result.images_per_second},
       {"train_seconds", result.train_seconds},
+      {"data_wait_seconds", result.data_wait_seconds},
+      {"bad_images", result.bad_images},
       {"weights_sha256", result.weights_sha256},
       {"skipped_steps", result.skipped_steps},
       {"step_losses", result.step_losses},

@@ -69,15 +69,16 @@ void Trainer::resume(const Checkpoint& checkpoint) {
 EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
   check_data_fits(net_.graph(), data);
   VDNN_CHECK(!logits || net_.ranks() == 1, "per-sample logits are collected by one rank only");
-  BatchLoader loader(data, net_.batch(), /*shuffle=*/false, config_.seed, {net_.rank(), net_.ranks()});
+  BatchLoader loader(data, net_.batch(), /*shuffle=*/false, config_.seed, {net_.rank(), net_.ranks()},
+                     /*augment=*/{}, config_.data_threads);
   loader.start_epoch(0);
-  std::vector<float> images(static_cast<size_t>(net_.batch() * loader.sample_floats()));
-  std::vector<int32_t> labels(static_cast<size_t>(net_.batch()));
-  int64_t count = 0, right = 0;
+  int64_t right = 0;
   EvalResult r;
   double loss_sum = 0;
-  while (loader.next(images.data(), labels.data(), &count)) {
-    net_.set_batch(images.data(), labels.data(), count);
+  BatchLoader::BatchView batch;
+  while (loader.next(&batch)) {
+    const int64_t count = batch.count;
+    net_.set_batch(batch.images, batch.labels, count);
     loss_sum += static_cast<double>(net_.forward(/*training=*/false)) * count;
     right += net_.correct();
     if (logits) logits->insert(logits->end(), net_.logits().begin(), net_.logits().end());
@@ -109,21 +110,17 @@ std::string Trainer::nonfinite(float loss) {
 // One run(): the loader and its buffers, how long the run is, its learning rate, and where it is.
 struct Trainer::Run {
   Run(const Dataset& train, int64_t batch, const TrainConfig& c, int64_t start_step, Shard shard)
-      : loader(train, batch, /*shuffle=*/true, c.seed, shard, c.augment),
+      : loader(train, batch, /*shuffle=*/true, c.seed, shard, c.augment, c.data_threads),
         per_epoch(loader.batches_per_epoch()),
         epochs(c.iterations > 0 ? static_cast<int>((c.iterations + per_epoch - 1) / per_epoch) : c.epochs),
         total(c.iterations > 0 ? c.iterations : per_epoch * epochs),
         schedule{c.lr, c.schedule, total, c.step_epochs, c.gamma},
-        images(static_cast<size_t>(batch * loader.sample_floats())),
-        labels(static_cast<size_t>(batch)),
         step(start_step) {}
   BatchLoader loader;
   const int64_t per_epoch;  // batches
   const int epochs;
   const int64_t total;      // steps of the whole run
   const LrSchedule schedule;
-  std::vector<float> images;
-  std::vector<int32_t> labels;
   int64_t step;             // steps done
   int64_t saved_step = -1;  // the step the --save checkpoint holds
 };
@@ -166,11 +163,14 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
   const int64_t done = run.step - epoch * run.per_epoch;  // batches of this epoch before a resume
   run.loader.start_epoch(epoch, done);
   double loss_sum = 0;
-  int64_t right = 0, seen = 0, count = 0;
+  int64_t right = 0, seen = 0;
   const auto start = Clock::now();
+  const double waited_before = run.loader.waited_seconds();
   int64_t epoch_step = done;
-  while (run.step < run.total && run.loader.next(run.images.data(), run.labels.data(), &count)) {
-    net_.set_batch(run.images.data(), run.labels.data(), count);
+  BatchLoader::BatchView batch;
+  while (run.step < run.total && run.loader.next(&batch)) {
+    const int64_t count = batch.count;
+    net_.set_batch(batch.images, batch.labels, count);
     e.lr = run.schedule.at(run.step, epoch);
     const float loss = train_step(run.step, epoch, e.lr, result);
     result.step_losses.push_back(loss);
@@ -183,9 +183,13 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
     if (on_step_)
       on_step_({run.step, run.total, epoch + 1, run.epochs, epoch_step,
                 std::min(run.per_epoch, run.total - (run.step - epoch_step)), loss, e.lr,
-                result.train_seconds + std::chrono::duration<double>(Clock::now() - start).count()});
+                result.train_seconds + std::chrono::duration<double>(Clock::now() - start).count(),
+                result.data_wait_seconds + run.loader.waited_seconds() - waited_before});
   }
   e.train_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  e.data_wait_seconds = run.loader.waited_seconds() - waited_before;
+  result.data_wait_seconds += e.data_wait_seconds;
+  result.bad_images = run.loader.bad_images();
   const int64_t batches = seen / (net_.batch() * net_.ranks());
   e.steps = run.step;
   e.train_loss = batches ? loss_sum / static_cast<double>(batches) : 0.0;

@@ -38,6 +38,7 @@ struct TrainConfig {
   double gamma = 0.1;
   uint64_t seed = 1;
   Augmentation augment;  // of the training batches (data/augment.h); evaluation reads them as they are
+  int data_threads = 2;  // the loader's workers (data/batch_loader.h): decode and augment in parallel
   bool evaluate = true;
   std::string save_path;         // non-empty: write a checkpoint here at the end of run()
   int64_t checkpoint_every = 0;  // > 0: also every N steps (of the whole run) to save_path
@@ -59,6 +60,7 @@ struct EpochResult {
   double train_loss = 0, train_accuracy = 0;
   double train_seconds = 0;  // this epoch's training time, evaluation excluded
   double images_per_second = 0;
+  double data_wait_seconds = 0;  // of train_seconds, waiting for the loader's next batch
   EvalResult test;           // samples == 0 when not evaluated
 };
 
@@ -69,6 +71,8 @@ struct TrainResult {
   double test_accuracy = 0;    // after the last epoch (0 if not evaluated)
   double images_per_second = 0;
   double train_seconds = 0;
+  double data_wait_seconds = 0;  // of train_seconds, waiting for batches (the loader kept up if ~0)
+  int64_t bad_images = 0;        // unreadable training images left out or replaced (--skip-bad-images)
   std::string weights_sha256;
   std::vector<std::string> skipped_steps;  // --on-nan skip: "step 12: ..." for each
   std::vector<float> step_losses;          // every step's training loss (over every rank), in order
@@ -81,6 +85,7 @@ struct StepProgress {
   int64_t epoch_step = 0, steps_per_epoch = 0;
   double loss = 0, lr = 0;                   // this step's
   double elapsed_seconds = 0;                // training time since run() began (evaluation excluded)
+  double data_wait_seconds = 0;              // of elapsed_seconds, waiting for the loader's batches
 };
 
 struct Checkpoint;  // runtime/checkpoint.h

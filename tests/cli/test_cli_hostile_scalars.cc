@@ -30,13 +30,15 @@ const std::map<std::string, std::vector<std::string>> kNumericFlags = {
     {"train",
      {"--epochs", "--iterations", "--batch", "--lr", "--lr-step-epochs", "--lr-gamma", "--momentum",
       "--weight-decay", "--seed", "--threads", "--input", "--classes", "--synthetic-samples", "--device-memory",
-      "--link-bandwidth", "--link-latency", "--checkpoint-every", "--collective-timeout", "--bucket-size", "--conv-sub-batches"}},
+      "--link-bandwidth", "--link-latency", "--checkpoint-every", "--collective-timeout", "--bucket-size", "--conv-sub-batches",
+      "--data-threads", "--mean", "--std"}},
     {"plan",
      {"--batch", "--input", "--classes", "--device-memory", "--repeats", "--link-bandwidth", "--link-latency",
       "--sweep-steps", "--ranks", "--bucket-size", "--batches"}},
     {"profile", {"--batch", "--input", "--classes", "--repeats", "--link-bandwidth", "--link-latency", "--steps"}},
     {"infer", {"--batch", "--input", "--classes", "--synthetic-samples", "--seed", "--threads", "--device-memory",
-               "--repeat", "--top-k"}},
+               "--repeat", "--top-k", "--mean", "--std"}},
+    {"load", {"--batch", "--data-threads", "--epochs", "--batches", "--seed", "--synthetic-samples", "--mean", "--std"}},
 };
 
 // Values no flag may run with: not numbers, not finite, or beyond every integer type vdnn uses.
@@ -46,7 +48,7 @@ const std::vector<std::string> kNeverValid = {"nan", "inf", "-inf", "-nan", "1e3
 // e.g. --input 1 on a convolution).
 const std::vector<std::string> kMaybeValid = {"0", "1e-300", "1"};
 // Text flags whose empty value is their documented default ("not given").
-const std::set<std::string> kEmptyIsUnset = {"--input", "--device-memory"};
+const std::set<std::string> kEmptyIsUnset = {"--input", "--device-memory", "--batches"};  // plan --batches
 
 std::string run_output_name(const fs::path& dir) { return (dir / "w.safetensors").string(); }
 
@@ -75,6 +77,7 @@ class CliHostileScalars : public ::testing::Test {
     if (command == "train") return train_base();
     if (command == "plan") return "plan --model " + model() + " --batch 4 --repeats 1 ";
     if (command == "profile") return "profile --model " + model() + " --batch 4 --repeats 1 --progress none ";
+    if (command == "load") return "load --model " + model() + " --data synthetic --synthetic-samples 8 --batch 4 ";
     return "infer --model " + model() + " --weights " + run_output_name(*dir_) +
            " --data synthetic --synthetic-samples 8 --batch 4 ";
   }
