@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "io/safetensors.h"
+#include "tests/data/image_files.h"
 
 namespace {
 
@@ -72,6 +74,13 @@ int main(int argc, char** argv) {
   cifar100.insert(cifar100.end(), pixels.begin(), pixels.end());
   write_plain(dir + "/cifar/cifar10-one-record.bin", cifar10);
   write_plain(dir + "/cifar/cifar100-one-record.bin", cifar100);
+
+  // Images (fuzz_image): colour and grey, baseline JPEG and PNG.
+  std::filesystem::create_directories(dir + "/image");
+  vdnn::test::write_jpeg(dir + "/image/rgb.jpg", 24, 18, 3, vdnn::test::gradient(24, 18, 3), 80);
+  vdnn::test::write_jpeg(dir + "/image/grey.jpg", 17, 9, 1, vdnn::test::gradient(17, 9, 1), 50);
+  vdnn::test::write_png(dir + "/image/rgb.png", 12, 10, 3, vdnn::test::gradient(12, 10, 3));
+  vdnn::test::write_png(dir + "/image/grey.png", 9, 7, 1, vdnn::test::gradient(9, 7, 1));
 
   vdnn::SafeTensors checkpoint;
   checkpoint.metadata = {{"model", "tiny"}, {"step", "7"}};
