@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "data/augment.h"
 #include "data_flags.h"
 #include "conv_algo_cache.h"
 #include "numeric_flags.h"
@@ -175,6 +176,10 @@ int run_infer(InferOptions& o) {
   }
   Graph graph = std::move(model.graph);
   const bool labelled = o.images.empty();
+  // An image folder is evaluated with the recipe the weights were trained with (imagenet: Resize
+  // by 256/224, then CenterCrop), as `vdnn train` evaluated them.
+  if (auto augment = weights.metadata.find("augment"); augment != weights.metadata.end() && augment->second == "imagenet")
+    o.source.augment = parse_augmentation("imagenet", "--weights metadata 'augment'");
   const Dataset test = labelled ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
   check_data_fits(graph, test);
   if (o.top_k > 0 && o.predictions.empty())

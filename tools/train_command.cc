@@ -344,6 +344,7 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
   Dataset train = load_data(source, graph, Split::kTrain);
   Dataset test = o.config.evaluate ? load_data(source, graph, Split::kTest) : Dataset{};
   check_data_fits(graph, train);
+  if (o.config.evaluate) check_data_fits(graph, test);  // before training, not after its first epoch
   print_run(graph, train, test, o.batch);
   const NetChoice choice = choose_net_options(graph, o, backend, comm);
   Net net(std::move(graph), choice.options);

@@ -63,7 +63,17 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
     s.images.resize(static_cast<size_t>(batch * sample_));
     s.labels.resize(static_cast<size_t>(batch));
   }
-  for (int t = 0; t < threads; ++t) workers_.emplace_back(&BatchLoader::worker_loop, this);
+  try {
+    for (int t = 0; t < threads; ++t) workers_.emplace_back(&BatchLoader::worker_loop, this);
+  } catch (...) {  // a thread that could not start: stop and join those that did
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& w : workers_) w.join();
+    throw;
+  }
 }
 
 BatchLoader::~BatchLoader() {
@@ -105,12 +115,12 @@ bool BatchLoader::next(float* images, int32_t* labels, int64_t* count) {
   std::memcpy(images, batch.images, static_cast<size_t>(batch.count * sample_) * sizeof(float));
   std::memcpy(labels, batch.labels, static_cast<size_t>(batch.count) * sizeof(int32_t));
   *count = batch.count;
-  release_held();
+  release();
   return true;
 }
 
 bool BatchLoader::next(BatchView* batch) {
-  release_held();
+  release();
   std::unique_lock<std::mutex> lock(mu_);
   VDNN_CHECK(active_, "BatchLoader::next called before start_epoch");
   if (consumed_ == batches_) return false;
@@ -126,8 +136,7 @@ bool BatchLoader::next(BatchView* batch) {
   return true;
 }
 
-// Gives the slot of the last BatchView back to the workers.
-void BatchLoader::release_held() {
+void BatchLoader::release() {
   if (!held_) return;
   {
     std::lock_guard<std::mutex> lock(mu_);

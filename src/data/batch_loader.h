@@ -80,6 +80,9 @@ class BatchLoader {
     int64_t count = 0;
   };
   bool next(BatchView* batch);
+  // Gives the last BatchView's slot back to the workers now (the next call would): for a caller
+  // done with it before its step ends, so one more batch is made ahead.
+  void release();
 
   double waited_seconds() const { return waited_; }  // in next(), since construction
   int64_t bad_images() const { return data_.reader ? data_.reader->bad_images() : 0; }
@@ -95,7 +98,6 @@ class BatchLoader {
 
   void worker_loop();
   void fill(int64_t batch_index, Slot& slot) const;
-  void release_held();
 
   const Dataset& data_;
   const int64_t batch_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 
 #include "data/cifar.h"
 #include "data/fashion_mnist.h"
@@ -27,6 +28,21 @@ Dataset load_image_folders(const std::string& dir, const DataSource& source, con
     if (!fs::is_directory(fs::path(dir) / sub, ec))
       VDNN_THROW("image folder '" << dir << "': no val/ or test/ folder to evaluate on (add one beside train/, or "
                                   << "pass --no-eval)");
+  }
+  // Labels are positions in the sorted class list: evaluation must list the same classes.
+  if (split == Split::kTest) {
+    const std::vector<std::string> train = image_folder_classes((fs::path(dir) / "train").string());
+    const std::vector<std::string> test = image_folder_classes((fs::path(dir) / sub).string());
+    if (train != test) {
+      std::vector<std::string> missing, extra;
+      std::set_difference(train.begin(), train.end(), test.begin(), test.end(), std::back_inserter(missing));
+      std::set_difference(test.begin(), test.end(), train.begin(), train.end(), std::back_inserter(extra));
+      VDNN_THROW("image folder '" << dir << "': " << sub << "/ and train/ must hold the same class folders (labels are "
+                                  << "their positions by name); " << sub << "/ lacks " << missing.size() << " ("
+                                  << (missing.empty() ? "" : missing.front()) << (missing.size() > 1 ? ", ..." : "")
+                                  << ") and has " << extra.size() << " more (" << (extra.empty() ? "" : extra.front())
+                                  << (extra.size() > 1 ? ", ..." : "") << ")");
+    }
   }
   ImageFolderOptions o;
   o.channels = s.channels(), o.height = s.height(), o.width = s.width();

@@ -43,6 +43,11 @@ File open_image(const std::string& path, ImageFormat* format) {
   return f;
 }
 
+// PIL's conversion of RGB to grey ("L"): ITU-R 601-2 luma in 16-bit fixed point, rounded.
+uint8_t luma(const uint8_t* rgb) {
+  return static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
+}
+
 // An image this large is refused before decoding (PIL's DecompressionBombError threshold, twice
 // its warning limit): a corrupt or hostile header can claim 4 billion pixels.
 constexpr int64_t kMaxImagePixels = 178956970;
@@ -55,8 +60,8 @@ ImageSize checked_size(const std::string& path, int64_t width, int64_t height) {
 }
 
 // libjpeg reports errors by calling error_exit, which must not return: it jumps back to decode's
-// setjmp. Its warnings (a truncated or corrupt stream, which it would fill with grey) are errors
-// here too, except extraneous bytes between markers (harmless, and common in camera files).
+// setjmp. Its warnings about the data (a truncated or corrupt stream, which it would fill with
+// grey) are errors here too; those about odd but harmless headers are not.
 struct JpegErrors {
   jpeg_error_mgr manager;
   std::jmp_buf jump;
@@ -70,7 +75,16 @@ struct JpegErrors {
 }
 
 void on_jpeg_message(j_common_ptr cinfo, int level) {
-  if (level == -1 && cinfo->err->msg_code != JWRN_EXTRANEOUS_DATA) on_jpeg_error(cinfo);
+  if (level != -1) return;  // trace messages
+  switch (cinfo->err->msg_code) {
+    case JWRN_EXTRANEOUS_DATA:    // bytes between markers
+    case JWRN_JFIF_MAJOR:         // a JFIF version libjpeg does not know
+    case JWRN_ADOBE_XFORM:        // an unknown Adobe colour transform
+    case JWRN_BOGUS_PROGRESSION:  // an odd but decodable progressive scan script
+      return;                     // PIL decodes these files too
+    default:
+      on_jpeg_error(cinfo);       // a truncated or corrupt stream: libjpeg would fill it with grey
+  }
 }
 
 struct JpegDecoder {
@@ -85,22 +99,35 @@ struct JpegDecoder {
   ~JpegDecoder() { jpeg_destroy_decompress(&cinfo); }
 };
 
-// Reads the header of the JPEG `f`; refuses colour spaces other than grey, YCbCr and RGB.
-void read_jpeg_header(JpegDecoder& d, FILE* f, const std::string& path) {
+// Reads the header of the JPEG `f`.
+void read_jpeg_header(JpegDecoder& d, FILE* f) {
   jpeg_stdio_src(&d.cinfo, f);
   jpeg_read_header(&d.cinfo, TRUE);
-  const J_COLOR_SPACE space = d.cinfo.jpeg_color_space;
-  if (space != JCS_GRAYSCALE && space != JCS_YCbCr && space != JCS_RGB)
-    VDNN_THROW("image '" << path << "': a " << d.cinfo.num_components
-                         << "-component JPEG (CMYK or YCCK); expected grey or colour (YCbCr, RGB)");
+}
+
+bool is_cmyk(const jpeg_decompress_struct& cinfo) {
+  return cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+}
+
+// One row of CMYK (Adobe's files store it inverted) to RGB or grey, as PIL converts it.
+void cmyk_row_to(const uint8_t* cmyk, int64_t width, bool inverted, int channels, uint8_t* out) {
+  for (int64_t x = 0; x < width; ++x) {
+    const uint8_t* p = cmyk + 4 * x;
+    const int nk = inverted ? p[3] : 255 - p[3];  // 255 - K
+    uint8_t rgb[3];
+    for (int c = 0; c < 3; ++c) rgb[c] = static_cast<uint8_t>(((inverted ? p[c] : 255 - p[c]) * nk + 127) / 255);
+    if (channels == 1) out[x] = luma(rgb);
+    else std::copy(rgb, rgb + 3, out + 3 * x);
+  }
 }
 
 DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const RegionChooser& choose,
                          int64_t min_width, int64_t min_height) {
   DecodedImage out;
+  std::vector<uint8_t> cmyk_row;  // before setjmp: nothing with a destructor may begin after it
   JpegDecoder d;
   if (setjmp(d.errors.jump)) VDNN_THROW("image '" << path << "': not a readable JPEG (" << d.errors.message << ")");
-  read_jpeg_header(d, f, path);
+  read_jpeg_header(d, f);
   out.source = checked_size(path, d.cinfo.image_width, d.cinfo.image_height);
   out.region = choose(out.source);
   const ImageRegion& region = out.region;
@@ -114,7 +141,8 @@ DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const R
     scale /= 2;
   d.cinfo.scale_num = 1;
   d.cinfo.scale_denom = static_cast<unsigned>(scale);
-  d.cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  const bool cmyk = is_cmyk(d.cinfo);
+  d.cinfo.out_color_space = cmyk ? JCS_CMYK : channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&d.cinfo);
   // The region at this scale, with a margin for the resampling filter's taps beyond its edge.
   const double per_pixel = std::max(region.width / scale / static_cast<double>(std::max<int64_t>(min_width, 1)),
@@ -137,9 +165,12 @@ DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const R
   out.x_offset = static_cast<double>(crop_x) * scale;
   out.y_offset = static_cast<double>(y0) * scale;
   out.pixels.resize(static_cast<size_t>(out.width * out.height * channels));
+  if (cmyk) cmyk_row.resize(static_cast<size_t>(out.width * 4));
   for (int64_t y = 0; y < out.height; ++y) {
-    JSAMPROW row = out.pixels.data() + y * out.width * channels;
+    uint8_t* pixels = out.pixels.data() + y * out.width * channels;
+    JSAMPROW row = cmyk ? cmyk_row.data() : pixels;
     jpeg_read_scanlines(&d.cinfo, &row, 1);
+    if (cmyk) cmyk_row_to(row, out.width, d.cinfo.saw_Adobe_marker, channels, pixels);
   }
   if (d.cinfo.output_scanline == d.cinfo.output_height)
     jpeg_finish_decompress(&d.cinfo);
@@ -148,8 +179,9 @@ DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const R
   return out;
 }
 
-// libpng's simplified API converts any PNG (palette, 16-bit, alpha composited on black) to the
-// format asked for.
+// libpng's simplified API reads any PNG (palette, 16-bit taken as sRGB as PIL takes it, grey or
+// colour with alpha) as 8-bit grey + alpha or RGBA; the alpha is dropped, as PIL's convert('RGB')
+// does (the stored colour, not a composite), and colour becomes grey by PIL's luma.
 DecodedImage decode_png(FILE* f, const std::string& path, int channels, const RegionChooser& choose) {
   png_image image;
   std::memset(&image, 0, sizeof image);
@@ -162,17 +194,27 @@ DecodedImage decode_png(FILE* f, const std::string& path, int channels, const Re
     png_image_free(&image);
     throw;
   }
-  image.format = channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  const bool colour = (image.format & PNG_FORMAT_FLAG_COLOR) != 0;
+  image.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
+  image.format = colour ? PNG_FORMAT_RGBA : PNG_FORMAT_GA;
+  const int64_t stored = colour ? 4 : 2;
+  std::vector<uint8_t> raw(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, raw.data(), 0, nullptr)) {
+    const std::string message = image.message;
+    png_image_free(&image);
+    VDNN_THROW("image '" << path << "': not a readable PNG (" << message << ")");
+  }
   DecodedImage out;
   out.width = image.width;
   out.height = image.height;
   out.channels = channels;
   out.source = {out.width, out.height};
-  out.pixels.resize(PNG_IMAGE_SIZE(image));
-  if (!png_image_finish_read(&image, nullptr, out.pixels.data(), 0, nullptr)) {
-    const std::string message = image.message;
-    png_image_free(&image);
-    VDNN_THROW("image '" << path << "': not a readable PNG (" << message << ")");
+  out.pixels.resize(static_cast<size_t>(out.width * out.height * channels));
+  for (int64_t i = 0; i < out.width * out.height; ++i) {
+    const uint8_t* in = raw.data() + i * stored;
+    uint8_t* px = out.pixels.data() + i * channels;
+    if (channels == 1) px[0] = colour ? luma(in) : in[0];
+    else for (int c = 0; c < 3; ++c) px[c] = in[colour ? c : 0];
   }
   out.region = choose(out.source);
   return out;
@@ -194,7 +236,7 @@ ImageSize read_image_size(const std::string& path) {
   }
   JpegDecoder d;
   if (setjmp(d.errors.jump)) VDNN_THROW("image '" << path << "': not a readable JPEG (" << d.errors.message << ")");
-  read_jpeg_header(d, f.get(), path);
+  read_jpeg_header(d, f.get());
   return checked_size(path, d.cinfo.image_width, d.cinfo.image_height);
 }
 

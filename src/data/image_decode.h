@@ -2,17 +2,18 @@
 //
 // Model: a file is told by its first bytes (JPEG: FF D8 FF; PNG: its 8-byte signature), not by its
 // name. read_image_size reads the header only. decode_image reads the header, asks `choose` which
-// region of the image the sample shows (ImageSize in, ImageRegion within it out), and returns the
-// pixels (rows of
-// width x channels bytes, channels 1 = grey or 3 = RGB whatever the file holds: grey is repeated,
-// RGB becomes grey by the decoder's luma) of the part of the image that `region` needs, which is
-// all of a PNG and, for a JPEG, the rows and (whole iMCU) columns around the region, decoded at
-// 1/2, 1/4 or 1/8 of the size where the region still has at least 2 x min_width by 2 x min_height
-// pixels at that scale (libjpeg-turbo's DCT scaling: the decoder skips the detail a downscaling would
-// average away, as PIL's draft mode and DALI's ROI decoding do). Decoded pixel (x, y) shows the
-// source pixels around (x_offset + (x + 0.5) * scale, y_offset + (y + 0.5) * scale).
-// Anything unreadable — a missing or empty file, a file that is neither JPEG nor PNG, a truncated
-// or corrupt stream (libjpeg's warnings count as errors) — throws vdnn::Error naming the file.
+// region of the image the sample shows (ImageSize in, ImageRegion within it out), and returns rows
+// of width x channels bytes, channels 1 = grey or 3 = RGB whatever the file holds, converted as
+// PIL converts (grey repeated; RGB to grey by PIL's luma; CMYK, Adobe's inverted too, to RGB; a
+// PNG's alpha dropped, 16-bit PNGs taken as sRGB). A PNG is decoded whole; a JPEG only in the rows
+// and (whole iMCU) columns around the region, and at 1/2, 1/4 or 1/8 of its size where the region
+// still has at least 2 x min_width by 2 x min_height pixels at that scale (libjpeg-turbo's DCT
+// scaling: the decoder skips the detail a downscaling would average away, as PIL's draft mode and
+// DALI's ROI decoding do). Decoded pixel (x, y) shows the source pixels around
+// (x_offset + (x + 0.5) * scale, y_offset + (y + 0.5) * scale).
+// Anything unreadable — a missing or empty file, a file that is neither JPEG nor PNG, more than
+// 179 million pixels, a truncated or corrupt stream (libjpeg's warnings about the data count as
+// errors) — throws vdnn::Error naming the file.
 //
 //   ImageSize size = read_image_size("cat.jpg");                              // 500 x 375
 //   DecodedImage img = decode_image("cat.jpg", 3, [](ImageSize) { return ImageRegion{100, 50, 300, 300}; },

@@ -2,6 +2,7 @@
 #include "data/image_folder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kCacheFormat = 1;
+constexpr int64_t kRacySeconds = 2;
 
 bool is_image_name(const fs::path& p) {
   std::string ext = p.extension().string();
@@ -26,10 +28,16 @@ bool is_image_name(const fs::path& p) {
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
+// Modification times in the file clock's nanoseconds (-1: unreadable).
 int64_t modified(const fs::path& p) {
   std::error_code ec;
   const auto t = fs::last_write_time(p, ec);
-  return ec ? -1 : static_cast<int64_t>(t.time_since_epoch().count());
+  return ec ? -1 : static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+int64_t modified_now() {
+  return static_cast<int64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(fs::file_time_type::clock::now().time_since_epoch()).count());
 }
 
 // The cache file of `root` in `dir`: a name from a hash (FNV-1a) of the absolute path.
@@ -48,6 +56,18 @@ std::string default_file_list_cache() {
   if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return (fs::path(v) / "vdnn").string();
   if (const char* v = std::getenv("HOME"); v && *v) return (fs::path(v) / ".cache" / "vdnn").string();
   return "";
+}
+
+std::vector<std::string> image_folder_classes(const std::string& root) {
+  std::vector<std::string> classes;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(root, ec)) {
+    std::error_code kind;  // a dangling link is no class, and no reason to stop listing
+    if (e.is_directory(kind)) classes.push_back(e.path().filename().string());
+  }
+  if (ec) VDNN_THROW("image folder '" << root << "': cannot be listed (" << ec.message() << ")");
+  std::sort(classes.begin(), classes.end());
+  return classes;
 }
 
 ImageFolder::ImageFolder(const std::string& root, const ImageFolderOptions& options)
@@ -87,34 +107,37 @@ ImageFolder::ImageFolder(const std::string& root, const ImageFolderOptions& opti
 }
 
 void ImageFolder::scan() {
+  scan_start_ = modified_now();
+  folders_.emplace_back(root_, modified(root_));  // before listing: a change during the scan shows
+  classes_ = image_folder_classes(root_);
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(root_, ec))
-    if (e.is_directory(ec)) classes_.push_back(e.path().filename().string());
-  if (ec) VDNN_THROW("image folder '" << root_ << "': cannot be listed (" << ec.message() << ")");
-  std::sort(classes_.begin(), classes_.end());
   if (classes_.empty())
     VDNN_THROW("image folder '" << root_ << "': no class folders (expected " << root_ << "/<class>/<image>.jpg or .png)");
-  folders_.emplace_back(root_, modified(root_));
   for (size_t label = 0; label < classes_.size(); ++label) {
     const fs::path dir = fs::path(root_) / classes_[label];
-    std::vector<std::string> found;
+    std::vector<fs::path> found;
     folders_.emplace_back(dir.string(), modified(dir));
     for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_directory(ec)) folders_.emplace_back(it->path().string(), modified(it->path()));
-      else if (is_image_name(it->path())) found.push_back(it->path().string());
+      std::error_code kind;  // a dangling link is a file here: its read names it
+      if (it->is_directory(kind)) folders_.emplace_back(it->path().string(), modified(it->path()));
+      else if (is_image_name(it->path())) found.push_back(it->path());
     }
     if (ec) VDNN_THROW("image folder '" << dir.string() << "': cannot be listed (" << ec.message() << ")");
-    std::sort(found.begin(), found.end());
+    // torchvision's order: folder by folder (os.walk's roots sorted), each folder's files sorted.
+    std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
+      return std::make_pair(a.parent_path().string(), a.filename().string()) <
+             std::make_pair(b.parent_path().string(), b.filename().string());
+    });
     int64_t readable = 0;
-    for (const std::string& path : found) {
+    for (const fs::path& path : found) {
       try {
-        read_image_size(path);
+        read_image_size(path.string());
       } catch (const Error& e) {
-        bad_.emplace_back(path, e.what());
+        bad_.emplace_back(path.string(), e.what());
         continue;
       }
-      files_.push_back(path);
+      files_.push_back(path.string());
       labels_.push_back(static_cast<int32_t>(label));
       ++readable;
     }
@@ -142,13 +165,32 @@ bool ImageFolder::read_cache(const std::string& file) {
     folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear();
     return false;
   }
-  if (files_.size() != labels_.size()) return false;
+  // A bad file repaired in place leaves its folder's time as it was: read the bad ones again.
+  bool repaired = files_.size() != labels_.size();
+  for (const auto& [path, why] : bad_) {
+    std::error_code ec;
+    if (repaired || !fs::is_regular_file(path, ec)) continue;
+    try {
+      read_image_size(path);
+      repaired = true;
+    } catch (const Error&) {
+    }
+  }
+  if (repaired) {
+    folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear();
+    return false;
+  }
   from_cache_ = true;
   return true;
 }
 
-// Best effort: a cache that cannot be written (a read-only home) only costs the next run a scan.
+// Best effort: a cache that cannot be written (a read-only home, a file name that is not UTF-8)
+// only costs the next run a scan. Not written when a folder changed within 2 s of the scan: a
+// change in the same tick of the file system's clock would leave its time as the cache saw it
+// (git's "racily clean" rule).
 void ImageFolder::write_cache(const std::string& file) const {
+  for (const auto& [folder, time] : folders_)
+    if (time > scan_start_ - kRacySeconds * 1000000000LL) return;
   const nlohmann::json j = {{"format", kCacheFormat}, {"root", root_},   {"folders", folders_}, {"classes", classes_},
                             {"files", files_},        {"labels", labels_}, {"bad", bad_}};
   try {
@@ -158,7 +200,7 @@ void ImageFolder::write_cache(const std::string& file) const {
     AtomicFile out(file);
     out.write(text.data(), text.size());
     out.commit();
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // vdnn::Error, or nlohmann's type_error on a non-UTF-8 name
     std::fprintf(stderr, "warning: the file list of '%s' is not cached: %s\n", root_.c_str(), e.what());
   }
 }
@@ -196,11 +238,11 @@ void ImageFolder::read_one(int64_t index, float* dst, const Augmentation& augmen
       w, h);
   const bool flip = options_.train && augment.flip && rng.below(2) == 1;
   if (!options_.train || augment.pad == 0) {
-    resample_region(img, w, h, flip, options_.mean.data(), options_.std.data(), dst);
+    resample_region(img, w, h, flip, options_.mean.data(), options_.std.data(), dst, /*within_region=*/draw);
     return;
   }
   std::vector<float> sample(static_cast<size_t>(c * h * w)), black(static_cast<size_t>(c));
-  resample_region(img, w, h, flip, options_.mean.data(), options_.std.data(), sample.data());
+  resample_region(img, w, h, flip, options_.mean.data(), options_.std.data(), sample.data(), draw);
   for (int64_t ch = 0; ch < c; ++ch) black[static_cast<size_t>(ch)] = -options_.mean[ch] / options_.std[ch];
   augment_sample(sample.data(), dst, c, h, w, black, {augment.pad, false}, rng);
 }

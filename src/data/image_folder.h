@@ -2,13 +2,15 @@
 // ImageFolder reads it; samples decoded on demand (data/image_decode.h) in the loader's workers.
 //
 // Model: `root/<class>/**/<file>.{jpg,jpeg,png}` (extensions in any case; other files are ignored,
-// as torchvision does). Classes are the subfolders sorted by name (label = position); files are
-// sorted by their path. The scan reads every file's header, so a file that is not an image, an
+// as torchvision does). Classes are the subfolders sorted by name (label = position); files are in
+// torchvision's order (folders sorted by path, each folder's files by name). The scan reads every file's header, so a file that is not an image, an
 // empty or unreadable file, or an empty class folder is found before training: an error naming it,
 // or with skip_bad_images a warning on stderr, the file left out (bad_images() counts it) and an
 // empty class kept with no samples. The scanned list is cached in `cache_dir` (one JSON file per
 // root), valid while every folder it walked has the same modification time (adding or removing a
-// file changes its folder's); a later run reads it instead of scanning.
+// file changes its folder's) and its bad files are still bad; a later run reads it instead of
+// scanning. A folder changed within 2 s of the scan keeps the list from being cached (its next
+// change could fall in the same tick of the file system's clock).
 // A sample: the region ImageFolderOptions's recipe picks (training with resized_crop: torchvision's
 // RandomResizedCrop; else Resize(round(side * resize_ratio)) + CenterCrop), resampled to height x
 // width, mirrored with probability 1/2 when augment.flip, normalized with mean and std per channel,
@@ -45,6 +47,10 @@ struct ImageFolderOptions {
 // $VDNN_CACHE_DIR, else $XDG_CACHE_HOME/vdnn, else $HOME/.cache/vdnn ("" when none is set).
 std::string default_file_list_cache();
 
+// The class folders of `root` (its subfolders, sorted by name). Throws vdnn::Error naming `root`
+// when it cannot be listed.
+std::vector<std::string> image_folder_classes(const std::string& root);
+
 class ImageFolder : public SampleReader {
  public:
   ImageFolder(const std::string& root, const ImageFolderOptions& options);
@@ -72,6 +78,7 @@ class ImageFolder : public SampleReader {
   std::vector<int32_t> labels_;
   std::vector<std::pair<std::string, int64_t>> folders_;  // walked, with their mtimes (cache validity)
   std::vector<std::pair<std::string, std::string>> bad_;  // found by the scan: path, why
+  int64_t scan_start_ = 0;  // the file clock when scan() began (ns)
   bool from_cache_ = false;
   mutable std::mutex bad_mu_;
   mutable std::set<int64_t> bad_read_;  // samples that failed to decode (skip_bad_images)

@@ -62,8 +62,9 @@ struct AxisTaps {
   std::vector<float> weights;
 };
 
-// start, length: the region along this axis in decoded pixels; in_size: the decoded pixels there.
-AxisTaps axis_taps(double start, double length, int64_t in_size, int64_t out_size) {
+// start, length: the region along this axis in decoded pixels; in_size: the decoded pixels there;
+// within: taps only inside the region.
+AxisTaps axis_taps(double start, double length, int64_t in_size, int64_t out_size, bool within) {
   const double scale = length / static_cast<double>(out_size);
   const double filter_scale = std::max(scale, 1.0);
   const double support = filter_scale;  // the triangle's radius, widened when downscaling
@@ -72,10 +73,14 @@ AxisTaps axis_taps(double start, double length, int64_t in_size, int64_t out_siz
   t.first.resize(static_cast<size_t>(out_size));
   t.count.resize(static_cast<size_t>(out_size));
   t.weights.assign(static_cast<size_t>(out_size * t.taps), 0.f);
+  // The pixels taps may read: [first, end), never empty.
+  const int64_t first = within ? std::clamp<int64_t>(static_cast<int64_t>(std::floor(start + 1e-9)), 0, in_size - 1) : 0;
+  const int64_t end =
+      within ? std::clamp<int64_t>(static_cast<int64_t>(std::ceil(start + length - 1e-9)), first + 1, in_size) : in_size;
   for (int64_t i = 0; i < out_size; ++i) {
     const double center = start + (static_cast<double>(i) + 0.5) * scale;
-    const int64_t lo = std::max<int64_t>(static_cast<int64_t>(std::floor(center - support + 0.5)), 0);
-    const int64_t hi = std::min<int64_t>(static_cast<int64_t>(std::floor(center + support + 0.5)), in_size);
+    const int64_t lo = std::max<int64_t>(static_cast<int64_t>(std::floor(center - support + 0.5)), first);
+    const int64_t hi = std::min<int64_t>(static_cast<int64_t>(std::floor(center + support + 0.5)), end);
     double total = 0;
     float* w = t.weights.data() + i * t.taps;
     const int64_t n = std::min(std::max<int64_t>(hi - lo, 0), t.taps);
@@ -89,8 +94,8 @@ AxisTaps axis_taps(double start, double length, int64_t in_size, int64_t out_siz
       for (int64_t k = 0; k < n; ++k) w[k] = static_cast<float>(w[k] / total);
       t.first[static_cast<size_t>(i)] = lo;
       t.count[static_cast<size_t>(i)] = n;
-    } else {  // a region beyond the decoded pixels: the nearest edge pixel
-      t.first[static_cast<size_t>(i)] = std::clamp<int64_t>(static_cast<int64_t>(center), 0, in_size - 1);
+    } else {  // a region beyond the pixels read: the nearest edge pixel
+      t.first[static_cast<size_t>(i)] = std::clamp<int64_t>(static_cast<int64_t>(center), first, end - 1);
       t.count[static_cast<size_t>(i)] = 1;
       w[0] = 1.f;
     }
@@ -101,11 +106,13 @@ AxisTaps axis_taps(double start, double length, int64_t in_size, int64_t out_siz
 }  // namespace
 
 void resample_region(const DecodedImage& img, int64_t out_width, int64_t out_height, bool flip, const float* mean,
-                     const float* std, float* dst) {
+                     const float* std, float* dst, bool within_region) {
   const int64_t c = img.channels;
   const ImageRegion& region = img.region;
-  const AxisTaps xs = axis_taps((region.x - img.x_offset) / img.scale, region.width / img.scale, img.width, out_width);
-  const AxisTaps ys = axis_taps((region.y - img.y_offset) / img.scale, region.height / img.scale, img.height, out_height);
+  const AxisTaps xs = axis_taps((region.x - img.x_offset) / img.scale, region.width / img.scale, img.width, out_width,
+                                 within_region);
+  const AxisTaps ys = axis_taps((region.y - img.y_offset) / img.scale, region.height / img.scale, img.height, out_height,
+                                 within_region);
   // Horizontal pass over the rows the vertical taps read: rows x out_width x c floats.
   const int64_t row0 = *std::min_element(ys.first.begin(), ys.first.end());
   int64_t row1 = row0;

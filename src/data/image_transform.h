@@ -13,11 +13,15 @@
 //    the source region those two steps keep.
 //  - resample_region filters with a triangle ("bilinear") kernel widened by the downscaling factor,
 //    as PIL's resize does (torchvision's transforms on PIL images), so a large crop is averaged,
-//    not aliased. Taps beyond the decoded pixels repeat the edge.
+//    not aliased. Taps outside the pixels read are left out and the others' weights renormalized,
+//    as PIL does at an image's edge; those pixels are the region's own for a crop that is resized
+//    (within_region: RandomResizedCrop crops, then resizes), the image's around it for a resize
+//    that is cropped (Resize, then CenterCrop).
 //
 //   DecodedImage img = decode_image(path, 3, [&](ImageSize s) { return random_resized_crop_region(s, rng); },
 //                                   224, 224);
-//   resample_region(img, 224, 224, /*flip=*/rng.below(2) == 1, kImageNetMean, kImageNetStd, dst);
+//   resample_region(img, 224, 224, /*flip=*/rng.below(2) == 1, kImageNetMean, kImageNetStd, dst,
+//                   /*within_region=*/true);
 #pragma once
 
 #include <cstdint>
@@ -38,6 +42,6 @@ ImageRegion center_region(ImageSize size, int64_t out_width, int64_t out_height,
 // img.region resampled into dst: img.channels x out_height x out_width floats. mean, std:
 // img.channels values each.
 void resample_region(const DecodedImage& img, int64_t out_width, int64_t out_height, bool flip, const float* mean,
-                     const float* std, float* dst);
+                     const float* std, float* dst, bool within_region = false);
 
 }  // namespace vdnn

@@ -79,6 +79,7 @@ EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
   while (loader.next(&batch)) {
     const int64_t count = batch.count;
     net_.set_batch(batch.images, batch.labels, count);
+    loader.release();  // set_batch copied it
     loss_sum += static_cast<double>(net_.forward(/*training=*/false)) * count;
     right += net_.correct();
     if (logits) logits->insert(logits->end(), net_.logits().begin(), net_.logits().end());
@@ -171,6 +172,7 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
   while (run.step < run.total && run.loader.next(&batch)) {
     const int64_t count = batch.count;
     net_.set_batch(batch.images, batch.labels, count);
+    run.loader.release();  // set_batch copied it
     e.lr = run.schedule.at(run.step, epoch);
     const float loss = train_step(run.step, epoch, e.lr, result);
     result.step_losses.push_back(loss);

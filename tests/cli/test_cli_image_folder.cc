@@ -68,7 +68,7 @@ TEST(CliImageFolder, FashionMnistAsAFolderOfPngAndJpegFilesTrainsToTheIdxAccurac
   EXPECT_NEAR(b, a, 0.01) << "IDX " << a << ", image folder " << b;
   const nlohmann::json report = test::read_json_file(root / "r.json");
   EXPECT_EQ(report["bad_images"], 0);
-  EXPECT_GE(report["data_wait_seconds"].get<double>(), 0.0);
+  EXPECT_LE(report["data_wait_seconds"].get<double>(), report["train_seconds"].get<double>());
   std::printf("Fashion-MNIST, 1 epoch: IDX test accuracy %.4f, image folder %.4f (waited %.2f s of %.2f s for data)\n",
               a, b, report["data_wait_seconds"].get<double>(), report["train_seconds"].get<double>());
   fs::remove_all(root);
@@ -96,6 +96,15 @@ std::string train_on(const fs::path& root, const std::string& flags) {
          "3x28x28 --batch 8 --iterations 8 --progress none --data " + root.string() + " " + flags;
 }
 
+std::string last_test_loss(const std::string& output) {
+  std::string last;
+  const std::regex re("test loss ([0-9.]+)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), re); it != std::sregex_iterator(); ++it)
+    last = (*it)[1];
+  EXPECT_FALSE(last.empty()) << output;
+  return last;
+}
+
 std::string sha_of(const std::string& output) {
   std::smatch m;
   const std::regex re("weights_sha256 ([0-9a-f]{64})");
@@ -107,8 +116,9 @@ TEST(CliImageFolder, ARunIsTheSameForAnyNumberOfLoaderThreadsAndReportsItsDataWa
   const fs::path root = small_folder("folder_threads_cli");
   const test::CliRun one = test::run_command(train_on(root, "--augment imagenet --data-threads 1"));
   ASSERT_EQ(one.exit_code, 0) << one.output;
-  const test::CliRun three = test::run_command(
-      train_on(root, "--augment imagenet --data-threads 3 --report " + (root / "r.json").string()));
+  const test::CliRun three = test::run_command(train_on(
+      root, "--augment imagenet --data-threads 3 --report " + (root / "r.json").string() + " --save " +
+                (root / "w.safetensors").string()));
   ASSERT_EQ(three.exit_code, 0) << three.output;
   EXPECT_EQ(sha_of(one.output), sha_of(three.output));
   EXPECT_NE(three.output.find("data: waited"), std::string::npos) << three.output;
@@ -116,6 +126,12 @@ TEST(CliImageFolder, ARunIsTheSameForAnyNumberOfLoaderThreadsAndReportsItsDataWa
   EXPECT_EQ(report["config"]["data_threads"], 3);
   EXPECT_EQ(report["config"]["augment"], "imagenet");
   EXPECT_TRUE(report["epochs"][0].contains("data_wait_seconds"));
+  // vdnn infer evaluates the weights with the recipe they were trained with (Resize by 256/224).
+  const test::CliRun infer = test::run_command("VDNN_CACHE_DIR=" + (root / "cache").string() + " " + VDNN_BINARY +
+                                               " infer --model fmnist_cnn --input 3x28x28 --batch 8 --data " +
+                                               root.string() + " --weights " + (root / "w.safetensors").string());
+  ASSERT_EQ(infer.exit_code, 0) << infer.output;
+  EXPECT_EQ(last_test_loss(infer.output), last_test_loss(three.output)) << infer.output << three.output;
   const test::CliRun plain = test::run_command(train_on(root, "--data-threads 2"));
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   EXPECT_NE(sha_of(plain.output), sha_of(one.output));  // the crops changed the run
@@ -140,6 +156,12 @@ TEST(CliImageFolder, AnUnreadableImageStopsTheRunNamingItOrIsSkippedAndCounted) 
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("no val/ or test/ folder"), std::string::npos) << r.output;
   EXPECT_EQ(test::run_command(train_on(root, "--skip-bad-images --no-eval")).exit_code, 0);
+  fs::create_directories(root / "test" / "c0");  // evaluation: test/, whose classes are not train/'s
+  fs::create_directories(root / "test" / "c9");
+  r = test::run_command(train_on(root, "--skip-bad-images"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("test/ and train/ must hold the same class folders"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lacks 2 (c1, ...) and has 1 more (c9)"), std::string::npos) << r.output;
   r = test::run_command(train_on(root, "--mean 0.5,0.5"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("2 means and 3 stds (--mean, --std)"), std::string::npos) << r.output;

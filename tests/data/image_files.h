@@ -8,7 +8,9 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -44,8 +46,8 @@ inline void write_jpeg(const std::string& path, int64_t width, int64_t height, i
   jpeg_stdio_dest(&cinfo, f);
   cinfo.image_width = static_cast<JDIMENSION>(width);
   cinfo.image_height = static_cast<JDIMENSION>(height);
-  cinfo.input_components = channels;
-  cinfo.in_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  cinfo.input_components = channels;  // 1 grey, 3 RGB, 4 CMYK (written with Adobe's marker)
+  cinfo.in_color_space = channels == 1 ? JCS_GRAYSCALE : channels == 4 ? JCS_CMYK : JCS_RGB;
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, quality, TRUE);
   jpeg_start_compress(&cinfo, TRUE);
@@ -56,6 +58,16 @@ inline void write_jpeg(const std::string& path, int64_t width, int64_t height, i
   jpeg_finish_compress(&cinfo);
   jpeg_destroy_compress(&cinfo);
   std::fclose(f);
+}
+
+// Sets the modification time of `root` and every folder below it 10 s back, so a file list cached
+// now is not "racily clean" (data/image_folder.h) and is written.
+inline void backdate_folders(const std::string& root) {
+  namespace fs = std::filesystem;
+  const auto past = fs::file_time_type::clock::now() - std::chrono::seconds(10);
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(root))
+    if (e.is_directory()) fs::last_write_time(e.path(), past);
+  fs::last_write_time(root, past);
 }
 
 // A smooth image: channel c rises from 20 c at the top left to 20 c + 210 at the bottom right.

@@ -5,6 +5,7 @@
 // refused or skipped and counted; the same batches whatever the number of loader threads.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <filesystem>
@@ -30,6 +31,21 @@ RegionChooser whole() {
 
 void truncate_to_half(const fs::path& p) { fs::resize_file(p, fs::file_size(p) / 2); }
 
+// A PNG signature, an IHDR chunk for 65535 x 65535 RGB pixels and an empty IDAT, nothing else.
+void write_huge_png_header(const fs::path& p) {
+  std::string bytes("\x89PNG\r\n\x1a\n", 8);
+  auto chunk = [&](const std::string& type_and_data) {
+    const uint32_t length = static_cast<uint32_t>(type_and_data.size() - 4);
+    const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(type_and_data.data()), static_cast<uInt>(type_and_data.size()));
+    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>((length >> shift) & 0xff));
+    bytes += type_and_data;
+    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>((crc >> shift) & 0xff));
+  };
+  chunk(std::string("IHDR") + std::string("\0\0\xff\xff\0\0\xff\xff\x08\x02\0\0\0", 13));
+  chunk("IDAT");
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
 TEST(ImageDecode, APngDecodesToItsExactPixelsInEitherChannelCount) {
   const fs::path dir = test::temp_dir("png_decode");
   const std::vector<uint8_t> rgb = test::gradient(13, 9, 3), grey = test::gradient(13, 9, 1);
@@ -44,6 +60,33 @@ TEST(ImageDecode, APngDecodesToItsExactPixelsInEitherChannelCount) {
   for (size_t i = 0; i < grey.size(); ++i)
     for (int c = 0; c < 3; ++c) ASSERT_EQ(b.pixels[i * 3 + c], grey[i]);
   EXPECT_EQ(decode_image(dir / "grey.png", 1, whole(), 1, 1).pixels, grey);
+  // Colour to grey is PIL's luma; a PNG's alpha is dropped, its colour kept (PIL's convert('RGB')).
+  const std::vector<uint8_t> red{255, 0, 0, 0, 0, 255}, see_through{10, 200, 30, 0, 90, 40, 220, 128};
+  test::write_png(dir / "red.png", 2, 1, 3, red);
+  EXPECT_EQ(decode_image(dir / "red.png", 1, whole(), 1, 1).pixels, (std::vector<uint8_t>{76, 29}));
+  png_image rgba;
+  std::memset(&rgba, 0, sizeof rgba);
+  rgba.version = PNG_IMAGE_VERSION, rgba.width = 2, rgba.height = 1, rgba.format = PNG_FORMAT_RGBA;
+  ASSERT_TRUE(png_image_write_to_file(&rgba, (dir / "alpha.png").c_str(), 0, see_through.data(), 0, nullptr));
+  EXPECT_EQ(decode_image(dir / "alpha.png", 3, whole(), 1, 1).pixels, (std::vector<uint8_t>{10, 200, 30, 90, 40, 220}));
+  fs::remove_all(dir);
+}
+
+TEST(ImageDecode, ACmykJpegBecomesRgbAsPilConvertsIt) {
+  const fs::path dir = test::temp_dir("cmyk_decode");
+  const int64_t w = 16, h = 8;
+  std::vector<uint8_t> cmyk(w * h * 4);
+  for (int64_t i = 0; i < w * h; ++i) {
+    const uint8_t values[4] = {200, 120, 40, 180};  // stored as Adobe's files store it: inverted
+    std::copy(values, values + 4, cmyk.begin() + i * 4);
+  }
+  test::write_jpeg(dir / "cmyk.jpg", w, h, 4, cmyk, 100);
+  const DecodedImage img = decode_image(dir / "cmyk.jpg", 3, whole(), w, h);
+  for (int64_t i = 0; i < w * h; ++i) {  // R = c k / 255 with the stored (inverted) values
+    EXPECT_NEAR(img.pixels[i * 3 + 0], 200 * 180 / 255.0, 2);
+    EXPECT_NEAR(img.pixels[i * 3 + 1], 120 * 180 / 255.0, 2);
+    EXPECT_NEAR(img.pixels[i * 3 + 2], 40 * 180 / 255.0, 2);
+  }
   fs::remove_all(dir);
 }
 
@@ -90,6 +133,7 @@ TEST(ImageDecode, EveryUnreadableFileIsAnErrorNamingIt) {
   { std::ofstream(dir / "empty.jpg"); }
   { std::ofstream(dir / "text.jpg") << "not an image at all"; }
   fs::create_symlink(dir / "nowhere.png", dir / "dangling.png");
+  write_huge_png_header(dir / "huge.png");
   EXPECT_EQ(read_image_size(dir / "cut.jpg").width, 160);  // the header is whole
   test::expect_error([&] { decode_image(dir / "cut.jpg", 3, whole(), 160, 120); },
                      {(dir / "cut.jpg").string(), "not a readable JPEG", "Premature end"});
@@ -98,6 +142,9 @@ TEST(ImageDecode, EveryUnreadableFileIsAnErrorNamingIt) {
   test::expect_error([&] { read_image_size(dir / "empty.jpg"); }, {(dir / "empty.jpg").string(), "empty"});
   test::expect_error([&] { read_image_size(dir / "text.jpg"); }, {(dir / "text.jpg").string(), "not a JPEG or PNG"});
   test::expect_error([&] { read_image_size(dir / "dangling.png"); }, {(dir / "dangling.png").string(), "cannot be read"});
+  // 65535 x 65535 claimed by a valid header: refused before any allocation.
+  test::expect_error([&] { read_image_size(dir / "huge.png"); }, {(dir / "huge.png").string(), "65535 x 65535 pixels"});
+  test::expect_error([&] { decode_image(dir / "huge.png", 3, whole(), 8, 8); }, {"at most 178956970 pixels"});
   fs::remove_all(dir);
 }
 
@@ -190,6 +237,10 @@ ImageFolderOptions small(const fs::path& cache) {
   return o;
 }
 
+std::string error_of_folder(const fs::path& root, const fs::path& cache) {
+  return test::error_of([&] { ImageFolder(root, small(cache)); });
+}
+
 TEST(ImageFolder, ClassesAreSortedFoldersFilesAreFoundBelowThemAndOtherFilesIgnored) {
   const fs::path root = make_folder("folder_scan", {"zebra", "ant", "moth"}, 3);
   fs::create_directories(root / "ant" / "more");
@@ -218,10 +269,11 @@ TEST(ImageFolder, AnEmptyClassOrAFileThatIsNoImageIsRefusedNamingItOrLeftOutAndC
   { std::ofstream(root / "b" / "fake.jpg") << "<html>not found</html>"; }
   test::expect_error([&] { ImageFolder(root, small(cache)); }, {(root / "b" / "fake.jpg").string(), "not a JPEG or PNG"});
   fs::create_directories(root / "c");
+  fs::create_symlink(root / "gone.png", root / "a" / "dangling.png");  // a link: read, not listed, fails
   ImageFolderOptions skip = small(cache);
   skip.skip_bad_images = true;
   const ImageFolder f(root, skip);
-  EXPECT_EQ(f.bad_images(), 2);  // fake.jpg and the empty class
+  EXPECT_EQ(f.bad_images(), 3);  // fake.jpg, dangling.png and the empty class
   EXPECT_EQ(f.classes().size(), 3u);
   EXPECT_EQ(f.labels().size(), 4u);
   fs::remove_all(root);
@@ -231,7 +283,10 @@ TEST(ImageFolder, AnEmptyClassOrAFileThatIsNoImageIsRefusedNamingItOrLeftOutAndC
 TEST(ImageFolder, TheScannedListIsCachedAndScannedAgainWhenAFolderChanges) {
   const fs::path root = make_folder("folder_cache", {"a", "b"}, 2);
   const fs::path cache = test::temp_dir("folder_cache_files");
+  EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());  // just made: racily clean, not cached
   EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());
+  test::backdate_folders(root);
+  EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());  // scanned and cached
   const ImageFolder cached(root, small(cache));
   EXPECT_TRUE(cached.list_from_cache());
   EXPECT_EQ(cached.labels().size(), 4u);
@@ -239,6 +294,15 @@ TEST(ImageFolder, TheScannedListIsCachedAndScannedAgainWhenAFolderChanges) {
   const ImageFolder rescanned(root, small(cache));
   EXPECT_FALSE(rescanned.list_from_cache());
   EXPECT_EQ(rescanned.labels().size(), 5u);
+  // A bad file repaired in place (its folder's time kept) is found again: the cache is not used.
+  { std::ofstream(root / "a" / "later.png") << "not yet"; }
+  test::backdate_folders(root);
+  EXPECT_EQ(error_of_folder(root, cache).find("later.png") != std::string::npos, true);
+  test::write_png(root / "a" / "later.png", 8, 8, 3, test::gradient(8, 8, 3));
+  test::backdate_folders(root);
+  const ImageFolder repaired(root, small(cache));
+  EXPECT_FALSE(repaired.list_from_cache());
+  EXPECT_EQ(repaired.labels().size(), 6u);
   ImageFolderOptions none = small(cache);
   none.cache_dir = "-";
   EXPECT_FALSE(ImageFolder(root, none).list_from_cache());
@@ -269,6 +333,31 @@ TEST(ImageFolder, ATruncatedImageMetWhileLoadingStopsNamingItOrIsReplacedByTheNe
   EXPECT_EQ(skipping.bad_images(), 1);
   fs::remove_all(root);
   fs::remove_all(cache);
+}
+
+TEST(BatchLoaderThreads, RestartingOrDestroyingWithBatchesInFlightAndAViewHeldNeitherHangsNorMixesEpochs) {
+  const Dataset d = make_synthetic(64, 1, 4, 4, 3, 1);
+  for (int round = 0; round < 20; ++round) {
+    BatchLoader loader(d, 4, /*shuffle=*/true, 9, {}, {}, 4);
+    loader.start_epoch(0);
+    BatchLoader::BatchView b;
+    ASSERT_TRUE(loader.next(&b));
+    loader.start_epoch(1, 3);  // the view is given up; batches 0..2 of epoch 1 are skipped
+    std::vector<float> x(4 * 16);
+    std::vector<int32_t> y(4);
+    int64_t n = 0, batches = 0;
+    BatchLoader reference(d, 4, true, 9);
+    reference.start_epoch(1, 3);
+    std::vector<float> rx(x.size());
+    std::vector<int32_t> ry(4);
+    while (loader.next(x.data(), y.data(), &n)) {
+      ASSERT_TRUE(reference.next(rx.data(), ry.data(), &n));
+      ASSERT_EQ(x, rx);
+      ++batches;
+      if (round % 2 && batches == 5) break;  // destroyed mid-epoch with workers busy
+    }
+    if (round % 2 == 0) EXPECT_EQ(batches, 16 - 3);
+  }
 }
 
 // Every batch of two epochs, as bytes.

@@ -523,7 +523,8 @@ void examples(Given& given) {
     float* dst = out.data();             // (adapted)
     DecodedImage img = decode_image(path, 3, [&](ImageSize s) { return random_resized_crop_region(s, rng); },
                                     224, 224);
-    resample_region(img, 224, 224, /*flip=*/rng.below(2) == 1, kImageNetMean, kImageNetStd, dst);
+    resample_region(img, 224, 224, /*flip=*/rng.below(2) == 1, kImageNetMean, kImageNetStd, dst,
+                    /*within_region=*/true);
   }
   // == data/image_folder.h
   {
