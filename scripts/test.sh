@@ -38,7 +38,8 @@ if [ "${VDNN_SKIP_TSAN:-0}" != 1 ]; then
   cmake -S "$VDNN_ROOT" -B "$TSAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVDNN_SANITIZE=thread \
     -DVDNN_CUDA=OFF >/dev/null
   cmake --build "$TSAN_DIR" -j "$JOBS" --target vdnn_tests
-  echo "== ThreadSanitizer: runtime, streams, allocators, loader (augmenting too), step recorder, stress (48 cases)"
+  # vdnn_tests is built here from those tests' files only (CMakeLists.txt), and without the CLI.
+  echo "== ThreadSanitizer: runtime, streams, allocators, loader workers (augmenting, decoding), step recorder, stress (48 cases)"
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66" VDNN_STRESS_CASES=48 "$TSAN_DIR/vdnn_tests" \
     --gtest_brief=1 \
     --gtest_filter='CpuDevice*:OffsetAllocator*:HostCopies*:Residency*:Batch*:Augment.TheLoader*:Offload.Bit*:Offload.Too*:StepTimeline*:Stress.*'
