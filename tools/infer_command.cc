@@ -178,8 +178,10 @@ int run_infer(InferOptions& o) {
   const bool labelled = o.images.empty();
   // An image folder is evaluated with the recipe the weights were trained with (imagenet: Resize
   // by 256/224, then CenterCrop), as `vdnn train` evaluated them.
-  if (auto augment = weights.metadata.find("augment"); augment != weights.metadata.end() && augment->second == "imagenet")
-    o.source.augment = parse_augmentation("imagenet", "--weights metadata 'augment'");
+  if (auto augment = weights.metadata.find("augment"); augment != weights.metadata.end()) {
+    const std::string& name = augment->second;  // augmentation_name(): "imagenet", "resized crop[, flip]"
+    o.source.augment.resized_crop = name == "imagenet" || name.rfind("resized crop", 0) == 0;
+  }
   const Dataset test = labelled ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
   check_data_fits(graph, test);
   if (o.top_k > 0 && o.predictions.empty())

@@ -109,13 +109,14 @@ bool is_cmyk(const jpeg_decompress_struct& cinfo) {
   return cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
 }
 
-// One row of CMYK (Adobe's files store it inverted) to RGB or grey, as PIL converts it.
-void cmyk_row_to(const uint8_t* cmyk, int64_t width, bool inverted, int channels, uint8_t* out) {
+// One row of CMYK to RGB or grey, as PIL converts it. PIL reads every CMYK JPEG as stored inverted
+// (rawmode "CMYK;I": Adobe's convention, which Photoshop's files follow), marker or not; so do we.
+void cmyk_row_to(const uint8_t* cmyk, int64_t width, int channels, uint8_t* out) {
   for (int64_t x = 0; x < width; ++x) {
     const uint8_t* p = cmyk + 4 * x;
-    const int nk = inverted ? p[3] : 255 - p[3];  // 255 - K
+    const int nk = p[3];  // 255 - K, K stored inverted
     uint8_t rgb[3];
-    for (int c = 0; c < 3; ++c) rgb[c] = static_cast<uint8_t>(((inverted ? p[c] : 255 - p[c]) * nk + 127) / 255);
+    for (int c = 0; c < 3; ++c) rgb[c] = static_cast<uint8_t>((p[c] * nk + 127) / 255);
     if (channels == 1) out[x] = luma(rgb);
     else std::copy(rgb, rgb + 3, out + 3 * x);
   }
@@ -124,7 +125,7 @@ void cmyk_row_to(const uint8_t* cmyk, int64_t width, bool inverted, int channels
 DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const RegionChooser& choose,
                          int64_t min_width, int64_t min_height) {
   DecodedImage out;
-  std::vector<uint8_t> cmyk_row;  // before setjmp: nothing with a destructor may begin after it
+  std::vector<uint8_t> row_buffer;  // before setjmp: nothing with a destructor may begin after it
   JpegDecoder d;
   if (setjmp(d.errors.jump)) VDNN_THROW("image '" << path << "': not a readable JPEG (" << d.errors.message << ")");
   read_jpeg_header(d, f);
@@ -141,8 +142,11 @@ DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const R
     scale /= 2;
   d.cinfo.scale_num = 1;
   d.cinfo.scale_denom = static_cast<unsigned>(scale);
+  // Colour to grey is PIL's luma of the decoded RGB (as torchvision's convert('RGB') + Grayscale),
+  // not the file's Y plane; CMYK is converted here too.
   const bool cmyk = is_cmyk(d.cinfo);
-  d.cinfo.out_color_space = cmyk ? JCS_CMYK : channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  const bool colour_to_grey = channels == 1 && !cmyk && d.cinfo.jpeg_color_space != JCS_GRAYSCALE;
+  d.cinfo.out_color_space = cmyk ? JCS_CMYK : channels == 1 && !colour_to_grey ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&d.cinfo);
   // The region at this scale, with a margin for the resampling filter's taps beyond its edge.
   const double per_pixel = std::max(region.width / scale / static_cast<double>(std::max<int64_t>(min_width, 1)),
@@ -165,12 +169,16 @@ DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const R
   out.x_offset = static_cast<double>(crop_x) * scale;
   out.y_offset = static_cast<double>(y0) * scale;
   out.pixels.resize(static_cast<size_t>(out.width * out.height * channels));
-  if (cmyk) cmyk_row.resize(static_cast<size_t>(out.width * 4));
+  if (cmyk || colour_to_grey) row_buffer.resize(static_cast<size_t>(out.width * (cmyk ? 4 : 3)));
   for (int64_t y = 0; y < out.height; ++y) {
     uint8_t* pixels = out.pixels.data() + y * out.width * channels;
-    JSAMPROW row = cmyk ? cmyk_row.data() : pixels;
+    JSAMPROW row = row_buffer.empty() ? pixels : row_buffer.data();
     jpeg_read_scanlines(&d.cinfo, &row, 1);
-    if (cmyk) cmyk_row_to(row, out.width, d.cinfo.saw_Adobe_marker, channels, pixels);
+    if (cmyk) {
+      cmyk_row_to(row, out.width, channels, pixels);
+    } else if (colour_to_grey) {
+      for (int64_t x = 0; x < out.width; ++x) pixels[x] = luma(row + 3 * x);
+    }
   }
   if (d.cinfo.output_scanline == d.cinfo.output_height)
     jpeg_finish_decompress(&d.cinfo);
@@ -179,9 +187,11 @@ DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const R
   return out;
 }
 
-// libpng's simplified API reads any PNG (palette, 16-bit taken as sRGB as PIL takes it, grey or
-// colour with alpha) as 8-bit grey + alpha or RGBA; the alpha is dropped, as PIL's convert('RGB')
-// does (the stored colour, not a composite), and colour becomes grey by PIL's luma.
+// libpng's simplified API reads any PNG (palette, 16-bit, grey or colour with alpha) as 8-bit
+// grey + alpha or RGBA; the alpha is dropped, as PIL's convert('RGB') does (the stored colour, not a
+// composite), and colour becomes grey by PIL's luma. Where this is not PIL: a gAMA chunk other than
+// sRGB's is applied (PIL ignores it), 16-bit samples are rounded to 8 bits (PIL keeps the high
+// byte: at most 1 level apart; 16-bit grey, which PIL clips to 255, is scaled).
 DecodedImage decode_png(FILE* f, const std::string& path, int channels, const RegionChooser& choose) {
   png_image image;
   std::memset(&image, 0, sizeof image);

@@ -4,8 +4,9 @@
 // name. read_image_size reads the header only. decode_image reads the header, asks `choose` which
 // region of the image the sample shows (ImageSize in, ImageRegion within it out), and returns rows
 // of width x channels bytes, channels 1 = grey or 3 = RGB whatever the file holds, converted as
-// PIL converts (grey repeated; RGB to grey by PIL's luma; CMYK, Adobe's inverted too, to RGB; a
-// PNG's alpha dropped, 16-bit PNGs taken as sRGB). A PNG is decoded whole; a JPEG only in the rows
+// PIL converts (grey repeated; RGB to grey by PIL's luma; CMYK, read as stored inverted as PIL
+// reads it, to RGB; a PNG's alpha dropped; 16-bit PNGs taken as sRGB; image_decode.cc says where
+// a PNG's gamma chunk makes it differ). A PNG is decoded whole; a JPEG only in the rows
 // and (whole iMCU) columns around the region, and at 1/2, 1/4 or 1/8 of its size where the region
 // still has at least 2 x min_width by 2 x min_height pixels at that scale (libjpeg-turbo's DCT
 // scaling: the decoder skips the detail a downscaling would average away, as PIL's draft mode and

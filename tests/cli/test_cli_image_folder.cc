@@ -131,7 +131,9 @@ TEST(CliImageFolder, ARunIsTheSameForAnyNumberOfLoaderThreadsAndReportsItsDataWa
                                                " infer --model fmnist_cnn --input 3x28x28 --batch 8 --data " +
                                                root.string() + " --weights " + (root / "w.safetensors").string());
   ASSERT_EQ(infer.exit_code, 0) << infer.output;
-  EXPECT_EQ(last_test_loss(infer.output), last_test_loss(three.output)) << infer.output << three.output;
+  // (infer folds the batch norms: the same loss up to rounding, 1e-5 relative in CliInfer's tests)
+  const double trained = std::stod(last_test_loss(three.output)), inferred = std::stod(last_test_loss(infer.output));
+  EXPECT_NEAR(inferred, trained, 2e-4) << infer.output << three.output;
   const test::CliRun plain = test::run_command(train_on(root, "--data-threads 2"));
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   EXPECT_NE(sha_of(plain.output), sha_of(one.output));  // the crops changed the run

@@ -36,7 +36,7 @@ inline void write_png(const std::string& path, int64_t width, int64_t height, in
 }
 
 inline void write_jpeg(const std::string& path, int64_t width, int64_t height, int channels,
-                       const std::vector<uint8_t>& pixels, int quality = 95) {
+                       const std::vector<uint8_t>& pixels, int quality = 95, bool adobe_marker = true) {
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw std::runtime_error(path + ": cannot be created");
   jpeg_compress_struct cinfo;
@@ -50,6 +50,7 @@ inline void write_jpeg(const std::string& path, int64_t width, int64_t height, i
   cinfo.in_color_space = channels == 1 ? JCS_GRAYSCALE : channels == 4 ? JCS_CMYK : JCS_RGB;
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, quality, TRUE);
+  if (!adobe_marker) cinfo.write_Adobe_marker = FALSE;
   jpeg_start_compress(&cinfo, TRUE);
   while (cinfo.next_scanline < cinfo.image_height) {
     JSAMPROW row = const_cast<uint8_t*>(pixels.data()) + cinfo.next_scanline * width * channels;
@@ -60,14 +61,14 @@ inline void write_jpeg(const std::string& path, int64_t width, int64_t height, i
   std::fclose(f);
 }
 
-// Sets the modification time of `root` and every folder below it 10 s back, so a file list cached
-// now is not "racily clean" (data/image_folder.h) and is written.
-inline void backdate_folders(const std::string& root) {
+// Sets the modification time of `root` and every folder below it to now less `seconds_ago`: 10 s
+// back, a file list cached now is not "racily clean" (data/image_folder.h) and is written; 0, it is.
+inline void set_folder_times(const std::string& root, int seconds_ago) {
   namespace fs = std::filesystem;
-  const auto past = fs::file_time_type::clock::now() - std::chrono::seconds(10);
+  const auto when = fs::file_time_type::clock::now() - std::chrono::seconds(seconds_ago);
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(root))
-    if (e.is_directory()) fs::last_write_time(e.path(), past);
-  fs::last_write_time(root, past);
+    if (e.is_directory()) fs::last_write_time(e.path(), when);
+  fs::last_write_time(root, when);
 }
 
 // A smooth image: channel c rises from 20 c at the top left to 20 c + 210 at the bottom right.

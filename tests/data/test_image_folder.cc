@@ -72,7 +72,7 @@ TEST(ImageDecode, APngDecodesToItsExactPixelsInEitherChannelCount) {
   fs::remove_all(dir);
 }
 
-TEST(ImageDecode, ACmykJpegBecomesRgbAsPilConvertsIt) {
+TEST(ImageDecode, ACmykJpegBecomesRgbAsPilConvertsItWithOrWithoutAdobesMarker) {
   const fs::path dir = test::temp_dir("cmyk_decode");
   const int64_t w = 16, h = 8;
   std::vector<uint8_t> cmyk(w * h * 4);
@@ -80,12 +80,28 @@ TEST(ImageDecode, ACmykJpegBecomesRgbAsPilConvertsIt) {
     const uint8_t values[4] = {200, 120, 40, 180};  // stored as Adobe's files store it: inverted
     std::copy(values, values + 4, cmyk.begin() + i * 4);
   }
-  test::write_jpeg(dir / "cmyk.jpg", w, h, 4, cmyk, 100);
-  const DecodedImage img = decode_image(dir / "cmyk.jpg", 3, whole(), w, h);
-  for (int64_t i = 0; i < w * h; ++i) {  // R = c k / 255 with the stored (inverted) values
-    EXPECT_NEAR(img.pixels[i * 3 + 0], 200 * 180 / 255.0, 2);
-    EXPECT_NEAR(img.pixels[i * 3 + 1], 120 * 180 / 255.0, 2);
-    EXPECT_NEAR(img.pixels[i * 3 + 2], 40 * 180 / 255.0, 2);
+  test::write_jpeg(dir / "adobe.jpg", w, h, 4, cmyk, 100);
+  test::write_jpeg(dir / "plain.jpg", w, h, 4, cmyk, 100, /*adobe_marker=*/false);
+  for (const char* name : {"adobe.jpg", "plain.jpg"}) {  // PIL reads both as inverted
+    const DecodedImage img = decode_image(dir / name, 3, whole(), w, h);
+    for (int64_t i = 0; i < w * h; ++i) {  // R = c k / 255 with the stored values
+      EXPECT_NEAR(img.pixels[i * 3 + 0], 200 * 180 / 255.0, 2) << name;
+      EXPECT_NEAR(img.pixels[i * 3 + 1], 120 * 180 / 255.0, 2) << name;
+      EXPECT_NEAR(img.pixels[i * 3 + 2], 40 * 180 / 255.0, 2) << name;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST(ImageDecode, AColourJpegBecomesGreyByPilsLumaOfItsRgb) {
+  const fs::path dir = test::temp_dir("jpeg_grey");
+  const std::vector<uint8_t> px = test::gradient(32, 16, 3);
+  test::write_jpeg(dir / "c.jpg", 32, 16, 3, px, 100);
+  const DecodedImage rgb = decode_image(dir / "c.jpg", 3, whole(), 32, 16);
+  const DecodedImage grey = decode_image(dir / "c.jpg", 1, whole(), 32, 16);
+  for (int64_t i = 0; i < 32 * 16; ++i) {
+    const uint8_t* p = rgb.pixels.data() + 3 * i;
+    ASSERT_EQ(grey.pixels[i], (p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16) << i;
   }
   fs::remove_all(dir);
 }
@@ -283,9 +299,10 @@ TEST(ImageFolder, AnEmptyClassOrAFileThatIsNoImageIsRefusedNamingItOrLeftOutAndC
 TEST(ImageFolder, TheScannedListIsCachedAndScannedAgainWhenAFolderChanges) {
   const fs::path root = make_folder("folder_cache", {"a", "b"}, 2);
   const fs::path cache = test::temp_dir("folder_cache_files");
-  EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());  // just made: racily clean, not cached
+  test::set_folder_times(root, 0);
+  EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());  // just changed: racily clean, not cached
   EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());
-  test::backdate_folders(root);
+  test::set_folder_times(root, 10);
   EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());  // scanned and cached
   const ImageFolder cached(root, small(cache));
   EXPECT_TRUE(cached.list_from_cache());
@@ -296,10 +313,12 @@ TEST(ImageFolder, TheScannedListIsCachedAndScannedAgainWhenAFolderChanges) {
   EXPECT_EQ(rescanned.labels().size(), 5u);
   // A bad file repaired in place (its folder's time kept) is found again: the cache is not used.
   { std::ofstream(root / "a" / "later.png") << "not yet"; }
-  test::backdate_folders(root);
-  EXPECT_EQ(error_of_folder(root, cache).find("later.png") != std::string::npos, true);
-  test::write_png(root / "a" / "later.png", 8, 8, 3, test::gradient(8, 8, 3));
-  test::backdate_folders(root);
+  test::set_folder_times(root, 10);
+  EXPECT_NE(error_of_folder(root, cache).find("later.png"), std::string::npos);  // scanned, cached
+  ImageFolderOptions skip = small(cache);
+  skip.skip_bad_images = true;
+  EXPECT_TRUE(ImageFolder(root, skip).list_from_cache());  // the folders' times still match
+  test::write_png(root / "a" / "later.png", 8, 8, 3, test::gradient(8, 8, 3));  // its folder's time kept
   const ImageFolder repaired(root, small(cache));
   EXPECT_FALSE(repaired.list_from_cache());
   EXPECT_EQ(repaired.labels().size(), 6u);
