@@ -56,6 +56,7 @@ struct TrainOptions {
   // Data parallel (under mpirun): a collective's timeout, the gradient bucket size, and the
   // replica check after every step.
   int conv_sub_batches = 1;  // every convolution in this many slices of the batch
+  std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   std::string augment = "none";
   DataSource image_flags;  // --mean, --std, --skip-bad-images
   double collective_timeout = 300;
@@ -216,6 +217,10 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
     for (const Node& n : graph.nodes())
       net_options.conv_sub_batches.push_back(n.layer->kind() == LayerKind::kConv ? o.conv_sub_batches : 1);
   }
+  for (const std::string& run : o.slice_runs) net_options.slice_runs.push_back(parse_slice_run(run));
+  if (!o.slice_runs.empty() && (o.policy == "dyn" || o.policy == "auto"))
+    VDNN_THROW("--slice-run: --policy " << o.policy << " plans the graph without slices (not yet with them); use "
+                                        << "--policy none, all or conv");
   if (o.policy == "dyn" || o.policy == "auto") {
     c.algo_reason = choose_planned_configuration(graph, o, net_options);
   } else {
@@ -486,6 +491,12 @@ Runner add_train_command(CLI::App& app) {
                  "slice's workspace instead of the whole batch's; the weight gradient sums the slices' (float "
                  "rounding differs from one pass); with --policy none, all or conv (auto chooses sub-batches itself on a GPU profile)")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("--slice-run", o->slice_runs,
+                 "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc or flatten "
+                 "layers) in K slices of the batch, one after another, so each slice's maps are offloaded or freed "
+                 "on their own and the device need not hold a whole layer's input and output; the weight gradients "
+                 "sum the slices' (float rounding differs); repeatable; with --policy none, all or conv")
+      ->take_all();
   app.add_option("--prefetch", o->prefetch,
                  "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")
       ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();

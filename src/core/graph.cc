@@ -68,6 +68,27 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
   return index;
 }
 
+int Graph::add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs, int slices,
+                      int param_owner) {
+  const std::string name = layer->name();
+  if (slices < 1) VDNN_THROW("layer '" << name << "': slices must be >= 1, got " << slices);
+  if (param_owner >= static_cast<int>(nodes_.size()))
+    VDNN_THROW("layer '" << name << "': its parameters' owner must be an earlier node, got node " << param_owner);
+  const int index = add(std::move(layer), inputs);
+  Node& node = nodes_[index];
+  node.slices = slices;
+  node.param_owner = param_owner;
+  if (param_owner < 0) return index;
+  const std::vector<ParamSpec>& owned = nodes_[param_owner].params;
+  bool same = owned.size() == node.params.size();
+  for (size_t k = 0; same && k < owned.size(); ++k)
+    same = owned[k].dims == node.params[k].dims && owned[k].trainable == node.params[k].trainable;
+  if (!same || nodes_[param_owner].param_owner >= 0)
+    node.layer->fail("shares the parameters of '" + nodes_[param_owner].layer->name() +
+                     "', which has other parameters or shares another layer's");
+  return index;
+}
+
 std::vector<std::unique_ptr<Layer>> Graph::release_layers() && {
   std::vector<std::unique_ptr<Layer>> layers;
   for (Node& node : nodes_) layers.push_back(std::move(node.layer));
@@ -94,6 +115,9 @@ void Graph::finalize() {
 }
 
 Graph Graph::reordered(const std::vector<int>& order) && {
+  for (const Node& n : nodes_)
+    if (n.slices > 1 || n.param_owner >= 0)
+      VDNN_THROW("model '" << name_ << "': a graph with slice runs keeps its order (layer '" << n.layer->name() << "')");
   if (order.size() != nodes_.size())
     VDNN_THROW("model '" << name_ << "': a new order must list its " << nodes_.size() << " layers, got "
                          << order.size());
@@ -116,7 +140,7 @@ int64_t Graph::parameter_count(bool trainable_only) const {
   int64_t n = 0;
   for (const Node& node : nodes_)
     for (const ParamSpec& p : node.params)
-      if (p.trainable || !trainable_only) n += p.elements();
+      if (node.param_owner < 0 && (p.trainable || !trainable_only)) n += p.elements();
   return n;
 }
 
@@ -143,6 +167,15 @@ int64_t Graph::feature_map_bytes_per_sample() const {
   for (const Value& v : values_)
     if (v.producer < 0 || !runs_in_place(v.producer)) bytes += v.shape.elements() * 4;
   return bytes;
+}
+
+bool Graph::needs_gradient(ValueId v) const {
+  while (v != 0) {
+    const Node& producer = nodes_.at(values_.at(v).producer);
+    if (producer.layer->type() != "batch_slice") return true;
+    v = producer.inputs[0];
+  }
+  return false;
 }
 
 }  // namespace vdnn

@@ -33,6 +33,11 @@ struct Node {
   std::vector<ValueId> inputs;
   ValueId output = -1;
   std::vector<ParamSpec> params;
+  // A node of a graph whose layers run in slices of the batch (io/slice_runs.h): it computes
+  // batch / slices samples (its output holds that many), and `param_owner` >= 0 names the earlier
+  // node whose parameters it uses (another slice of the same layer; its own `params` repeat them).
+  int slices = 1;
+  int param_owner = -1;
 };
 
 class Graph {
@@ -44,6 +49,10 @@ class Graph {
   // Adds a layer; empty `inputs` means the previous layer's output (or "data" for the first).
   // Throws vdnn::Error naming the layer on unknown inputs, duplicate names or shape mismatch.
   int add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs);
+  // The same for a layer that runs on batch / `slices` samples, sharing the parameters of node
+  // `param_owner` (-1: its own); throws vdnn::Error when the owner is not an earlier node with the
+  // same parameters.
+  int add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs, int slices, int param_owner);
   // Checks the whole graph: exactly one loss, it is last, its logits match `classes`, no dead ends.
   void finalize();
 
@@ -58,6 +67,9 @@ class Graph {
   // ReLU may overwrite its input when nothing else reads it: the input has no other consumer and
   // its producer's backward does not read its own output.
   bool runs_in_place(int node) const;
+  // Whether backward computes the gradient of value v: not for the input, nor for slices of it
+  // (layers/batch_slice.h), so a first convolution skips its data gradient.
+  bool needs_gradient(ValueId v) const;
 
   // Consumes the graph and hands back its layers in node order, so a changed graph can be built
   // from them (io/inference_rewrites.h drops and replaces some): the graph itself is append-only.
@@ -68,7 +80,7 @@ class Graph {
   // (plan/forward_order.h). Consumes this graph; throws vdnn::Error naming a misplaced layer.
   Graph reordered(const std::vector<int>& order) &&;
 
-  int64_t parameter_count(bool trainable_only = true) const;
+  int64_t parameter_count(bool trainable_only = true) const;  // shared parameters counted once
   double forward_flops_per_sample() const;
   // fp32 bytes of every value with a buffer of its own (in-place ReLU outputs share their input's).
   int64_t feature_map_bytes_per_sample() const;

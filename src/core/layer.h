@@ -54,6 +54,9 @@ class Layer {
   const std::string& name() const { return name_; }
   const std::string& type() const { return type_; }
   LayerKind kind() const { return kind_; }
+  // The layer whose computation this one is: itself, or for another slice of a layer
+  // (layers/batch_slice.h) that layer, whose own class a kernel reads the parameters of.
+  virtual const Layer& original() const { return *this; }
 
   virtual int min_inputs() const { return 1; }
   virtual int max_inputs() const { return 1; }

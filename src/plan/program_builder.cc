@@ -95,6 +95,7 @@ class Builder {
   void emit_forward_frees(int i);
   void emit_backward();
   void emit_backward_node(int j);
+  void sum_shared_parameter_gradients(int j, std::vector<std::pair<int, int>>& sums);
   void free_leftovers();
 
   const Graph& g_;
@@ -107,6 +108,8 @@ class Builder {
   std::set<int> live_;
   std::map<int, int> offload_event_, prefetch_event_;
   std::set<int> prefetched_, waited_, grad_allocated_;
+  std::set<int> shares_params_;       // nodes whose parameters later slices share (Node::param_owner)
+  std::set<int> param_grad_written_;  // shared parameters' gradients already written in backward
   // Per-node indexes (index_storages), so that each step looks only at what concerns it: building
   // is O(n log n) in the graph's size, not O(n^2) (a chain of 10,000 ReLUs took minutes).
   std::vector<std::vector<int>> needs_;              // node -> tensors its backward reads
@@ -146,6 +149,13 @@ void Builder::make_parameters() {
     const bool stream = !streamed.empty() && streamed[i] && !node.params.empty();
     if (stream) stream_before_[weighted_before].push_back(i);
     if (!node.params.empty()) weighted_before = i;
+    if (node.param_owner >= 0) {  // another slice of a layer: its parameters, gradients summed into its
+      VDNN_CHECK(node.param_owner < i && !stream, "node '" << node.layer->name() << "' shares a later or streamed node's parameters");
+      b.params = p_.nodes[node.param_owner].params;
+      shares_params_.insert(node.param_owner);
+      b.d_params = p_.nodes[node.param_owner].d_params;
+      continue;
+    }
     for (size_t k = 0; k < node.params.size(); ++k) {
       const ParamSpec& spec = node.params[k];
       const std::string name = node.layer->name() + "." + spec.name;
@@ -185,7 +195,7 @@ void Builder::make_storages() {
       s.tensor = add_tensor(node.layer->name() + ":out", value_bytes_[v], MemoryClass::kFeatureMaps);
       s.first_writer = static_cast<int>(i);
       const bool is_loss = node.layer->kind() == LayerKind::kLoss;
-      if (o_.training && !is_loss)
+      if (o_.training && !is_loss && g_.needs_gradient(v))
         s.grad = add_tensor(node.layer->name() + ":grad", value_bytes_[v], MemoryClass::kGradientMaps);
       storages_.push_back(s);
     }
@@ -545,10 +555,15 @@ void Builder::emit_backward_node(int j) {
   emit_recomputes(j);
   std::vector<std::pair<int, int>> sums;
   b.d_in.clear();
+  // A batch slice writes its own samples of its input's gradient, which only slices write: no sums.
+  const bool writes_a_slice = node.layer->type() == "batch_slice";
   for (size_t m = 0; m < node.inputs.size(); ++m) {
     const int grad = storages_[group_[node.inputs[m]]].grad;
     if (grad < 0) {
       b.d_in.push_back(-1);
+    } else if (writes_a_slice) {
+      if (grad_allocated_.insert(grad).second) alloc(grad);
+      b.d_in.push_back(grad);
     } else if (facts_[j].in_place || grad_allocated_.insert(grad).second) {
       if (!facts_[j].in_place) alloc(grad);
       b.d_in.push_back(grad);
@@ -560,6 +575,7 @@ void Builder::emit_backward_node(int j) {
       sums.push_back({grad, temp});
     }
   }
+  sum_shared_parameter_gradients(j, sums);
   if (b.scratch >= 0) alloc(b.scratch);
   emit({Op::kBackward, StreamKind::kCompute, j});
   for (auto [grad, temp] : sums) emit({Op::kAccumulate, StreamKind::kCompute, -1, grad, temp});
@@ -572,6 +588,28 @@ void Builder::emit_backward_node(int j) {
     if (live_.count(storages_[k].tensor)) free_now(storages_[k].tensor);
   for (int t : b.saved)
     if (live_.count(t)) free_now(t);
+}
+
+// Slices of one layer share its parameters (Node::param_owner): the first slice in backward order
+// writes the gradients, each later one writes into a temporary added to them (in backward order).
+void Builder::sum_shared_parameter_gradients(int j, std::vector<std::pair<int, int>>& sums) {
+  const Node& node = g_.nodes()[j];
+  const int owner = node.param_owner >= 0 ? node.param_owner : j;
+  if (owner == j && !shares_params_.count(j)) return;
+  NodeBinding& b = p_.nodes[j];
+  for (size_t k = 0; k < b.d_params.size(); ++k) {
+    const int grad = p_.nodes[owner].d_params[k];
+    if (grad < 0) continue;
+    if (param_grad_written_.insert(grad).second) {
+      b.d_params[k] = grad;
+      continue;
+    }
+    const int temp = add_tensor(node.layer->name() + ":" + node.params[k].name + "_grad", p_.tensors[grad].bytes,
+                                MemoryClass::kWeightGrads);
+    alloc(temp);
+    b.d_params[k] = temp;
+    sums.push_back({grad, temp});
+  }
 }
 
 // The storages re-made in node j's backward slot: a fresh buffer each, their writer and in-place
@@ -604,7 +642,10 @@ Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes
   VDNN_CHECK(facts.size() == graph.nodes().size(), "one NodeFacts per node");
   VDNN_CHECK(value_bytes.size() == graph.values().size(), "one size per value");
   VDNN_CHECK(!(options.inference && options.training), "an inference Program has no backward pass");
-  return Builder(graph, value_bytes, facts, options).build();
+  Program p = Builder(graph, value_bytes, facts, options).build();
+  std::set<std::string> names;  // tensors are found by name (Net::bind_params)
+  for (const ProgramTensor& t : p.tensors) VDNN_CHECK(names.insert(t.name).second, "two Program tensors named '" << t.name << "'");
+  return p;
 }
 
 }  // namespace vdnn

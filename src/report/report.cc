@@ -56,11 +56,14 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
   const StreamStats d2h = net.device().stats(StreamKind::kD2H);
   const StreamStats h2d = net.device().stats(StreamKind::kH2D);
   const double iterations = std::max<double>(1.0, static_cast<double>(result.iterations));
+  nlohmann::json slice_runs = nlohmann::json::array();
+  for (const SliceRun& run : net.options().slice_runs) slice_runs.push_back(to_string(run));
   return {
       {"backend", net.backend().name()},
       {"policy", to_string(net.options().policy)},
       {"sync", to_string(net.options().sync)},
       {"prefetch_depth", net.prefetch_depth()},
+      {"slice_runs", slice_runs},
       {"device_memory_bytes", net.arena_bytes()},
       {"peak_device_bytes", plan.peak_bytes},
       {"peak_by_class", by_class},
@@ -83,8 +86,9 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
   const Program& p = net.train_program();
   const NetOptions& o = net.options();
   nlohmann::json layers = nlohmann::json::array();
-  for (size_t i = 0; i < net.graph().nodes().size(); ++i) {
-    const Layer& layer = *net.graph().nodes()[i].layer;
+  const Graph& graph = net.compute_graph();  // the Program's nodes: sliced layers one per slice
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const Layer& layer = *graph.nodes()[i].layer;
     nlohmann::json offloaded = nlohmann::json::array();
     const NodeBinding& b = p.nodes[i];
     std::vector<int> own{b.out};
@@ -95,7 +99,7 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
       nlohmann::json entry{{"tensor", p.tensors[t].name}, {"bytes", p.tensors[t].bytes}};
       // Its own release and prefetch points (auto's; plan/storage_decision.h), where it has them.
       const StorageDecision* d = nullptr;
-      if (k == 0 && !o.decisions.values.empty()) d = &o.decisions.values[net.graph().nodes()[i].output];
+      if (k == 0 && !o.decisions.values.empty()) d = &o.decisions.values[graph.nodes()[i].output];
       if (k > 0 && i < o.decisions.saved.size() && k - 1 < o.decisions.saved[i].size()) d = &o.decisions.saved[i][k - 1];
       if (d && d->release_at >= 0) entry["held_until_forward_of"] = p.node_names[d->release_at];
       if (d && d->prefetch_at >= 0) entry["prefetched_in_backward_slot_of"] = p.node_names[d->prefetch_at];

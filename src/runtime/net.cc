@@ -69,6 +69,20 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
   }
 }
 
+// NetOptions::slice_runs: the sliced graph, for a Net that trains on one process with the policy's
+// choices (the per-node options name the graph's nodes, not the sliced graph's).
+std::unique_ptr<SlicedGraph> sliced_graph(const Graph& graph, const NetOptions& o) {
+  if (o.slice_runs.empty()) return nullptr;
+  const char* refused = o.inference ? "an inference Net"
+                        : o.comm && o.comm->size() > 1 ? "data-parallel ranks"
+                        : !o.decisions.empty() ? "storage decisions (--policy auto)"
+                        : !o.conv_algos.empty() || !o.conv_sub_batches.empty() || !o.conv_workspace_bytes.empty()
+                            ? "per-layer convolution choices (--policy dyn, --conv-sub-batches)"
+                            : nullptr;
+  if (refused) VDNN_THROW("slice runs (--slice-run) do not combine with " << refused << " yet");
+  return std::make_unique<SlicedGraph>(slice_runs(graph, o.batch, o.slice_runs));
+}
+
 }  // namespace
 
 BackendOptions Net::backend_options() const {
@@ -82,7 +96,9 @@ Net::Net(Graph graph, const NetOptions& options)
     : graph_(std::move(graph)), batch_(options.batch), options_(options) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
   check_sub_batches(graph_, options);
-  backend_ = make_backend(graph_, backend_options());
+  sliced_ = sliced_graph(graph_, options);
+  const Graph& run_graph = compute_graph();
+  backend_ = make_backend(run_graph, backend_options());
   facts_ = backend_->facts();
   const std::vector<size_t> value_bytes = backend_->value_bytes();
   if (options.decisions.any(StorageAction::kRecompute) && !backend_->supports_recompute())
@@ -112,8 +128,8 @@ Net::Net(Graph graph, const NetOptions& options)
     step.collectives.ranks = options.comm ? options.comm->size() : 1;
     step.collectives.bucket_bytes = options.bucket_bytes;
     step.collectives.first_bucket_bytes = std::min(step.collectives.first_bucket_bytes, options.bucket_bytes);
-    PlannedStep planned = plan_step(graph_, value_bytes, facts_, step);
-    if (!planned.fits) VDNN_THROW(budget_refusal(graph_, value_bytes, facts_, step, batch_, planned));
+    PlannedStep planned = plan_step(run_graph, value_bytes, facts_, step);
+    if (!planned.fits) VDNN_THROW(budget_refusal(run_graph, value_bytes, facts_, step, batch_, planned));
     take(std::move(planned));
   }
   const size_t host_bytes = train_plan_.host_bytes + eval_plan_.host_bytes;
@@ -182,13 +198,16 @@ void Net::bind_params() {
   };
   for (size_t i = 0; i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
+    const int kernel = sliced_ ? sliced_->node_of[i] : static_cast<int>(i);
     for (size_t k = 0; k < node.params.size(); ++k) {
       const std::string name = node.layer->name() + "." + node.params[k].name;
+      // The Program's tensors are named after the node holding them ("conv1_1/s0.weight" when sliced).
+      const std::string tensor = compute_graph().nodes()[kernel].layer->name() + "." + node.params[k].name;
       ParamTensor t{name, node.params[k], static_cast<int>(i), static_cast<int>(k),
-                    facts_[i].param_bytes[k], at(name), nullptr, nullptr};
+                    facts_[kernel].param_bytes[k], at(tensor), nullptr, nullptr};
       if (node.params[k].trainable && !options_.inference) {
-        t.grad = at(name + ":grad");
-        t.velocity = at(name + ":momentum");
+        t.grad = at(tensor + ":grad");
+        t.velocity = at(tensor + ":momentum");
         const std::vector<char> zeros(t.bytes, 0);
         backend_->upload(t.velocity, zeros.data(), t.bytes);
       }
@@ -221,13 +240,13 @@ void Net::init_params(uint64_t seed) {
 
 std::vector<float> Net::export_param(size_t i) const {
   const ParamTensor& t = params_.at(i);
-  return backend_->export_param(t.node, t.index, t.data);
+  return backend_->export_param(kernel_node(t), t.index, t.data);
 }
 
 std::vector<float> Net::export_grad(size_t i) const {
   const ParamTensor& t = params_.at(i);
   VDNN_CHECK(t.grad, "parameter '" << t.name << "' is not trainable: it has no gradient");
-  return backend_->export_param(t.node, t.index, t.grad);
+  return backend_->export_param(kernel_node(t), t.index, t.grad);
 }
 
 const ParamTensor* Net::first_nonfinite_gradient() {
@@ -241,13 +260,13 @@ void Net::import_param(size_t i, const std::vector<float>& plain) {
   if (static_cast<int64_t>(plain.size()) != t.spec.elements())
     VDNN_THROW("parameter '" << t.name << "' has " << t.spec.elements() << " elements, got "
                              << plain.size());
-  backend_->import_param(t.node, t.index, plain, t.data);
+  backend_->import_param(kernel_node(t), t.index, plain, t.data);
 }
 
 std::vector<float> Net::export_momentum(size_t i) const {
   const ParamTensor& t = params_.at(i);
   VDNN_CHECK(t.velocity, "parameter '" << t.name << "' is not trainable: it has no momentum");
-  return backend_->export_param(t.node, t.index, t.velocity);
+  return backend_->export_param(kernel_node(t), t.index, t.velocity);
 }
 
 void Net::import_momentum(size_t i, const std::vector<float>& plain) {
@@ -255,7 +274,7 @@ void Net::import_momentum(size_t i, const std::vector<float>& plain) {
   VDNN_CHECK(t.velocity, "parameter '" << t.name << "' is not trainable: it has no momentum");
   VDNN_CHECK(static_cast<int64_t>(plain.size()) == t.spec.elements(),
              "momentum of '" << t.name << "' has " << t.spec.elements() << " elements, got " << plain.size());
-  backend_->import_param(t.node, t.index, plain, t.velocity);
+  backend_->import_param(kernel_node(t), t.index, plain, t.velocity);
 }
 
 int64_t Net::batches_tracked_base(int node) const {

@@ -32,6 +32,7 @@
 #include "backend_api/backend.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
+#include "io/slice_runs.h"
 #include "device/cpu_device.h"
 #include "memory/host_buffer.h"
 #include "plan/memory_plan.h"
@@ -63,6 +64,10 @@ struct NetOptions {
   // that of batch / k; the weight gradient sums the slices' (float rounding differs from one pass).
   // Empty: every layer over the whole batch.
   std::vector<int> conv_sub_batches;
+  // Runs of layers computed in slices of the batch (io/slice_runs.h): the kernels, Programs and
+  // plans are the sliced graph's, the parameters, checkpoints and reports the graph's. Empty: none.
+  // Not with inference, data-parallel ranks, storage decisions or per-node convolution choices.
+  std::vector<SliceRun> slice_runs;
   // Per node: the workspace a plan counted for each convolution (conv_workspace_of), a cap the CUDA
   // backend reserves at most (BackendOptions::conv_workspace_bytes); empty: no caps.
   std::vector<size_t> conv_workspace_bytes;
@@ -109,6 +114,9 @@ class Net {
   Net& operator=(const Net&) = delete;
 
   const Graph& graph() const { return graph_; }
+  // The graph the kernels and Programs run: graph(), or its sliced form (NetOptions::slice_runs),
+  // whose node indices the Programs' steps use.
+  const Graph& compute_graph() const { return sliced_ ? sliced_->graph : graph_; }
   int64_t batch() const { return batch_; }
   const NetOptions& options() const { return options_; }
 
@@ -188,7 +196,11 @@ class Net {
   void bind_params();
   void init_params(uint64_t seed);
 
+  // The kernels' node of parameter t (its layer's, or the first slice's in a sliced graph).
+  int kernel_node(const ParamTensor& t) const { return sliced_ ? sliced_->node_of[t.node] : t.node; }
+
   Graph graph_;
+  std::unique_ptr<SlicedGraph> sliced_;  // NetOptions::slice_runs; borrows graph_'s layers
   int64_t batch_;
   NetOptions options_;
   std::unique_ptr<Backend> backend_;

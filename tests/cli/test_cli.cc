@@ -136,6 +136,30 @@ TEST(Cli, ConvSubBatchesTrainTheSameUnderEveryPolicyAndBadCountsNameTheFlag) {
   fs::remove_all(dir);
 }
 
+TEST(Cli, SliceRunsTrainTheSameUnderEveryPolicyAndBadRunsNameTheRun) {
+  const fs::path dir = temp_dir("slice_runs");
+  const std::string args = "train --data synthetic --synthetic-samples 64 --batch 32 --iterations 2 --no-eval "
+                           "--slice-run conv1:4 --slice-run relu1:pool1:2 --report " + (dir / "r.json").string();
+  const CliRun none = vdnn(args);
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  const nlohmann::json report = read_json_file(dir / "r.json");
+  const std::string sha = report["weights_sha256"].get<std::string>();
+  EXPECT_EQ(report["slice_runs"], nlohmann::json({"conv1:4", "relu1:pool1:2"})) << report.dump();
+  const CliRun all = vdnn(args + " --policy all");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(read_json_file(dir / "r.json")["weights_sha256"].get<std::string>(), sha);
+  const CliRun bn = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 --slice-run conv1:bn1:2");
+  EXPECT_EQ(bn.exit_code, 1) << bn.output;
+  EXPECT_NE(bn.output.find("slice run 'conv1:bn1:2'"), std::string::npos) << bn.output;
+  EXPECT_NE(bn.output.find("layer 'bn1'"), std::string::npos) << bn.output;
+  const CliRun planned = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 "
+                              "--slice-run conv1:2 --policy auto --device-memory 1GiB");
+  EXPECT_EQ(planned.exit_code, 1) << planned.output;
+  EXPECT_NE(planned.output.find("--slice-run: --policy auto plans the graph without slices"), std::string::npos)
+      << planned.output;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, BackendCudaTrainsOrFailsWithOneLineNamingTheReason) {
   const std::string why = ::vdnn::backend_unavailable_reason(::vdnn::BackendKind::kCuda);
   const std::string args = "train --backend cuda --data synthetic --synthetic-samples 64 --batch 16 --iterations 3 --no-eval";

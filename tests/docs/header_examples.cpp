@@ -40,6 +40,7 @@
 #include "io/npy.h"
 #include "io/param_lookup.h"
 #include "io/safetensors.h"
+#include "io/slice_runs.h"
 #include "layers/conv.h"
 #include "layers/elementwise.h"
 #include "layers/fc.h"
@@ -386,6 +387,12 @@ void examples(Given& given) {
     load_weights(weights, net);
     net.forward(/*training=*/false);
     (void)r;  // (adapted)
+  }
+  // == io/slice_runs.h
+  {
+    Graph g = load_model("vgg_cifar");
+    SlicedGraph s = slice_runs(g, /*batch=*/256, {parse_slice_run("conv1_1:pool1:4")});
+    s.graph.nodes()[s.node_of[0]].layer->name();
   }
   // == io/fc_split.h
   {

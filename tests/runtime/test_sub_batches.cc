@@ -40,26 +40,9 @@ std::vector<int> every_conv_in(const Graph& g, int k) {
   return out;
 }
 
-struct Trained {
-  std::vector<float> losses;
-  std::vector<std::vector<float>> weights;
-  std::string sha;
-};
+using test::Trained;
 
-Trained train(Graph g, const NetOptions& o, int steps) {
-  const Shape& s = g.input_shape();
-  const Dataset data = make_synthetic(4 * o.batch, s.channels(), s.height(), s.width(), g.classes(), 11);
-  Net net(std::move(g), o);
-  TrainConfig cfg;
-  cfg.iterations = steps;
-  cfg.lr = 0.05;
-  cfg.seed = o.seed;
-  cfg.evaluate = false;
-  const TrainResult r = Trainer(net, cfg).run(data, nullptr);
-  Trained t{r.step_losses, {}, r.weights_sha256};
-  for (size_t i = 0; i < net.params().size(); ++i) t.weights.push_back(net.export_param(i));
-  return t;
-}
+Trained train(Graph g, const NetOptions& o, int steps) { return test::train_and_export(std::move(g), o, steps); }
 
 TEST(SubBatches, TrainingAgreesWithTheWholeBatchOnABatchNormChainAndADag) {
   for (Graph (*make)() : {+[] { return bn_chain(); }, +[] { return test::offload_test_dag(); }}) {
@@ -70,12 +53,8 @@ TEST(SubBatches, TrainingAgreesWithTheWholeBatchOnABatchNormChainAndADag) {
     const Trained a = train(make(), whole, 10), b = train(make(), sliced, 10);
     ASSERT_EQ(a.losses.size(), 10u);
     ASSERT_EQ(b.losses.size(), 10u);
-    double loss_rel = 0, weight_abs = 0;
-    for (size_t i = 0; i < a.losses.size(); ++i)
-      loss_rel = std::max(loss_rel, std::abs(double(a.losses[i]) - b.losses[i]) / std::abs(double(a.losses[i])));
-    for (size_t p = 0; p < a.weights.size(); ++p)
-      for (size_t i = 0; i < a.weights[p].size(); ++i)
-        weight_abs = std::max(weight_abs, std::abs(double(a.weights[p][i]) - b.weights[p][i]));
+    const test::Agreement d = test::agreement(a, b);
+    const double loss_rel = d.loss_relative, weight_abs = d.weight_absolute;
     std::printf("%s, 4 sub-batches of 4, 10 steps: loss %.3g relative, weights %.3g absolute\n",
                 g.name().c_str(), loss_rel, weight_abs);
     EXPECT_LE(loss_rel, 1e-6) << g.name();

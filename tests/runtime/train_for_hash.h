@@ -8,7 +8,10 @@
 //   Graph dag = offload_test_dag();   // the DAG the offload tests share
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "data/synthetic.h"
 #include "io/model_file.h"
@@ -51,6 +54,46 @@ inline std::string train_for_hash(Graph g, const NetOptions& options, int64_t it
   cfg.evaluate = false;
   Trainer trainer(net, cfg);
   return trainer.run(data, nullptr).weights_sha256;
+}
+
+// A few steps on synthetic data (4 batches of samples), with what comparisons of two ways of
+// training need: the per-step losses, every parameter in its plain layout, the hash and the peak.
+struct Trained {
+  std::vector<float> losses;
+  std::vector<std::vector<float>> weights;
+  std::string sha;
+  size_t peak = 0;
+};
+
+inline Trained train_and_export(Graph g, const NetOptions& o, int steps) {
+  const Shape& s = g.input_shape();
+  const Dataset data = make_synthetic(4 * o.batch, s.channels(), s.height(), s.width(), g.classes(), 11);
+  Net net(std::move(g), o);
+  TrainConfig cfg;
+  cfg.iterations = steps;
+  cfg.lr = 0.05;
+  cfg.seed = o.seed;
+  cfg.evaluate = false;
+  const TrainResult r = Trainer(net, cfg).run(data, nullptr);
+  Trained t{r.step_losses, {}, r.weights_sha256, net.train_plan().peak_bytes};
+  for (size_t i = 0; i < net.params().size(); ++i) t.weights.push_back(net.export_param(i));
+  return t;
+}
+
+// How far two trainings ended apart: the largest relative difference of a step's loss and the
+// largest absolute difference of a weight.
+struct Agreement {
+  double loss_relative = 0, weight_absolute = 0;
+};
+
+inline Agreement agreement(const Trained& a, const Trained& b) {
+  Agreement d;
+  for (size_t i = 0; i < a.losses.size() && i < b.losses.size(); ++i)
+    d.loss_relative = std::max(d.loss_relative, std::abs(double(a.losses[i]) - b.losses[i]) / std::abs(double(a.losses[i])));
+  for (size_t p = 0; p < a.weights.size() && p < b.weights.size(); ++p)
+    for (size_t i = 0; i < a.weights[p].size(); ++i)
+      d.weight_absolute = std::max(d.weight_absolute, std::abs(double(a.weights[p][i]) - b.weights[p][i]));
+  return d;
 }
 
 }  // namespace vdnn::test

@@ -22,11 +22,13 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
                          const std::vector<dnnl::memory::desc>& value_mds) {
   const Node& node = graph.nodes()[n];
   const auto& values = graph.values();
-  KernelSetup setup{*node.layer, batch, {}, values[node.output].shape, {}, graph.runs_in_place(n), {}, 0};
+  // A slice of a layer (layers/batch_slice.h) runs its original's computation on batch / slices samples.
+  KernelSetup setup{node.layer->original(), batch / node.slices, {}, values[node.output].shape, {},
+                    graph.runs_in_place(n), {}, 0};
   for (ValueId v : node.inputs) {
     setup.in_shapes.push_back(values[v].shape);
     setup.in_mds.push_back(value_mds[v]);
-    setup.input_needs_grad.push_back(v != 0);
+    setup.input_needs_grad.push_back(graph.needs_gradient(v));
   }
   setup.relu_done_before = relu_fused_into_producer(graph, n);
   const auto& consumers = values[node.output].consumers;

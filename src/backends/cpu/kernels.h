@@ -16,6 +16,9 @@ std::unique_ptr<CpuKernel> make_flatten_kernel(const KernelSetup& s, const dnnl:
 std::unique_ptr<CpuKernel> make_concat_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_add_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_softmax_ce_kernel(const KernelSetup& s, const dnnl::engine& e);
+// batch_slice, batch_gather (layers/batch_slice.h): copies of a byte range per slice.
+std::unique_ptr<CpuKernel> make_batch_slice_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_batch_gather_kernel(const KernelSetup& s, const dnnl::engine& e);
 // A convolution with s.sub_batches > 1: run in that many slices of the batch.
 std::unique_ptr<CpuKernel> make_sub_batched_kernel(const KernelSetup& s, const dnnl::engine& e);
 

@@ -1,0 +1,180 @@
+// Slice runs (io/slice_runs.h, NetOptions::slice_runs): a run of layers computed in k slices of the
+// batch, each slice's maps values of their own. Training agrees with the whole batch (the weight
+// gradients' summation order differs: float rounding only), is bit-identical from run to run and
+// under every offload policy, trains below the largest layer's input plus output, and bad runs are
+// refused naming the run and the layer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "error_of.h"
+#include "io/slice_runs.h"
+#include "runtime/train_for_hash.h"
+
+namespace vdnn {
+namespace {
+
+// VGG-like: two convolutions at full resolution, then a batch norm outside any run.
+Graph chain() {
+  ModelBuilder b("chain", {3, 16, 16}, 10);
+  b.layer("conv", "conv1", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
+      .layer("relu", "relu1")
+      .layer("conv", "conv2", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
+      .layer("relu", "relu2")
+      .layer("max_pool", "pool1", {{"kernel", 2}})
+      .layer("conv", "conv3", {{"channels", 32}, {"kernel", 3}, {"pad", 1}})
+      .layer("batch_norm", "bn3")
+      .layer("relu", "relu3")
+      .layer("avg_pool", "gap", {{"global", true}})
+      .layer("fc", "fc", {{"units", 10}})
+      .layer("softmax_cross_entropy", "loss");
+  return b.build();
+}
+
+// A DAG with two runs: one from the input, one inside (its input a layer's output, so the slices'
+// gradients fill that value's gradient), between a concat, a residual add and an LRN.
+Graph dag() {
+  ModelBuilder b("dag", {3, 12, 12}, 5);
+  b.layer("conv", "stem", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
+      .layer("relu", "stem_relu")
+      .layer("lrn", "lrn", {{"size", 3}})
+      .layer("conv", "a", {{"channels", 8}, {"kernel", 1}}, {"lrn"})
+      .layer("conv", "b", {{"channels", 8}, {"kernel", 3}, {"pad", 1}}, {"lrn"})
+      .layer("concat", "cat", {}, {"a", "b"})
+      .layer("batch_norm", "bn")
+      .layer("relu", "bn_relu")
+      .layer("conv", "c", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
+      .layer("relu", "c_relu")
+      .layer("max_pool", "pool", {{"kernel", 2}})
+      .layer("conv", "d", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
+      .layer("add", "res", {}, {"d", "pool"})
+      .layer("avg_pool", "gap", {{"global", true}})
+      .layer("flatten", "flat")
+      .layer("fc", "fc", {{"units", 5}})
+      .layer("softmax_cross_entropy", "loss");
+  return b.build();
+}
+
+using test::Trained;
+
+Trained train(Graph g, const NetOptions& o, int steps) { return test::train_and_export(std::move(g), o, steps); }
+
+TEST(SliceRuns, TheSlicedGraphSharesEachLayersParametersAmongItsSlices) {
+  const Graph g = chain();
+  const SlicedGraph s = slice_runs(g, 16, {parse_slice_run("conv1:pool1:4")});
+  // 4 x (slice + 5 layers) + gather, and the 6 layers after the run.
+  ASSERT_EQ(s.graph.nodes().size(), 4u * 6 + 1 + 6);
+  EXPECT_EQ(s.graph.parameter_count(), g.parameter_count());
+  const Node& owner = s.graph.nodes()[s.node_of[0]];
+  EXPECT_EQ(owner.layer->name(), "conv1/s0");
+  EXPECT_EQ(owner.slices, 4);
+  EXPECT_EQ(owner.param_owner, -1);
+  EXPECT_EQ(&owner.layer->original(), g.nodes()[0].layer.get());
+  int shared = 0;
+  for (const Node& n : s.graph.nodes())
+    if (n.param_owner == s.node_of[0]) {
+      ++shared;
+      EXPECT_EQ(n.layer->type(), "conv");
+    }
+  EXPECT_EQ(shared, 3);
+  EXPECT_EQ(s.graph.nodes()[s.node_of[5]].layer->name(), "conv3");  // after the run: itself
+  EXPECT_EQ(s.graph.value(s.graph.nodes()[s.node_of[5]].inputs[0]).name, "pool1/gather");
+}
+
+TEST(SliceRuns, TrainingAgreesWithTheWholeBatchOnAChainWithBatchNormAndOnADag) {
+  const std::vector<std::pair<Graph (*)(), std::vector<std::string>>> cases = {
+      {+[] { return chain(); }, {"conv1:pool1:4"}},
+      {+[] { return dag(); }, {"stem:stem_relu:4", "c:pool:2"}},
+  };
+  for (const auto& [make, runs] : cases) {
+    NetOptions whole{.batch = 16, .seed = 3};
+    NetOptions sliced = whole;
+    for (const std::string& r : runs) sliced.slice_runs.push_back(parse_slice_run(r));
+    const Trained a = train(make(), whole, 10), b = train(make(), sliced, 10);
+    ASSERT_EQ(a.losses.size(), 10u);
+    ASSERT_EQ(b.losses.size(), 10u);
+    ASSERT_EQ(a.weights.size(), b.weights.size());
+    const test::Agreement d = test::agreement(a, b);
+    const double loss_rel = d.loss_relative, weight_abs = d.weight_absolute;
+    std::printf("%s, runs %s..., 10 steps: loss %.3g relative, weights %.3g absolute\n", make().name().c_str(),
+                runs[0].c_str(), loss_rel, weight_abs);
+    EXPECT_LE(loss_rel, 1e-6) << runs[0];
+    EXPECT_LE(weight_abs, 1e-5) << runs[0];
+    EXPECT_GT(loss_rel + weight_abs, 0.0) << "summation order changed nothing: are the slices run at all?";
+  }
+}
+
+TEST(SliceRuns, BitIdenticalFromRunToRunAndUnderEveryPolicy) {
+  NetOptions o{.batch = 16, .seed = 5};
+  o.slice_runs = {parse_slice_run("stem:stem_relu:4"), parse_slice_run("c:pool:2")};
+  const std::string first = test::train_for_hash(dag(), o, 4);
+  EXPECT_EQ(test::train_for_hash(dag(), o, 4), first);
+  for (Policy p : {Policy::kAll, Policy::kConv}) {
+    o.policy = p;
+    EXPECT_EQ(test::train_for_hash(dag(), o, 4), first) << to_string(p);
+  }
+}
+
+TEST(SliceRuns, TrainsBelowTheLargestLayersInputPlusOutputPlusTheParameters) {
+  // The floor of every policy without slices (issue 21): the largest layer's input plus output at
+  // the whole batch, plus parameters, their gradients and momentum. vgg_cifar at batch 128: conv1_2
+  // reads and writes 128 x 64 x 32 x 32 floats (32 MiB each); with its block in 8 slices and the
+  // next in 4, under `all` the device never holds both.
+  const int64_t batch = 128;
+  Net whole(load_model("vgg_cifar"), {.batch = batch, .policy = Policy::kAll});
+  const std::vector<size_t> bytes = whole.backend().value_bytes();
+  size_t largest = 0, persistent = 0;
+  for (const Node& n : whole.graph().nodes()) largest = std::max(largest, bytes[n.inputs[0]] + bytes[n.output]);
+  for (const ProgramTensor& t : whole.train_program().tensors) persistent += t.persistent ? t.bytes : 0;
+  NetOptions o{.batch = batch, .policy = Policy::kAll};
+  o.slice_runs = {parse_slice_run("conv1_1:pool1:8"), parse_slice_run("conv2_1:pool2:4"), parse_slice_run("conv3_1:pool3:4")};
+  const Net sliced(load_model("vgg_cifar"), o);
+  const size_t smallest = minimum_budget(sliced.train_program(), sliced.eval_program());
+  std::printf("vgg_cifar b128, all: largest layer's input + output %zu + parameters, gradients, momentum %zu = %zu "
+              "bytes; smallest budget %zu whole, %zu sliced\n",
+              largest, persistent, largest + persistent, minimum_budget(whole.train_program(), whole.eval_program()),
+              smallest);
+  ASSERT_LT(smallest, largest + persistent);
+  o.device_memory = smallest;
+  const Trained t = train(load_model("vgg_cifar"), o, 1);
+  EXPECT_TRUE(std::isfinite(t.losses.back()));
+  EXPECT_LE(t.peak, smallest);
+}
+
+TEST(SliceRuns, BadRunsAreRefusedNamingTheRunAndTheLayer) {
+  const auto refusal = [](std::vector<std::string> runs, int64_t batch = 16, Graph g = chain()) {
+    NetOptions o{.batch = batch};
+    return test::error_of([&] {
+      for (const std::string& r : runs) o.slice_runs.push_back(parse_slice_run(r));
+      Net(std::move(g), o);
+    });
+  };
+  auto has = [](const std::string& e, const std::string& what) { return e.find(what) != std::string::npos; };
+  std::string e = refusal({"conv3:relu3:2"});
+  EXPECT_TRUE(has(e, "layer 'bn3'") && has(e, "batch norm and dropout see the whole batch")) << e;
+  e = refusal({"conv1:pool1:3"});
+  EXPECT_TRUE(has(e, "slice run 'conv1:pool1:3'") && has(e, "dividing the batch of 16")) << e;
+  e = refusal({"conv1:relu2:2", "relu2:pool1:2"});
+  EXPECT_TRUE(has(e, "overlap at layer 'relu2'")) << e;
+  e = refusal({"conv1:nope:2"});
+  EXPECT_TRUE(has(e, "has no layer 'nope'")) << e;
+  e = refusal({"pool1:conv1:2"});
+  EXPECT_TRUE(has(e, "comes after")) << e;
+  e = refusal({"conv1:pool1"});
+  EXPECT_TRUE(has(e, "expected FIRST:LAST:K or LAYER:K")) << e;
+  e = refusal({"conv1:pool1:x"});
+  EXPECT_TRUE(has(e, "expected FIRST:LAST:K")) << e;
+  e = refusal({"a:2"}, 16, dag());
+  EXPECT_TRUE(has(e, "its input 'lrn' is read by other layers too")) << e;
+  e = refusal({"lrn:a:2"}, 16, dag());
+  EXPECT_TRUE(has(e, "layer 'lrn'") && has(e, "read outside the run")) << e;
+  NetOptions o{.batch = 16, .inference = true};
+  o.slice_runs = {parse_slice_run("conv1:2")};
+  e = test::error_of([&] { Net(chain(), o); });
+  EXPECT_TRUE(has(e, "do not combine with an inference Net")) << e;
+}
+
+}  // namespace
+}  // namespace vdnn
