@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <iomanip>
 #include <optional>
 #include <sstream>
 
@@ -29,6 +30,7 @@
 #include "report/plan_report.h"
 #include "report/scaling_chart.h"
 #include "interop/network_source.h"
+#include "io/slice_runs.h"
 #include "io/json_text.h"
 #include "io/model_file.h"
 #include "plan/auto_policy.h"
@@ -37,6 +39,7 @@
 #include "plan/collectives.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
+#include "plan/slice_search.h"
 #include "runtime/plan_source.h"
 #include "util/atomic_file.h"
 #include "util/size_parse.h"
@@ -51,6 +54,7 @@ struct PlanOptions {
               link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg,
               batches;
   std::vector<std::string> scaling_with;
+  std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   PlanSourceOptions source;
   int classes = 0, sweep_steps = 20, ranks = 1;
   int64_t batch = 128;
@@ -168,16 +172,29 @@ int run_plan(PlanOptions o) {
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
-  const Graph graph = load_network(o.model, mo).graph;
+  const Graph whole = load_network(o.model, mo).graph;
+  // --slice-run: the configurations are the sliced graph's (io/slice_runs.h); the oracle stays the
+  // whole graph's (none, fastest algorithms, unlimited memory, no slices).
+  std::vector<SliceRun> runs;
+  for (const std::string& r : o.slice_runs) runs.push_back(parse_slice_run(r));
+  if (!runs.empty() && (o.ranks > 1 || o.scaling))
+    VDNN_THROW("--slice-run: data-parallel plans (--ranks, --scaling) are not planned with slice runs yet");
+  const std::optional<SlicedGraph> sliced =
+      runs.empty() ? std::nullopt : std::optional<SlicedGraph>(slice_runs(whole, o.batch, runs));
+  const Graph& graph = sliced ? sliced->graph : whole;
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
+  if (runs.empty()) o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
   PlanInputs in = plan_inputs(graph, o.batch, o.source);
   in.costs.network = dp.network;
   Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
   planner.set_host_budget(o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory"));
   const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
   const NetworkCosts& costs = planner.costs();
-  const double oracle = planner.oracle_seconds();
+  double oracle = planner.oracle_seconds();
+  if (sliced) {
+    const PlanInputs w = plan_inputs(whole, o.batch, o.source);
+    oracle = Planner(whole, w.value_bytes, w.facts, w.costs, parse_sync_mode(o.sync)).oracle_seconds();
+  }
   const Prefetch prefetch = parse_prefetch(o.prefetch);
 
   const PlanTable table = plan_table(planner, budget, o.policy, prefetch);
@@ -196,6 +213,27 @@ int run_plan(PlanOptions o) {
                             return at_n;
                           });
 
+  // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h).
+  std::optional<SliceRunChoice> slices;
+  if (o.policy == "auto" && runs.empty() && in.device != "cpu" && budget && o.ranks == 1) {
+    const InputsOf inputs_of = [&](const Graph& g) {
+      PlanInputs i = plan_inputs(g, o.batch, o.source);
+      return PlannerInputs{std::move(i.value_bytes), std::move(i.facts), std::move(i.costs)};
+    };
+    slices = choose_slice_runs(whole, o.batch, inputs_of, parse_sync_mode(o.sync), budget, planner.host_budget());
+  }
+  auto slice_line = [&] {
+    std::string runs_text;
+    for (const SliceRun& r : slices->runs) runs_text += (runs_text.empty() ? "" : ", ") + to_string(r);
+    if (!slices->choice.fits)
+      return VDNN_MSG("auto with slice runs: nothing fits either (" << slices->evaluations << " auto searches)");
+    return VDNN_MSG("auto with slice runs picks " << (runs_text.empty() ? "no slices" : runs_text) << " ("
+                    << slices->evaluations << " auto searches): " << std::fixed << std::setprecision(2)
+                    << slices->choice.seconds * 1e3 << " ms, " << std::setprecision(3) << slices->choice.seconds / oracle
+                    << "x the oracle; "
+                    << describe(slices->choice));
+  };
+
   std::optional<BudgetSweep> sweep;
   if (o.sweep)
     sweep = sweep_budgets(planner, sweep_policies(),
@@ -207,6 +245,18 @@ int run_plan(PlanOptions o) {
     nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = o.batch, .sync = o.sync,
                                            .prefetch = o.prefetch, .device = in.device});
     if (sweep) out["sweep"] = sweep_json(*sweep, costs);
+    if (sliced) {  // against the whole graph's oracle, as the table
+      out["oracle_seconds"] = oracle;
+      for (nlohmann::json& c : out["configurations"])
+        c["overhead_vs_oracle"] = c["iteration_seconds"].get<double>() / oracle - 1;
+      out["slice_runs"] = o.slice_runs;
+    }
+    if (slices) {
+      nlohmann::json runs_json = nlohmann::json::array();
+      for (const SliceRun& r : slices->runs) runs_json.push_back(to_string(r));
+      out["slice_runs"] = {{"runs", runs_json}, {"fits", slices->choice.fits}, {"step_ms", slices->choice.seconds * 1e3},
+                           {"vs_oracle", slices->choice.seconds / oracle}, {"tried", slices->tried}};
+    }
     if (!scaling.empty()) out["data_parallel"] = scaling_json(scaling, o.batch, dp);
     std::cout << out.dump(2) << "\n";
   } else {
@@ -230,6 +280,7 @@ int run_plan(PlanOptions o) {
         std::printf("dyn: nothing fits: %s.\n", dyn.why.c_str());
     }
     if (budget && !one && o.policy != "dyn") std::printf("%s.\n", describe(chosen).c_str());
+    if (slices) std::printf("%s.\n", slice_line().c_str());
     if (sweep) print_sweep_table(*sweep, budget);
     if (!scaling.empty()) print_scaling_table(scaling, o.batch, dp);
   }
@@ -275,6 +326,10 @@ Runner add_plan_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
   app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
+  app.add_option("--slice-run", o->slice_runs,
+                 "FIRST:LAST:K: plan the layers FIRST..LAST in K slices of the batch, one after another (as vdnn "
+                 "train --slice-run); the table's 'vs oracle' stays against the whole graph's oracle; repeatable")
+      ->take_all();
   app.add_option("--policy", o->policy, "only this configuration: none, conv, all (fastest algorithms), dyn or auto")
       ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}));
   app.add_option("--sync", o->sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))

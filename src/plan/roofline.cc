@@ -34,16 +34,21 @@ struct NodeWork {
   Work forward, backward;
 };
 
-NodeWork node_work(const Graph& g, int i, int64_t batch, const std::vector<size_t>& value_bytes,
+NodeWork node_work(const Graph& g, int i, int64_t graph_batch, const std::vector<size_t>& value_bytes,
                    const NodeFacts& facts) {
   const Node& node = g.nodes()[i];
   const Layer& layer = *node.layer;
+  const int64_t batch = graph_batch / node.slices;  // a slice of a layer: its share of the batch
   const std::vector<Shape> in = input_shapes(g, node);
   const Shape& out = g.value(node.output).shape;
   double inputs = 0, input_grads = 0, trainable_params = 0;
   for (ValueId v : node.inputs) {
     inputs += static_cast<double>(value_bytes[v]);
-    if (v != 0) input_grads += static_cast<double>(value_bytes[v]);  // the data needs no gradient
+    if (g.needs_gradient(v)) input_grads += static_cast<double>(value_bytes[v]);  // not the data's
+  }
+  if (layer.type() == "batch_slice") {  // reads and writes its slice of the value, not all of it
+    inputs = static_cast<double>(value_bytes[node.output]);
+    input_grads = g.needs_gradient(node.inputs[0]) ? inputs : 0;
   }
   for (size_t k = 0; k < node.params.size(); ++k)
     if (node.params[k].trainable) trainable_params += static_cast<double>(facts.param_bytes[k]);
@@ -73,7 +78,8 @@ NodeWork slice_of(const NodeWork& w, int k, double forward_weight_bytes, double 
 std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const NodeWork& base,
                                  const NodeFacts& facts, const DeviceProfile& d) {
   const Node& node = g.nodes()[i];
-  const auto& conv = static_cast<const ConvLayer&>(*node.layer);
+  const auto& conv = static_cast<const ConvLayer&>(node.layer->original());
+  batch /= node.slices;
   const Shape &in = g.value(node.inputs[0]).shape, &out_shape = g.value(node.output).shape;
   const double backward_per_forward = base.backward.flops / base.forward.flops;
   // Algorithm `a` over `work`, `slices` times.

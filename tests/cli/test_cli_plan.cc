@@ -36,6 +36,26 @@ TEST(CliPlan, AnswersForVgg16OnTheTitanXWithEveryConfigurationAndDynsChoice) {
   EXPECT_EQ(j["configurations"].back()["fits"], true);
 }
 
+TEST(CliPlan, SliceRunsFitVgg16InSixGibOnTheTitanXAgainstTheWholeGraphsOracle) {
+  const std::string base = "plan --model vgg16 --batch 256 --device titan-x-maxwell --policy all --json";
+  const CliRun whole = vdnn(base);
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const CliRun sliced =
+      vdnn(base + " --slice-run conv1_1:pool1:8 --slice-run conv2_1:pool2:4 --slice-run conv3_1:pool3:2");
+  ASSERT_EQ(sliced.exit_code, 0) << sliced.output;
+  const nlohmann::json w = nlohmann::json::parse(whole.output), s = nlohmann::json::parse(sliced.output);
+  EXPECT_EQ(s["oracle_seconds"], w["oracle_seconds"]);  // the whole graph's
+  const nlohmann::json& all = s["configurations"][0];
+  EXPECT_LT(all["minimum_budget"].get<double>(), 6.0 * (1 << 30));
+  EXPECT_GT(w["configurations"][0]["minimum_budget"].get<double>(), 24.0 * (1 << 30));
+  EXPECT_NEAR(all["overhead_vs_oracle"].get<double>(),
+              all["iteration_seconds"].get<double>() / w["oracle_seconds"].get<double>() - 1, 1e-12);
+  const CliRun bad = vdnn(base + " --slice-run conv1_1:drop6:2");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("slice run 'conv1_1:drop6:2'"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("layer 'drop6'"), std::string::npos) << bad.output;
+}
+
 TEST(CliPlan, AGenerousBudgetKeepsEverythingAndAnImpossibleOneNamesTheMinimum) {
   const CliRun easy = vdnn("plan --model vgg16 --batch 32 --device h200");
   ASSERT_EQ(easy.exit_code, 0) << easy.output;

@@ -14,7 +14,7 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
   const std::string& type = layer.type();
   static const char* const kTypes[] = {"conv", "max_pool", "avg_pool", "lrn", "batch_norm", "fc",
                                        "relu", "relu6", "dropout", "flatten", "concat", "add",
-                                       "softmax_cross_entropy"};
+                                       "softmax_cross_entropy", "batch_slice", "batch_gather"};
   if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
     layer.fail("the CUDA backend has no kernel for this layer type");
   CudaSizes s;
@@ -73,10 +73,11 @@ size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const 
 
 CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, ConvAlgo conv_algo) {
   const Node& n = graph.nodes().at(static_cast<size_t>(node));
-  CudaKernelSetup setup{*n.layer, batch, {}, graph.value(n.output).shape};
+  // A slice of a layer (layers/batch_slice.h) runs its original's computation on batch / slices samples.
+  CudaKernelSetup setup{n.layer->original(), batch / n.slices, {}, graph.value(n.output).shape};
   for (ValueId v : n.inputs) {
     setup.in_shapes.push_back(graph.value(v).shape);
-    setup.input_needs_grad.push_back(v != 0);
+    setup.input_needs_grad.push_back(graph.needs_gradient(v));
   }
   setup.in_place = graph.runs_in_place(node);
   setup.conv_algo = conv_algo;

@@ -37,9 +37,9 @@ class CudaTarget final : public BackendTarget {
         out.push_back({{"-", base.facts[i].scratch_bytes}});
         continue;
       }
-      const ConvProblem p = ConvProblem::of(static_cast<const ConvLayer&>(*node.layer),
+      const ConvProblem p = ConvProblem::of(static_cast<const ConvLayer&>(node.layer->original()),
                                             graph.value(node.inputs[0]).shape,
-                                            graph.value(node.output).shape, batch);
+                                            graph.value(node.output).shape, batch / node.slices);
       std::vector<AlgoOption> options;
       for (const ConvAlgoEstimate& a : conv_algorithms_with_sub_batches(p))
         options.push_back({a.name, a.workspace_bytes, a.sub_batches});

@@ -1,0 +1,63 @@
+// `auto` with slice runs (plan/slice_search.h): the candidates are VGG's blocks; below the
+// smallest budget any whole-batch configuration trains in, the search finds slice counts that fit;
+// with room to spare it takes slices only when they make the step faster.
+#include <gtest/gtest.h>
+
+#include "io/model_file.h"
+#include "plan/slice_search.h"
+#include "runtime/plan_source.h"
+
+namespace vdnn {
+namespace {
+
+InputsOf titan_x(int64_t batch) {
+  return [batch](const Graph& g) {
+    PlanInputs in = plan_inputs(g, batch, {.device = "titan-x-maxwell"});
+    return PlannerInputs{std::move(in.value_bytes), std::move(in.facts), std::move(in.costs)};
+  };
+}
+
+TEST(SliceSearch, TheCandidatesAreVggsBlocksCutAfterEachPool) {
+  const std::vector<SliceRun> c = slice_run_candidates(load_model("vgg16"));
+  ASSERT_GE(c.size(), 5u);
+  const char* blocks[][2] = {{"conv1_1", "pool1"}, {"conv2_1", "pool2"}, {"conv3_1", "pool3"}, {"conv4_1", "pool4"},
+                             {"conv5_1", "pool5"}};
+  for (size_t b = 0; b < 5; ++b) {
+    EXPECT_EQ(c[b].first, blocks[b][0]);
+    EXPECT_EQ(c[b].last, blocks[b][1]);
+  }
+  // Batch norm ends a chain: a ResNet's candidates are single layers or runs between them.
+  for (const SliceRun& r : slice_run_candidates(load_model("resnet18"))) EXPECT_EQ(r.first.find("bn"), std::string::npos);
+}
+
+TEST(SliceSearch, BelowTheSmallestWholeBatchBudgetSlicesMakeAVggFit) {
+  const int64_t batch = 256;
+  const Graph g = load_model("vgg_cifar");
+  const PlannerInputs in = titan_x(batch)(g);
+  const Planner whole(g, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  const size_t floor = whole.minimum_budget({Policy::kAll, whole.costs().leanest()});
+  const size_t budget = floor * 3 / 4;
+  ASSERT_FALSE(choose_auto(whole, budget).fits);
+  const SliceRunChoice c = choose_slice_runs(g, batch, titan_x(batch), SyncMode::kEvent, budget);
+  std::string tried;
+  for (const std::string& t : c.tried) tried += t + "\n";
+  ASSERT_TRUE(c.choice.fits) << tried;
+  ASSERT_FALSE(c.runs.empty());
+  EXPECT_EQ(c.runs[0].first, "conv1_1");  // the largest maps
+  const SlicedGraph s = slice_runs(g, batch, c.runs);
+  const PlannerInputs sin = titan_x(batch)(s.graph);
+  const Planner sliced(s.graph, sin.value_bytes, sin.facts, sin.costs, SyncMode::kEvent);
+  EXPECT_TRUE(sliced.fits(c.choice.config, budget));
+  EXPECT_GT(c.choice.seconds, whole.oracle_seconds());
+}
+
+TEST(SliceSearch, WithRoomToSpareNoSlicesAreTaken) {
+  const int64_t batch = 16;
+  const Graph g = load_model("vgg16");
+  const SliceRunChoice c = choose_slice_runs(g, batch, titan_x(batch), SyncMode::kEvent, size_t{12} << 30);
+  ASSERT_TRUE(c.choice.fits);
+  EXPECT_TRUE(c.runs.empty()) << to_string(c.runs[0]);  // slices re-read weights: slower when memory is free
+}
+
+}  // namespace
+}  // namespace vdnn
