@@ -58,7 +58,7 @@ struct PlanOptions {
   PlanSourceOptions source;
   int classes = 0, sweep_steps = 20, ranks = 1;
   int64_t batch = 128;
-  bool print = false, json = false, sweep = false, scaling = false, inference = false;
+  bool print = false, json = false, sweep = false, scaling = false, inference = false, no_slice_search = false;
 };
 
 // --inference: the forward pass alone, per device (--device may list several) and batch size.
@@ -152,7 +152,7 @@ int run_plan(PlanOptions o) {
     for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()}, {"--ranks", o.ranks > 1},
                                       {"--sweep", o.sweep}, {"--scaling", o.scaling}, {"--trace", !o.trace.empty()},
                                       {"--svg", !o.svg.empty()}, {"--print", o.print},
-                                      {"--host-memory", !o.host_memory.empty()}})
+                                      {"--host-memory", !o.host_memory.empty()}, {"--slice-run", !o.slice_runs.empty()}})
       if (given) VDNN_THROW("--inference plans the forward pass alone: " << flag << " is for training plans"
                             << (std::string(flag) == "--host-memory" ? " (vdnn infer --host-memory bounds an inference run)"
                                                                       : ""));
@@ -215,13 +215,8 @@ int run_plan(PlanOptions o) {
 
   // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h).
   std::optional<SliceRunChoice> slices;
-  if (o.policy == "auto" && runs.empty() && in.device != "cpu" && budget && o.ranks == 1) {
-    const InputsOf inputs_of = [&](const Graph& g) {
-      PlanInputs i = plan_inputs(g, o.batch, o.source);
-      return PlannerInputs{std::move(i.value_bytes), std::move(i.facts), std::move(i.costs)};
-    };
-    slices = choose_slice_runs(whole, o.batch, inputs_of, parse_sync_mode(o.sync), budget, planner.host_budget());
-  }
+  if (runs.empty() && !o.no_slice_search && o.ranks == 1)
+    slices = plan_slice_runs(whole, o.batch, o.policy, o.source, budget, parse_sync_mode(o.sync), planner.host_budget());
   auto slice_line = [&] {
     std::string runs_text;
     for (const SliceRun& r : slices->runs) runs_text += (runs_text.empty() ? "" : ", ") + to_string(r);
@@ -251,12 +246,7 @@ int run_plan(PlanOptions o) {
         c["overhead_vs_oracle"] = c["iteration_seconds"].get<double>() / oracle - 1;
       out["slice_runs"] = o.slice_runs;
     }
-    if (slices) {
-      nlohmann::json runs_json = nlohmann::json::array();
-      for (const SliceRun& r : slices->runs) runs_json.push_back(to_string(r));
-      out["slice_runs"] = {{"runs", runs_json}, {"fits", slices->choice.fits}, {"step_ms", slices->choice.seconds * 1e3},
-                           {"vs_oracle", slices->choice.seconds / oracle}, {"tried", slices->tried}};
-    }
+    if (slices) out["slice_runs"] = slice_runs_json(*slices, oracle);
     if (!scaling.empty()) out["data_parallel"] = scaling_json(scaling, o.batch, dp);
     std::cout << out.dump(2) << "\n";
   } else {
@@ -308,7 +298,7 @@ int run_plan(PlanOptions o) {
       if (r.e.config.policy == Policy::kAuto)
         std::cout << "# " << r.label << ": per layer\n" << decisions_by_layer(planner, r.e.config);
     }
-  if (budget && !one && !dyn.fits && !chosen.fits) {
+  if (budget && !one && !dyn.fits && !chosen.fits && !(slices && slices->choice.fits)) {
     std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
                  describe_budget(budget).c_str(), graph.name().c_str(), static_cast<long long>(o.batch),
                  (o.policy == "auto" ? chosen.why : dyn.why).c_str());
@@ -330,6 +320,8 @@ Runner add_plan_command(CLI::App& app) {
                  "FIRST:LAST:K: plan the layers FIRST..LAST in K slices of the batch, one after another (as vdnn "
                  "train --slice-run); the table's 'vs oracle' stays against the whole graph's oracle; repeatable")
       ->take_all();
+  app.add_flag("--no-slice-search", o->no_slice_search,
+               "--policy auto on a device profile: do not search slice runs (the search runs auto 20-60 times)");
   app.add_option("--policy", o->policy, "only this configuration: none, conv, all (fastest algorithms), dyn or auto")
       ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}));
   app.add_option("--sync", o->sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))

@@ -77,10 +77,14 @@ NetworkSource load_train_model(const TrainOptions& o) {
 // --policy dyn or auto: what it picks for --device-memory (runtime/planned_policy.h), from costs
 // measured on this machine (calibrated by a few timed steps) or read from --costs. Prints its
 // choice; returns the reason for it, for the report.
-std::string choose_planned_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
+// `graph` is the one the Net will run (sliced with --slice-run: the plan's per-node choices index
+// it). Measured costs are calibrated by a few timed steps of the network, except on a sliced
+// graph (whose layers belong to the loaded one: the calibration's fresh copy has none).
+std::string choose_planned_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options,
+                                         bool sliced) {
   PlanSourceOptions source{.costs_file = o.costs};
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  source.calibrate_with = [&o] { return load_train_model(o).graph; };
+  if (!sliced) source.calibrate_with = [&o] { return load_train_model(o).graph; };
   const PlannedPolicy p = choose_planned_policy(graph, o.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
                                                 source, parse_sync_mode(o.sync), net_options);
   std::printf("%s\n", p.summary.c_str());
@@ -208,21 +212,23 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   c.algo_reason = "--conv-algo " + o.conv_algo;
   net_options.prefetch_ahead = o.prefetch == "ahead";
   net_options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
+  // Per-node choices index the graph the Net runs: with --slice-run, the sliced one.
+  for (const std::string& run : o.slice_runs) net_options.slice_runs.push_back(parse_slice_run(run));
+  const std::optional<SlicedGraph> sliced = net_options.slice_runs.empty()
+                                                ? std::nullopt
+                                                : std::optional<SlicedGraph>(slice_runs(graph, o.batch, net_options.slice_runs));
+  const Graph& computed = sliced ? sliced->graph : graph;
   if (o.conv_sub_batches > 1) {
     if (o.policy == "dyn" || o.policy == "auto")
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
                                        << " picks the algorithms itself (auto: sub-batches too, on a device profile); use this flag with --policy none, all or conv");
     if (o.batch % o.conv_sub_batches != 0)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.batch);
-    for (const Node& n : graph.nodes())
+    for (const Node& n : computed.nodes())
       net_options.conv_sub_batches.push_back(n.layer->kind() == LayerKind::kConv ? o.conv_sub_batches : 1);
   }
-  for (const std::string& run : o.slice_runs) net_options.slice_runs.push_back(parse_slice_run(run));
-  if (!o.slice_runs.empty() && (o.policy == "dyn" || o.policy == "auto"))
-    VDNN_THROW("--slice-run: --policy " << o.policy << " plans the graph without slices (not yet with them); use "
-                                        << "--policy none, all or conv");
   if (o.policy == "dyn" || o.policy == "auto") {
-    c.algo_reason = choose_planned_configuration(graph, o, net_options);
+    c.algo_reason = choose_planned_configuration(computed, o, net_options, sliced.has_value());
   } else {
     net_options.policy = parse_policy(o.policy);
   }
@@ -495,7 +501,8 @@ Runner add_train_command(CLI::App& app) {
                  "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc or flatten "
                  "layers) in K slices of the batch, one after another, so each slice's maps are offloaded or freed "
                  "on their own and the device need not hold a whole layer's input and output; the weight gradients "
-                 "sum the slices' (float rounding differs); repeatable; with --policy none, all or conv")
+                 "sum the slices' (float rounding differs); repeatable; --policy dyn and auto plan the sliced graph "
+                 "(its measured costs uncalibrated)")
       ->take_all();
   app.add_option("--prefetch", o->prefetch,
                  "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")

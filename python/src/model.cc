@@ -56,9 +56,11 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
     planner.set_host_budget(host_budget);
     const size_t budget = budget_given ? given : in.device_memory_bytes;
     const PlanTable table = plan_table(planner, budget, policy, prefetch_rule);
-    json = plan_json(table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch,
-                             .device = in.device})
-               .dump();
+    nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch,
+                                           .device = in.device});
+    if (const auto slices = plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget))
+      out["slice_runs"] = slice_runs_json(*slices, table.oracle);  // as `vdnn plan --policy auto`
+    json = out.dump();
   }
   return from_json_text(json);
 }

@@ -69,7 +69,7 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
 }
 
 int Graph::add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs, int slices,
-                      int param_owner) {
+                      int param_owner, int origin) {
   const std::string name = layer->name();
   if (slices < 1) VDNN_THROW("layer '" << name << "': slices must be >= 1, got " << slices);
   if (param_owner >= static_cast<int>(nodes_.size()))
@@ -78,6 +78,7 @@ int Graph::add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::strin
   Node& node = nodes_[index];
   node.slices = slices;
   node.param_owner = param_owner;
+  node.origin = origin;
   if (param_owner < 0) return index;
   const std::vector<ParamSpec>& owned = nodes_[param_owner].params;
   bool same = owned.size() == node.params.size();

@@ -38,6 +38,10 @@ struct Node {
   // node whose parameters it uses (another slice of the same layer; its own `params` repeat them).
   int slices = 1;
   int param_owner = -1;
+  // The node of the graph this one was made from (a sliced graph's copy of a layer); -1: none.
+  // Kernels seed their randomness (dropout masks) by it, so slicing leaves the masks as they were.
+  int origin = -1;
+  int seed_index(int own) const { return origin >= 0 ? origin : own; }
 };
 
 class Graph {
@@ -50,9 +54,10 @@ class Graph {
   // Throws vdnn::Error naming the layer on unknown inputs, duplicate names or shape mismatch.
   int add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs);
   // The same for a layer that runs on batch / `slices` samples, sharing the parameters of node
-  // `param_owner` (-1: its own); throws vdnn::Error when the owner is not an earlier node with the
-  // same parameters.
-  int add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs, int slices, int param_owner);
+  // `param_owner` (-1: its own), made from node `origin` of another graph (Node::origin); throws
+  // vdnn::Error when the owner is not an earlier node with the same parameters.
+  int add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs, int slices, int param_owner,
+                 int origin = -1);
   // Checks the whole graph: exactly one loss, it is last, its logits match `classes`, no dead ends.
   void finalize();
 

@@ -103,10 +103,14 @@ std::string to_string(const SliceRun& run) {
 SlicedGraph slice_runs(const Graph& graph, int64_t batch, const std::vector<SliceRun>& runs) {
   std::vector<Span> spans;
   for (const SliceRun& run : runs) spans.push_back(check_run(graph, batch, run));
+  std::vector<size_t> order(runs.size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return spans[a].first < spans[b].first; });
+  for (size_t r = 1; r < order.size(); ++r)
+    if (spans[order[r]].first <= spans[order[r - 1]].last)
+      VDNN_THROW("slice runs '" << to_string(runs[order[r - 1]]) << "' and '" << to_string(runs[order[r]])
+                                << "' overlap at layer '" << graph.nodes()[spans[order[r]].first].layer->name() << "'");
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.first < b.first; });
-  for (size_t r = 1; r < spans.size(); ++r)
-    if (spans[r].first <= spans[r - 1].last)
-      VDNN_THROW("slice runs overlap at layer '" << graph.nodes()[spans[r].first].layer->name() << "'");
   const auto& nodes = graph.nodes();
   SlicedGraph out{Graph(graph.name(), graph.input_shape(), graph.classes()), std::vector<int>(nodes.size(), -1)};
   std::vector<std::string> value_name;  // the original graph's values, by name in the sliced graph
@@ -120,7 +124,8 @@ SlicedGraph slice_runs(const Graph& graph, int64_t batch, const std::vector<Slic
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
     const Layer& layer = *nodes[i].layer;
     if (next == spans.size() || spans[next].first != i) {
-      out.node_of[i] = out.graph.add(std::make_unique<SliceOfLayer>(layer.original(), layer.name()), inputs_of(nodes[i]));
+      out.node_of[i] = out.graph.add_sliced(std::make_unique<SliceOfLayer>(layer.original(), layer.name()),
+                                            inputs_of(nodes[i]), 1, -1, i);
       continue;
     }
     const Span span = spans[next++];
@@ -133,7 +138,7 @@ SlicedGraph slice_runs(const Graph& graph, int64_t batch, const std::vector<Slic
       for (int j = span.first; j <= span.last; ++j) {
         const Layer& original = nodes[j].layer->original();
         const int index = out.graph.add_sliced(std::make_unique<SliceOfLayer>(original, nodes[j].layer->name() + tag),
-                                               {previous}, span.slices, s == 0 ? -1 : out.node_of[j]);
+                                               {previous}, span.slices, s == 0 ? -1 : out.node_of[j], j);
         if (s == 0) out.node_of[j] = index;
         previous = out.graph.nodes()[index].layer->name();
       }

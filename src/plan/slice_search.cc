@@ -12,6 +12,7 @@ namespace {
 struct Try {
   AutoChoice choice;
   size_t smallest = 0;  // all + leanest: how close a choice that does not fit came
+  double oracle = 0;    // of the graph tried
 };
 
 bool better(const Try& a, const Try& b) {
@@ -53,7 +54,7 @@ SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const Inputs
     PlannerInputs in = inputs_of(g);
     Planner planner(g, in.value_bytes, in.facts, in.costs, sync);
     planner.set_host_budget(host_budget);
-    Try t{{}, planner.minimum_budget({Policy::kAll, planner.costs().leanest()})};
+    Try t{{}, planner.minimum_budget({Policy::kAll, planner.costs().leanest()}), planner.oracle_seconds()};
     // Below all + leanest's smallest budget no configuration fits (auto's search would only find that out).
     if (budget && t.smallest > budget && host_budget == 0)
       t.choice.why = VDNN_MSG("the smallest budget is " << describe_budget(t.smallest));
@@ -74,6 +75,11 @@ SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const Inputs
     return runs;
   };
   Try best = run({});
+  // At the oracle already (everything fits with the fastest algorithms): slices cannot help.
+  if (best.choice.fits && best.choice.seconds <= best.oracle * (1 + 1e-9)) {
+    out.choice = std::move(best.choice);
+    return out;
+  }
   for (bool changed = true; changed;) {
     changed = false;
     for (SliceRun& candidate : candidates) {

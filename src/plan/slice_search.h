@@ -6,7 +6,8 @@
 // slices, each block in turn tries 2, 4, 8 and 16 slices (dividing the batch); a count is kept
 // when `auto` (plan/auto_policy.h) on the sliced graph fits where the current choice does not, or
 // is faster; when nothing fits yet, a smaller smallest budget (all, leanest algorithms) counts as
-// better. Passes repeat until no count changes. Every try is a full `auto` search on the sliced
+// better. Passes repeat until no count changes; none runs when the whole graph's `auto` is at its
+// oracle already (everything fits with the fastest algorithms). Every try is a full `auto` search on the sliced
 // graph (its own Program, placement and simulation), so the prediction is the Program's. A sliced
 // layer reads its weights once per slice and launches k kernels: slices cost time, and the search
 // takes them only where they buy a fit or a faster step than what the memory costs without them.

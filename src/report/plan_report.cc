@@ -80,4 +80,24 @@ nlohmann::json plan_json(const PlanTable& t, const PlanJsonHeader& h) {
   return out;
 }
 
+std::optional<SliceRunChoice> plan_slice_runs(const Graph& graph, int64_t batch, const std::string& policy,
+                                              const PlanSourceOptions& source, size_t budget, SyncMode sync,
+                                              size_t host_budget) {
+  if (policy != "auto" || source.device == "cpu" || budget == 0) return std::nullopt;
+  PlanSourceOptions uncalibrated = source;
+  uncalibrated.calibrate_with = nullptr;
+  const InputsOf inputs_of = [&](const Graph& g) {
+    PlanInputs in = plan_inputs(g, batch, uncalibrated);
+    return PlannerInputs{std::move(in.value_bytes), std::move(in.facts), std::move(in.costs)};
+  };
+  return choose_slice_runs(graph, batch, inputs_of, sync, budget, host_budget);
+}
+
+nlohmann::json slice_runs_json(const SliceRunChoice& c, double oracle) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const SliceRun& r : c.runs) runs.push_back(to_string(r));
+  return {{"runs", runs}, {"fits", c.choice.fits}, {"step_ms", c.choice.seconds * 1e3},
+          {"vs_oracle", c.choice.seconds / oracle}, {"tried", c.tried}, {"auto_searches", c.evaluations}};
+}
+
 }  // namespace vdnn

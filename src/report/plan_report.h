@@ -11,6 +11,7 @@
 //   nlohmann::json j = plan_json(t, {.model = g.name(), .batch = 32, .device = in.device});
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "plan/planner.h"
+#include "plan/slice_search.h"
+#include "runtime/plan_source.h"
 
 namespace vdnn {
 
@@ -49,5 +52,14 @@ struct PlanJsonHeader {
 };
 
 nlohmann::json plan_json(const PlanTable& table, const PlanJsonHeader& header);
+
+// `auto` with slice runs (plan/slice_search.h), as `vdnn plan` and vdnn.plan run it: for policy
+// "auto" on a device profile with a budget (costs measured on this CPU would mean profiling every
+// candidate's sliced graph); nullopt otherwise. The graph must be the unsliced one.
+std::optional<SliceRunChoice> plan_slice_runs(const Graph& graph, int64_t batch, const std::string& policy,
+                                              const PlanSourceOptions& source, size_t budget, SyncMode sync,
+                                              size_t host_budget);
+// Its JSON ("slice_runs"), against the whole graph's oracle.
+nlohmann::json slice_runs_json(const SliceRunChoice& choice, double oracle);
 
 }  // namespace vdnn

@@ -69,16 +69,13 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
   }
 }
 
-// NetOptions::slice_runs: the sliced graph, for a Net that trains on one process with the policy's
-// choices (the per-node options name the graph's nodes, not the sliced graph's).
+// NetOptions::slice_runs: the sliced graph, for a Net that trains on one process.
 std::unique_ptr<SlicedGraph> sliced_graph(const Graph& graph, const NetOptions& o) {
   if (o.slice_runs.empty()) return nullptr;
-  const char* refused = o.inference ? "an inference Net"
-                        : o.comm && o.comm->size() > 1 ? "data-parallel ranks"
-                        : !o.decisions.empty() ? "storage decisions (--policy auto)"
-                        : !o.conv_algos.empty() || !o.conv_sub_batches.empty() || !o.conv_workspace_bytes.empty()
-                            ? "per-layer convolution choices (--policy dyn, --conv-sub-batches)"
-                            : nullptr;
+  const char* refused = o.inference                     ? "an inference Net"
+                        : o.comm && o.comm->size() > 1      ? "data-parallel ranks"
+                        : o.backend != BackendKind::kCpu    ? "--backend cuda (its slice and gather kernels are not written)"
+                                                            : nullptr;
   if (refused) VDNN_THROW("slice runs (--slice-run) do not combine with " << refused << " yet");
   return std::make_unique<SlicedGraph>(slice_runs(graph, o.batch, o.slice_runs));
 }
@@ -95,9 +92,9 @@ BackendOptions Net::backend_options() const {
 Net::Net(Graph graph, const NetOptions& options)
     : graph_(std::move(graph)), batch_(options.batch), options_(options) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
-  check_sub_batches(graph_, options);
   sliced_ = sliced_graph(graph_, options);
   const Graph& run_graph = compute_graph();
+  check_sub_batches(run_graph, options);
   backend_ = make_backend(run_graph, backend_options());
   facts_ = backend_->facts();
   const std::vector<size_t> value_bytes = backend_->value_bytes();
@@ -150,7 +147,7 @@ Net::Net(Graph graph, const NetOptions& options)
     bucket_params_.emplace_back();
     for (auto [node, index] : b.params)
       for (size_t i = 0; i < params_.size(); ++i)
-        if (params_[i].node == node && params_[i].index == index) bucket_params_.back().push_back(i);
+        if (kernel_node(params_[i]) == node && params_[i].index == index) bucket_params_.back().push_back(i);
   }
   // The batch's host side (pinned on a GPU, so its upload is a DMA copy); zero-filled.
   const HostMemory staging = backend_->host_memory();

@@ -65,8 +65,10 @@ struct NetOptions {
   // Empty: every layer over the whole batch.
   std::vector<int> conv_sub_batches;
   // Runs of layers computed in slices of the batch (io/slice_runs.h): the kernels, Programs and
-  // plans are the sliced graph's, the parameters, checkpoints and reports the graph's. Empty: none.
-  // Not with inference, data-parallel ranks, storage decisions or per-node convolution choices.
+  // plans are the sliced graph's, the parameters and checkpoints the graph's. Empty: none. The
+  // per-node options here (conv_algos, conv_sub_batches, conv_workspace_bytes, decisions) then
+  // index the sliced graph's nodes and values (plan it, as vdnn train --policy auto does). Not
+  // with inference or data-parallel ranks.
   std::vector<SliceRun> slice_runs;
   // Per node: the workspace a plan counted for each convolution (conv_workspace_of), a cap the CUDA
   // backend reserves at most (BackendOptions::conv_workspace_bytes); empty: no caps.

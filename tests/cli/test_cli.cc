@@ -152,11 +152,14 @@ TEST(Cli, SliceRunsTrainTheSameUnderEveryPolicyAndBadRunsNameTheRun) {
   EXPECT_EQ(bn.exit_code, 1) << bn.output;
   EXPECT_NE(bn.output.find("slice run 'conv1:bn1:2'"), std::string::npos) << bn.output;
   EXPECT_NE(bn.output.find("layer 'bn1'"), std::string::npos) << bn.output;
-  const CliRun planned = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 "
-                              "--slice-run conv1:2 --policy auto --device-memory 1GiB");
-  EXPECT_EQ(planned.exit_code, 1) << planned.output;
-  EXPECT_NE(planned.output.find("--slice-run: --policy auto plans the graph without slices"), std::string::npos)
-      << planned.output;
+  // auto plans the sliced graph: its per-value decisions and per-layer algorithms index it.
+  const CliRun planned = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 --no-eval "
+                              "--slice-run conv1:2 --policy auto --device-memory 1GiB --report " +
+                              (dir / "auto.json").string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.output;
+  const nlohmann::json a = read_json_file(dir / "auto.json");
+  EXPECT_EQ(a["slice_runs"], nlohmann::json({"conv1:2"}));
+  EXPECT_EQ(a["decisions"]["layers"][1]["layer"], "conv1/s0") << a["decisions"].dump();
   fs::remove_all(dir);
 }
 

@@ -56,6 +56,33 @@ TEST(CliPlan, SliceRunsFitVgg16InSixGibOnTheTitanXAgainstTheWholeGraphsOracle) {
   EXPECT_NE(bad.output.find("layer 'drop6'"), std::string::npos) << bad.output;
 }
 
+TEST(CliPlan, AutoSearchesSliceRunsAndSucceedsWhereOnlyTheSlicedGraphFits) {
+  // A small VGG whose whole-batch floor (all, leanest) is 161 MiB at batch 256: at 100 MiB only
+  // slices fit, and `vdnn plan --policy auto` says so and exits 0; without the search it refuses.
+  const std::filesystem::path dir = temp_dir("plan_slices");
+  const std::filesystem::path model = dir / "tiny_vgg.json";
+  std::ofstream(model) << R"({"name": "tiny_vgg", "input": [3, 64, 64], "classes": 10, "layers": [
+    {"name": "conv1", "type": "conv", "channels": 16, "kernel": 3, "pad": 1}, {"name": "relu1", "type": "relu"},
+    {"name": "pool1", "type": "max_pool", "kernel": 2},
+    {"name": "conv2", "type": "conv", "channels": 32, "kernel": 3, "pad": 1}, {"name": "relu2", "type": "relu"},
+    {"name": "pool2", "type": "max_pool", "kernel": 2},
+    {"name": "fc", "type": "fc", "units": "classes"}, {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  const std::string base = "plan --model " + model.string() + " --batch 256 --device titan-x-maxwell --device-memory 100MiB --policy auto";
+  const CliRun searched = vdnn(base + " --json");
+  ASSERT_EQ(searched.exit_code, 0) << searched.output;
+  const nlohmann::json j = nlohmann::json::parse(searched.output);
+  EXPECT_FALSE(j["auto"]["fits"].get<bool>()) << j["auto"].dump();
+  const nlohmann::json& s = j["slice_runs"];
+  EXPECT_TRUE(s["fits"].get<bool>()) << s.dump();
+  ASSERT_FALSE(s["runs"].empty()) << s.dump();
+  EXPECT_EQ(s["runs"][0].get<std::string>().rfind("conv1:pool1:", 0), 0u) << s.dump();
+  EXPECT_GT(s["vs_oracle"].get<double>(), 1.0);
+  const CliRun plain = vdnn(base + " --no-slice-search");
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  EXPECT_NE(plain.output.find("is too small"), std::string::npos) << plain.output;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliPlan, AGenerousBudgetKeepsEverythingAndAnImpossibleOneNamesTheMinimum) {
   const CliRun easy = vdnn("plan --model vgg16 --batch 32 --device h200");
   ASSERT_EQ(easy.exit_code, 0) << easy.output;

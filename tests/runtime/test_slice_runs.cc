@@ -16,7 +16,8 @@
 namespace vdnn {
 namespace {
 
-// VGG-like: two convolutions at full resolution, then a batch norm outside any run.
+// VGG-like: two convolutions at full resolution, then a batch norm and a dropout outside any run
+// (slicing moves the dropout's node index, not its masks).
 Graph chain() {
   ModelBuilder b("chain", {3, 16, 16}, 10);
   b.layer("conv", "conv1", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
@@ -27,6 +28,7 @@ Graph chain() {
       .layer("conv", "conv3", {{"channels", 32}, {"kernel", 3}, {"pad", 1}})
       .layer("batch_norm", "bn3")
       .layer("relu", "relu3")
+      .layer("dropout", "drop", {{"rate", 0.25}})
       .layer("avg_pool", "gap", {{"global", true}})
       .layer("fc", "fc", {{"units", 10}})
       .layer("softmax_cross_entropy", "loss");
@@ -64,8 +66,8 @@ Trained train(Graph g, const NetOptions& o, int steps) { return test::train_and_
 TEST(SliceRuns, TheSlicedGraphSharesEachLayersParametersAmongItsSlices) {
   const Graph g = chain();
   const SlicedGraph s = slice_runs(g, 16, {parse_slice_run("conv1:pool1:4")});
-  // 4 x (slice + 5 layers) + gather, and the 6 layers after the run.
-  ASSERT_EQ(s.graph.nodes().size(), 4u * 6 + 1 + 6);
+  // 4 x (slice + 5 layers) + gather, and the 7 layers after the run.
+  ASSERT_EQ(s.graph.nodes().size(), 4u * 6 + 1 + 7);
   EXPECT_EQ(s.graph.parameter_count(), g.parameter_count());
   const Node& owner = s.graph.nodes()[s.node_of[0]];
   EXPECT_EQ(owner.layer->name(), "conv1/s0");
@@ -106,6 +108,42 @@ TEST(SliceRuns, TrainingAgreesWithTheWholeBatchOnAChainWithBatchNormAndOnADag) {
   }
 }
 
+TEST(SliceRuns, EvaluationOfAPartialBatchAgreesWhenTheLogitsAreAGatheredSlice) {
+  // A run holding relu6, lrn, avg_pool, flatten and fc whose last layer makes the logits (the loss
+  // reads the gather), evaluated on 13 valid samples of a batch of 16.
+  const auto tail = [] {
+    ModelBuilder b("tail", {3, 8, 8}, 4);
+    b.layer("conv", "conv", {{"channels", 8}, {"kernel", 3}, {"pad", 1}})
+        .layer("batch_norm", "bn")
+        .layer("relu6", "act")
+        .layer("lrn", "lrn", {{"size", 3}})
+        .layer("avg_pool", "pool", {{"kernel", 2}})
+        .layer("flatten", "flat")
+        .layer("fc", "fc", {{"units", 4}})
+        .layer("softmax_cross_entropy", "loss");
+    return b.build();
+  };
+  const Dataset data = make_synthetic(16, 3, 8, 8, 4, 5);
+  NetOptions whole{.batch = 16, .seed = 2}, sliced = whole;
+  sliced.slice_runs = {parse_slice_run("act:fc:4")};
+  Net a(tail(), whole), b(tail(), sliced);
+  float loss[2];
+  int i = 0;
+  for (Net* n : {&a, &b}) {
+    n->set_batch(data.images.data(), data.labels.data(), 13);
+    loss[i++] = n->forward(/*training=*/false);
+  }
+  ASSERT_EQ(a.logits().size(), 13u * 4);
+  ASSERT_EQ(b.logits().size(), a.logits().size());
+  for (size_t k = 0; k < a.logits().size(); ++k) EXPECT_NEAR(a.logits()[k], b.logits()[k], 1e-5) << k;
+  EXPECT_NEAR(loss[0], loss[1], 1e-6 * std::abs(loss[0]));
+  EXPECT_EQ(b.compute_graph().value(b.compute_graph().nodes().back().inputs[0]).name, "fc/gather");
+  // Training through it agrees too (relu6's and lrn's backward on slices).
+  const test::Agreement d = test::agreement(train(tail(), whole, 6), train(tail(), sliced, 6));
+  EXPECT_LE(d.loss_relative, 1e-6);
+  EXPECT_LE(d.weight_absolute, 1e-5);
+}
+
 TEST(SliceRuns, BitIdenticalFromRunToRunAndUnderEveryPolicy) {
   NetOptions o{.batch = 16, .seed = 5};
   o.slice_runs = {parse_slice_run("stem:stem_relu:4"), parse_slice_run("c:pool:2")};
@@ -143,6 +181,24 @@ TEST(SliceRuns, TrainsBelowTheLargestLayersInputPlusOutputPlusTheParameters) {
   EXPECT_LE(t.peak, smallest);
 }
 
+TEST(SliceRuns, DecisionsOnTheSlicedGraphsValuesTrainBitIdenticalToNone) {
+  // What vdnn train --policy auto --slice-run hands the Net: decisions per value of the sliced
+  // graph. Recompute one slice's conv output, offload another's and a pooled slice.
+  NetOptions o{.batch = 16, .seed = 7};
+  o.slice_runs = {parse_slice_run("conv1:pool1:4")};
+  const Graph g = chain();
+  const SlicedGraph s = slice_runs(g, 16, o.slice_runs);
+  const std::string none = test::train_for_hash(chain(), o, 4);
+  o.decisions.values.assign(s.graph.values().size(), {});
+  o.decisions.values.at(s.graph.find_value("conv2/s1")) = {StorageAction::kRecompute};
+  o.decisions.values.at(s.graph.find_value("conv1/s2")) = {StorageAction::kOffload};
+  o.decisions.values.at(s.graph.find_value("pool1/s3")) = {StorageAction::kOffload};
+  Net net(chain(), o);
+  EXPECT_GT(net.train_program().recomputed_bytes(), 0u);
+  EXPECT_GT(net.train_program().offloaded_bytes(), 0u);
+  EXPECT_EQ(test::train_for_hash(chain(), o, 4), none);
+}
+
 TEST(SliceRuns, BadRunsAreRefusedNamingTheRunAndTheLayer) {
   const auto refusal = [](std::vector<std::string> runs, int64_t batch = 16, Graph g = chain()) {
     NetOptions o{.batch = batch};
@@ -157,7 +213,7 @@ TEST(SliceRuns, BadRunsAreRefusedNamingTheRunAndTheLayer) {
   e = refusal({"conv1:pool1:3"});
   EXPECT_TRUE(has(e, "slice run 'conv1:pool1:3'") && has(e, "dividing the batch of 16")) << e;
   e = refusal({"conv1:relu2:2", "relu2:pool1:2"});
-  EXPECT_TRUE(has(e, "overlap at layer 'relu2'")) << e;
+  EXPECT_TRUE(has(e, "slice runs 'conv1:relu2:2' and 'relu2:pool1:2' overlap at layer 'relu2'")) << e;
   e = refusal({"conv1:nope:2"});
   EXPECT_TRUE(has(e, "has no layer 'nope'")) << e;
   e = refusal({"pool1:conv1:2"});

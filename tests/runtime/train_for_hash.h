@@ -88,6 +88,9 @@ struct Agreement {
 
 inline Agreement agreement(const Trained& a, const Trained& b) {
   Agreement d;
+  bool same_shapes = a.losses.size() == b.losses.size() && a.weights.size() == b.weights.size();
+  for (size_t p = 0; same_shapes && p < a.weights.size(); ++p) same_shapes = a.weights[p].size() == b.weights[p].size();
+  if (!same_shapes) return {INFINITY, INFINITY};  // not the same training at all
   for (size_t i = 0; i < a.losses.size() && i < b.losses.size(); ++i)
     d.loss_relative = std::max(d.loss_relative, std::abs(double(a.losses[i]) - b.losses[i]) / std::abs(double(a.losses[i])));
   for (size_t p = 0; p < a.weights.size() && p < b.weights.size(); ++p)

@@ -72,7 +72,7 @@ CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
     KernelSetup setup = kernel_setup(graph, static_cast<int>(i), batch, value_mds_);
-    setup.seed = seed * 0x9E3779B97F4A7C15ULL + i;
+    setup.seed = seed * 0x9E3779B97F4A7C15ULL + node.seed_index(static_cast<int>(i));
     setup.conv_algo = per_node.empty() ? conv_algo : per_node[i];
     setup.sub_batches = sub_batches.empty() ? 1 : sub_batches[i];
     kernels_.push_back(make_cpu_kernel(setup, engine));

@@ -23,7 +23,7 @@ CudaBackend::CudaBackend(const Graph& graph, const BackendOptions& options)
     const Node& node = graph.nodes()[i];
     CudaKernelSetup setup = cuda_kernel_setup(graph, static_cast<int>(i), options.batch,
                                               options.conv_algos.empty() ? options.conv_algo : options.conv_algos[i]);
-    setup.seed = options.seed * 0x9E3779B97F4A7C15ULL + i;  // as the CPU backend
+    setup.seed = options.seed * 0x9E3779B97F4A7C15ULL + node.seed_index(static_cast<int>(i));  // as the CPU backend
     setup.sub_batches = options.conv_sub_batches.empty() ? 1 : options.conv_sub_batches[i];
     if (setup.sub_batches < 1 || options.batch % setup.sub_batches != 0)
       node.layer->fail(VDNN_MSG(setup.sub_batches << " sub-batches: expected a count >= 1 dividing the batch of "
