@@ -179,6 +179,9 @@ int run_plan(PlanOptions o) {
   for (const std::string& r : o.slice_runs) runs.push_back(parse_slice_run(r));
   if (!runs.empty() && (o.ranks > 1 || o.scaling))
     VDNN_THROW("--slice-run: data-parallel plans (--ranks, --scaling) are not planned with slice runs yet");
+  if (!runs.empty() && !o.source.costs_file.empty())
+    VDNN_THROW("--costs " << o.source.costs_file << " with --slice-run: a `vdnn profile` file costs the unsliced "
+                          << "graph; omit --costs to measure the sliced one");
   const std::optional<SlicedGraph> sliced =
       runs.empty() ? std::nullopt : std::optional<SlicedGraph>(slice_runs(whole, o.batch, runs));
   const Graph& graph = sliced ? sliced->graph : whole;

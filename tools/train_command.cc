@@ -214,6 +214,12 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   net_options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
   // Per-node choices index the graph the Net runs: with --slice-run, the sliced one.
   for (const std::string& run : o.slice_runs) net_options.slice_runs.push_back(parse_slice_run(run));
+  const bool planned = o.policy == "dyn" || o.policy == "auto";
+  if (!o.slice_runs.empty() && comm.size() > 1)  // before any profiling (the Net refuses it too)
+    VDNN_THROW("--slice-run does not combine with data-parallel ranks yet");
+  if (!o.slice_runs.empty() && planned && !o.costs.empty())
+    VDNN_THROW("--costs " << o.costs << " with --slice-run: a `vdnn profile` file costs the unsliced graph; "
+                          << "omit --costs to measure the sliced one");
   const std::optional<SlicedGraph> sliced = net_options.slice_runs.empty()
                                                 ? std::nullopt
                                                 : std::optional<SlicedGraph>(slice_runs(graph, o.batch, net_options.slice_runs));

@@ -122,7 +122,8 @@ void bind_model(py::module_& m) {
         "`vdnn plan --json` as a dict: every configuration's memory and predicted step time (policy: '' "
         "for all of them, or none, conv, all, dyn, auto). device: 'cpu' (measured now, or costs= a "
         "`vdnn profile --save` file) or a device profile such as 'titan-x-maxwell'. host_memory: "
-        "`--host-memory` (a row whose host copies need more has fits False, host_fits False).");
+        "`--host-memory` (a row whose host copies need more has fits False, host_fits False). With "
+        "policy 'auto' on a device profile, 'slice_runs' holds the slice-run search's choice, as in the CLI.");
 }
 
 }  // namespace vdnn::python

@@ -48,11 +48,15 @@ std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, con
 }
 
 // NetOptions::conv_sub_batches: one count per node, >= 1, > 1 only for a convolution, dividing
-// the batch.
+// the node's batch (a slice of a layer: its share). The other per-node options: one per node.
 void check_sub_batches(const Graph& graph, const NetOptions& options) {
   if (!options.conv_workspace_bytes.empty() && options.conv_workspace_bytes.size() != graph.nodes().size())
     VDNN_THROW("workspace caps: " << options.conv_workspace_bytes.size() << " for the " << graph.nodes().size()
                                   << " layers of '" << graph.name() << "' (one per layer, or none)");
+  if (!options.conv_algos.empty() && options.conv_algos.size() != graph.nodes().size())
+    VDNN_THROW("convolution algorithms: " << options.conv_algos.size() << " for the " << graph.nodes().size()
+                                          << " layers of '" << graph.name()
+                                          << "' (one per layer of the graph the Net runs, sliced with slice runs; or none)");
   const std::vector<int>& k = options.conv_sub_batches;
   if (k.empty()) return;
   if (k.size() != graph.nodes().size())
@@ -64,8 +68,8 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
     if (k[i] < 1) layer.fail(VDNN_MSG("sub-batches must be >= 1, got " << k[i]));
     if (layer.kind() != LayerKind::kConv)
       layer.fail(VDNN_MSG("only convolutions run in sub-batches (asked for " << k[i] << ")"));
-    if (options.batch % k[i] != 0)
-      layer.fail(VDNN_MSG(k[i] << " sub-batches do not divide the batch of " << options.batch));
+    const int64_t batch = options.batch / graph.nodes()[i].slices;
+    if (batch % k[i] != 0) layer.fail(VDNN_MSG(k[i] << " sub-batches do not divide the batch of " << batch));
   }
 }
 

@@ -68,7 +68,7 @@ struct NetOptions {
   // plans are the sliced graph's, the parameters and checkpoints the graph's. Empty: none. The
   // per-node options here (conv_algos, conv_sub_batches, conv_workspace_bytes, decisions) then
   // index the sliced graph's nodes and values (plan it, as vdnn train --policy auto does). Not
-  // with inference or data-parallel ranks.
+  // with inference, data-parallel ranks or the CUDA backend (no slice and gather kernels yet).
   std::vector<SliceRun> slice_runs;
   // Per node: the workspace a plan counted for each convolution (conv_workspace_of), a cap the CUDA
   // backend reserves at most (BackendOptions::conv_workspace_bytes); empty: no caps.

@@ -57,6 +57,8 @@ TEST(SliceSearch, WithRoomToSpareNoSlicesAreTaken) {
   const SliceRunChoice c = choose_slice_runs(g, batch, titan_x(batch), SyncMode::kEvent, size_t{12} << 30);
   ASSERT_TRUE(c.choice.fits);
   EXPECT_TRUE(c.runs.empty()) << to_string(c.runs[0]);  // slices re-read weights: slower when memory is free
+  EXPECT_EQ(c.evaluations, 1);  // at the oracle already: nothing to search
+  EXPECT_EQ(c.tried.size(), 1u);
 }
 
 }  // namespace
