@@ -179,14 +179,11 @@ int run_plan(PlanOptions o) {
   for (const std::string& r : o.slice_runs) runs.push_back(parse_slice_run(r));
   if (!runs.empty() && (o.ranks > 1 || o.scaling))
     VDNN_THROW("--slice-run: data-parallel plans (--ranks, --scaling) are not planned with slice runs yet");
-  if (!runs.empty() && !o.source.costs_file.empty())
-    VDNN_THROW("--costs " << o.source.costs_file << " with --slice-run: a `vdnn profile` file costs the unsliced "
-                          << "graph; omit --costs to measure the sliced one");
   const std::optional<SlicedGraph> sliced =
       runs.empty() ? std::nullopt : std::optional<SlicedGraph>(slice_runs(whole, o.batch, runs));
   const Graph& graph = sliced ? sliced->graph : whole;
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  if (runs.empty()) o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
+  o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
   PlanInputs in = plan_inputs(graph, o.batch, o.source);
   in.costs.network = dp.network;
   Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
@@ -194,8 +191,10 @@ int run_plan(PlanOptions o) {
   const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
   const NetworkCosts& costs = planner.costs();
   double oracle = planner.oracle_seconds();
-  if (sliced) {
-    const PlanInputs w = plan_inputs(whole, o.batch, o.source);
+  if (sliced) {  // uncalibrated, as the sliced graph's costs
+    PlanSourceOptions uncalibrated = o.source;
+    uncalibrated.calibrate_with = nullptr;
+    const PlanInputs w = plan_inputs(whole, o.batch, uncalibrated);
     oracle = Planner(whole, w.value_bytes, w.facts, w.costs, parse_sync_mode(o.sync)).oracle_seconds();
   }
   const Prefetch prefetch = parse_prefetch(o.prefetch);

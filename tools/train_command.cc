@@ -78,13 +78,11 @@ NetworkSource load_train_model(const TrainOptions& o) {
 // measured on this machine (calibrated by a few timed steps) or read from --costs. Prints its
 // choice; returns the reason for it, for the report.
 // `graph` is the one the Net will run (sliced with --slice-run: the plan's per-node choices index
-// it). Measured costs are calibrated by a few timed steps of the network, except on a sliced
-// graph (whose layers belong to the loaded one: the calibration's fresh copy has none).
-std::string choose_planned_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options,
-                                         bool sliced) {
+// it; plan_inputs neither calibrates nor reads --costs for it).
+std::string choose_planned_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
   PlanSourceOptions source{.costs_file = o.costs};
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  if (!sliced) source.calibrate_with = [&o] { return load_train_model(o).graph; };
+  source.calibrate_with = [&o] { return load_train_model(o).graph; };
   const PlannedPolicy p = choose_planned_policy(graph, o.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
                                                 source, parse_sync_mode(o.sync), net_options);
   std::printf("%s\n", p.summary.c_str());
@@ -217,15 +215,12 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   const bool planned = o.policy == "dyn" || o.policy == "auto";
   if (!o.slice_runs.empty() && comm.size() > 1)  // before any profiling (the Net refuses it too)
     VDNN_THROW("--slice-run does not combine with data-parallel ranks yet");
-  if (!o.slice_runs.empty() && planned && !o.costs.empty())
-    VDNN_THROW("--costs " << o.costs << " with --slice-run: a `vdnn profile` file costs the unsliced graph; "
-                          << "omit --costs to measure the sliced one");
   const std::optional<SlicedGraph> sliced = net_options.slice_runs.empty()
                                                 ? std::nullopt
                                                 : std::optional<SlicedGraph>(slice_runs(graph, o.batch, net_options.slice_runs));
   const Graph& computed = sliced ? sliced->graph : graph;
   if (o.conv_sub_batches > 1) {
-    if (o.policy == "dyn" || o.policy == "auto")
+    if (planned)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
                                        << " picks the algorithms itself (auto: sub-batches too, on a device profile); use this flag with --policy none, all or conv");
     if (o.batch % o.conv_sub_batches != 0)
@@ -233,8 +228,8 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
     for (const Node& n : computed.nodes())
       net_options.conv_sub_batches.push_back(n.layer->kind() == LayerKind::kConv ? o.conv_sub_batches : 1);
   }
-  if (o.policy == "dyn" || o.policy == "auto") {
-    c.algo_reason = choose_planned_configuration(computed, o, net_options, sliced.has_value());
+  if (planned) {
+    c.algo_reason = choose_planned_configuration(computed, o, net_options);
   } else {
     net_options.policy = parse_policy(o.policy);
   }

@@ -116,9 +116,7 @@ void Graph::finalize() {
 }
 
 Graph Graph::reordered(const std::vector<int>& order) && {
-  for (const Node& n : nodes_)
-    if (n.slices > 1 || n.param_owner >= 0)
-      VDNN_THROW("model '" << name_ << "': a graph with slice runs keeps its order (layer '" << n.layer->name() << "')");
+  if (is_sliced()) VDNN_THROW("model '" << name_ << "': a graph with slice runs keeps its order");
   if (order.size() != nodes_.size())
     VDNN_THROW("model '" << name_ << "': a new order must list its " << nodes_.size() << " layers, got "
                          << order.size());
@@ -168,6 +166,12 @@ int64_t Graph::feature_map_bytes_per_sample() const {
   for (const Value& v : values_)
     if (v.producer < 0 || !runs_in_place(v.producer)) bytes += v.shape.elements() * 4;
   return bytes;
+}
+
+bool Graph::is_sliced() const {
+  for (const Node& n : nodes_)
+    if (n.slices > 1 || n.param_owner >= 0) return true;
+  return false;
 }
 
 bool Graph::needs_gradient(ValueId v) const {

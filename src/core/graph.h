@@ -42,6 +42,7 @@ struct Node {
   // Kernels seed their randomness (dropout masks) by it, so slicing leaves the masks as they were.
   int origin = -1;
   int seed_index(int own) const { return origin >= 0 ? origin : own; }
+  int64_t batch(int64_t graph_batch) const { return graph_batch / slices; }  // the samples it computes
 };
 
 class Graph {
@@ -75,6 +76,8 @@ class Graph {
   // Whether backward computes the gradient of value v: not for the input, nor for slices of it
   // (layers/batch_slice.h), so a first convolution skips its data gradient.
   bool needs_gradient(ValueId v) const;
+  // Whether some layer runs in slices of the batch (io/slice_runs.h made this graph).
+  bool is_sliced() const;
 
   // Consumes the graph and hands back its layers in node order, so a changed graph can be built
   // from them (io/inference_rewrites.h drops and replaces some): the graph itself is append-only.

@@ -38,7 +38,7 @@ NodeWork node_work(const Graph& g, int i, int64_t graph_batch, const std::vector
                    const NodeFacts& facts) {
   const Node& node = g.nodes()[i];
   const Layer& layer = *node.layer;
-  const int64_t batch = graph_batch / node.slices;  // a slice of a layer: its share of the batch
+  const int64_t batch = node.batch(graph_batch);  // a slice of a layer: its share of the batch
   const std::vector<Shape> in = input_shapes(g, node);
   const Shape& out = g.value(node.output).shape;
   double inputs = 0, input_grads = 0, trainable_params = 0;
@@ -79,7 +79,7 @@ std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const Nod
                                  const NodeFacts& facts, const DeviceProfile& d) {
   const Node& node = g.nodes()[i];
   const auto& conv = static_cast<const ConvLayer&>(node.layer->original());
-  batch /= node.slices;
+  batch = node.batch(batch);
   const Shape &in = g.value(node.inputs[0]).shape, &out_shape = g.value(node.output).shape;
   const double backward_per_forward = base.backward.flops / base.forward.flops;
   // Algorithm `a` over `work`, `slices` times.

@@ -12,7 +12,6 @@ namespace {
 struct Try {
   AutoChoice choice;
   size_t smallest = 0;  // all + leanest: how close a choice that does not fit came
-  double oracle = 0;    // of the graph tried
 };
 
 bool better(const Try& a, const Try& b) {
@@ -47,14 +46,17 @@ std::vector<SliceRun> large_candidates(const Graph& graph, const std::vector<siz
 SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const InputsOf& inputs_of, SyncMode sync,
                                  size_t budget, size_t host_budget) {
   SliceRunChoice out;
+  const PlannerInputs whole = inputs_of(graph);
+  double oracle = 0;  // the whole graph's
   auto run = [&](const std::vector<SliceRun>& runs) {
     std::optional<SlicedGraph> sliced;
     if (!runs.empty()) sliced.emplace(slice_runs(graph, batch, runs));
     const Graph& g = sliced ? sliced->graph : graph;
-    PlannerInputs in = inputs_of(g);
-    Planner planner(g, in.value_bytes, in.facts, in.costs, sync);
+    PlannerInputs in = sliced ? inputs_of(g) : whole;
+    Planner planner(g, std::move(in.value_bytes), std::move(in.facts), std::move(in.costs), sync);
     planner.set_host_budget(host_budget);
-    Try t{{}, planner.minimum_budget({Policy::kAll, planner.costs().leanest()}), planner.oracle_seconds()};
+    if (!sliced) oracle = planner.oracle_seconds();
+    Try t{{}, planner.minimum_budget({Policy::kAll, planner.costs().leanest()})};
     // Below all + leanest's smallest budget no configuration fits (auto's search would only find that out).
     if (budget && t.smallest > budget && host_budget == 0)
       t.choice.why = VDNN_MSG("the smallest budget is " << describe_budget(t.smallest));
@@ -66,7 +68,6 @@ SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const Inputs
                                  << (t.choice.fits ? VDNN_MSG(t.choice.seconds * 1e3 << " ms") : "does not fit")));
     return t;
   };
-  const PlannerInputs whole = inputs_of(graph);
   std::vector<SliceRun> candidates = large_candidates(graph, whole.value_bytes);
   auto chosen = [&](const std::vector<SliceRun>& c) {
     std::vector<SliceRun> runs;
@@ -76,7 +77,7 @@ SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const Inputs
   };
   Try best = run({});
   // At the oracle already (everything fits with the fastest algorithms): slices cannot help.
-  if (best.choice.fits && best.choice.seconds <= best.oracle * (1 + 1e-9)) {
+  if (best.choice.fits && best.choice.seconds <= oracle * (1 + 1e-9)) {
     out.choice = std::move(best.choice);
     return out;
   }

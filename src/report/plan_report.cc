@@ -84,10 +84,8 @@ std::optional<SliceRunChoice> plan_slice_runs(const Graph& graph, int64_t batch,
                                               const PlanSourceOptions& source, size_t budget, SyncMode sync,
                                               size_t host_budget) {
   if (policy != "auto" || source.device == "cpu" || budget == 0) return std::nullopt;
-  PlanSourceOptions uncalibrated = source;
-  uncalibrated.calibrate_with = nullptr;
   const InputsOf inputs_of = [&](const Graph& g) {
-    PlanInputs in = plan_inputs(g, batch, uncalibrated);
+    PlanInputs in = plan_inputs(g, batch, source);
     return PlannerInputs{std::move(in.value_bytes), std::move(in.facts), std::move(in.costs)};
   };
   return choose_slice_runs(graph, batch, inputs_of, sync, budget, host_budget);

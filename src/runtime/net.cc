@@ -68,7 +68,7 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
     if (k[i] < 1) layer.fail(VDNN_MSG("sub-batches must be >= 1, got " << k[i]));
     if (layer.kind() != LayerKind::kConv)
       layer.fail(VDNN_MSG("only convolutions run in sub-batches (asked for " << k[i] << ")"));
-    const int64_t batch = options.batch / graph.nodes()[i].slices;
+    const int64_t batch = graph.nodes()[i].batch(options.batch);
     if (batch % k[i] != 0) layer.fail(VDNN_MSG(k[i] << " sub-batches do not divide the batch of " << batch));
   }
 }

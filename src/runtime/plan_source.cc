@@ -24,12 +24,16 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
     return in;
   }
   if (!o.link.empty()) VDNN_THROW("--link is for device profiles; on cpu use --link-bandwidth/--link-latency");
+  // A `vdnn profile` file costs the unsliced graph, and calibration times the unsliced network.
+  if (graph.is_sliced() && !o.costs_file.empty())
+    VDNN_THROW("--costs " << o.costs_file << " with --slice-run: a `vdnn profile` file costs the unsliced graph; "
+                          << "omit --costs to measure the sliced one");
   const BackendTarget& cpu = backend_target("cpu");
   TargetFacts f = cpu.facts(graph, batch, {});  // direct convolutions as the base
   in.value_bytes = std::move(f.value_bytes);
   in.facts = std::move(f.facts);
   in.costs = cpu.costs(graph, batch, {.costs_file = o.costs_file, .repeats = o.repeats, .cpu_link = o.cpu_link});
-  if (o.costs_file.empty() && o.calibrate_with) {
+  if (o.costs_file.empty() && o.calibrate_with && !graph.is_sliced()) {
     if (o.calibrate_inference)
       calibrate_inference_kernels(in.costs, o.calibrate_with(), batch);
     else

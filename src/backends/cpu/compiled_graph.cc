@@ -23,7 +23,7 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
   const Node& node = graph.nodes()[n];
   const auto& values = graph.values();
   // A slice of a layer (layers/batch_slice.h) runs its original's computation on batch / slices samples.
-  KernelSetup setup{node.layer->original(), batch / node.slices, {}, values[node.output].shape, {},
+  KernelSetup setup{node.layer->original(), node.batch(batch), {}, values[node.output].shape, {},
                     graph.runs_in_place(n), {}, 0};
   for (ValueId v : node.inputs) {
     setup.in_shapes.push_back(values[v].shape);

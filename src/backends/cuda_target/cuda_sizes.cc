@@ -74,7 +74,7 @@ size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const 
 CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, ConvAlgo conv_algo) {
   const Node& n = graph.nodes().at(static_cast<size_t>(node));
   // A slice of a layer (layers/batch_slice.h) runs its original's computation on batch / slices samples.
-  CudaKernelSetup setup{n.layer->original(), batch / n.slices, {}, graph.value(n.output).shape};
+  CudaKernelSetup setup{n.layer->original(), n.batch(batch), {}, graph.value(n.output).shape};
   for (ValueId v : n.inputs) {
     setup.in_shapes.push_back(graph.value(v).shape);
     setup.input_needs_grad.push_back(graph.needs_gradient(v));

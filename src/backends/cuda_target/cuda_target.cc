@@ -39,7 +39,7 @@ class CudaTarget final : public BackendTarget {
       }
       const ConvProblem p = ConvProblem::of(static_cast<const ConvLayer&>(node.layer->original()),
                                             graph.value(node.inputs[0]).shape,
-                                            graph.value(node.output).shape, batch / node.slices);
+                                            graph.value(node.output).shape, node.batch(batch));
       std::vector<AlgoOption> options;
       for (const ConvAlgoEstimate& a : conv_algorithms_with_sub_batches(p))
         options.push_back({a.name, a.workspace_bytes, a.sub_batches});
