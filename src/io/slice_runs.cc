@@ -1,8 +1,11 @@
 #include "io/slice_runs.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "layers/batch_norm.h"
+#include "layers/batch_norm_slices.h"
 #include "layers/batch_slice.h"
 #include "vdnn/error.h"
 
@@ -11,7 +14,8 @@ namespace vdnn {
 namespace {
 
 const std::set<std::string>& sliceable_types() {
-  static const std::set<std::string> types = {"conv", "relu", "relu6", "max_pool", "avg_pool", "lrn", "fc", "flatten"};
+  static const std::set<std::string> types = {"conv",   "relu", "relu6",   "max_pool",  "avg_pool",
+                                              "lrn",    "fc",   "flatten", "batch_norm"};
   return types;
 }
 
@@ -39,7 +43,7 @@ Span check_run(const Graph& g, int64_t batch, const SliceRun& run) {
     if (!sliceable_types().count(node.layer->type()))
       node.layer->fail(where + ": a " + node.layer->type() +
                        " layer cannot run in slices of the batch (allowed: conv, relu, relu6, max_pool, avg_pool, "
-                       "lrn, fc, flatten; batch norm and dropout see the whole batch)");
+                       "lrn, fc, flatten, batch_norm; dropout draws its mask per batch)");
     if (node.inputs.size() != 1) node.layer->fail(where + ": a run is a chain of one-input layers");
     if (i > span.first && node.inputs[0] != nodes[i - 1].output)
       node.layer->fail(where + ": reads '" + g.value(node.inputs[0]).name + "', not the run's previous layer '" +
@@ -100,6 +104,99 @@ std::string to_string(const SliceRun& run) {
   return run.first + ":" + (run.last == run.first ? "" : run.last + ":") + std::to_string(run.slices);
 }
 
+namespace {
+
+// Builds the sliced graph: layers outside runs copied, each run emitted by emit_run.
+class SliceBuilder {
+ public:
+  SliceBuilder(const Graph& graph, SlicedGraph& out) : g_(graph), out_(out) {
+    for (const Value& v : graph.values()) value_name_.push_back(v.name);
+  }
+
+  void copy(int i) {
+    const Layer& layer = *g_.nodes()[i].layer;
+    out_.node_of[i] = out_.graph.add_sliced(std::make_unique<SliceOfLayer>(layer.original(), layer.name()),
+                                            inputs_of(g_.nodes()[i]), 1, -1, i);
+  }
+
+  // Per batch norm in the run, its statistics pass (every slice's input to it, made again from
+  // the slice, and its bn_stats; one bn_combine); then the run's own pass, slice-major, each batch
+  // norm a bn_apply; last the gather. Each slice of the run's input is taken where first read.
+  void emit_run(const Span& span) {
+    const auto& nodes = g_.nodes();
+    input_ = value_name_[nodes[span.first].inputs[0]];
+    k_ = span.slices;
+    slice_values_.assign(k_, "");
+    stats_of_.clear();
+    for (int b = span.first; b <= span.last; ++b) {
+      if (nodes[b].layer->type() != "batch_norm") continue;
+      const std::string stats = nodes[b].layer->name() + "/stats";
+      std::vector<std::string> parts;
+      for (int s = 0; s < k_; ++s) {
+        const std::string x = chain(span.first, b - 1, s, "/for_" + nodes[b].layer->name());
+        parts.push_back(stats + "/s" + std::to_string(s));
+        out_.graph.add_sliced(std::make_unique<BnStatsLayer>(parts.back(), batch_norm(b)), {x}, k_, -1, b);
+      }
+      out_.graph.add_sliced(std::make_unique<BnCombineLayer>(stats, k_), parts, k_, -1, b);
+      stats_of_[b] = stats;
+    }
+    std::vector<std::string> last_slices;
+    for (int s = 0; s < k_; ++s) last_slices.push_back(chain(span.first, span.last, s, ""));
+    const std::string gathered = nodes[span.last].layer->name() + "/gather";
+    out_.graph.add(std::make_unique<BatchGatherLayer>(gathered, k_), last_slices);
+    value_name_[nodes[span.last].output] = gathered;
+  }
+
+ private:
+  std::vector<std::string> inputs_of(const Node& node) const {
+    std::vector<std::string> in;
+    for (ValueId v : node.inputs) in.push_back(value_name_[v]);
+    return in;
+  }
+  const BatchNormLayer& batch_norm(int j) const {
+    return static_cast<const BatchNormLayer&>(g_.nodes()[j].layer->original());
+  }
+
+  // Slice s of the run's layers first..last (none when last < first), named "<layer>/s<s><tag>";
+  // returns the name of its last value (the slice itself when empty). The first node made of a
+  // layer owns its parameters; the run's own pass (empty tag) updates batch norms' averages.
+  std::string chain(int first, int last, int s, const std::string& tag) {
+    std::string& slice = slice_values_[s];
+    if (slice.empty()) {
+      slice = input_ + "/s" + std::to_string(s);
+      out_.graph.add_sliced(std::make_unique<BatchSliceLayer>(slice, s, k_), {input_}, k_, -1);
+    }
+    std::string previous = slice;
+    for (int j = first; j <= last; ++j) {
+      const Layer& original = g_.nodes()[j].layer->original();
+      const std::string name = original.name() + "/s" + std::to_string(s) + tag;
+      std::unique_ptr<Layer> layer;
+      std::vector<std::string> inputs{previous};
+      if (original.type() == "batch_norm") {
+        layer = std::make_unique<BnApplyLayer>(name, batch_norm(j), k_, s == 0 && tag.empty());
+        inputs.push_back(stats_of_.at(j));
+      } else {
+        layer = std::make_unique<SliceOfLayer>(original, name);
+      }
+      const int index = out_.graph.add_sliced(std::move(layer), inputs, k_, out_.node_of[j], j);
+      if (out_.node_of[j] < 0) out_.node_of[j] = index;
+      previous = name;
+    }
+    return previous;
+  }
+
+  const Graph& g_;
+  SlicedGraph& out_;
+  std::vector<std::string> value_name_;  // the original graph's values, by name in the sliced graph
+  // The run being emitted: its input, slice count, and the input's slices made so far.
+  std::string input_;
+  int k_ = 1;
+  std::vector<std::string> slice_values_;
+  std::map<int, std::string> stats_of_;    // batch norm node -> its statistics' value
+};
+
+}  // namespace
+
 SlicedGraph slice_runs(const Graph& graph, int64_t batch, const std::vector<SliceRun>& runs) {
   std::vector<Span> spans;
   for (const SliceRun& run : runs) spans.push_back(check_run(graph, batch, run));
@@ -113,41 +210,15 @@ SlicedGraph slice_runs(const Graph& graph, int64_t batch, const std::vector<Slic
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.first < b.first; });
   const auto& nodes = graph.nodes();
   SlicedGraph out{Graph(graph.name(), graph.input_shape(), graph.classes()), std::vector<int>(nodes.size(), -1)};
-  std::vector<std::string> value_name;  // the original graph's values, by name in the sliced graph
-  for (const Value& v : graph.values()) value_name.push_back(v.name);
-  auto inputs_of = [&](const Node& node) {
-    std::vector<std::string> in;
-    for (ValueId v : node.inputs) in.push_back(value_name[v]);
-    return in;
-  };
+  SliceBuilder builder(graph, out);
   size_t next = 0;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {
-    const Layer& layer = *nodes[i].layer;
-    if (next == spans.size() || spans[next].first != i) {
-      out.node_of[i] = out.graph.add_sliced(std::make_unique<SliceOfLayer>(layer.original(), layer.name()),
-                                            inputs_of(nodes[i]), 1, -1, i);
-      continue;
+    if (next < spans.size() && spans[next].first == i) {
+      builder.emit_run(spans[next]);
+      i = spans[next++].last;
+    } else {
+      builder.copy(i);
     }
-    const Span span = spans[next++];
-    const std::string input = value_name[nodes[i].inputs[0]];
-    std::vector<std::string> last_slices;
-    for (int s = 0; s < span.slices; ++s) {
-      const std::string tag = "/s" + std::to_string(s);
-      std::string previous = input + tag;
-      out.graph.add_sliced(std::make_unique<BatchSliceLayer>(previous, s, span.slices), {input}, span.slices, -1);
-      for (int j = span.first; j <= span.last; ++j) {
-        const Layer& original = nodes[j].layer->original();
-        const int index = out.graph.add_sliced(std::make_unique<SliceOfLayer>(original, nodes[j].layer->name() + tag),
-                                               {previous}, span.slices, s == 0 ? -1 : out.node_of[j], j);
-        if (s == 0) out.node_of[j] = index;
-        previous = out.graph.nodes()[index].layer->name();
-      }
-      last_slices.push_back(previous);
-    }
-    const std::string gathered = nodes[span.last].layer->name() + "/gather";
-    out.graph.add(std::make_unique<BatchGatherLayer>(gathered, span.slices), last_slices);
-    value_name[nodes[span.last].output] = gathered;
-    i = span.last;
   }
   out.graph.finalize();
   return out;

@@ -11,6 +11,7 @@
 
 #include "error_of.h"
 #include "io/slice_runs.h"
+#include "layers/batch_norm_slices.h"
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
@@ -59,6 +60,26 @@ Graph dag() {
   return b.build();
 }
 
+// ResNet-like: a stem (conv, batch norm, relu, pool) and a block with two batch norms.
+Graph resnet_like() {
+  ModelBuilder b("resnet_like", {3, 16, 16}, 10);
+  b.layer("conv", "conv1", {{"channels", 16}, {"kernel", 3}, {"pad", 1}, {"bias", false}})
+      .layer("batch_norm", "bn1")
+      .layer("relu", "relu1")
+      .layer("max_pool", "pool1", {{"kernel", 2}})
+      .layer("conv", "conv_a", {{"channels", 16}, {"kernel", 3}, {"pad", 1}, {"bias", false}})
+      .layer("batch_norm", "bn_a")
+      .layer("relu", "relu_a")
+      .layer("conv", "conv_b", {{"channels", 16}, {"kernel", 3}, {"pad", 1}, {"bias", false}})
+      .layer("batch_norm", "bn_b")
+      .layer("add", "res", {}, {"bn_b", "pool1"})
+      .layer("relu", "relu_res")
+      .layer("avg_pool", "gap", {{"global", true}})
+      .layer("fc", "fc", {{"units", 10}})
+      .layer("softmax_cross_entropy", "loss");
+  return b.build();
+}
+
 using test::Trained;
 
 Trained train(Graph g, const NetOptions& o, int steps) { return test::train_and_export(std::move(g), o, steps); }
@@ -85,6 +106,31 @@ TEST(SliceRuns, TheSlicedGraphSharesEachLayersParametersAmongItsSlices) {
   EXPECT_EQ(s.graph.value(s.graph.nodes()[s.node_of[5]].inputs[0]).name, "pool1/gather");
 }
 
+TEST(SliceRuns, ABatchNormInARunTakesItsStatisticsInAPassOfItsOwn) {
+  const Graph g = resnet_like();
+  const SlicedGraph s = slice_runs(g, 16, {parse_slice_run("conv1:pool1:2")});
+  std::vector<std::string> names;
+  for (const Node& n : s.graph.nodes()) names.push_back(n.layer->name());
+  // The statistics pass (each slice's convolution made for it), then the run's own pass.
+  const std::vector<std::string> head = {"data/s0", "conv1/s0/for_bn1", "bn1/stats/s0", "data/s1", "conv1/s1/for_bn1",
+                                         "bn1/stats/s1", "bn1/stats", "conv1/s0", "bn1/s0", "relu1/s0", "pool1/s0",
+                                         "conv1/s1", "bn1/s1", "relu1/s1", "pool1/s1", "pool1/gather"};
+  ASSERT_GE(names.size(), head.size());
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + head.size()), head);
+  // conv1's four nodes share the first one's parameters; bn1's two bn_apply nodes the first's,
+  // and exactly one of them updates the running averages.
+  EXPECT_EQ(s.graph.nodes()[s.node_of[0]].layer->name(), "conv1/s0/for_bn1");
+  EXPECT_EQ(s.graph.nodes()[s.node_of[1]].layer->name(), "bn1/s0");
+  EXPECT_EQ(s.graph.parameter_count(false), g.parameter_count(false));
+  int updating = 0, sharing = 0;
+  for (const Node& n : s.graph.nodes()) {
+    if (n.layer->type() == "bn_apply") updating += static_cast<const BnApplyLayer&>(*n.layer).updates_running();
+    sharing += n.param_owner == s.node_of[0];
+  }
+  EXPECT_EQ(updating, 1);
+  EXPECT_EQ(sharing, 3);
+}
+
 TEST(SliceRuns, TrainingAgreesWithTheWholeBatchOnAChainWithBatchNormAndOnADag) {
   const std::vector<std::pair<Graph (*)(), std::vector<std::string>>> cases = {
       {+[] { return chain(); }, {"conv1:pool1:4"}},
@@ -105,6 +151,26 @@ TEST(SliceRuns, TrainingAgreesWithTheWholeBatchOnAChainWithBatchNormAndOnADag) {
     EXPECT_LE(loss_rel, 1e-6) << runs[0];
     EXPECT_LE(weight_abs, 1e-5) << runs[0];
     EXPECT_GT(loss_rel + weight_abs, 0.0) << "summation order changed nothing: are the slices run at all?";
+  }
+}
+
+TEST(SliceRuns, TrainingAgreesWithTheWholeBatchWhenRunsHoldBatchNorms) {
+  const std::vector<std::pair<Graph (*)(), std::vector<std::string>>> cases = {
+      {+[] { return resnet_like(); }, {"conv1:pool1:4"}},             // a batch norm after a convolution
+      {+[] { return resnet_like(); }, {"bn_a:bn_b:2"}},               // two, the first at the run's input
+      {+[] { return chain(); }, {"conv1:pool1:2", "conv3:relu3:4"}},  // and a run of conv, batch norm, relu
+  };
+  for (const auto& [make, runs] : cases) {
+    NetOptions whole{.batch = 16, .seed = 3};
+    NetOptions sliced = whole;
+    for (const std::string& r : runs) sliced.slice_runs.push_back(parse_slice_run(r));
+    const Trained a = train(make(), whole, 10), b = train(make(), sliced, 10);
+    ASSERT_EQ(a.losses.size(), 10u);
+    const test::Agreement d = test::agreement(a, b);
+    std::printf("%s, runs %s..., 10 steps: loss %.3g relative, weights %.3g absolute\n", make().name().c_str(),
+                runs.back().c_str(), d.loss_relative, d.weight_absolute);
+    EXPECT_LE(d.loss_relative, 1e-6) << runs.back();
+    EXPECT_LE(d.weight_absolute, 1e-5) << runs.back();
   }
 }
 
@@ -145,13 +211,19 @@ TEST(SliceRuns, EvaluationOfAPartialBatchAgreesWhenTheLogitsAreAGatheredSlice) {
 }
 
 TEST(SliceRuns, BitIdenticalFromRunToRunAndUnderEveryPolicy) {
-  NetOptions o{.batch = 16, .seed = 5};
-  o.slice_runs = {parse_slice_run("stem:stem_relu:4"), parse_slice_run("c:pool:2")};
-  const std::string first = test::train_for_hash(dag(), o, 4);
-  EXPECT_EQ(test::train_for_hash(dag(), o, 4), first);
-  for (Policy p : {Policy::kAll, Policy::kConv}) {
-    o.policy = p;
-    EXPECT_EQ(test::train_for_hash(dag(), o, 4), first) << to_string(p);
+  const std::vector<std::pair<Graph (*)(), std::vector<std::string>>> cases = {
+      {+[] { return dag(); }, {"stem:stem_relu:4", "c:pool:2"}},
+      {+[] { return resnet_like(); }, {"conv1:pool1:4", "bn_a:bn_b:2"}},  // batch norms in runs
+  };
+  for (const auto& [make, runs] : cases) {
+    NetOptions o{.batch = 16, .seed = 5};
+    for (const std::string& r : runs) o.slice_runs.push_back(parse_slice_run(r));
+    const std::string first = test::train_for_hash(make(), o, 4);
+    EXPECT_EQ(test::train_for_hash(make(), o, 4), first) << runs[0];
+    for (Policy p : {Policy::kAll, Policy::kConv}) {
+      o.policy = p;
+      EXPECT_EQ(test::train_for_hash(make(), o, 4), first) << to_string(p) << ", " << runs[0];
+    }
   }
 }
 
@@ -204,6 +276,30 @@ TEST(SliceRuns, DecisionsOnTheSlicedGraphsValuesTrainBitIdenticalToNone) {
   EXPECT_EQ(test::train_for_hash(chain(), o, 4), none);
 }
 
+TEST(SliceRuns, DecisionsOnABatchNormsSlicesTrainBitIdenticalToNone) {
+  // Recompute a normalized slice (bn_apply, its ReLU in place), the statistics and a statistics-pass
+  // convolution's output; offload a slice's statistics and another normalized slice.
+  NetOptions o{.batch = 16, .seed = 7};
+  o.slice_runs = {parse_slice_run("conv1:pool1:4"), parse_slice_run("bn_a:bn_b:2")};
+  const SlicedGraph s = slice_runs(resnet_like(), 16, o.slice_runs);
+  const std::string none = test::train_for_hash(resnet_like(), o, 4);
+  o.decisions.values.assign(s.graph.values().size(), {});
+  auto decide = [&](const std::string& value, StorageAction a) {
+    ASSERT_GE(s.graph.find_value(value), 0) << value;
+    o.decisions.values.at(s.graph.find_value(value)) = {a};
+  };
+  decide("bn1/s1", StorageAction::kRecompute);
+  decide("bn1/stats", StorageAction::kRecompute);
+  decide("conv1/s2/for_bn1", StorageAction::kRecompute);
+  decide("bn_a/s0/for_bn_b", StorageAction::kRecompute);  // bn_a's slice, made for bn_b's statistics
+  decide("bn1/stats/s3", StorageAction::kOffload);
+  decide("bn_b/s1", StorageAction::kOffload);
+  const Net net(resnet_like(), o);
+  EXPECT_GT(net.train_program().recomputed_bytes(), 0u);
+  EXPECT_GT(net.train_program().offloaded_bytes(), 0u);
+  EXPECT_EQ(test::train_for_hash(resnet_like(), o, 4), none);
+}
+
 TEST(SliceRuns, BadRunsAreRefusedNamingTheRunAndTheLayer) {
   const auto refusal = [](std::vector<std::string> runs, int64_t batch = 16, Graph g = chain()) {
     NetOptions o{.batch = batch};
@@ -213,8 +309,8 @@ TEST(SliceRuns, BadRunsAreRefusedNamingTheRunAndTheLayer) {
     });
   };
   auto has = [](const std::string& e, const std::string& what) { return e.find(what) != std::string::npos; };
-  std::string e = refusal({"conv3:relu3:2"});
-  EXPECT_TRUE(has(e, "layer 'bn3'") && has(e, "batch norm and dropout see the whole batch")) << e;
+  std::string e = refusal({"conv3:drop:2"});
+  EXPECT_TRUE(has(e, "layer 'drop'") && has(e, "dropout draws its mask per batch")) << e;
   e = refusal({"conv1:pool1:3"});
   EXPECT_TRUE(has(e, "slice run 'conv1:pool1:3'") && has(e, "dividing the batch of 16")) << e;
   e = refusal({"conv1:relu2:2", "relu2:pool1:2"});

@@ -43,6 +43,8 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
       {"flatten", make_flatten_kernel}, {"concat", make_concat_kernel},
       {"add", make_add_kernel},         {"softmax_cross_entropy", make_softmax_ce_kernel},
       {"batch_slice", make_batch_slice_kernel}, {"batch_gather", make_batch_gather_kernel},
+      {"bn_stats", make_bn_stats_kernel},       {"bn_combine", make_bn_combine_kernel},
+      {"bn_apply", make_bn_apply_kernel},
   };
   const Layer& layer = setup.layer;
   auto it = table.find(layer.type());

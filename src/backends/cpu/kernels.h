@@ -19,6 +19,10 @@ std::unique_ptr<CpuKernel> make_softmax_ce_kernel(const KernelSetup& s, const dn
 // batch_slice, batch_gather (layers/batch_slice.h): copies of a byte range per slice.
 std::unique_ptr<CpuKernel> make_batch_slice_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_batch_gather_kernel(const KernelSetup& s, const dnnl::engine& e);
+// bn_stats, bn_combine, bn_apply (layers/batch_norm_slices.h): batch norm over slices of the batch.
+std::unique_ptr<CpuKernel> make_bn_stats_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_bn_combine_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_bn_apply_kernel(const KernelSetup& s, const dnnl::engine& e);
 // A convolution with s.sub_batches > 1: run in that many slices of the batch.
 std::unique_ptr<CpuKernel> make_sub_batched_kernel(const KernelSetup& s, const dnnl::engine& e);
 

@@ -14,12 +14,17 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
   const std::string& type = layer.type();
   static const char* const kTypes[] = {"conv", "max_pool", "avg_pool", "lrn", "batch_norm", "fc",
                                        "relu", "relu6", "dropout", "flatten", "concat", "add",
-                                       "softmax_cross_entropy", "batch_slice", "batch_gather"};
+                                       "softmax_cross_entropy", "batch_slice", "batch_gather",
+                                       "bn_stats", "bn_combine", "bn_apply"};
   if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
     layer.fail("the CUDA backend has no kernel for this layer type");
   CudaSizes s;
   const bool is_loss = type == "softmax_cross_entropy";
-  s.out_bytes = is_loss ? sizeof(float) : float_bytes(batch, out_shape);  // the batch-mean loss
+  // The batch-mean loss; a batch norm's statistics over slices (layers/batch_norm_slices.h): 2C floats.
+  const bool statistics = type == "bn_stats" || type == "bn_combine";
+  s.out_bytes = is_loss      ? sizeof(float)
+                : statistics ? static_cast<size_t>(out_shape.elements()) * sizeof(float)
+                             : float_bytes(batch, out_shape);
   for (const ParamSpec& spec : layer.params(in_shapes))
     s.param_bytes.push_back(static_cast<size_t>(spec.elements()) * sizeof(float));
   if (type == "conv") {
@@ -36,6 +41,10 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
   } else if (type == "lrn" || type == "dropout") {
     s.saved_bytes = {s.out_bytes};  // lrn: y, for backward; dropout: the float mask
     s.saved_regenerated = {type == "lrn"};
+  } else if (type == "bn_stats") {
+    s.scratch_bytes = float_bytes(batch, in_shapes.at(0));  // the training forward's normalized output, unused
+  } else if (type == "bn_apply") {
+    if (!input0_needs_grad) s.scratch_bytes = s.out_bytes;  // its data gradient, as batch_norm's
   } else if (type == "batch_norm") {
     const size_t c_bytes = static_cast<size_t>(in_shapes.at(0).channels()) * sizeof(float);
     s.saved_bytes = {c_bytes, c_bytes};  // batch mean, inverse std
