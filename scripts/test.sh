@@ -53,7 +53,7 @@ if [ "${VDNN_SKIP_ASAN:-0}" != 1 ]; then
   # vdnn too: the CLI tests run build-asan/vdnn, so the CLI is checked as well.
   cmake --build "$ASAN_DIR" -j "$JOBS" --target vdnn_tests vdnn
   bash "$VDNN_ROOT/scripts/python_env.sh" "$ASAN_DIR"
-  echo "== AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer: every test but ten"
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer: every test but eleven"
   # abort_on_error: a report in a CLI child process becomes SIGABRT, which the CLI tests see as a
   # crash (they check the exit code); halt_on_error: UBSan stops at its first report too.
   # Left out, each about 4 minutes under ASan: ModelZooRuns.EveryNetworkTrains… (the same layer
@@ -68,12 +68,13 @@ if [ "${VDNN_SKIP_ASAN:-0}" != 1 ]; then
   # cases instead of 300. And Fashion-MNIST trained from a folder of 70,000 PNG and JPEG files (35 s
   # in Release; the decoders, the folder and the loader's workers run here in the smaller tests).
   # And the slice-run search below VGG's floor (25 s in Release, 18 auto searches on sliced graphs:
-  # planning code only; the sliced graphs train here in SliceRuns.*).
+  # planning code only; the sliced graphs train here in SliceRuns.*), and ResNet-18 at batch 128
+  # trained below its floor (2 s in Release; the same kernels train in SliceRuns.*BatchNorm*).
   (cd "$ASAN_DIR" &&
     ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1" \
     UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1" \
     VDNN_STRESS_CASES=60 ctest -j "$JOBS" --output-on-failure \
-      -E '^(ModelZooRuns\.EveryNetworkTrainsWithIdenticalWeightsUnderNoneAndAll|ConvKernel\.BlockedBackwardMatchesFiniteDifferences|Models/BudgetSweepTest\..*/resnet18 .*|AutoPolicy\.FitsWhereAllFitsAndIsNeverSlowerThanVdnn|CliPlanSweep\.Vgg16OnTheTitanXFitsMonotonicallyAndNeverBeatsTheOracle|ConvKernel\.TinyOutputBackwardMatchesFiniteDifferences|ReluKernel\.MatchesReferenceAndFiniteDifferences|CliImageFolder\.FashionMnistAsAFolderOfPngAndJpegFilesTrainsToTheIdxAccuracy|SliceSearch\.BelowTheSmallestWholeBatchBudgetSlicesMakeAVggFit)$')
+      -E '^(ModelZooRuns\.EveryNetworkTrainsWithIdenticalWeightsUnderNoneAndAll|ConvKernel\.BlockedBackwardMatchesFiniteDifferences|Models/BudgetSweepTest\..*/resnet18 .*|AutoPolicy\.FitsWhereAllFitsAndIsNeverSlowerThanVdnn|CliPlanSweep\.Vgg16OnTheTitanXFitsMonotonicallyAndNeverBeatsTheOracle|ConvKernel\.TinyOutputBackwardMatchesFiniteDifferences|ReluKernel\.MatchesReferenceAndFiniteDifferences|CliImageFolder\.FashionMnistAsAFolderOfPngAndJpegFilesTrainsToTheIdxAccuracy|SliceSearch\.BelowTheSmallestWholeBatchBudgetSlicesMakeAVggFit|SliceRuns\.AResNetTrainsBelowItsLargestLayerWithItsStemsBatchNormInARun)$')
   elapsed "AddressSanitizer (build and run)"
 fi
 

@@ -499,7 +499,7 @@ Runner add_train_command(CLI::App& app) {
                  "rounding differs from one pass); with --policy none, all or conv (auto chooses sub-batches itself on a GPU profile)")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   app.add_option("--slice-run", o->slice_runs,
-                 "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc or flatten "
+                 "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc, flatten or batch_norm "
                  "layers) in K slices of the batch, one after another, so each slice's maps are offloaded or freed "
                  "on their own and the device need not hold a whole layer's input and output; the weight gradients "
                  "sum the slices' (float rounding differs); repeatable; --policy dyn and auto plan the sliced graph "

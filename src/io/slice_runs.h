@@ -8,12 +8,15 @@
 // slices come one after another (slice-major), so each slice's maps are values of their own: the
 // Program keeps, offloads or recomputes them one by one, and the largest layer's input plus output
 // need not be on the device at once. A weight gradient is the sum of its slices' (float rounding
-// differs from one pass over the batch); the math is otherwise the same, because every layer a
-// run may hold treats the samples of a batch independently.
-// A run may hold conv, relu, relu6, max_pool, avg_pool, lrn, fc and flatten layers. Batch norm
-// couples the samples of a batch (its statistics) and dropout draws its mask per batch, so they
-// end a run; the run's input must be read by the run alone (the graph input, or a value no other
-// layer reads), so that the slices' gradients fill its gradient without sums. The layers of
+// differs from one pass over the batch); the math is otherwise the same: every layer a run
+// may hold but batch norm (below) treats the samples of a batch independently.
+// A run may hold conv, relu, relu6, max_pool, avg_pool, lrn, fc, flatten and batch_norm layers.
+// Batch norm couples the samples of a batch through its statistics: each becomes bn_stats per slice,
+// one bn_combine and bn_apply per slice (layers/batch_norm_slices.h), with a statistics pass before
+// the run's own that re-runs the run's layers before it on each slice ("conv1/s0/for_bn1"), so the
+// whole batch's statistics exist before any slice is normalized. Dropout draws its mask per batch
+// and ends a run; the run's input must be read by the run alone (the graph input, or a value no
+// other layer reads), so that the slices' gradients fill its gradient without sums. The layers of
 // `graph` are borrowed (SliceOfLayer): it must outlive the sliced graph.
 //
 //   Graph g = load_model("vgg_cifar");

@@ -148,10 +148,23 @@ TEST(Cli, SliceRunsTrainTheSameUnderEveryPolicyAndBadRunsNameTheRun) {
   const CliRun all = vdnn(args + " --policy all");
   ASSERT_EQ(all.exit_code, 0) << all.output;
   EXPECT_EQ(read_json_file(dir / "r.json")["weights_sha256"].get<std::string>(), sha);
-  const CliRun bn = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 --slice-run conv1:bn1:2");
-  EXPECT_EQ(bn.exit_code, 1) << bn.output;
-  EXPECT_NE(bn.output.find("slice run 'conv1:bn1:2'"), std::string::npos) << bn.output;
-  EXPECT_NE(bn.output.find("layer 'bn1'"), std::string::npos) << bn.output;
+  // A batch norm in a run (its statistics pass), the same under none and all.
+  const std::string bn_args = "train --data synthetic --synthetic-samples 64 --batch 32 --iterations 2 --no-eval "
+                              "--slice-run conv2:pool2:4 --report " + (dir / "bn.json").string();
+  ASSERT_EQ(vdnn(bn_args).exit_code, 0);
+  const std::string bn_sha = read_json_file(dir / "bn.json")["weights_sha256"].get<std::string>();
+  ASSERT_EQ(vdnn(bn_args + " --policy all").exit_code, 0);
+  EXPECT_EQ(read_json_file(dir / "bn.json")["weights_sha256"].get<std::string>(), bn_sha);
+  // Evaluated with the running averages the slices folded in: the whole batch's test loss.
+  const std::string eval_args = "train --data synthetic --synthetic-samples 64 --batch 32 --iterations 2 --report ";
+  ASSERT_EQ(vdnn(eval_args + (dir / "whole.json").string()).exit_code, 0);
+  ASSERT_EQ(vdnn(eval_args + (dir / "sliced.json").string() + " --slice-run conv1:pool1:4").exit_code, 0);
+  const double whole_loss = read_json_file(dir / "whole.json")["epochs"][0]["test_loss"].get<double>();
+  EXPECT_NEAR(read_json_file(dir / "sliced.json")["epochs"][0]["test_loss"].get<double>(), whole_loss, 1e-5 * whole_loss);
+  const CliRun drop = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 --slice-run fc1:drop1:2");
+  EXPECT_EQ(drop.exit_code, 1) << drop.output;
+  EXPECT_NE(drop.output.find("slice run 'fc1:drop1:2'"), std::string::npos) << drop.output;
+  EXPECT_NE(drop.output.find("layer 'drop1'"), std::string::npos) << drop.output;
   // auto plans the sliced graph: its per-value decisions and per-layer algorithms index it.
   const CliRun planned = vdnn("train --data synthetic --synthetic-samples 64 --batch 32 --iterations 1 --no-eval "
                               "--slice-run conv1:2 --policy auto --device-memory 1GiB --report " +

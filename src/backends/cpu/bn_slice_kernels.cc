@@ -3,7 +3,7 @@
 //
 // bn_stats: oneDNN's training forward over the slice gives mean_s and var_s (its normalized output
 // goes to scratch, unused); backward adds dmean_s/m + 2 dvar_s (x - mean_s)/m, a per-channel affine
-// map of x, run as oneDNN's batch norm with unit statistics (mean 0, variance 1, eps 0: y = b x + a).
+// map of x, run as oneDNN's batch norm with mean mean_s, variance 1 and eps 0: y = b (x - mean_s) + a.
 // bn_combine: 2C floats from k slices' (host loops in double). bn_apply: oneDNN's batch norm with
 // the given statistics (use_global_stats) forward and backward; the backward's scale and shift
 // gradients (this slice's sums of dy * xhat and dy) give the statistics' gradient per channel.
@@ -41,7 +41,6 @@ class BnStatsKernel : public CpuKernel {
     out_md = plain_md({2 * channels_});
     dst_offset_ = scratch_offset_after(std::max(scratch_of(stats_pd_), scratch_of(affine_pd_)));
     scratch_bytes = dst_offset_ + stats_pd_.dst_desc().get_size();
-    zeros_.assign(channels_, 0.0f);
     ones_.assign(channels_, 1.0f);
     implementation = stats_pd_.impl_info_str();
   }
@@ -59,20 +58,19 @@ class BnStatsKernel : public CpuKernel {
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
     if (!a.d_in[0]) return;
     stream.wait();
-    const float* mean = static_cast<const float*>(a.out);
     const float* d_mean = static_cast<const float*>(a.d_out);
     const float* d_var = d_mean + channels_;
     scale_.resize(channels_);
     shift_.resize(channels_);
-    for (int64_t c = 0; c < channels_; ++c) {
+    for (int64_t c = 0; c < channels_; ++c) {  // centred on mean_s: no cancellation when |mean_s| >> spread
       scale_[c] = 2.0f * d_var[c] / samples_;
-      shift_[c] = d_mean[c] / samples_ - scale_[c] * mean[c];
+      shift_[c] = d_mean[c] / samples_;
     }
     affine_.execute(stream, {{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
                              {DNNL_ARG_DST, bind(src_md_, engine_, a.d_in[0])},
                              {DNNL_ARG_SCALE, bind(c_md_, engine_, scale_.data())},
                              {DNNL_ARG_SHIFT, bind(c_md_, engine_, shift_.data())},
-                             {DNNL_ARG_MEAN, bind(c_md_, engine_, zeros_.data())},
+                             {DNNL_ARG_MEAN, bind(c_md_, engine_, a.out)},
                              {DNNL_ARG_VARIANCE, bind(c_md_, engine_, ones_.data())},
                              {DNNL_ARG_SCRATCHPAD, bind(affine_pd_.scratchpad_desc(), engine_, a.scratch)}});
     stream.wait();  // scale_ and shift_ are read by the primitive
@@ -86,7 +84,7 @@ class BnStatsKernel : public CpuKernel {
   memory::desc src_md_, c_md_;
   dnnl::batch_normalization_forward::primitive_desc stats_pd_, affine_pd_;
   dnnl::batch_normalization_forward stats_, affine_;
-  std::vector<float> zeros_, ones_, scale_, shift_;
+  std::vector<float> ones_, scale_, shift_;
 };
 
 class BnCombineKernel : public CpuKernel {
