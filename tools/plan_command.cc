@@ -7,7 +7,8 @@
 // `--prefetch ahead` rows name the look-ahead depth it picks. Sizes and costs come from this CPU
 // (measured now, or `--costs` from `vdnn profile --save`) or from a GPU's device profile.
 // `--sweep` adds a budget sweep (plan/budget_sweep.h, tools/plan_sweep.h): every policy's step time
-// from the largest smallest budget down to the floor; `--sweep-svg` draws it.
+// from the largest smallest budget down to the floor; `--sweep-svg` draws it. With `--policy auto`
+// on a device profile, the slice search's runs add a column, "auto+slices", down to their floor.
 // `--ranks N --network NET` plans data-parallel training (tools/plan_parallel.h): every row then
 // includes the all-reduce of N ranks, and a second table gives each row's step, all-reduce, hidden
 // fraction and efficiency against one rank; `--scaling` does so for 1 to 64 ranks, `--scaling-svg`
@@ -232,11 +233,22 @@ int run_plan(PlanOptions o) {
   };
 
   std::optional<BudgetSweep> sweep;
+  std::string sweep_title = VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device);
   if (o.sweep)
     sweep = sweep_budgets(planner, sweep_policies(),
                           {.steps = o.sweep_steps,
                            .prefetch_ahead = prefetch == Prefetch::kAhead,
                            .extra_budget = budget});
+  if (sweep && slices && slices->choice.fits && !slices->runs.empty()) {
+    // The search's runs on the sweep too: `auto` on the graph sliced by them, down to its floor.
+    const SlicedGraph cut = slice_runs(whole, o.batch, slices->runs);
+    const PlanInputs ci = plan_inputs(cut.graph, o.batch, o.source);
+    Planner cut_planner(cut.graph, ci.value_bytes, ci.facts, ci.costs, parse_sync_mode(o.sync));
+    cut_planner.set_host_budget(planner.host_budget());
+    add_sliced_column(*sweep, cut_planner, "auto+slices", std::max(SweepOptions::kMinSteps, o.sweep_steps / 2),
+                      budget);
+    sweep_title += "; auto+slices: the runs chosen at " + format_bytes(budget);  // the text and JSON name them
+  }
 
   if (o.json) {
     nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = o.batch, .sync = o.sync,
@@ -288,8 +300,7 @@ int run_plan(PlanOptions o) {
                                 drawn));
   }
   if (sweep && !o.sweep_svg.empty())
-    write_text_file(o.sweep_svg, budget_sweep_svg(VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device),
-                                                  *sweep, costs, budget));
+    write_text_file(o.sweep_svg, budget_sweep_svg(sweep_title, *sweep, costs, budget));
   write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
   if (o.print)
     for (const PlanRow& r : rows) {
@@ -357,7 +368,8 @@ Runner add_plan_command(CLI::App& app) {
                "also sweep the budget: every policy's predicted step time (none, conv, all, dyn; with --prefetch "
                "ahead also prefetching ahead) at budgets from the largest smallest budget down to the floor, the "
                "least any policy trains in; the table is independent of --policy and marks --device-memory "
-               "(JSON: \"sweep\")");
+               "(JSON: \"sweep\"); with --policy auto on a device profile also auto+slices, auto with the runs "
+               "the slice search chose, down to their own floor");
   app.add_option("--sweep-steps", o->sweep_steps, "--sweep: evenly spaced budgets, ends included (implies --sweep)")
       ->check(CLI::Range(SweepOptions::kMinSteps, SweepOptions::kMaxSteps))->capture_default_str();
   app.add_option("--sweep-svg", o->sweep_svg,

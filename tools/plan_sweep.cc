@@ -62,7 +62,7 @@ nlohmann::json sweep_json(const BudgetSweep& s, const NetworkCosts& costs) {
       const std::string& name = s.columns[c].name;
       seconds[name] = cell.fits ? nlohmann::json(cell.step_seconds) : nlohmann::json(nullptr);
       if (!cell.fits) continue;
-      configs[name] = describe(cell.config, costs);
+      configs[name] = describe(cell.config, s.columns[c].costs_or(costs));
       if (cell.prefetch == Prefetch::kAhead) depths[name] = cell.prefetch_depth;
     }
     rows.push_back({{"budget", s.budgets[r]}, {"step_seconds", seconds}, {"configurations", configs},

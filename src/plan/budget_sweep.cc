@@ -118,4 +118,29 @@ BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>
   return s;
 }
 
+void add_sliced_column(BudgetSweep& s, const Planner& sliced, const std::string& name, int steps,
+                       size_t extra_budget) {
+  const size_t floor = sliced.minimum_budget({Policy::kAll, sliced.costs().leanest()});
+  if (floor < s.floor) {
+    std::vector<size_t> also;
+    if (extra_budget) also.push_back(extra_budget);
+    for (size_t b : budgets_between(s.floor, floor, std::max(steps, SweepOptions::kMinSteps), also))
+      if (b < s.floor) {
+        s.budgets.push_back(b);
+        s.cells.emplace_back(s.columns.size());  // the whole graph's columns: they do not fit there
+      }
+    s.floor = floor;
+  }
+  size_t policy = 0;
+  for (const SweepColumn& c : s.columns) policy = std::max(policy, c.policy + 1);
+  s.columns.push_back({name, policy, Prefetch::kVdnn, floor, sliced.costs()});
+  for (size_t r = 0; r < s.budgets.size(); ++r) {
+    const AutoChoice a = choose_auto(sliced, s.budgets[r]);
+    SweepCell& cell = s.cells[r].emplace_back();
+    if (!a.fits) continue;
+    const Evaluation e = sliced.evaluate(a.config, s.budgets[r], a.prefetch);  // as the auto column's cells
+    cell = {e.fits, e.time.iteration_seconds, a.config, a.prefetch, e.prefetch_depth};
+  }
+}
+
 }  // namespace vdnn

@@ -23,6 +23,7 @@
 //   for (size_t r = 0; r < s.budgets.size(); ++r)
 //     for (size_t c = 0; c < s.columns.size(); ++c)
 //       if (s.cells[r][c].fits) use(s.budgets[r], s.columns[c].name, s.cells[r][c].step_seconds);
+//   add_sliced_column(s, sliced_planner, "auto+slices", 10);   // the graph with slice runs, below the floor
 #pragma once
 
 #include <functional>
@@ -70,9 +71,13 @@ struct SweepOptions {
 
 struct SweepColumn {
   std::string name;             // "all", "all/ahead"
-  size_t policy = 0;            // index into the policies swept
+  size_t policy = 0;            // index into the policies swept (add_sliced_column's: one past them)
   Prefetch prefetch = Prefetch::kVdnn;
   size_t smallest_budget = 0;   // the policy's
+  // The costs its configurations index when they are another graph's (add_sliced_column: the
+  // sliced graph's, for describe()); unset: the sweep's planner's.
+  std::optional<NetworkCosts> costs;
+  const NetworkCosts& costs_or(const NetworkCosts& planner_costs) const { return costs ? *costs : planner_costs; }
 };
 
 struct SweepCell {
@@ -94,5 +99,13 @@ struct BudgetSweep {
 // Throws vdnn::Error naming --sweep-steps when options.steps is out of range.
 BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>& policies,
                           const SweepOptions& options);
+
+// One more column, `name`: `auto` on `sliced` (the same network with slice runs, io/slice_runs.h,
+// planned by its own Planner) at every budget of the sweep. When the sliced graph trains below the
+// sweep's floor, `steps` more budgets (evenly spaced, its floor included) extend the sweep down
+// to it, where the other columns do not fit (and `extra_budget`, the device's, when it lies there).
+// Each cell is one `auto` search on the sliced graph.
+void add_sliced_column(BudgetSweep& sweep, const Planner& sliced, const std::string& name, int steps,
+                       size_t extra_budget = 0);
 
 }  // namespace vdnn

@@ -26,7 +26,7 @@ void draw_column(Svg& svg, const PlotArea& plot, const BudgetSweep& s, size_t co
     const SweepCell& cell = s.cells[r][column];
     if (!cell.fits) continue;
     std::string tip = c.name + " at " + format_bytes(s.budgets[r]) + ": " + ms_label(cell.step_seconds) + ", " +
-                      describe(cell.config, costs);
+                      describe(cell.config, c.costs_or(costs));
     if (cell.prefetch_depth) tip += ", ahead " + std::to_string(cell.prefetch_depth);
     const auto [x, y] = points[k++];
     svg.rect(x - 2.5, y - 2.5, 5, 5, {.fill = policy_color(c.policy), .tooltip = tip});

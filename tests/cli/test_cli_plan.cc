@@ -2,6 +2,8 @@
 // choice and its reason, an impossible budget that names the minimum, measured costs that
 // round-trip through a file, one clear line for every kind of bad input, and `--prefetch ahead`
 // predicting the depth and peak that `vdnn train --prefetch ahead` runs.
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 #include "backends/backend_targets.h"
 #include "cli/cli_run.h"
 #include "io/model_file.h"
+#include "util/text_file.h"
 #include "plan/planned_step.h"
 #include "plan/program_builder.h"
 
@@ -68,7 +71,7 @@ TEST(CliPlan, AutoSearchesSliceRunsAndSucceedsWhereOnlyTheSlicedGraphFits) {
     {"name": "pool2", "type": "max_pool", "kernel": 2},
     {"name": "fc", "type": "fc", "units": "classes"}, {"name": "loss", "type": "softmax_cross_entropy"}]})";
   const std::string base = "plan --model " + model.string() + " --batch 256 --device titan-x-maxwell --device-memory 100MiB --policy auto";
-  const CliRun searched = vdnn(base + " --json");
+  const CliRun searched = vdnn(base + " --json --sweep-steps 6 --sweep-svg " + (dir / "sweep.svg").string());
   ASSERT_EQ(searched.exit_code, 0) << searched.output;
   const nlohmann::json j = nlohmann::json::parse(searched.output);
   EXPECT_FALSE(j["auto"]["fits"].get<bool>()) << j["auto"].dump();
@@ -77,6 +80,26 @@ TEST(CliPlan, AutoSearchesSliceRunsAndSucceedsWhereOnlyTheSlicedGraphFits) {
   ASSERT_FALSE(s["runs"].empty()) << s.dump();
   EXPECT_EQ(s["runs"][0].get<std::string>().rfind("conv1:pool1:", 0), 0u) << s.dump();
   EXPECT_GT(s["vs_oracle"].get<double>(), 1.0);
+  // The sweep has the chosen runs as a column of their own, which alone reaches below the whole
+  // graph's floor, and the SVG draws it.
+  const nlohmann::json& sweep = j["sweep"];
+  const nlohmann::json& sliced = sweep["columns"].back();
+  ASSERT_EQ(sliced["name"], "auto+slices") << sweep["columns"].dump();
+  size_t whole_floor = SIZE_MAX;
+  for (const nlohmann::json& c : sweep["columns"])
+    if (c["name"] != "auto+slices") whole_floor = std::min(whole_floor, c["smallest_budget"].get<size_t>());
+  EXPECT_LT(sliced["smallest_budget"].get<size_t>(), whole_floor);
+  EXPECT_EQ(sweep["floor"], sliced["smallest_budget"]);
+  int below = 0;
+  for (const nlohmann::json& row : sweep["rows"]) {
+    if (row["budget"].get<size_t>() >= whole_floor) continue;
+    ++below;
+    for (const auto& [name, seconds] : row["step_seconds"].items())
+      EXPECT_EQ(seconds.is_null(), name != "auto+slices") << name << " at " << row["budget"];
+  }
+  EXPECT_GE(below, 2);
+  const std::string svg = read_text_file((dir / "sweep.svg").string());
+  EXPECT_NE(svg.find("auto+slices ("), std::string::npos);  // the legend: name and smallest budget
   const CliRun plain = vdnn(base + " --no-slice-search");
   EXPECT_EQ(plain.exit_code, 1) << plain.output;
   EXPECT_NE(plain.output.find("is too small"), std::string::npos) << plain.output;
