@@ -37,7 +37,7 @@ py::tuple shape_tuple(const Shape& s) {
 
 py::dict plan(const py::object& model_or_name, int64_t batch, const std::string& device, const py::object& device_memory,
               const std::string& policy, const std::string& sync, const std::string& prefetch, const std::string& link,
-              const std::string& costs, int repeats, const py::object& host_memory) {
+              const std::string& costs, int repeats, const py::object& host_memory, bool slice_search) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
   const SyncMode sync_mode = parse_sync_mode(sync);
@@ -58,8 +58,9 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
     const PlanTable table = plan_table(planner, budget, policy, prefetch_rule);
     nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch,
                                            .device = in.device});
-    if (const auto slices = plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget))
-      out["slice_runs"] = slice_runs_json(*slices, table.oracle);  // as `vdnn plan --policy auto`
+    const std::optional<SliceRunChoice> slices =
+        slice_search ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget) : std::nullopt;
+    if (slices) out["slice_runs"] = slice_runs_json(*slices, table.oracle);  // as `vdnn plan --policy auto`
     json = out.dump();
   }
   return from_json_text(json);
@@ -118,12 +119,13 @@ void bind_model(py::module_& m) {
   m.def("plan", &plan, py::arg("model"), py::arg("batch") = 128, py::arg("device") = "cpu",
         py::arg("device_memory") = py::none(), py::arg("policy") = "", py::arg("sync") = "event",
         py::arg("prefetch") = "vdnn", py::arg("link") = "", py::arg("costs") = "", py::arg("repeats") = 3,
-        py::arg("host_memory") = py::none(),
+        py::arg("host_memory") = py::none(), py::arg("slice_search") = true,
         "`vdnn plan --json` as a dict: every configuration's memory and predicted step time (policy: '' "
         "for all of them, or none, conv, all, dyn, auto). device: 'cpu' (measured now, or costs= a "
         "`vdnn profile --save` file) or a device profile such as 'titan-x-maxwell'. host_memory: "
         "`--host-memory` (a row whose host copies need more has fits False, host_fits False). With "
-        "policy 'auto' on a device profile, 'slice_runs' holds the slice-run search's choice, as in the CLI.");
+        "policy 'auto' on a device profile, 'slice_runs' holds the slice-run search's choice, as in the CLI "
+        "(20-60 auto searches; slice_search=False skips it, as --no-slice-search).");
 }
 
 }  // namespace vdnn::python

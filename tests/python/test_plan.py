@@ -38,3 +38,14 @@ def test_a_host_budget_rules_out_the_rows_that_offload_more_as_the_cli_does(cli)
     for r in rows.values():
         if r["host_bytes"] <= 1 << 20:
             assert r["host_fits"], r["configuration"]
+
+
+def test_slice_search_false_skips_the_search_as_no_slice_search_does(cli):
+    args = ["plan", "--model", "fmnist_cnn", "--batch", 64, "--device", "titan-x-maxwell",
+            "--device-memory", "48MiB", "--policy", "auto", "--json"]
+    searched = vdnn.plan("fmnist_cnn", batch=64, device="titan-x-maxwell", device_memory="48MiB", policy="auto")
+    assert "slice_runs" in searched
+    skipped = vdnn.plan("fmnist_cnn", batch=64, device="titan-x-maxwell", device_memory="48MiB", policy="auto",
+                        slice_search=False)
+    assert "slice_runs" not in skipped
+    assert skipped == json.loads(cli(*args, "--no-slice-search"))
