@@ -102,8 +102,9 @@ BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>
 
 // One more column, `name`: `auto` on `sliced` (the same network with slice runs, io/slice_runs.h,
 // planned by its own Planner) at every budget of the sweep. When the sliced graph trains below the
-// sweep's floor, `steps` more budgets (evenly spaced, its floor included) extend the sweep down
-// to it, where the other columns do not fit (and `extra_budget`, the device's, when it lies there).
+// sweep's floor, budgets evenly spaced from that floor down to the sliced graph's (`steps` of them
+// with both ends, the old floor not repeated) extend the sweep, where the other columns do not fit
+// (and `extra_budget`, the device's, when it lies there).
 // Each cell is one `auto` search on the sliced graph.
 void add_sliced_column(BudgetSweep& sweep, const Planner& sliced, const std::string& name, int steps,
                        size_t extra_budget = 0);

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "io/model_file.h"
+#include "io/slice_runs.h"
 #include "plan/budget_sweep.h"
 #include "plan/dyn.h"
 #include "runtime/plan_source.h"
@@ -190,6 +192,45 @@ TEST(BudgetSweep, AStepCountOutOfRangeNamesTheFlag) {
                 std::string::npos) << e.what();
     }
   }
+}
+
+// add_sliced_column: `auto` on a graph with slice runs as one more column; below the whole graph's
+// floor its rows are new and only it fits there; every row keeps one cell per column.
+TEST(SlicedSweepColumn, ExtendsTheRowsDownToTheSlicedFloorAndOnlyItFitsThere) {
+  const int64_t batch = 256;
+  const Graph g = load_model("vgg_cifar");
+  const PlanInputs in = plan_inputs(g, batch, {.device = "titan-x-maxwell"});
+  const Planner whole(g, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  const SlicedGraph cut = slice_runs(g, batch, {parse_slice_run("conv1_1:pool1:8")});
+  const PlanInputs ci = plan_inputs(cut.graph, batch, {.device = "titan-x-maxwell"});
+  const Planner sliced(cut.graph, ci.value_bytes, ci.facts, ci.costs, SyncMode::kEvent);
+  BudgetSweep s = sweep_budgets(whole, sweep_policies(), {.steps = 4});
+  const size_t old_floor = s.floor, old_rows = s.budgets.size(), columns = s.columns.size();
+  const size_t device = (old_floor + sliced.minimum_budget({Policy::kAll, sliced.costs().leanest()})) / 2 + 12345;
+  add_sliced_column(s, sliced, "auto+slices", 3, device);
+  ASSERT_EQ(s.columns.size(), columns + 1);
+  const SweepColumn& col = s.columns.back();
+  EXPECT_LT(col.smallest_budget, old_floor);
+  EXPECT_EQ(s.floor, col.smallest_budget);
+  EXPECT_EQ(s.budgets.back(), s.floor);
+  EXPECT_EQ(s.budgets.size(), old_rows + 2 + 1);  // 3 evenly spaced, the old floor not repeated; the device's
+  EXPECT_NE(std::find(s.budgets.begin(), s.budgets.end(), device), s.budgets.end());
+  EXPECT_TRUE(std::adjacent_find(s.budgets.begin(), s.budgets.end(), std::less_equal<>()) == s.budgets.end())
+      << "strictly from the largest down";
+  ASSERT_EQ(s.cells.size(), s.budgets.size());
+  for (size_t r = 0; r < s.budgets.size(); ++r) {
+    ASSERT_EQ(s.cells[r].size(), s.columns.size()) << "row " << r;
+    EXPECT_EQ(s.cells[r].back().fits, s.budgets[r] >= col.smallest_budget) << s.budgets[r];
+    if (s.budgets[r] < old_floor)
+      for (size_t c = 0; c < columns; ++c) EXPECT_FALSE(s.cells[r][c].fits) << s.columns[c].name << " at " << s.budgets[r];
+  }
+  ASSERT_TRUE(col.costs.has_value());
+  EXPECT_EQ(col.costs->fastest().size(), cut.graph.nodes().size());  // describe() reads the sliced graph's
+  // A sliced graph that does not go lower adds no rows, only the column.
+  BudgetSweep t = sweep_budgets(whole, sweep_policies(), {.steps = 4});
+  add_sliced_column(t, whole, "again", 3);
+  EXPECT_EQ(t.budgets.size(), old_rows);
+  for (const std::vector<SweepCell>& row : t.cells) EXPECT_EQ(row.size(), columns + 1);
 }
 
 }  // namespace
