@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/cpu_isa.h"
 #include "commands.h"
 #include "data/augment.h"
 #include "data_flags.h"
@@ -58,6 +59,7 @@ struct InferOptions {
   int classes = 0, threads = 0, repeat = 0, top_k = 0;
   bool seed_given = false, json = false, keep_graph = false;
   std::string stream_weights = "auto";
+  std::string precision = "fp32";
 };
 
 // --images: the array as a dataset without labels (every label 0, and no loss or accuracy reported).
@@ -151,6 +153,13 @@ void write_top_k(const std::string& path, const std::vector<float>& logits, int 
 
 int run_infer(InferOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
+  const Precision precision = parse_precision(o.precision);
+  if (precision != Precision::kFp32) {
+    if (o.conv_algo == "fastest")
+      VDNN_THROW("--conv-algo fastest measures fp32 kernels; with --precision " << o.precision
+                                                                               << " use auto or direct");
+    require_native_bf16();
+  }
   check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
   ModelOptions mo;
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
@@ -195,12 +204,14 @@ int run_infer(InferOptions& o) {
   InferenceRewrites rewrites;
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
   NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
+  options.precision = precision;
   options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
   options.stream_weights = o.stream_weights == "auto";
   // Under a budget, wide fc layers are cut into column blocks, to be streamed a block at a time.
   FcSplit split;
-  if (!o.keep_graph && options.device_memory > 0 && options.stream_weights)
+  // (Not in bf16: the blocks' concat would write the logits, which only an fc or flatten may there.)
+  if (!o.keep_graph && options.device_memory > 0 && options.stream_weights && precision == Precision::kFp32)
     split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
   // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
   // it cannot be beaten.
@@ -223,7 +234,8 @@ int run_infer(InferOptions& o) {
   const size_t streamed_bytes = net.train_program().streamed_bytes();
   if (o.json) {
     nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
-                        {"samples", r.samples}, {"batch", o.batch}, {"weights_sha256", weights_hash},
+                        {"samples", r.samples}, {"batch", o.batch}, {"precision", o.precision},
+                        {"weights_sha256", weights_hash},
                         {"peak_bytes", peak.total}, {"smallest_budget_bytes", net.smallest_resident_budget()},
                         {"arena_bytes", net.arena_bytes()},
                         {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations},
@@ -307,6 +319,10 @@ Runner add_infer_command(CLI::App& app) {
   app.add_option("--host-memory", o->host_memory,
                  "host memory for the streamed weights' host copies, e.g. 512MiB (default: what they need; "
                  "too small is refused with the smallest that works)");
+  app.add_option("--precision", o->precision,
+                 "fp32, or bf16: activations and conv/fc arithmetic in bfloat16 (half the activation memory), "
+                 "the weights read from fp32; needs a CPU with AVX512_BF16 or AMX")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   app.add_option("--conv-algo", o->conv_algo,
                  "convolution algorithm: auto (oneDNN picks), direct, winograd, or fastest (per layer, the fastest "
                  "forward kernel measured on this CPU now, as `vdnn plan --inference --device cpu` predicts)")

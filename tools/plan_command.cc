@@ -53,7 +53,7 @@ namespace {
 struct PlanOptions {
   std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
               link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg,
-              batches;
+              batches, precision = "fp32";
   std::vector<std::string> scaling_with;
   std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   PlanSourceOptions source;
@@ -148,6 +148,7 @@ DataParallel data_parallel(const PlanOptions& o) {
 }
 
 int run_plan(PlanOptions o) {
+  o.source.precision = parse_precision(o.precision);
   if (o.inference) {
     check_output_files({{"--svg-memory", o.svg_memory}});
     for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()}, {"--ranks", o.ranks > 1},
@@ -353,6 +354,9 @@ Runner add_plan_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--link", o->source.link, "a link profile for --device (pcie3, pcie4, pcie5, lpddr5-unified or a JSON file)");
   app.add_option("--costs", o->source.costs_file, "cpu: costs saved by `vdnn profile --save` (default: measure now)");
+  app.add_option("--precision", o->precision,
+                 "fp32, or bf16 (cpu: sizes and costs of the bf16 kernels, as `vdnn train --precision bf16` runs them)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   app.add_option("--repeats", o->source.repeats, "cpu, measuring: timed runs per kernel")
       ->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--link-bandwidth", o->link_bandwidth, "cpu, measuring: emulated link GB/s (0 = unlimited)");

@@ -12,6 +12,7 @@
 #include "io/model_file.h"
 #include "plan/planner.h"
 #include "backends/cpu/compiled_graph.h"
+#include "backends/cpu/cpu_isa.h"
 #include "runtime/net.h"
 #include "runtime/step_calibration.h"
 #include "backends/cpu/profiler.h"
@@ -25,7 +26,7 @@ namespace {
 
 struct ProfileCliOptions {
   std::string model = "fmnist_cnn", input, save, check, sync = "event", link_bandwidth = "0", link_latency = "0",
-              progress = "auto";
+              progress = "auto", precision = "fp32";
   int classes = 0, repeats = 5, steps = 10;
   int64_t batch = 128;
   bool json = false;
@@ -56,13 +57,14 @@ void check_predictions(const Graph& graph, const ModelOptions& mo, const Network
   std::stringstream list(o.check);
   for (std::string p; std::getline(list, p, ',');) policies.push_back(parse_policy(p));
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const CompiledGraph direct(graph, o.batch, 1, engine, ConvAlgo::kDirect);
+  const CompiledGraph direct(graph, o.batch, 1, engine, ConvAlgo::kDirect, {}, {}, costs.precision);
   const Planner planner(graph, direct.value_bytes(), direct.facts(), costs, parse_sync_mode(o.sync));
   const AlgoChoice fast = costs.fastest();
   std::vector<std::unique_ptr<Net>> nets;
   for (Policy p : policies) {
     NetOptions no{.batch = o.batch, .seed = 1, .policy = p, .sync = parse_sync_mode(o.sync)};
     no.link = parse_link(o.link_bandwidth, o.link_latency);
+    no.precision = costs.precision;
     no.conv_algos = conv_algos_of(costs, fast);
     nets.push_back(std::make_unique<Net>(load_network(o.model, mo).graph, no));
   }
@@ -92,6 +94,8 @@ int run_profile(const ProfileCliOptions& o) {
   if (o.classes > 0) mo.classes = o.classes;
   const Graph graph = load_network(o.model, mo).graph;
   ProfileOptions po{.repeats = o.repeats, .seed = 1, .link = parse_link(o.link_bandwidth, o.link_latency)};
+  po.precision = parse_precision(o.precision);
+  if (po.precision != Precision::kFp32) require_native_bf16();
   Progress progress(o.json ? stderr : stdout, Progress::parse(o.progress), "profiling " + graph.name(), "layers/s");
   po.on_layer = [&](int done, int total) { progress.update(done, total, done); };
   NetworkCosts costs = measure_costs(graph, o.batch, po);
@@ -116,6 +120,8 @@ Runner add_profile_command(CLI::App& app) {
   auto o = std::make_shared<ProfileCliOptions>();
   app.add_option("--model", o->model, "model name, JSON or ONNX file")->capture_default_str();
   app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
+  app.add_option("--precision", o->precision, "fp32, or bf16 (the kernels `vdnn train --precision bf16` runs)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   app.add_option("--input", o->input, "override the model's input shape, CxHxW");
   app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--repeats", o->repeats, "timed runs per kernel (the median counts)")->check(CLI::Range(1, 1000))

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "backends/backend_targets.h"
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/profiler.h"
 #include "commands.h"
 #include "data_flags.h"
@@ -46,6 +47,7 @@ struct TrainOptions {
   bool no_eval = false;
   std::string costs;  // --policy dyn/auto: a saved `vdnn profile` (default: measure now)
   std::string backend = "cpu";
+  std::string precision = "fp32";
   std::string resume;  // a checkpoint to continue (o.config.save_path: where to save)
   std::string initial_weights;  // a safetensors file (e.g. a PyTorch state_dict) to start from
   std::string save_weights;     // --save-weights: the weights alone at the end, as a state_dict
@@ -81,6 +83,7 @@ NetworkSource load_train_model(const TrainOptions& o) {
 // it; plan_inputs neither calibrates nor reads --costs for it).
 std::string choose_planned_configuration(const Graph& graph, const TrainOptions& o, NetOptions& net_options) {
   PlanSourceOptions source{.costs_file = o.costs};
+  source.precision = net_options.precision;
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   source.calibrate_with = [&o] { return load_train_model(o).graph; };
   const PlannedPolicy p = choose_planned_policy(graph, o.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
@@ -130,6 +133,11 @@ BackendKind check_flags(TrainOptions& o) {
   if (planned && backend != BackendKind::kCpu)
     VDNN_THROW("--policy " << o.policy << " is implemented for --backend cpu only so far (it plans from costs "
                "measured with the CPU kernels); on cuda use --policy none, conv or all");
+  if (parse_precision(o.precision) != Precision::kFp32) {
+    if (backend != BackendKind::kCpu)
+      VDNN_THROW("--precision " << o.precision << " runs on --backend cpu only so far (the CUDA kernels are fp32)");
+    require_native_bf16();
+  }
   if (const std::string why = backend_unavailable_reason(backend); !why.empty())
     VDNN_THROW("--backend " << o.backend << ": " << why);
   if (backend == BackendKind::kCpu && !o.device_memory.empty()) check_budget_fits_host(o.device_memory);
@@ -207,6 +215,7 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   net_options.bucket_bytes = parse_size(o.bucket_size, "--bucket-size");
   net_options.seed = o.config.seed;
   net_options.backend = backend;
+  net_options.precision = parse_precision(o.precision);
   c.algo_reason = "--conv-algo " + o.conv_algo;
   net_options.prefetch_ahead = o.prefetch == "ahead";
   net_options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
@@ -484,6 +493,11 @@ Runner add_train_command(CLI::App& app) {
       ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
   app.add_option("--backend", o->backend, "cpu (oneDNN) or cuda (cuDNN and cuBLAS on GPU 0)")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--precision", o->precision,
+                 "fp32, or bf16: feature and gradient maps and conv/fc arithmetic in bfloat16 (half the bytes "
+                 "to hold and offload), weights, their update, batch-norm statistics and the loss in fp32; "
+                 "needs a CPU with AVX512_BF16 or AMX")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   app.add_option("--conv-algo", o->conv_algo,
                  "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
                  "(cuda: least workspace), winograd")

@@ -106,7 +106,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   if (py::isinstance<NetHandle>(net_or_model))
     h = net_or_model.cast<std::shared_ptr<NetHandle>>();
   else
-    h = make_net(net_or_model, batch, "none", py::none(), 1, 0.9, 5e-4, "weights", "event", "vdnn", "auto", "", false, py::none());
+    h = make_net(net_or_model, batch, "none", py::none(), 1, 0.9, 5e-4, "weights", "event", "vdnn", "auto", "", false, py::none(), "fp32");
   if (iterations < 0) VDNN_THROW("iterations " << iterations << ": expected >= 0 (0: whole epochs)");
   if (epochs < 1) VDNN_THROW("epochs " << epochs << ": expected >= 1");
   if (!callback.is_none() && !PyCallable_Check(callback.ptr())) VDNN_THROW("callback: expected a function of one dict");

@@ -138,15 +138,18 @@ void bind_net(py::module_& m) {
       "default: conv and fc weights) or 'all' (PyTorch's: every trainable parameter). inference=True: a Net "
       "that only infers — no gradients or momentum, the forward pass alone within device_memory (see memory); "
       "training it raises vdnn.Error. host_memory bounds the host copies of offloaded tensors (bytes or "
-      "e.g. '1GiB'; None: what the plan needs); a plan needing more raises vdnn.Error naming the smallest.")
+      "e.g. '1GiB'; None: what the plan needs); a plan needing more raises vdnn.Error naming the smallest. "
+      "precision='bf16': activations and conv/fc arithmetic in bfloat16, weights and their update in fp32 "
+      "(a CPU without native bf16 raises vdnn.Error).")
       .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
            py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
            py::arg("weight_decay") = 5e-4, py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
            py::arg("prefetch") = "vdnn",
            py::arg("conv_algo") = "auto", py::arg("costs") = "", py::arg("inference") = false,
-           py::arg("host_memory") = py::none())
+           py::arg("host_memory") = py::none(), py::arg("precision") = "fp32")
       .def_property_readonly("model", [](const NetHandle& h) { return h.model; })
       .def_property_readonly("batch", [](const NetHandle& h) { return h.net->batch(); })
+      .def_property_readonly("precision", [](const NetHandle& h) { return std::string(to_string(h.net->options().precision)); })
       .def_property_readonly("seed", [](const NetHandle& h) { return h.config.seed; })
       .def_property_readonly("steps", [](const NetHandle& h) { return h.steps; }, "train_step calls so far")
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })

@@ -11,7 +11,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
                                     const py::object& device_memory, uint64_t seed, double momentum,
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,
                                     const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
-                                    bool inference, const py::object& host_memory) {
+                                    bool inference, const py::object& host_memory, const std::string& precision) {
   auto h = std::make_shared<NetHandle>();
   h->model = as_model(model);
   if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
@@ -24,6 +24,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
     VDNN_THROW("conv_algo '" << conv_algo << "': expected auto, direct or winograd");
   NetOptions o;
   o.batch = batch;
+  o.precision = parse_precision(precision);
   o.inference = inference;
   if (planned && inference) VDNN_THROW("policy '" << policy << "' plans training; an inference Net takes policy 'none'");
   // Under mpirun: data parallel (an inference Net runs on each rank alone).
@@ -43,6 +44,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
   Graph graph = h->model->fresh_graph();
   if (planned) {
     PlanSourceOptions source{.costs_file = costs};
+    source.precision = o.precision;
     source.calibrate_with = [model = h->model] { return model->fresh_graph(); };
     h->policy_summary = choose_planned_policy(graph, batch, policy, o.device_memory, source, o.sync, o).summary;
   }

@@ -24,11 +24,12 @@ struct NetHandle {
 // policy dyn or auto plan first for device_memory (runtime/planned_policy.h; costs: a `vdnn
 // profile --save` file, or measured now). inference: a Net that only infers (runtime/net.h
 // NetOptions::inference): weights and the forward pass's working set within device_memory.
+// precision: "fp32" or "bf16" (NetOptions::precision; bf16 needs a CPU with native bf16).
 std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, const std::string& policy,
                                     const py::object& device_memory, uint64_t seed, double momentum,
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,
                                     const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
-                                    bool inference, const py::object& host_memory);
+                                    bool inference, const py::object& host_memory, const std::string& precision);
 // Every parameter and running statistic in its file shape (ParamSpec::file_dims), in graph order.
 SafeTensors weights_file(const NetHandle& h);
 // The weights as safetensors, with the metadata `vdnn infer` reads (model, seed, weights_sha256).

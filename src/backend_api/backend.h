@@ -32,6 +32,7 @@
 #include "comm/communicator.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
+#include "core/precision.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
 #include "memory/host_buffer.h"
@@ -60,6 +61,9 @@ struct BackendOptions {
   // algorithm within it, so the live Net needs what was planned. The CPU's workspace is the
   // measured kernel's own, so it has nothing to cap.
   std::vector<size_t> conv_workspace_bytes;
+  // The activations' number type (core/precision.h). CPU: bf16 needs native bf16 instructions
+  // (refused otherwise). CUDA: fp32 only so far (bf16 refused).
+  Precision precision = Precision::kFp32;
 };
 
 // One block of device memory, zero-filled, released on destruction (RAII).
@@ -116,7 +120,8 @@ class Backend {
   // Compute work (inside device().launch(StreamKind::kCompute, ...)).
   virtual void forward(int node, const KernelArgs& args) = 0;
   virtual void backward(int node, const KernelArgs& args) = 0;
-  virtual void accumulate(void* into, const void* addend, size_t bytes) = 0;  // float sum
+  // A value gradient's sum, in the activations' type; the input, cast to it from `host_src`'s floats.
+  virtual void accumulate(void* into, const void* addend, size_t bytes) = 0;
   virtual void load_input(void* dst, const float* host_src, size_t bytes) = 0;
   virtual void sgd_update(const SgdUpdate& update) = 0;
 

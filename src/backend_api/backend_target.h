@@ -56,6 +56,7 @@ struct CostOptions {
   std::string costs_file;   // cpu: a saved `vdnn profile --save` file ("" = measure now)
   int repeats = 3;          // cpu, measuring: timed runs per kernel
   LinkModel cpu_link;       // cpu, measuring: the copy engine's emulated link
+  Precision precision = Precision::kFp32;  // the activations' type (a costs file must match)
 };
 
 class BackendTarget {
@@ -66,10 +67,13 @@ class BackendTarget {
   // Empty when instantiate() can work here, else why not in one line.
   virtual std::string unavailable_reason() const = 0;
 
-  virtual std::vector<std::vector<AlgoOption>> algorithms(const Graph& graph, int64_t batch) const = 0;
+  // `precision`: the activations' type (core/precision.h); a target without it throws vdnn::Error.
+  virtual std::vector<std::vector<AlgoOption>> algorithms(const Graph& graph, int64_t batch,
+                                                          Precision precision = Precision::kFp32) const = 0;
   // algos: one per node (non-convolutions ignore theirs); empty: the target's base choice
   // (ConvAlgo::kDirect everywhere).
-  virtual TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos) const = 0;
+  virtual TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos,
+                            Precision precision = Precision::kFp32) const = 0;
   virtual NetworkCosts costs(const Graph& graph, int64_t batch, const CostOptions& options) const = 0;
   // Throws vdnn::Error when unavailable here (unavailable_reason) or a layer cannot be implemented.
   virtual std::unique_ptr<Backend> instantiate(const Graph& graph, const BackendOptions& options) const = 0;

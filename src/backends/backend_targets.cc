@@ -28,6 +28,9 @@ std::string backend_unavailable_reason(BackendKind kind) {
 }
 
 std::unique_ptr<Backend> make_backend(const Graph& graph, const BackendOptions& options) {
+  if (options.kind == BackendKind::kCuda && options.precision != Precision::kFp32)
+    VDNN_THROW("--precision " << to_string(options.precision)
+                              << " runs on the CPU backend only; the CUDA kernels are fp32 (use --precision fp32)");
   return backend_target(to_string(options.kind)).instantiate(graph, options);
 }
 

@@ -101,7 +101,7 @@ nlohmann::json NetworkCosts::to_json() const {
                        {"spread", a.spread}, {"waited", a.waited}, {"sub_batches", a.sub_batches}});
     js.push_back({{"name", n.name}, {"type", n.type}, {"algos", algos}});
   }
-  return {{"source", source}, {"model", model}, {"batch", batch},
+  return {{"source", source}, {"model", model}, {"batch", batch}, {"precision", to_string(precision)},
           {"link_bytes_per_second", link_bytes_per_second},
           {"link_latency_seconds", link_latency_seconds},
           {"memory_bytes_per_second", memory_bytes_per_second},
@@ -115,6 +115,11 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
   c.source = field<std::string>(j, "source", where);
   c.model = field<std::string>(j, "model", where);
   c.batch = field<int64_t>(j, "batch", where);
+  if (j.contains("precision")) {
+    const std::string p = field<std::string>(j, "precision", where);
+    if (p != "fp32" && p != "bf16") VDNN_THROW(where << ": 'precision' is '" << p << "'; valid: fp32, bf16");
+    c.precision = parse_precision(p);
+  }
   c.link_bytes_per_second = field<double>(j, "link_bytes_per_second", where);
   c.link_latency_seconds = field<double>(j, "link_latency_seconds", where);
   c.memory_bytes_per_second = field<double>(j, "memory_bytes_per_second", where);

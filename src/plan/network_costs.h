@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/conv_algo.h"
+#include "core/precision.h"
 #include "plan/device_profile.h"
 #include "plan/simulator.h"
 
@@ -61,6 +62,8 @@ struct NetworkCosts {
   std::string source;             // "measured on cpu (jit:avx512_core)", "device profile titan-x"
   std::string model;
   int64_t batch = 0;
+  // The activations' type the kernels were costed in (core/precision.h). Optional in JSON (fp32).
+  Precision precision = Precision::kFp32;
   std::vector<NodeCost> nodes;
   double link_bytes_per_second = 0;    // one direction; 0: copies cost nothing
   double link_latency_seconds = 0;     // per copy

@@ -60,6 +60,7 @@ nlohmann::json memory_report(Net& net, const TrainResult& result) {
   for (const SliceRun& run : net.options().slice_runs) slice_runs.push_back(to_string(run));
   return {
       {"backend", net.backend().name()},
+      {"precision", to_string(net.options().precision)},
       {"policy", to_string(net.options().policy)},
       {"sync", to_string(net.options().sync)},
       {"prefetch_depth", net.prefetch_depth()},

@@ -27,7 +27,8 @@ std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, con
                                           const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts) {
   const int n = static_cast<int>(graph.nodes().size());
   const TargetFacts direct =
-      backend_target(to_string(options.backend)).facts(graph, batch, std::vector<ConvAlgo>(n, ConvAlgo::kDirect));
+      backend_target(to_string(options.backend)).facts(graph, batch, std::vector<ConvAlgo>(n, ConvAlgo::kDirect),
+                                                        options.precision);
   if (direct.value_bytes != value_bytes) return {};
   std::vector<ConvAlgo> algos = options.conv_algos.empty() ? std::vector<ConvAlgo>(n, options.conv_algo) : options.conv_algos;
   std::vector<NodeFacts> mixed = facts;
@@ -59,6 +60,8 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
                                           << "' (one per layer of the graph the Net runs, sliced with slice runs; or none)");
   const std::vector<int>& k = options.conv_sub_batches;
   if (k.empty()) return;
+  if (options.precision != Precision::kFp32 && std::any_of(k.begin(), k.end(), [](int n) { return n > 1; }))
+    VDNN_THROW("sub-batches do not combine with --precision " << to_string(options.precision) << " yet");
   if (k.size() != graph.nodes().size())
     VDNN_THROW("sub-batches: " << k.size() << " counts for the " << graph.nodes().size() << " layers of '"
                                << graph.name() << "' (one per layer, or none)");
@@ -79,6 +82,7 @@ std::unique_ptr<SlicedGraph> sliced_graph(const Graph& graph, const NetOptions& 
   const char* refused = o.inference                     ? "an inference Net"
                         : o.comm && o.comm->size() > 1      ? "data-parallel ranks"
                         : o.backend != BackendKind::kCpu    ? "--backend cuda (its slice and gather kernels are not written)"
+                        : o.precision != Precision::kFp32   ? "--precision bf16 (the slice kernels are fp32)"
                                                             : nullptr;
   if (refused) VDNN_THROW("slice runs (--slice-run) do not combine with " << refused << " yet");
   return std::make_unique<SlicedGraph>(slice_runs(graph, o.batch, o.slice_runs));
@@ -90,6 +94,7 @@ BackendOptions Net::backend_options() const {
   BackendOptions b{options_.backend, batch_, options_.seed, options_.conv_algo, options_.conv_algos, options_.link};
   b.conv_sub_batches = options_.conv_sub_batches;
   b.conv_workspace_bytes = options_.conv_workspace_bytes;
+  b.precision = options_.precision;
   return b;
 }
 

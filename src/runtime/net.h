@@ -74,6 +74,10 @@ struct NetOptions {
   // backend reserves at most (BackendOptions::conv_workspace_bytes); empty: no caps.
   std::vector<size_t> conv_workspace_bytes;
   BackendKind backend = BackendKind::kCpu;
+  // The activations' number type: bf16 keeps feature and gradient maps (and so offloaded bytes) at
+  // half size, weights and the update in fp32 (core/precision.h). CPU with native bf16 only; not with
+  // slice runs or sub-batches yet.
+  Precision precision = Precision::kFp32;
   // Per-tensor keep/offload/recompute (plan/storage_decision.h) instead of `policy`'s choice; empty:
   // the policy decides. Recompute needs a backend that supports it (CPU; CUDA is refused).
   StepDecisions decisions;

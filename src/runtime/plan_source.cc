@@ -15,8 +15,8 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
     if (!o.costs_file.empty()) VDNN_THROW("--costs is for --device cpu; a device profile brings its own costs");
     const DeviceProfile device = load_device_profile(o.device);
     const BackendTarget& cuda = backend_target("cuda");
-    TargetFacts f = cuda.facts(graph, batch, {});
-    in.costs = cuda.costs(graph, batch, {.device = o.device, .link = o.link});
+    TargetFacts f = cuda.facts(graph, batch, {}, o.precision);
+    in.costs = cuda.costs(graph, batch, {.device = o.device, .link = o.link, .precision = o.precision});
     in.value_bytes = std::move(f.value_bytes);
     in.facts = std::move(f.facts);
     in.device_memory_bytes = device.memory_bytes;
@@ -29,10 +29,11 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
     VDNN_THROW("--costs " << o.costs_file << " with --slice-run: a `vdnn profile` file costs the unsliced graph; "
                           << "omit --costs to measure the sliced one");
   const BackendTarget& cpu = backend_target("cpu");
-  TargetFacts f = cpu.facts(graph, batch, {});  // direct convolutions as the base
+  TargetFacts f = cpu.facts(graph, batch, {}, o.precision);  // direct convolutions as the base
   in.value_bytes = std::move(f.value_bytes);
   in.facts = std::move(f.facts);
-  in.costs = cpu.costs(graph, batch, {.costs_file = o.costs_file, .repeats = o.repeats, .cpu_link = o.cpu_link});
+  in.costs = cpu.costs(graph, batch, {.costs_file = o.costs_file, .repeats = o.repeats, .cpu_link = o.cpu_link,
+                                      .precision = o.precision});
   if (o.costs_file.empty() && o.calibrate_with && !graph.is_sliced()) {
     if (o.calibrate_inference)
       calibrate_inference_kernels(in.costs, o.calibrate_with(), batch);

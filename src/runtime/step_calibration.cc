@@ -30,6 +30,7 @@ Calibration calibrate_kernels(NetworkCosts& costs, Graph graph, int64_t batch, i
   const Shape& shape = graph.input_shape();
   const Dataset data = make_synthetic(2 * batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
   NetOptions o{.batch = batch, .seed = 1, .policy = Policy::kNone};
+  o.precision = costs.precision;
   const AlgoChoice fast = costs.fastest();
   o.conv_algos = conv_algos_of(costs, fast);
   Net net(std::move(graph), o);
@@ -56,6 +57,7 @@ Calibration calibrate_inference_kernels(NetworkCosts& costs, Graph graph, int64_
   const Shape& shape = graph.input_shape();
   const Dataset data = make_synthetic(batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
   NetOptions o{.batch = batch, .seed = 1, .inference = true};
+  o.precision = costs.precision;
   const AlgoChoice fast = costs.fastest_forward();
   o.conv_algos = conv_algos_of(costs, fast);
   Net net(std::move(graph), o);

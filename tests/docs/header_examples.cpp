@@ -16,6 +16,7 @@
 #include "core/layer.h"
 #include "core/layer_config.h"
 #include "core/layer_kind.h"
+#include "core/precision.h"
 #include "core/layer_registry.h"
 #include "core/shape.h"
 #include "data/batch_loader.h"
@@ -296,6 +297,11 @@ void examples(Given& given) {
     bool bias = cfg.boolean("bias", true);
     cfg.check_all_used();
     (void)out, (void)bias;  // (adapted)
+  }
+  // == core/precision.h
+  {
+    Precision p = parse_precision("bf16");
+    std::printf("%s\n", to_string(p));
   }
   // == core/layer_kind.h
   {

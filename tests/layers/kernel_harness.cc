@@ -1,23 +1,28 @@
 #include "layers/kernel_harness.h"
 
 #include "backends/cpu/dnnl_util.h"
+#include "backends/cpu/kernels.h"
+#include "vdnn/error.h"
 
 namespace vdnn::test {
 
 KernelHarness::KernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes,
-                             dnnl::memory::format_tag in_tag, bool training)
+                             dnnl::memory::format_tag in_tag, bool training, Precision precision,
+                             bool f32_island)
     : layer_(layer), batch_(batch), in_shapes_(std::move(in_shapes)),
       engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), training_(training) {
   out_shape_ = layer.infer_shape(in_shapes_);
   specs_ = layer.params(in_shapes_);
   KernelSetup setup{layer, batch, in_shapes_, out_shape_, {}, false, {}, 99};
+  setup.precision = precision;
   for (const Shape& s : in_shapes_) {
     auto dims = s.with_batch(batch);
-    in_mds_.push_back(dims.size() == 4 ? dnnl::memory::desc(dims, dt::f32, in_tag) : plain_md(dims));
+    in_mds_.push_back(dims.size() == 4 ? dnnl::memory::desc(dims, setup.act_dt(), in_tag) : plain_md(dims, setup.act_dt()));
     setup.input_needs_grad.push_back(true);
   }
   setup.in_mds = in_mds_;
-  kernel_ = make_cpu_kernel(setup, engine_);
+  kernel_ = f32_island ? make_f32_island_kernel(setup, engine_, make_cpu_kernel) : make_cpu_kernel(setup, engine_);
+  VDNN_CHECK(kernel_, "no f32 island for layer '" << layer.name() << "': its f32 kernel is a reference kernel too");
   for (const auto& md : in_mds_) {
     in_.emplace_back(md.get_size());
     d_in_.emplace_back(md.get_size());

@@ -104,3 +104,22 @@ def test_host_memory_is_taken_once_and_a_budget_below_it_is_refused_naming_it():
     with pytest.raises(vdnn.Error, match=rf"\({host} bytes\), the smallest --host-memory that works"):
         vdnn.Net("fmnist_cnn", batch=32, policy="all", host_memory=host - 1)
     assert vdnn.Net("fmnist_cnn", batch=32, policy="all", host_memory=host).memory["host_bytes"] == host
+
+
+def test_a_bf16_net_follows_the_fp32_one_in_half_the_activation_memory(mlp_path):
+    try:
+        bf16 = vdnn.Net(mlp_path, batch=8, precision="bf16")
+    except vdnn.Error as e:  # a CPU without native bf16 is refused (tested in tests/cli)
+        assert "native bfloat16" in str(e)
+        pytest.skip(str(e))
+    f32 = vdnn.Net(mlp_path, batch=8)
+    assert (bf16.precision, f32.precision) == ("bf16", "fp32")
+    bf16.set_weights(f32.weights())
+    x, y = batch(np.random.default_rng(3), 8)
+    np.testing.assert_allclose(bf16.infer(x), f32.infer(x), rtol=3e-2, atol=3e-2)  # logits: f32 in both
+    assert bf16.forward_backward(x, y) == pytest.approx(f32.forward_backward(x, y), rel=2e-2)
+    assert all(v.dtype == np.float32 for v in bf16.weights().values())  # fp32 master weights
+    maps = lambda n: n.memory["peak_by_class"]["feature_maps"]
+    assert maps(bf16) < maps(f32)
+    with pytest.raises(vdnn.Error, match="valid: fp32, bf16"):
+        vdnn.Net(mlp_path, batch=8, precision="fp16")

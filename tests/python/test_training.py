@@ -41,9 +41,9 @@ def test_numpy_loop_weights_sha256_equals_cli(cli):
 
 
 def test_numpy_loop_under_policy_all_gives_the_same_weights(cli):
-    net = vdnn.Net(MODEL, batch=BATCH, seed=SEED, policy="all", device_memory="24MiB")
+    net = vdnn.Net(MODEL, batch=BATCH, seed=SEED, policy="all", device_memory="48MiB")  # all needs 28.31 MiB on a Xeon (conv2 Winograd)
     numpy_loop(net)
-    assert net.weights_sha256() == cli_hash(cli, "--policy", "all", "--device-memory", "24MiB")
+    assert net.weights_sha256() == cli_hash(cli, "--policy", "all", "--device-memory", "48MiB")
 
 
 def test_augmented_numpy_loop_and_train_end_on_the_cli_weights(cli):

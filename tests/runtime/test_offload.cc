@@ -19,21 +19,7 @@ Graph linear_net() {
 
 Graph dag_net() { return test::offload_test_dag("offload_dag"); }
 
-// The layer features ONNX import brought (issue 18): dilation, asymmetric padding, ReLU6 in place
-// after batch norm and after a dilated convolution.
-Graph atrous_net() {
-  ModelBuilder b("atrous", {3, 12, 12}, 5);
-  b.layer("conv", "c1", {{"channels", 8}, {"kernel", 3}, {"dilation", 2}, {"pad", 2}})
-      .layer("batch_norm", "bn")
-      .layer("relu6", "a1")
-      .layer("conv", "c2", {{"channels", 16}, {"kernel", 3}, {"stride", 2}, {"pad", 0},
-                            {"pad_end", 1}, {"dilation", nlohmann::json::array({1, 2})}})
-      .layer("relu6", "a2")
-      .layer("avg_pool", "gap", {{"global", true}})
-      .layer("fc", "fc", {{"units", 5}})
-      .layer("softmax_cross_entropy", "loss");
-  return b.build();
-}
+Graph atrous_net() { return test::atrous_net(); }
 
 std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0,
                        bool ahead = false) {

@@ -6,6 +6,7 @@
 //   o.policy = Policy::kAll;
 //   EXPECT_EQ(train_for_hash(make_net(), o, 6), train_for_hash(make_net(), {.batch = 16}, 6));
 //   Graph dag = offload_test_dag();   // the DAG the offload tests share
+//   Graph a = atrous_net();            // dilation, asymmetric padding, ReLU6
 #pragma once
 
 #include <algorithm>
@@ -21,8 +22,8 @@
 namespace vdnn::test {
 
 // A small DAG with every kind of node offloading must handle: conv, BN, in-place ReLU, concat,
-// LRN, pools, a residual add, dropout.
-inline Graph offload_test_dag(const std::string& name = "offload_dag") {
+// LRN, pools, a residual add, dropout (unless `with_dropout` is false).
+inline Graph offload_test_dag(const std::string& name = "offload_dag", bool with_dropout = true) {
   ModelBuilder b(name, {3, 12, 12}, 5);
   b.layer("conv", "stem", {{"channels", 16}, {"kernel", 3}, {"pad", 1}})
       .layer("batch_norm", "bn")
@@ -34,8 +35,24 @@ inline Graph offload_test_dag(const std::string& name = "offload_dag") {
       .layer("max_pool", "pool", {{"kernel", 2}})
       .layer("conv", "c", {{"channels", 32}, {"kernel", 3}, {"pad", 1}})
       .layer("add", "res", {}, {"c", "pool"})
-      .layer("relu", "res_relu")
-      .layer("dropout", "drop", {{"rate", 0.2}})
+      .layer("relu", "res_relu");
+  if (with_dropout) b.layer("dropout", "drop", {{"rate", 0.2}});
+  b.layer("avg_pool", "gap", {{"global", true}})
+      .layer("fc", "fc", {{"units", 5}})
+      .layer("softmax_cross_entropy", "loss");
+  return b.build();
+}
+
+// The layer features ONNX import brought (issue 18): dilation, asymmetric padding, ReLU6 in place
+// after batch norm and after a dilated convolution.
+inline Graph atrous_net() {
+  ModelBuilder b("atrous", {3, 12, 12}, 5);
+  b.layer("conv", "c1", {{"channels", 8}, {"kernel", 3}, {"dilation", 2}, {"pad", 2}})
+      .layer("batch_norm", "bn")
+      .layer("relu6", "a1")
+      .layer("conv", "c2", {{"channels", 16}, {"kernel", 3}, {"stride", 2}, {"pad", 0},
+                            {"pad_end", 1}, {"dilation", nlohmann::json::array({1, 2})}})
+      .layer("relu6", "a2")
       .layer("avg_pool", "gap", {{"global", true}})
       .layer("fc", "fc", {{"units", 5}})
       .layer("softmax_cross_entropy", "loss");

@@ -16,10 +16,37 @@ bool relu_fused_into_producer(const Graph& graph, int n) {
   return producer >= 0 && graph.nodes()[producer].layer->type() == "conv";
 }
 
+// Whether value `v` is the loss's input, directly or through layers that run in place on it.
+bool feeds_loss(const Graph& graph, ValueId v) {
+  for (int c : graph.values()[v].consumers) {
+    const Node& consumer = graph.nodes()[c];
+    if (consumer.layer->kind() == LayerKind::kLoss) return true;
+    if (graph.runs_in_place(c) && feeds_loss(graph, consumer.output)) return true;
+  }
+  return false;
+}
+
+// The logits rule: in bf16 the layer writing the loss's input writes it in f32 (fc natively,
+// flatten by its reorder), so the loss and the results read back stay f32.
+bool writes_f32_logits(const Graph& graph, int n) {
+  if (graph.runs_in_place(n)) return false;  // it keeps its input's type, f32 if the writer's is
+  const Node& node = graph.nodes()[n];
+  if (!feeds_loss(graph, node.output)) return false;
+  const std::string& type = node.layer->type();
+  if (type != "fc" && type != "flatten")
+    VDNN_THROW("layer '" << node.layer->name() << "' (" << type
+                         << ") writes the loss's input; in bf16 only fc or flatten may (they write f32 logits)");
+  if (graph.values()[node.output].consumers.size() != 1)
+    VDNN_THROW("layer '" << node.layer->name()
+                         << "' writes the logits, which other layers read besides the loss; bf16 needs the loss "
+                            "to be their only reader");
+  return true;
+}
+
 }  // namespace
 
 KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
-                         const std::vector<dnnl::memory::desc>& value_mds) {
+                         const std::vector<dnnl::memory::desc>& value_mds, Precision precision) {
   const Node& node = graph.nodes()[n];
   const auto& values = graph.values();
   // A slice of a layer (layers/batch_slice.h) runs its original's computation on batch / slices samples.
@@ -34,6 +61,8 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
   const auto& consumers = values[node.output].consumers;
   setup.applies_relu = consumers.size() == 1 && relu_fused_into_producer(graph, consumers[0]);
   if (setup.applies_relu && graph.nodes()[consumers[0]].layer->type() == "relu6") setup.relu_ceiling = Relu6Layer::kCeiling;
+  setup.precision = precision;
+  setup.f32_output = precision != Precision::kFp32 && writes_f32_logits(graph, n);
   return setup;
 }
 
@@ -60,18 +89,20 @@ std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const C
 
 CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
                              const dnnl::engine& engine, ConvAlgo conv_algo,
-                             std::vector<ConvAlgo> per_node, std::vector<int> sub_batches)
-    : graph_(graph), batch_(batch) {
+                             std::vector<ConvAlgo> per_node, std::vector<int> sub_batches,
+                             Precision precision)
+    : graph_(graph), batch_(batch), precision_(precision) {
   const auto& values = graph.values();
   VDNN_CHECK(per_node.empty() || per_node.size() == graph.nodes().size(),
              "per-node convolution algorithms: " << per_node.size() << " for " << graph.nodes().size() << " nodes");
   VDNN_CHECK(sub_batches.empty() || sub_batches.size() == graph.nodes().size(),
              "per-node sub-batches: " << sub_batches.size() << " for " << graph.nodes().size() << " nodes");
   value_mds_.resize(values.size());
-  value_mds_[0] = plain_md(graph.input_shape().with_batch(batch));
+  value_mds_[0] = plain_md(graph.input_shape().with_batch(batch),
+                           precision == Precision::kBf16 ? dt::bf16 : dt::f32);
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
-    KernelSetup setup = kernel_setup(graph, static_cast<int>(i), batch, value_mds_);
+    KernelSetup setup = kernel_setup(graph, static_cast<int>(i), batch, value_mds_, precision);
     setup.seed = seed * 0x9E3779B97F4A7C15ULL + node.seed_index(static_cast<int>(i));
     setup.conv_algo = per_node.empty() ? conv_algo : per_node[i];
     setup.sub_batches = sub_batches.empty() ? 1 : sub_batches[i];

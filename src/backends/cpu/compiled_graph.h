@@ -5,7 +5,8 @@
 // the Program builder and the memory planner work from, so `vdnn plan` and `vdnn train` see the
 // same numbers. Nothing here allocates tensor memory. Convolutions use `conv_algo`, or per node
 // `per_node[i]` when given (vDNN_dyn's choice; other layers ignore it). A ReLU running in place on
-// a convolution's output is fused into it (kernel_setup).
+// a convolution's output is fused into it (kernel_setup). In bf16 (`precision`) the input and every
+// value but the logits are bf16.
 //
 //   CompiledGraph cg(graph, /*batch=*/64, /*seed=*/1, engine);
 //   Program p = build_program(graph, cg.value_bytes(), cg.facts(), {Policy::kAll});
@@ -25,9 +26,12 @@ namespace vdnn {
 
 // What node `n`'s kernel is created from: its layer, shapes, its inputs in the layouts of
 // `value_mds` (their producers' choices), in-place and fusion decisions. The seed and the
-// convolution algorithm are left for the caller.
+// convolution algorithm are left for the caller. In bf16 the layer that writes the loss's input
+// (through layers running in place on it) writes f32; throws vdnn::Error naming the layer when
+// that is not a layer that can (fc, flatten) or when the logits feed anything but the loss.
 KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
-                         const std::vector<dnnl::memory::desc>& value_mds);
+                         const std::vector<dnnl::memory::desc>& value_mds,
+                         Precision precision = Precision::kFp32);
 
 // A convolution's other oneDNN kernels besides `base` (its direct kernel, made from `setup`), in
 // order: "winograd" where oneDNN has one for it here, "gemm" where kAuto takes the weight gradient
@@ -46,9 +50,10 @@ class CompiledGraph {
  public:
   CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, const dnnl::engine& engine,
                 ConvAlgo conv_algo = ConvAlgo::kAuto, std::vector<ConvAlgo> per_node = {},
-                std::vector<int> sub_batches = {});
+                std::vector<int> sub_batches = {}, Precision precision = Precision::kFp32);
 
   int64_t batch() const { return batch_; }
+  Precision precision() const { return precision_; }
   const CpuKernel& kernel(int node) const { return *kernels_[node]; }
   std::vector<CpuKernel*> kernels() const;
   const dnnl::memory::desc& value_md(ValueId v) const { return value_mds_[v]; }
@@ -61,6 +66,7 @@ class CompiledGraph {
  private:
   const Graph& graph_;
   int64_t batch_;
+  Precision precision_;
   std::vector<std::unique_ptr<CpuKernel>> kernels_;
   std::vector<bool> in_place_;
   std::vector<dnnl::memory::desc> value_mds_;

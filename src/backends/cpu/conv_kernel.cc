@@ -7,6 +7,10 @@
 // make_conv_kernel therefore checks all three passes; if one is a reference kernel it tries input
 // and output in plain nchw, then nhwc (the input reordered into scratch, its gradient back),
 // keeps the first choice without one, and otherwise names the slow passes in `slow_kernels`.
+//
+// In bf16 the input, output and their gradients are bf16 and the weights stay f32 (the master copy
+// SGD updates, in the layout backward weights writes its f32 gradient in); forward and backward
+// data cast them to bf16 in scratch each call. oneDNN 2.6 has no bf16 Winograd: `auto` is direct.
 #include "backends/cpu/conv_gemm_weights.h"
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
@@ -78,32 +82,39 @@ class ConvKernel : public CpuKernel {
       fwd_attr.set_post_ops(ops);
     }
     const auto algo = algorithm_for(s.conv_algo, s.out_shape);
+    const dt act = s.act_dt();
 
     // Let oneDNN pick the layouts; keep the producer's layout for src if oneDNN wants another one
     // (a reorder per step would cost more than a slightly slower kernel).
     auto make_fwd = [&](const memory::desc& src_md) {
-      const memory::desc dst_md = layout == tag::undef ? any_md(dst) : memory::desc(dst, dt::f32, layout);
-      dnnl::convolution_forward::desc d(prop_kind::forward_training, algo, src_md, any_md(wei),
+      const memory::desc dst_md = layout == tag::undef ? any_md(dst, act) : memory::desc(dst, act, layout);
+      dnnl::convolution_forward::desc d(prop_kind::forward_training, algo, src_md, any_md(wei, act),
                                         bias_md, dst_md, strides, dilates, pad,
                                         pad_end);
       return dnnl::convolution_forward::primitive_desc(d, fwd_attr, engine);
     };
     in_md_ = s.in_mds[0];
     if (layout == tag::undef) {
-      fwd_pd_ = make_fwd(any_md(src));
+      fwd_pd_ = make_fwd(any_md(src, act));
       if (fwd_pd_.src_desc() != in_md_) fwd_pd_ = make_fwd(in_md_);
     } else {
-      fwd_pd_ = make_fwd(memory::desc(src, dt::f32, layout));
+      fwd_pd_ = make_fwd(memory::desc(src, act, layout));
     }
     src_md_ = fwd_pd_.src_desc();
     out_md = fwd_pd_.dst_desc();
-    const memory::desc wei_md = fwd_pd_.weights_desc();
+    fwd_wei_md_ = fwd_pd_.weights_desc();
+    memory::desc wei_md = fwd_wei_md_;  // the parameter: f32, in the forward's layout in fp32
+    if (act != dt::f32) {  // the master weights in the layout of their f32 gradient
+      dnnl::convolution_backward_weights::desc bw(algo, src_md_, any_md(wei), bias_md, out_md, strides, dilates,
+                                                  pad, pad_end);
+      wei_md = dnnl::convolution_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_).diff_weights_desc();
+    }
     param_mds = {wei_md};
     if (has_bias_) param_mds.push_back(bias_md);
 
     // Backward data usually wants the weights in another blocking (e.g. OIhw16o16i, not
     // OIhw16i16o); reorder them into scratch each step rather than fall back to a reference kernel.
-    dnnl::convolution_backward_data::desc bd(algo, src_md_, any_md(wei), out_md, strides, dilates,
+    dnnl::convolution_backward_data::desc bd(algo, src_md_, any_md(wei, act), out_md, strides, dilates,
                                              pad, pad_end);
     bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(bd, attr, engine, fwd_pd_);
     bwd_wei_md_ = bwd_data_pd_.weights_desc();
@@ -143,7 +154,14 @@ class ConvKernel : public CpuKernel {
     }
     fwd_ = dnnl::convolution_forward(fwd_pd_);
     bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
-    scratch_bytes = std::max({scratch_of(fwd_pd_), bwd_data_scratch, bwd_weights_scratch});  // the scratchpad
+    size_t fwd_scratch = scratch_of(fwd_pd_);
+    if (fwd_wei_md_ != wei_md) {  // bf16: the forward's cast of the weights, after its scratchpad
+      wei_cast_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wei_md, engine, fwd_wei_md_));
+      cast_weights_ = true;
+      fwd_wei_offset_ = scratch_offset_after(fwd_scratch);
+      fwd_scratch = fwd_wei_offset_ + fwd_wei_md_.get_size();
+    }
+    scratch_bytes = std::max({fwd_scratch, bwd_data_scratch, bwd_weights_scratch});  // the scratchpad
     reorder_src_ = src_md_ != in_md_;
     if (reorder_src_) {  // the input in the primitives' layout first, the scratchpad, then dx (backward only)
       to_src_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, in_md_, engine, src_md_));
@@ -152,7 +170,7 @@ class ConvKernel : public CpuKernel {
       dx_offset_ = scratch_offset_after(pad_offset_ + scratch_bytes);
       scratch_bytes = dx_offset_ + src_md_.get_size();
     }
-    forward_scratch_bytes = pad_offset_ + scratch_of(fwd_pd_);  // the reordered input and the forward's scratchpad
+    forward_scratch_bytes = pad_offset_ + fwd_scratch;  // the reordered input, the forward's scratchpad (+ cast)
     implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? (s.relu_ceiling > 0 ? " + relu6" : " + relu") : "") +
                      (gemm_weights_ ? ", weight gradient by gemm" : "") +
                      (reorder_src_ ? (layout == tag::nchw ? ", input reordered to nchw"
@@ -168,8 +186,15 @@ class ConvKernel : public CpuKernel {
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& given) override {
-    const KernelArgs a = on_scratchpad(with_src_layout(stream, given));
-    fwd_.execute(stream, forward_args(mds(), engine_, a, fwd_pd_.scratchpad_desc()));
+    KernelArgs a = on_scratchpad(with_src_layout(stream, given));
+    WeightedMds m = mds();
+    if (cast_weights_) {  // bf16: the weights cast after the scratchpad
+      void* cast = static_cast<char*>(a.scratch) + fwd_wei_offset_;
+      run_reorder(wei_cast_, stream, bind(param_mds[0], engine_, a.params[0]), bind(fwd_wei_md_, engine_, cast));
+      a.params[0] = cast;
+      m.weights = fwd_wei_md_;
+    }
+    fwd_.execute(stream, forward_args(m, engine_, a, fwd_pd_.scratchpad_desc()));
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& given) override {
@@ -225,13 +250,16 @@ class ConvKernel : public CpuKernel {
   dnnl::engine engine_;
   bool has_bias_ = false;
   memory::desc in_md_;             // the input's layout (its producer's)
-  memory::desc src_md_, bwd_wei_md_;  // the layouts the primitives take
+  memory::desc src_md_, fwd_wei_md_, bwd_wei_md_;  // the layouts the primitives take
   bool reorder_src_ = false;       // src_md_ != in_md_: the input and its gradient go via scratch
   size_t pad_offset_ = 0, dx_offset_ = 0;  // scratch: [reordered x][scratchpad][reordered dx]
   dnnl::reorder to_src_, from_src_;
   bool reorder_weights_ = false;  // backward data reads weights reordered into scratch
   size_t bwd_wei_offset_ = 0;     // ... at this offset
   dnnl::reorder wei_reorder_;
+  bool cast_weights_ = false;     // bf16: forward reads the weights cast to bf16 in scratch
+  size_t fwd_wei_offset_ = 0;     // ... at this offset
+  dnnl::reorder wei_cast_;
   dnnl::convolution_forward::primitive_desc fwd_pd_;
   dnnl::convolution_backward_data::primitive_desc bwd_data_pd_;
   dnnl::convolution_backward_weights::primitive_desc bwd_weights_pd_;
@@ -241,6 +269,36 @@ class ConvKernel : public CpuKernel {
   std::optional<ConvGemmWeights> gemm_weights_;  // instead of bwd_weights_ (then unset) when tiny
 };
 
+// Where a bf16 convolution computes in bf16, and where in fp32 (measured on a Xeon with AMX,
+// oneDNN 2.6, per step):
+// - oneDNN's fast bf16 convolutions are its AMX brgemm kernels ("brgconv:avx512_core_amx_bf16"),
+//   which take channels-last (nhwc) only. In the blocked layouts fp32 uses it runs
+//   "jit_bf16:avx512_core_bf16", 5-6x slower (vgg_cifar b64, 128 channels at 16x16: 68 ms forward
+//   against 12 ms for fp32's Winograd) — the kernels a CPU with AVX512_BF16 and no AMX runs in any
+//   layout. So a bf16 convolution runs in nhwc wherever a kernel that is not a reference one takes it;
+//   the layers between convolutions keep their input's layout, so the network stays channels-last
+//   (a blocked map beside an nhwc one cost a reorder per step, and ResNet's residual add of the two
+//   ran oneDNN's reference sum).
+// - Even on AMX, its bf16 backward kernels lose to fp32's where the output is small (ResNet-18 at
+//   64x64, batch 32, bf16 against fp32 over the three passes: 2x2 outputs 40.8 against 18.1 ms, 4x4
+//   29.7 against 23.7, 8x8 15.8 against 14.8, 16x16 14.1 against 19.0). A convolution with an output
+//   below 8x8 therefore runs its fp32 kernels (Winograd included) on f32 copies of its bf16 input and
+//   gradient, in oneDNN's blocked layout, its output cast back to bf16 nhwc (an f32 island,
+//   f32_island_kernel.cc). Its maps are small, and so are the copies in its scratch; larger ones
+//   would cost the memory bf16 saves (fmnist_cnn b32 with every convolution an island: a higher
+//   peak than fp32's).
+// Null: neither exists here (the caller goes on to the usual choices).
+std::unique_ptr<CpuKernel> make_bf16_conv_kernel(const KernelSetup& s, const dnnl::engine& e) {
+  if (s.out_shape.height() < 8 || s.out_shape.width() < 8)
+    return make_f32_island_kernel(s, e, make_conv_kernel, tag::aBcd16b, tag::nhwc);
+  try {
+    auto nhwc = std::make_unique<ConvKernel>(s, e, tag::nhwc);
+    if (nhwc->slow_kernels.empty()) return nhwc;
+  } catch (const dnnl::error&) {  // none in nhwc here
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 bool conv_auto_uses_gemm_weights(const KernelSetup& s) {
@@ -249,6 +307,8 @@ bool conv_auto_uses_gemm_weights(const KernelSetup& s) {
 }
 
 std::unique_ptr<CpuKernel> make_conv_kernel(const KernelSetup& s, const dnnl::engine& e) {
+  if (s.precision == Precision::kBf16)
+    if (auto bf16 = make_bf16_conv_kernel(s, e)) return bf16;
   auto kernel = std::make_unique<ConvKernel>(s, e);
   if (kernel->slow_kernels.empty()) return kernel;
   for (tag layout : {tag::nchw, tag::nhwc}) {  // GEMM-based and channels-last kernels

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/dnnl_util.h"
 #include "vdnn/error.h"
 
@@ -33,6 +34,12 @@ class HostArena final : public DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// Checked before any kernel is made: on a CPU without bf16 the kernels would be emulated ones.
+Precision checked(Precision p) {
+  if (p == Precision::kBf16) require_native_bf16();
+  return p;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(const Graph& graph, const BackendOptions& options)
@@ -41,7 +48,7 @@ CpuBackend::CpuBackend(const Graph& graph, const BackendOptions& options)
       compute_stream_(engine_),
       host_stream_(engine_),
       compiled_(graph, options.batch, options.seed, engine_, options.conv_algo, options.conv_algos,
-                options.conv_sub_batches),
+                options.conv_sub_batches, checked(options.precision)),
       kernels_(compiled_.kernels()),
       device_(make_cpu_device(options.link)) {}
 
@@ -63,8 +70,10 @@ void CpuBackend::backward(int node, const KernelArgs& args) {
   compute_stream_.wait();
 }
 
+// Every accumulated gradient is an activation's (the logits, f32 in bf16, have one reader: the loss).
 void CpuBackend::accumulate(void* into, const void* addend, size_t bytes) {
-  const auto md = plain_md({static_cast<int64_t>(bytes / sizeof(float))});
+  const dt type = compiled_.precision() == Precision::kBf16 ? dt::bf16 : dt::f32;
+  const auto md = plain_md({static_cast<int64_t>(bytes / dnnl::memory::data_type_size(type))}, type);
   auto it = sums_.find(bytes);
   if (it == sums_.end())
     it = sums_
@@ -80,7 +89,15 @@ void CpuBackend::accumulate(void* into, const void* addend, size_t bytes) {
 }
 
 void CpuBackend::load_input(void* dst, const float* host_src, size_t bytes) {
-  std::memcpy(dst, host_src, bytes);
+  const dnnl::memory::desc& md = compiled_.value_md(0);
+  if (md.data_type() == dt::f32) {
+    std::memcpy(dst, host_src, bytes);
+    return;
+  }
+  VDNN_CHECK(bytes == md.get_size(), "input of " << bytes << " bytes, expected " << md.get_size());
+  dnnl::memory from(with_type(md, dt::f32), engine_, const_cast<float*>(host_src)), to(md, engine_, dst);
+  dnnl::reorder(from, to).execute(compute_stream_, from, to);
+  compute_stream_.wait();
 }
 
 void CpuBackend::sgd_update(const SgdUpdate& u) {

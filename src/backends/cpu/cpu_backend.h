@@ -4,7 +4,9 @@
 // runs on the compute stream's worker thread with one dnnl::stream that only that thread uses;
 // gradient sums are oneDNN `sum` primitives (cached by size), the SGD update an OpenMP loop, the
 // arena and host memory plain aligned RAM, and parameters cross the edge through oneDNN reorders
-// between the kernel's layout and the plain one. Nothing here changes the math of the CPU path.
+// between the kernel's layout and the plain one. Nothing here changes the math of the CPU path. In
+// bf16 (BackendOptions::precision; refused on a CPU without native bf16) the input is cast as it
+// is loaded and gradient sums add bf16.
 //
 //   CpuBackend cpu(graph, {.batch = 32, .seed = 1});
 //   Program p = build_program(graph, cpu.value_bytes(), cpu.facts(), {Policy::kAll});
@@ -59,7 +61,7 @@ class CpuBackend final : public Backend {
   CompiledGraph compiled_;
   std::vector<CpuKernel*> kernels_;  // compiled_'s, by node
   std::unique_ptr<Device> device_;
-  std::map<size_t, dnnl::sum> sums_;  // flat f32 sums by byte size (compute worker only)
+  std::map<size_t, dnnl::sum> sums_;  // flat sums (f32, or bf16 in bf16) by byte size (compute worker only)
 };
 
 }  // namespace vdnn

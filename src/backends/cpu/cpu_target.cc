@@ -3,11 +3,18 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/compiled_graph.h"
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/profiler.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 namespace {
+
+// bf16 facts and costs come from bf16 kernels, which need the CPU to have them.
+Precision checked(Precision p) {
+  if (p != Precision::kFp32) require_native_bf16();
+  return p;
+}
 
 class CpuTarget final : public BackendTarget {
  public:
@@ -15,9 +22,11 @@ class CpuTarget final : public BackendTarget {
   BackendKind kind() const override { return BackendKind::kCpu; }
   std::string unavailable_reason() const override { return {}; }
 
-  std::vector<std::vector<AlgoOption>> algorithms(const Graph& graph, int64_t batch) const override {
+  std::vector<std::vector<AlgoOption>> algorithms(const Graph& graph, int64_t batch,
+                                                  Precision precision) const override {
+    checked(precision);
     const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    const CompiledGraph direct(graph, batch, 1, engine, ConvAlgo::kDirect);
+    const CompiledGraph direct(graph, batch, 1, engine, ConvAlgo::kDirect, {}, {}, precision);
     std::vector<std::vector<AlgoOption>> out;
     for (int n = 0; n < static_cast<int>(graph.nodes().size()); ++n) {
       const CpuKernel& base = direct.kernel(n);
@@ -27,16 +36,18 @@ class CpuTarget final : public BackendTarget {
       }
       std::vector<AlgoOption> options{{"direct", base.scratch_bytes}};
       for (const CpuConvAlternative& alt :
-           cpu_conv_alternatives(kernel_setup(graph, n, batch, direct.value_mds()), base, engine))
+           cpu_conv_alternatives(kernel_setup(graph, n, batch, direct.value_mds(), precision), base, engine))
         options.push_back({alt.name, alt.kernel->scratch_bytes});
       out.push_back(std::move(options));
     }
     return out;
   }
 
-  TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos) const override {
+  TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos,
+                    Precision precision) const override {
+    checked(precision);
     const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    const CompiledGraph compiled(graph, batch, 1, engine, ConvAlgo::kDirect, algos);
+    const CompiledGraph compiled(graph, batch, 1, engine, ConvAlgo::kDirect, algos, {}, precision);
     return {compiled.value_bytes(), compiled.facts()};
   }
 
@@ -45,8 +56,13 @@ class CpuTarget final : public BackendTarget {
       VDNN_THROW("the cpu target measures its own costs; device profile '" << o.device << "' is for --device");
     if (!o.link.empty()) VDNN_THROW("--link is for device profiles; on cpu use --link-bandwidth/--link-latency");
     if (o.costs_file.empty())
-      return measure_costs(graph, batch, {.repeats = o.repeats, .seed = 1, .link = o.cpu_link});
+      return measure_costs(graph, batch,
+                           {.repeats = o.repeats, .seed = 1, .link = o.cpu_link, .precision = checked(o.precision)});
     NetworkCosts costs = NetworkCosts::load(o.costs_file);
+    if (costs.precision != o.precision)
+      VDNN_THROW(o.costs_file << " was measured in " << to_string(costs.precision) << ", not "
+                              << to_string(o.precision) << "; profile again with `vdnn profile --precision "
+                              << to_string(o.precision) << "`");
     if (costs.batch != batch)
       VDNN_THROW(o.costs_file << " was measured at batch " << costs.batch << ", not " << batch
                               << "; profile again with `vdnn profile --batch " << batch << "`");

@@ -1,6 +1,8 @@
 // backends/cpu/dnnl_util.h — small helpers shared by the oneDNN kernels.
 //
-//   auto d = plain_md({n, c, h, w});                  // nchw (or x / nc / oihw / goihw by rank)
+//   auto d = plain_md({n, c, h, w});                  // nchw (or x / nc / oihw / goihw by rank), f32
+//   auto b = any_md({n, c, h, w}, dt::bf16);          // bf16, layout left to oneDNN
+//   auto f = with_type(b_chosen, dt::f32);            // f32 in a chosen md's layout
 //   auto m = bind(md, engine, ptr);                   // a dnnl::memory over a caller's buffer
 //   dnnl::primitive_attr attr = user_scratchpad();    // kernels get scratch from the executor
 //   size_t next = scratch_offset_after(used);         // the next buffer in one scratch, aligned
@@ -16,13 +18,20 @@ namespace vdnn {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-inline dnnl::memory::desc plain_md(const std::vector<int64_t>& dims) {
+inline dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dt type = dt::f32) {
   static const tag by_rank[] = {tag::undef, tag::a, tag::ab, tag::abc, tag::abcd, tag::abcde};
-  return dnnl::memory::desc(dims, dt::f32, by_rank[dims.size()]);
+  return dnnl::memory::desc(dims, type, by_rank[dims.size()]);
 }
 
-inline dnnl::memory::desc any_md(const std::vector<int64_t>& dims) {
-  return dnnl::memory::desc(dims, dt::f32, tag::any);
+inline dnnl::memory::desc any_md(const std::vector<int64_t>& dims, dt type = dt::f32) {
+  return dnnl::memory::desc(dims, type, tag::any);
+}
+
+// The same dims and layout, another element type (strides count elements, so they carry over).
+inline dnnl::memory::desc with_type(const dnnl::memory::desc& md, dt type) {
+  dnnl_memory_desc_t c = md.data;
+  c.data_type = static_cast<dnnl_data_type_t>(type);
+  return dnnl::memory::desc(c);
 }
 
 inline dnnl::memory bind(const dnnl::memory::desc& md, const dnnl::engine& engine, void* ptr) {

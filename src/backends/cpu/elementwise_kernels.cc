@@ -1,6 +1,7 @@
 // ReLU and ReLU6 (in place, backward from their output as vDNN), dropout (mask as saved state; a recompute
 // multiplies by that saved mask) and flatten (a reorder to plain NCHW, the only layout a
 // flattened vector has).
+#include "backends/cpu/bf16.h"
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
 #include "layers/elementwise.h"
@@ -83,12 +84,20 @@ class DropoutKernel : public CpuKernel {
       run_reorder(copy_, stream, bind(out_md, engine_, a.in[0]), bind(out_md, engine_, a.out));
       return;
     }
-    float* mask = static_cast<float*>(a.saved[0]);
+    void* mask = a.saved[0];
     if (a.recompute) return multiply(stream, a.in[0], mask, a.out, a.scratch);  // the same mask
-    const size_t count = out_md.get_size() / sizeof(float);
     const float keep = static_cast<float>(1.0 - rate_), scale = 1.0f / keep;
     Rng rng(seed_, a.step);
-    for (size_t i = 0; i < count; ++i) mask[i] = rng.uniform() < keep ? scale : 0.0f;
+    if (out_md.data_type() == dt::bf16) {  // the same draws; 1/(1-rate) rounded to bf16
+      const size_t count = out_md.get_size() / sizeof(uint16_t);
+      const uint16_t on = float_to_bf16(scale), off = float_to_bf16(0.0f);
+      uint16_t* m = static_cast<uint16_t*>(mask);
+      for (size_t i = 0; i < count; ++i) m[i] = rng.uniform() < keep ? on : off;
+    } else {
+      const size_t count = out_md.get_size() / sizeof(float);
+      float* m = static_cast<float*>(mask);
+      for (size_t i = 0; i < count; ++i) m[i] = rng.uniform() < keep ? scale : 0.0f;
+    }
     multiply(stream, a.in[0], mask, a.out, a.scratch);
   }
 
@@ -116,8 +125,9 @@ class FlattenKernel : public CpuKernel {
  public:
   FlattenKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine) {
     src_md_ = s.in_mds[0];
-    plain_src_md_ = plain_md(s.in_shapes[0].with_batch(s.batch));
-    out_md = plain_md({s.batch, s.out_shape.elements()});
+    // The reorder converts where the output's type differs (bf16 maps, f32 logits).
+    plain_src_md_ = plain_md(s.in_shapes[0].with_batch(s.batch), s.out_dt());
+    out_md = plain_md({s.batch, s.out_shape.elements()}, s.out_dt());
     to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_md_, engine, plain_src_md_));
     from_plain_ =
         dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain_src_md_, engine, src_md_));

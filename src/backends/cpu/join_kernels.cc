@@ -24,7 +24,7 @@ class ConcatKernel : public CpuKernel {
       slice_from(out_md, s);
     } catch (const dnnl::error&) {
       via_plain_ = true;
-      plain_out_md_ = plain_md(o.with_batch(s.batch));
+      plain_out_md_ = plain_md(o.with_batch(s.batch), out_md.data_type());
       to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, out_md, engine, plain_out_md_));
       slices_.clear();
       slice_mds_.clear();

@@ -26,6 +26,14 @@ void warn_slow_once(const Layer& layer, const std::vector<std::string>& slow) {
                layer.name().c_str(), layer.type().c_str(), passes.c_str());
 }
 
+// A kernel whose forward is a reference implementation names it in slow_kernels (first).
+void mark_forward_reference(CpuKernel& kernel) {
+  const auto names_forward = [](const std::string& pass) { return pass.rfind("forward: ", 0) == 0; };
+  if (is_reference_implementation(kernel.implementation) &&
+      std::none_of(kernel.slow_kernels.begin(), kernel.slow_kernels.end(), names_forward))
+    kernel.slow_kernels.insert(kernel.slow_kernels.begin(), "forward: " + kernel.implementation);
+}
+
 }  // namespace
 
 bool is_reference_implementation(const std::string& impl) {
@@ -33,8 +41,7 @@ bool is_reference_implementation(const std::string& impl) {
 }
 
 std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl::engine& engine) {
-  using Factory = std::function<std::unique_ptr<CpuKernel>(const KernelSetup&, const dnnl::engine&)>;
-  static const std::map<std::string, Factory> table = {
+  static const std::map<std::string, KernelFactory> table = {
       {"conv", make_conv_kernel},       {"max_pool", make_pool_kernel},
       {"avg_pool", make_pool_kernel},   {"lrn", make_lrn_kernel},
       {"batch_norm", make_batch_norm_kernel}, {"fc", make_fc_kernel},
@@ -51,10 +58,9 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
   if (it == table.end()) layer.fail("the CPU backend has no kernel for this layer type");
   try {
     auto kernel = setup.sub_batches > 1 ? make_sub_batched_kernel(setup, engine) : it->second(setup, engine);
-    const auto names_forward = [](const std::string& pass) { return pass.rfind("forward: ", 0) == 0; };
-    if (is_reference_implementation(kernel->implementation) &&
-        std::none_of(kernel->slow_kernels.begin(), kernel->slow_kernels.end(), names_forward))
-      kernel->slow_kernels.insert(kernel->slow_kernels.begin(), "forward: " + kernel->implementation);
+    mark_forward_reference(*kernel);
+    if (setup.precision != Precision::kFp32 && !kernel->slow_kernels.empty())  // bf16 only on a reference kernel
+      if (auto island = make_f32_island_kernel(setup, engine, it->second)) kernel = std::move(island);
     if (!kernel->slow_kernels.empty()) warn_slow_once(layer, kernel->slow_kernels);
     return kernel;
   } catch (const dnnl::error& e) {

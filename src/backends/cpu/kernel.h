@@ -25,6 +25,7 @@
 #include "backend_api/kernel_args.h"
 #include "core/conv_algo.h"
 #include "core/layer.h"
+#include "core/precision.h"
 
 namespace vdnn {
 
@@ -46,6 +47,16 @@ struct KernelSetup {
   bool applies_relu = false;     // conv: y = max(0, conv(x)), or min(max(0, conv(x)), relu_ceiling)
   float relu_ceiling = 0.f;      // conv with applies_relu: 0 for ReLU, 6 for ReLU6
   bool relu_done_before = false; // relu, relu6: its producer already applied it
+  // bf16: activations, their gradients and conv/FC arithmetic in bfloat16; parameters, their
+  // gradients, batch-norm statistics stay f32. The kernel that writes the loss's input (the logits)
+  // writes it in f32 (`f32_output`, kernel_setup's logits rule), so the loss reads f32 in either.
+  Precision precision = Precision::kFp32;
+  bool f32_output = false;
+
+  dnnl::memory::data_type act_dt() const {
+    return precision == Precision::kBf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+  }
+  dnnl::memory::data_type out_dt() const { return f32_output ? dnnl::memory::data_type::f32 : act_dt(); }
 };
 
 class CpuKernel {

@@ -1,6 +1,8 @@
 // backends/cpu/kernels.h — one factory per oneDNN kernel; make_cpu_kernel dispatches on layer type.
 #pragma once
 
+#include <functional>
+
 #include "backends/cpu/kernel.h"
 
 namespace vdnn {
@@ -23,6 +25,15 @@ std::unique_ptr<CpuKernel> make_batch_gather_kernel(const KernelSetup& s, const 
 std::unique_ptr<CpuKernel> make_bn_stats_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_bn_combine_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_bn_apply_kernel(const KernelSetup& s, const dnnl::engine& e);
+using KernelFactory = std::function<std::unique_ptr<CpuKernel>(const KernelSetup&, const dnnl::engine&)>;
+// A bf16 layer (s.precision) by `factory`'s f32 kernel, its inputs and gradients cast around it;
+// null when the f32 kernel is a reference kernel too (f32_island_kernel.cc). `f32_layout`: the
+// layout the f32 kernel takes its 4-D inputs in (undef: the bf16 inputs' own); `bf16_layout`: the
+// island's output layout (undef: the f32 kernel's).
+std::unique_ptr<CpuKernel> make_f32_island_kernel(const KernelSetup& s, const dnnl::engine& e,
+                                                  const KernelFactory& factory,
+                                                  dnnl::memory::format_tag f32_layout = dnnl::memory::format_tag::undef,
+                                                  dnnl::memory::format_tag bf16_layout = dnnl::memory::format_tag::undef);
 // A convolution with s.sub_batches > 1: run in that many slices of the batch.
 std::unique_ptr<CpuKernel> make_sub_batched_kernel(const KernelSetup& s, const dnnl::engine& e);
 

@@ -7,6 +7,7 @@
 // rescales a copy of dy the same way before oneDNN's backward (only when some window overhangs).
 #include <cstring>
 
+#include "backends/cpu/bf16.h"
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
 #include "layers/pool.h"
@@ -55,11 +56,21 @@ std::vector<Rescale> overhang_rescales(const PoolLayer::Window& w, const Shape& 
   return out;
 }
 
-void apply_rescales(const memory::desc& md, float* data, const std::vector<Rescale>& rescales) {
+// In bf16 each rescaled value is rounded back to bf16 (one more rounding than fp32 has).
+void apply_rescales(const memory::desc& md, void* data, const std::vector<Rescale>& rescales) {
   const memory::dims dims = md.dims();
+  const bool bf16 = md.data_type() == dt::bf16;
   for (const Rescale& r : rescales)
     for (int64_t n = 0; n < dims[0]; ++n)
-      for (int64_t c = 0; c < dims[1]; ++c) data[element_offset(md, {n, c, r.oh, r.ow})] *= r.factor;
+      for (int64_t c = 0; c < dims[1]; ++c) {
+        const int64_t at = element_offset(md, {n, c, r.oh, r.ow});
+        if (bf16) {
+          uint16_t& v = static_cast<uint16_t*>(data)[at];
+          v = float_to_bf16(bf16_to_float(v) * r.factor);
+        } else {
+          static_cast<float*>(data)[at] *= r.factor;
+        }
+      }
 }
 
 class PoolKernel : public CpuKernel {
@@ -74,7 +85,7 @@ class PoolKernel : public CpuKernel {
     memory::dims dst{s.batch, s.out_shape.channels(), w.oh, w.ow};
     memory::dims strides{w.sh, w.sw}, kernel{w.kh, w.kw}, pad_l{w.pt, w.pl}, pad_r{w.pb, w.pr};
     const auto attr = user_scratchpad();
-    dnnl::pooling_forward::desc fd(dnnl::prop_kind::forward_training, algo, src_md_, any_md(dst),
+    dnnl::pooling_forward::desc fd(dnnl::prop_kind::forward_training, algo, src_md_, any_md(dst, s.act_dt()),
                                    strides, kernel, pad_l, pad_r);
     fwd_pd_ = dnnl::pooling_forward::primitive_desc(fd, attr, engine);
     out_md = fwd_pd_.dst_desc();
@@ -105,7 +116,7 @@ class PoolKernel : public CpuKernel {
     fwd_.execute(stream, args);
     if (!rescales_.empty()) {
       stream.wait();
-      apply_rescales(out_md, static_cast<float*>(a.out), rescales_);
+      apply_rescales(out_md, a.out, rescales_);
     }
   }
 
@@ -115,7 +126,7 @@ class PoolKernel : public CpuKernel {
     if (!rescales_.empty()) {
       dy = static_cast<char*>(a.scratch) + dy_offset_;
       std::memcpy(dy, a.d_out, out_md.get_size());
-      apply_rescales(out_md, static_cast<float*>(dy), rescales_);
+      apply_rescales(out_md, dy, rescales_);
     }
     std::unordered_map<int, memory> args{
         {DNNL_ARG_DIFF_DST, bind(out_md, engine_, dy)},

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "backends/cpu/bf16.h"
 #include "backends/cpu/compiled_graph.h"
 #include "util/aligned_buffer.h"
 #include "util/timing_stability.h"
@@ -59,6 +60,18 @@ TimingSpread steadiest_timing(int repeats, bool cold, F&& run) {
   return best;
 }
 
+// Every element of a buffer described by `md` (f32 or bf16) from `draw`.
+template <class Draw>
+void fill(const dnnl::memory::desc& md, void* data, Draw draw) {
+  if (md.data_type() == dnnl::memory::data_type::bf16) {
+    auto* x = static_cast<uint16_t*>(data);
+    for (size_t i = 0; i < md.get_size() / sizeof(uint16_t); ++i) x[i] = float_to_bf16(draw());
+  } else {
+    auto* x = static_cast<float*>(data);
+    for (size_t i = 0; i < md.get_size() / sizeof(float); ++i) x[i] = draw();
+  }
+}
+
 // One kernel with buffers of its own: inputs hold small random values, labels are valid classes.
 class KernelBench {
  public:
@@ -70,16 +83,14 @@ class KernelBench {
       const auto& md = setup.in_mds[i];
       in_.emplace_back(md.get_size());
       d_in_.emplace_back(setup.input_needs_grad[i] ? md.get_size() : 0);  // the graph input: none
-      float* x = in_.back().as<float>();
-      for (size_t i = 0; i < md.get_size() / sizeof(float); ++i) x[i] = rng.normal() * 0.5f;
+      fill(md, in_.back().data(), [&] { return rng.normal() * 0.5f; });
     }
     out_ = AlignedBuffer(in_place ? 0 : kernel.out_md.get_size());
     d_out_ = AlignedBuffer(kernel.out_md.get_size());
     for (const auto& md : kernel.param_mds) {
       params_.emplace_back(md.get_size());
       d_params_.emplace_back(md.get_size());
-      float* w = params_.back().as<float>();
-      for (size_t i = 0; i < md.get_size() / sizeof(float); ++i) w[i] = rng.normal() * 0.05f + 0.5f;
+      fill(md, params_.back().data(), [&] { return rng.normal() * 0.05f + 0.5f; });
     }
     for (const auto& md : kernel.saved_mds) saved_.emplace_back(md.get_size());
     scratch_ = AlignedBuffer(kernel.scratch_bytes);
@@ -152,7 +163,7 @@ void measure_link(const LinkModel& link, int repeats, NetworkCosts& c) {
 
 // What node `n`'s kernel was created from, with its inputs in the layouts `compiled` chose.
 KernelSetup setup_of(const Graph& graph, int n, const CompiledGraph& compiled, uint64_t seed) {
-  KernelSetup setup = kernel_setup(graph, n, compiled.batch(), compiled.value_mds());
+  KernelSetup setup = kernel_setup(graph, n, compiled.batch(), compiled.value_mds(), compiled.precision());
   setup.seed = seed;
   return setup;
 }
@@ -202,7 +213,7 @@ void measure_contention(KernelBench& bench, dnnl::stream& s, const ProfileOption
 void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o, NetworkCosts& c) {
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  const CompiledGraph direct(graph, batch, o.seed, engine, ConvAlgo::kDirect);
+  const CompiledGraph direct(graph, batch, o.seed, engine, ConvAlgo::kDirect, {}, {}, o.precision);
   c.source = VDNN_MSG("measured on cpu (" << direct.kernel(0).implementation << ")");
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
@@ -239,6 +250,7 @@ NetworkCosts measure_costs(const Graph& graph, int64_t batch, const ProfileOptio
   NetworkCosts c;
   c.model = graph.name();
   c.batch = batch;
+  c.precision = o.precision;
   auto device = make_cpu_device({});
   device->launch(StreamKind::kCompute, [&] {
     measure_kernels(graph, batch, o, c);

@@ -28,8 +28,9 @@ class CudaTarget final : public BackendTarget {
 #endif
   }
 
-  std::vector<std::vector<AlgoOption>> algorithms(const Graph& graph, int64_t batch) const override {
-    const TargetFacts base = facts(graph, batch, {});
+  std::vector<std::vector<AlgoOption>> algorithms(const Graph& graph, int64_t batch,
+                                                  Precision precision) const override {
+    const TargetFacts base = facts(graph, batch, {}, precision);
     std::vector<std::vector<AlgoOption>> out;
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
       const Node& node = graph.nodes()[i];
@@ -48,7 +49,11 @@ class CudaTarget final : public BackendTarget {
     return out;
   }
 
-  TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos) const override {
+  TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos,
+                    Precision precision) const override {
+    if (precision != Precision::kFp32)
+      VDNN_THROW("--precision " << to_string(precision)
+                                << ": the CUDA target sizes fp32 tensors only so far (bf16 is planned and run on the cpu)");
     VDNN_CHECK(algos.empty() || algos.size() == graph.nodes().size(),
                "per-node convolution algorithms: " << algos.size() << " for " << graph.nodes().size() << " nodes");
     TargetFacts t;
@@ -71,7 +76,7 @@ class CudaTarget final : public BackendTarget {
     if (!o.costs_file.empty()) VDNN_THROW("--costs is for --device cpu; a device profile brings its own costs");
     const DeviceProfile device = load_device_profile(o.device);
     const LinkProfile link = load_link_profile(o.link.empty() ? device.link : o.link);
-    const TargetFacts base = facts(graph, batch, {});
+    const TargetFacts base = facts(graph, batch, {}, o.precision);
     return roofline_costs(graph, batch, base.value_bytes, base.facts, device, link);
   }
 

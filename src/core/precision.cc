@@ -1,0 +1,13 @@
+#include "core/precision.h"
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::kFp32;
+  if (text == "bf16") return Precision::kBf16;
+  VDNN_THROW("--precision: '" << text << "' is not a precision; valid: fp32, bf16");
+}
+
+}  // namespace vdnn
