@@ -11,8 +11,10 @@ iterations and prints one JSON line:
 Works with PyTorch 1.13 (Debian's python3-torch) and 2.x.
 
   bench/.venv/bin/python bench/pytorch_train.py --model resnet18 --input 3x64x64 --batch 32
+  bench/.venv/bin/python bench/pytorch_train.py --model vgg_cifar --autocast bf16   # mixed precision
 """
 import argparse
+import contextlib
 import json
 import platform
 import sys
@@ -41,6 +43,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, help="untimed warm-up iterations (default: 10 / 5 / 5)")
     ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     ap.add_argument("--channels-last", action="store_true", help="NHWC memory format")
+    ap.add_argument("--autocast", choices=["bf16"],
+                    help='forward and loss under torch.autocast("cpu", torch.bfloat16) (PyTorch 2.x)')
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--weight-decay", type=float, default=5e-4)
@@ -68,9 +72,15 @@ def main(argv=None) -> int:
     x = torch.randn(batch, *shape).contiguous(memory_format=fmt)
     y = torch.randint(0, classes, (batch,))
 
+    def precision():
+        if args.autocast == "bf16":
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
     def step() -> float:
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
+        with precision():
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         return loss.item()  # vdnn reads its loss every step too
@@ -95,6 +105,7 @@ def main(argv=None) -> int:
         "seconds": seconds,
         "threads": torch.get_num_threads(),
         "channels_last": args.channels_last,
+        "autocast": args.autocast or "none",
         "mkldnn": torch.backends.mkldnn.is_available(),
         "final_loss": loss,
         "python": platform.python_version(),

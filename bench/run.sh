@@ -28,6 +28,8 @@
 #   SKIP_BUILD [0]              1: don't call cmake (build/vdnn must exist)
 #   SKIP_DEBIAN_TORCH [0]       1: don't use (or apt-get install) Debian's python3-torch
 #   CHANNELS_LAST [0]           1: also run the pip PyTorch with --channels-last (cases 1–3)
+#   BF16 [0]                    1: also vdnn --precision bf16 and the pip PyTorch under autocast bf16
+#                               (channels-last) (cases 1–3)
 #   RESULTS [bench/results]     output folder
 #
 # OPENBLAS_CORETYPE is left exactly as it is in the environment (recorded in the output).

@@ -13,13 +13,18 @@ from collections import OrderedDict
 from benchlib import (code_block, fmt, ratio_cell, read_last_json_line, read_manifest, spread,
                       vdnn_steady)
 
-STEADY = "vdnn steady"
-REPORT = "vdnn report"
+
+def steady_col(variant):  # "vdnn steady", "vdnn bf16 steady"
+    return f"{variant} steady"
+
+
+def report_col(variant):
+    return f"{variant} report"
 
 
 def collect(rows):
     """{meta, rounds: {round: {column: ips}}, columns, commands, failures, notes, load}"""
-    c = {"rounds": OrderedDict(), "columns": [], "commands": OrderedDict(), "failures": [],
+    c = {"rounds": OrderedDict(), "columns": [], "vdnn": [], "commands": OrderedDict(), "failures": [],
          "notes": [], "load": {}}
     for row in rows:
         batch, iters, warmup = int(row["batch"]), int(row["iterations"]), int(row["warmup"])
@@ -27,7 +32,9 @@ def collect(rows):
         rnd, variant, kind = int(row["round"]), row["variant"], row["kind"]
         per_round = c["rounds"].setdefault(rnd, {})
         c["load"].setdefault(rnd, row["loadavg"])
-        for col in [STEADY, REPORT] if kind == "vdnn" else [variant]:
+        if kind == "vdnn" and variant not in c["vdnn"]:
+            c["vdnn"].append(variant)
+        for col in [steady_col(variant), report_col(variant)] if kind == "vdnn" else [variant]:
             if col not in c["columns"]:
                 c["columns"].append(col)
         c["commands"].setdefault(variant, row["command"])
@@ -37,7 +44,7 @@ def collect(rows):
         try:
             if kind == "vdnn":
                 steady, rep, note = vdnn_steady(row["file"], batch, iters, warmup)
-                per_round[STEADY], per_round[REPORT] = steady, rep
+                per_round[steady_col(variant)], per_round[report_col(variant)] = steady, rep
                 if note:
                     c["notes"].append(f"round {rnd}: {note}")
             else:
@@ -51,7 +58,8 @@ def render(c, title) -> str:
     out = []
     w = out.append
     cols = c["columns"]
-    torch_cols = [k for k in cols if k not in (STEADY, REPORT)]
+    vdnn_cols = [col for v in c["vdnn"] for col in (steady_col(v), report_col(v))]
+    torch_cols = [k for k in cols if k not in vdnn_cols]
     w(f"## {title}")
     w("")
     w(f"{len(c['rounds'])} round(s), variants interleaved within each round, every run a fresh "
@@ -65,19 +73,24 @@ def render(c, title) -> str:
     w("")
     w("| run | images/s, median | min – max | runs |")
     w("| --- | ---: | ---: | ---: |")
+    labels = {}
+    for v in c["vdnn"]:
+        labels[steady_col(v)] = f"{v} steady (iterations {c['warmup'] + 1}–{c['warmup'] + c['iters']})"
+        labels[report_col(v)] = f"{v} report (all {c['warmup'] + c['iters']} iterations)"
     for col in cols:
-        label = {STEADY: f"vdnn steady (iterations {c['warmup'] + 1}–{c['warmup'] + c['iters']})",
-                 REPORT: f"vdnn report (all {c['warmup'] + c['iters']} iterations)"}.get(col, col)
+        label = labels.get(col, col)
         med, rng, n = spread([r[col] for r in c["rounds"].values() if col in r])
         w(f"| {label} | {med} | {rng} | {n} |")
-    if torch_cols:
+    # Each vdnn variant against each PyTorch one, and against the first vdnn variant.
+    baselines = torch_cols + [steady_col(v) for v in c["vdnn"][:1] if len(c["vdnn"]) > 1]
+    if baselines:
         w("")
-        w("| vdnn / PyTorch (median of per-round ratios) | vdnn steady | vdnn report |")
-        w("| --- | ---: | ---: |")
-        for t in torch_cols:
-            cells = [ratio_cell([(r.get(v), r.get(t)) for r in c["rounds"].values()])
-                     for v in (STEADY, REPORT)]
-            w(f"| vs {t} | {cells[0]} | {cells[1]} |")
+        w("| vdnn / other (median of per-round ratios) | " + " | ".join(vdnn_cols) + " |")
+        w("| --- | " + " | ".join("---:" for _ in vdnn_cols) + " |")
+        for t in baselines:
+            cells = [ratio_cell([(r.get(v), r.get(t)) for r in c["rounds"].values()]) if v != t else "1"
+                     for v in vdnn_cols]
+            w(f"| vs {t} | " + " | ".join(cells) + " |")
     w("")
     w("Per round (images/s; load average when the round started):")
     w("")
