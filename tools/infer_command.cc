@@ -155,9 +155,9 @@ int run_infer(InferOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
   const Precision precision = parse_precision(o.precision);
   if (precision != Precision::kFp32) {
-    if (o.conv_algo == "fastest")
-      VDNN_THROW("--conv-algo fastest measures fp32 kernels; with --precision " << o.precision
-                                                                               << " use auto or direct");
+    if (o.conv_algo == "fastest" || o.conv_algo == "winograd")
+      VDNN_THROW("--conv-algo " << o.conv_algo << (o.conv_algo == "fastest" ? " measures fp32 kernels" : ": oneDNN 2.6 has no bf16 Winograd")
+                                << "; with --precision " << o.precision << " use auto or direct");
     require_native_bf16();
   }
   check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});

@@ -149,6 +149,8 @@ DataParallel data_parallel(const PlanOptions& o) {
 
 int run_plan(PlanOptions o) {
   o.source.precision = parse_precision(o.precision);
+  if (o.source.precision != Precision::kFp32 && !o.slice_runs.empty())
+    VDNN_THROW("--slice-run does not combine with --precision " << o.precision << " yet (vdnn train refuses it too)");
   if (o.inference) {
     check_output_files({{"--svg-memory", o.svg_memory}});
     for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()}, {"--ranks", o.ranks > 1},

@@ -75,10 +75,11 @@ int run_plan_inference(const InferencePlanRequest& request) {
   std::string model;
   for (const std::string& device : request.devices)
     for (int64_t batch : request.batches) {
-      // Under a budget, wide fc layers in column blocks, as `vdnn infer` cuts them (io/fc_split.h).
+      // Under a budget, wide fc layers in column blocks, as `vdnn infer` cuts them (io/fc_split.h;
+      // not in bf16, where the blocks' concat would write the logits).
       auto load = [&request] {
         Graph g = request.load();
-        if (request.budget) split_wide_fc(g, streaming_block_bytes(g));
+        if (request.budget && request.source.precision == Precision::kFp32) split_wide_fc(g, streaming_block_bytes(g));
         return g;
       };
       const Graph graph = load();

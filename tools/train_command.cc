@@ -136,6 +136,9 @@ BackendKind check_flags(TrainOptions& o) {
   if (parse_precision(o.precision) != Precision::kFp32) {
     if (backend != BackendKind::kCpu)
       VDNN_THROW("--precision " << o.precision << " runs on --backend cpu only so far (the CUDA kernels are fp32)");
+    if (o.conv_algo == "winograd")
+      VDNN_THROW("--conv-algo winograd: oneDNN 2.6 has no bf16 Winograd; with --precision " << o.precision
+                                                                                             << " use auto or direct");
     require_native_bf16();
   }
   if (const std::string why = backend_unavailable_reason(backend); !why.empty())

@@ -6,7 +6,10 @@
 // gives its f32 kernel's results.
 #include "backends/cpu/bf16.h"
 #include "backends/cpu/cpu_isa.h"
+#include "backends/cpu/dnnl_util.h"
+#include "backends/cpu/kernels.h"
 #include "layers/layer_test_util.h"
+#include "util/aligned_buffer.h"
 
 namespace vdnn::test {
 namespace {
@@ -89,6 +92,61 @@ TEST(Bf16Kernels, AnF32IslandGivesItsFp32KernelsResults) {
     const std::string type = c.layer["type"];
     if (type == "lrn" || type == "relu6" || type == "batch_norm" || type == "concat" || type == "max_pool")
       compare(c, tag::nhwc, /*f32_island=*/true);
+  }
+}
+
+// Plain f32 values into a buffer described by `md`, and back (oneDNN reorders convert bf16).
+void write_plain(const std::vector<float>& plain, const dnnl::memory::desc& md, void* data, dnnl::stream& s) {
+  const dnnl::engine& e = s.get_engine();
+  dnnl::memory from(plain_md(md.dims()), e, const_cast<float*>(plain.data())), to(md, e, data);
+  dnnl::reorder(from, to).execute(s, from, to);
+  s.wait();
+}
+
+std::vector<float> read_plain(const dnnl::memory::desc& md, void* data, size_t count, dnnl::stream& s) {
+  std::vector<float> plain(count);
+  const dnnl::engine& e = s.get_engine();
+  dnnl::memory from(md, e, data), to(plain_md(md.dims()), e, plain.data());
+  dnnl::reorder(from, to).execute(s, from, to);
+  s.wait();
+  return plain;
+}
+
+// An in-place layer's backward gets no input (the executor passes null where the backward does not
+// read it, as for ReLU6): the island must take it from the output. ReLU6 is exact in bf16.
+TEST(Bf16Kernels, AnInPlaceIslandTakesItsInputFromItsOutputInBackward) {
+  if (!cpu_has_native_bf16()) GTEST_SKIP() << "oneDNN reports " << cpu_isa_name() << ": no native bf16";
+  auto layer = layer_from({{"type", "relu6"}});
+  const Shape shape{16, 6, 6};
+  const dnnl::memory::desc md({4, 16, 6, 6}, dt::bf16, tag::nhwc);
+  KernelSetup setup{*layer, 4, {shape}, shape, {md}, /*in_place=*/true, {true}, 0};
+  setup.precision = Precision::kBf16;
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const auto island = make_f32_island_kernel(setup, engine, make_cpu_kernel);
+  ASSERT_TRUE(island);
+  const size_t n = 4 * shape.elements();
+  const auto x = rounded_to_bf16(ref::random_vector(n, 71, -3.0f, 9.0f));
+  const auto dy = rounded_to_bf16(ref::random_vector(n, 72));
+  AlignedBuffer values(md.get_size()), d_out(md.get_size()), d_in(md.get_size()), scratch(island->scratch_bytes);
+  write_plain(x, md, values.data(), stream);
+  write_plain(dy, md, d_out.data(), stream);
+  KernelArgs a;
+  a.in = {values.data()};
+  a.out = values.data();
+  a.scratch = scratch.data();
+  island->forward(stream, a);
+  stream.wait();
+  const std::vector<float> y = read_plain(md, values.data(), n, stream);
+  a.in = {nullptr};  // gone: overwritten in place by the output
+  a.d_out = d_out.data();
+  a.d_in = {d_in.data()};
+  island->backward(stream, a);
+  stream.wait();
+  const std::vector<float> dx = read_plain(md, d_in.data(), n, stream);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(y[i], std::min(std::max(x[i], 0.0f), 6.0f)) << i;
+    ASSERT_EQ(dx[i], y[i] > 0 && y[i] < 6 ? dy[i] : 0.0f) << i;
   }
 }
 

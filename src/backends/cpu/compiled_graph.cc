@@ -36,11 +36,18 @@ bool writes_f32_logits(const Graph& graph, int n) {
   if (type != "fc" && type != "flatten")
     VDNN_THROW("layer '" << node.layer->name() << "' (" << type
                          << ") writes the loss's input; in bf16 only fc or flatten may (they write f32 logits)");
-  if (graph.values()[node.output].consumers.size() != 1)
-    VDNN_THROW("layer '" << node.layer->name()
-                         << "' writes the logits, which other layers read besides the loss; bf16 needs the loss "
-                            "to be their only reader");
-  return true;
+  // The logits' storage, through any layers in place on it up to the loss, has one reader each: a
+  // second would read f32 in a bf16 network, and its gradient sum would add f32 bytes as bf16.
+  for (ValueId v = node.output;;) {
+    const auto& readers = graph.values()[v].consumers;
+    if (readers.size() != 1)
+      VDNN_THROW("layer '" << node.layer->name()
+                           << "' writes the logits, which other layers read besides the loss; bf16 needs the loss "
+                              "to be their only reader");
+    const Node& reader = graph.nodes()[readers[0]];
+    if (reader.layer->kind() == LayerKind::kLoss) return true;
+    v = reader.output;  // a layer in place on the logits (feeds_loss followed only those)
+  }
 }
 
 }  // namespace

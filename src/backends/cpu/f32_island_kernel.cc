@@ -51,10 +51,16 @@ class F32IslandKernel : public CpuKernel {
 
   // Backward reads only what the layer's backward reads: a map it does not read may be gone (a null
   // pointer: freed, or offloaded and not prefetched), so only the pointers given are cast.
+  // In place, the input is gone by backward (the executor passes a null input where the backward
+  // does not read it, a ReLU's): the output, which holds it, is cast into the input's place.
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
     KernelArgs f = on_copies(stream, a);
-    if (!reads_output_) f.out = nullptr;
-    if (!in_place_ && f.out) cast(stream, out_md, a.out, out_.md, f.out);
+    f.out = nullptr;
+    if (reads_output_ && a.out) {
+      f.out = at(a, out_);
+      cast(stream, out_md, a.out, out_.md, f.out);
+      if (in_place_) f.in[0] = f.out;
+    }
     f.d_out = at(a, d_out_);
     cast(stream, out_md, a.d_out, d_out_.md, f.d_out);
     for (size_t i = 0; i < in_.size(); ++i) f.d_in[i] = a.d_in[i] ? at(a, d_in_[i]) : nullptr;

@@ -46,26 +46,28 @@ class FcKernel : public CpuKernel {
     fwd_ = dnnl::inner_product_forward(fwd_pd_);
     bwd_data_ = dnnl::inner_product_backward_data(bwd_data_pd_);
     bwd_weights_ = dnnl::inner_product_backward_weights(bwd_weights_pd_);
-    scratch_bytes = std::max({scratch_of(fwd_pd_), scratch_of(bwd_data_pd_),
-                              scratch_of(bwd_weights_pd_)});
-    forward_scratch_bytes = scratch_of(fwd_pd_);
-    if (compute_wei_md_ != wei_md) {  // [scratchpad][bf16 weights][bf16 dy]
+    // Forward: [its scratchpad][bf16 weights]; backward: [its scratchpads][bf16 weights][bf16 dy].
+    size_t forward = scratch_of(fwd_pd_), backward = std::max(scratch_of(bwd_data_pd_), scratch_of(bwd_weights_pd_));
+    if (compute_wei_md_ != wei_md) {
       wei_cast_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wei_md, engine, compute_wei_md_));
-      wei_offset_ = scratch_offset_after(scratch_bytes);
-      scratch_bytes = wei_offset_ + compute_wei_md_.get_size();
-      forward_scratch_bytes = scratch_bytes;
+      fwd_wei_offset_ = scratch_offset_after(forward);
+      forward = fwd_wei_offset_ + compute_wei_md_.get_size();
+      bwd_wei_offset_ = scratch_offset_after(backward);
+      backward = bwd_wei_offset_ + compute_wei_md_.get_size();
     }
     if (dy_md_ != out_md) {
       dy_cast_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, out_md, engine, dy_md_));
-      dy_offset_ = scratch_offset_after(scratch_bytes);
-      scratch_bytes = dy_offset_ + dy_md_.get_size();
+      dy_offset_ = scratch_offset_after(backward);
+      backward = dy_offset_ + dy_md_.get_size();
     }
+    forward_scratch_bytes = forward;
+    scratch_bytes = std::max(forward, backward);
     implementation = fwd_pd_.impl_info_str();
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& given) override {
     KernelArgs a = given;
-    a.params[0] = compute_weights(stream, a);
+    a.params[0] = compute_weights(stream, a, fwd_wei_offset_);
     fwd_.execute(stream, forward_args(mds(compute_wei_md_, out_md), engine_, a, fwd_pd_.scratchpad_desc()));
   }
 
@@ -79,7 +81,7 @@ class FcKernel : public CpuKernel {
                                                        bwd_weights_pd_.scratchpad_desc()));
     if (!a.d_in[0]) return;
     bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, bind(dy_md_, engine_, a.d_out)},
-                               {DNNL_ARG_WEIGHTS, bind(compute_wei_md_, engine_, compute_weights(stream, a))},
+                               {DNNL_ARG_WEIGHTS, bind(compute_wei_md_, engine_, compute_weights(stream, a, bwd_wei_offset_))},
                                {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, a.d_in[0])},
                                {DNNL_ARG_SCRATCHPAD,
                                 bind(bwd_data_pd_.scratchpad_desc(), engine_, a.scratch)}});
@@ -87,9 +89,9 @@ class FcKernel : public CpuKernel {
 
  private:
   // The weights as the primitives take them: the parameter itself, or (bf16) its cast in scratch.
-  void* compute_weights(dnnl::stream& stream, const KernelArgs& a) const {
+  void* compute_weights(dnnl::stream& stream, const KernelArgs& a, size_t offset) const {
     if (compute_wei_md_ == param_mds[0]) return a.params[0];
-    void* cast = static_cast<char*>(a.scratch) + wei_offset_;
+    void* cast = static_cast<char*>(a.scratch) + offset;
     run_reorder(wei_cast_, stream, bind(param_mds[0], engine_, a.params[0]), bind(compute_wei_md_, engine_, cast));
     return cast;
   }
@@ -101,7 +103,7 @@ class FcKernel : public CpuKernel {
   dnnl::engine engine_;
   bool has_bias_ = false;
   memory::desc src_md_, compute_wei_md_, dy_md_;  // dy_md_: out_md, or its bf16 form for the logits
-  size_t wei_offset_ = 0, dy_offset_ = 0;         // bf16: the casts' places in scratch
+  size_t fwd_wei_offset_ = 0, bwd_wei_offset_ = 0, dy_offset_ = 0;  // bf16: the casts' places in scratch
   dnnl::reorder wei_cast_, dy_cast_;
   dnnl::inner_product_forward::primitive_desc fwd_pd_;
   dnnl::inner_product_backward_data::primitive_desc bwd_data_pd_;
