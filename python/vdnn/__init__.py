@@ -3,7 +3,7 @@
     import numpy as np, vdnn
     model = vdnn.load_model("fmnist_cnn")               # a shipped name, a JSON or an ONNX file
     vdnn.plan(model, batch=128, device="titan-x-maxwell")["configurations"]
-    net = vdnn.Net(model, batch=32, policy="all", device_memory="24MiB")
+    net = vdnn.Net(model, batch=32, policy="all", device_memory="32MiB")
     loss = net.train_step(x, y, lr=0.05)                # x float32 (n, C, H, W), y int labels
     logits = net.infer(x)
     vdnn.train(net, data="synthetic", iterations=100, callback=print)
