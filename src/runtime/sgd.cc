@@ -7,11 +7,15 @@
 namespace vdnn {
 
 void Sgd::step(Backend& backend, std::vector<ParamTensor>& params, double lr) {
+  std::vector<SgdUpdate> updates;
   for (ParamTensor& p : params)
-    if (p.grad) update(backend, p, lr);
+    if (p.grad) updates.push_back(update_of(p, lr));
+  backend.sgd_update_all(updates);
 }
 
-void Sgd::update(Backend& backend, ParamTensor& p, double lr) {
+void Sgd::update(Backend& backend, ParamTensor& p, double lr) { backend.sgd_update(update_of(p, lr)); }
+
+SgdUpdate Sgd::update_of(ParamTensor& p, double lr) const {
   VDNN_CHECK(p.velocity, "parameter '" << p.name << "' has a gradient but no momentum buffer");
   SgdUpdate u;
   u.weights = p.data;
@@ -22,7 +26,7 @@ void Sgd::update(Backend& backend, ParamTensor& p, double lr) {
   u.momentum = static_cast<float>(config_.momentum);
   const bool decays = p.spec.decay || config_.decay_on == SgdConfig::DecayOn::kAll;
   u.weight_decay = decays ? static_cast<float>(config_.weight_decay) : 0.0f;
-  backend.sgd_update(u);
+  return u;
 }
 
 SgdConfig::DecayOn SgdConfig::parse_decay_on(const std::string& name) {

@@ -30,14 +30,16 @@ struct SgdConfig {
 class Sgd {
  public:
   explicit Sgd(SgdConfig config) : config_(config) {}
-  // Updates every trainable parameter with the backend's update kernel (compute work: call it
-  // inside Net::run_on_compute). Its momentum buffer (ParamTensor::velocity) lives with the
+  // Updates every trainable parameter with the backend's update kernel, all in one pass (compute
+  // work: call it inside Net::run_on_compute). Its momentum buffer (ParamTensor::velocity) lives with the
   // parameters in the device arena, so the optimizer state is counted like every other byte.
   void step(Backend& backend, std::vector<ParamTensor>& params, double lr);
   // The same update for one trainable parameter (data parallel: a gradient bucket at a time).
   void update(Backend& backend, ParamTensor& param, double lr);
 
  private:
+  SgdUpdate update_of(ParamTensor& param, double lr) const;
+
   SgdConfig config_;
 };
 

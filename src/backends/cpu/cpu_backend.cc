@@ -1,7 +1,10 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <omp.h>
+
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -100,16 +103,40 @@ void CpuBackend::load_input(void* dst, const float* host_src, size_t bytes) {
   compute_stream_.wait();
 }
 
-void CpuBackend::sgd_update(const SgdUpdate& u) {
+namespace {
+
+// Elements [begin, end) of one update: v = momentum * v + (g + decay * w), w -= lr * v.
+void sgd_range(const SgdUpdate& u, int64_t begin, int64_t end) {
   const float mu = u.momentum, rate = u.lr, wd = u.weight_decay;
   float* w = u.weights;
   const float* g = u.grads;
   float* v = u.velocity;
-  const int64_t n = u.count;
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-  for (int64_t k = 0; k < n; ++k) {
+#pragma omp simd
+  for (int64_t k = begin; k < end; ++k) {
     v[k] = mu * v[k] + (g[k] + wd * w[k]);
     w[k] -= rate * v[k];
+  }
+}
+
+}  // namespace
+
+void CpuBackend::sgd_update(const SgdUpdate& u) { sgd_update_all({u}); }
+
+// The updates laid end to end, each thread one equal share of all their elements: one parallel
+// region per step instead of one per parameter (ResNet-18: 62), and no small parameter left to a
+// single thread. Each element's arithmetic is the same as one update at a time, so the weights are.
+void CpuBackend::sgd_update_all(const std::vector<SgdUpdate>& updates) {
+  std::vector<int64_t> starts{0};  // updates[i] holds elements [starts[i], starts[i + 1])
+  for (const SgdUpdate& u : updates) starts.push_back(starts.back() + u.count);
+  const int64_t total = starts.back();
+#pragma omp parallel if (total > 65536)
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t begin = total * t / threads, end = total * (t + 1) / threads;
+    for (size_t i = 0; i < updates.size(); ++i) {
+      const int64_t lo = std::max(begin, starts[i]), hi = std::min(end, starts[i + 1]);
+      if (lo < hi) sgd_range(updates[i], lo - starts[i], hi - starts[i]);
+    }
   }
 }
 

@@ -45,6 +45,7 @@ class CpuBackend final : public Backend {
   void accumulate(void* into, const void* addend, size_t bytes) override;
   void load_input(void* dst, const float* host_src, size_t bytes) override;
   void sgd_update(const SgdUpdate& u) override;
+  void sgd_update_all(const std::vector<SgdUpdate>& updates) override;
 
   void download(void* host_dst, const void* device_src, size_t bytes) override;
   void upload(void* device_dst, const void* host_src, size_t bytes) override;
