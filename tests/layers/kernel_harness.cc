@@ -8,13 +8,14 @@ namespace vdnn::test {
 
 KernelHarness::KernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes,
                              dnnl::memory::format_tag in_tag, bool training, Precision precision,
-                             bool f32_island)
+                             bool f32_island, bool applies_relu)
     : layer_(layer), batch_(batch), in_shapes_(std::move(in_shapes)),
       engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), training_(training) {
   out_shape_ = layer.infer_shape(in_shapes_);
   specs_ = layer.params(in_shapes_);
   KernelSetup setup{layer, batch, in_shapes_, out_shape_, {}, false, {}, 99};
   setup.precision = precision;
+  setup.applies_relu = applies_relu;
   for (const Shape& s : in_shapes_) {
     auto dims = s.with_batch(batch);
     in_mds_.push_back(dims.size() == 4 ? dnnl::memory::desc(dims, setup.act_dt(), in_tag) : plain_md(dims, setup.act_dt()));

@@ -9,10 +9,12 @@
 //   std::vector<float> y = h.forward({x});
 //   KernelHarness::Grads g = h.backward(dy);     // g.d_in[0], g.d_params[0], ...
 //   KernelHarness b(*layer, 2, {Shape{3, 7, 5}}, tag::nhwc, true, Precision::kBf16);  // bf16 values
+//   KernelHarness f(*layer, 2, {Shape{3, 7, 5}}, tag::nchw, true, Precision::kFp32, false, true);  // + ReLU
 //
 // In bf16 the inputs, output and their gradients are bf16 (plain data is rounded on the way in);
 // parameters stay f32. `f32_island`: the layer's f32 kernel with the casts around it
-// (make_f32_island_kernel) instead of its bf16 kernel.
+// (make_f32_island_kernel) instead of its bf16 kernel. `applies_relu`: the kernel applies the ReLU
+// after it (KernelSetup::applies_relu, as when kernel_setup fuses one).
 #pragma once
 
 #include <memory>
@@ -28,7 +30,7 @@ class KernelHarness {
  public:
   KernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes,
                 dnnl::memory::format_tag in_tag, bool training = true, Precision precision = Precision::kFp32,
-                bool f32_island = false);
+                bool f32_island = false, bool applies_relu = false);
 
   void set_params(const std::vector<std::vector<float>>& plain);
   std::vector<std::vector<float>> params() const;

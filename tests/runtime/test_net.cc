@@ -9,6 +9,7 @@
 #include "runtime/gradient_check.h"
 #include "runtime/net.h"
 #include "runtime/trainer.h"
+#include "runtime/train_for_hash.h"
 
 namespace vdnn {
 namespace {
@@ -55,10 +56,31 @@ TEST(Net, ReluFusedIntoConvolutionKeepsTheGradientsRight) {
   Net net(fused_chain(), {.batch = 2, .seed = 1});
   for (int node : {0, 2}) EXPECT_NE(net.backend().implementation(node).find("+ relu"), std::string::npos) << node;
   for (int node : {1, 3}) EXPECT_NE(net.backend().implementation(node).find("fused"), std::string::npos) << node;
-  // Not fused where the ReLU cannot run in place (bn -> relu is in place but bn is no convolution).
+  // Not into a convolution whose output the ReLU does not read (stem -> bn -> relu: into bn).
   Net dag(small_dag(), {.batch = 2, .seed = 1});
   EXPECT_EQ(dag.backend().implementation(0).find("+ relu"), std::string::npos);
   expect_gradients_match_finite_differences(fused_chain());
+}
+
+// Issue 24's fusions: bn -> relu (fuse_norm_relu) and add -> relu (a binary add's post-op), as in
+// every ResNet block; the loss and the gradients agree, and the program keeps the same tensors.
+TEST(Net, ReluFusedIntoBatchNormAndAddKeepsTheGradientsRight) {
+  const auto dag = [] { return test::offload_test_dag("fusions", /*with_dropout=*/false); };
+  Net net(dag(), {.batch = 2, .seed = 1});
+  const Graph& g = net.graph();
+  auto node = [&](const std::string& name) {
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      if (g.nodes()[i].layer->name() == name) return static_cast<int>(i);
+    ADD_FAILURE() << "no node " << name;
+    return 0;
+  };
+  for (const char* producer : {"bn", "res"})
+    EXPECT_NE(net.backend().implementation(node(producer)).find("+ relu"), std::string::npos)
+        << producer << ": " << net.backend().implementation(node(producer));
+  for (const char* relu : {"relu", "res_relu"})
+    EXPECT_NE(net.backend().implementation(node(relu)).find("fused"), std::string::npos) << relu;
+  for (const auto& t : net.train_program().tensors) EXPECT_EQ(t.name.find("relu:out"), std::string::npos) << t.name;
+  expect_gradients_match_finite_differences(dag());
 }
 
 // ReLU6 fused (issue 20's conv+ReLU6): the clip applied once, where the unfused kernel would (the

@@ -1,6 +1,7 @@
 #include "backends/cpu/compiled_graph.h"
 
 #include "backends/cpu/dnnl_util.h"
+#include "backends/cpu/kernels.h"
 #include "layers/elementwise.h"
 #include "vdnn/error.h"
 
@@ -8,12 +9,34 @@ namespace vdnn {
 
 namespace {
 
-// A ReLU or ReLU6 that runs in place on a convolution's output (its only consumer) is fused into it.
-bool relu_fused_into_producer(const Graph& graph, int n) {
+// A ReLU or ReLU6 that runs in place on its producer's output (its only consumer) is applied by the
+// producer, whose kernel writes max(0, y) (ReLU6: min(max(0, y), 6)) and the ReLU's forward does
+// nothing. The producers that can:
+// - a convolution (a oneDNN post-op);
+// - an add of two inputs in one layout (oneDNN's binary add with the post-op; ResNet's join);
+// - batch normalization, ReLU only (oneDNN's fuse_norm_relu; ResNet's and most CNNs' BN-ReLU),
+//   whose backward applies the ReLU's too, from a mask it saves (relu_fused_into_batch_norm).
+// After a convolution or an add the ReLU's backward, from the output, runs as before.
+bool relu_fused_into_producer(const Graph& graph, int n, const std::vector<dnnl::memory::desc>& value_mds) {
   const Node& node = graph.nodes()[n];
   if ((node.layer->type() != "relu" && node.layer->type() != "relu6") || !graph.runs_in_place(n)) return false;
   const int producer = graph.values()[node.inputs[0]].producer;
-  return producer >= 0 && graph.nodes()[producer].layer->type() == "conv";
+  if (producer < 0) return false;
+  const Node& p = graph.nodes()[producer];
+  const std::string& type = p.layer->type();
+  if (type == "conv") return true;
+  if (type == "add") {
+    std::vector<dnnl::memory::desc> in_mds;
+    for (ValueId v : p.inputs) in_mds.push_back(value_mds[v]);
+    return add_is_binary(in_mds);
+  }
+  return type == "batch_norm" && node.layer->type() == "relu";
+}
+
+bool relu_fused_into_batch_norm(const Graph& graph, int n, const std::vector<dnnl::memory::desc>& value_mds) {
+  if (!relu_fused_into_producer(graph, n, value_mds)) return false;
+  const int producer = graph.values()[graph.nodes()[n].inputs[0]].producer;
+  return graph.nodes()[producer].layer->type() == "batch_norm";
 }
 
 // Whether value `v` is the loss's input, directly or through layers that run in place on it.
@@ -64,9 +87,10 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
     setup.in_mds.push_back(value_mds[v]);
     setup.input_needs_grad.push_back(graph.needs_gradient(v));
   }
-  setup.relu_done_before = relu_fused_into_producer(graph, n);
+  setup.relu_done_before = relu_fused_into_producer(graph, n, value_mds);
+  setup.relu_backward_done_after = relu_fused_into_batch_norm(graph, n, value_mds);
   const auto& consumers = values[node.output].consumers;
-  setup.applies_relu = consumers.size() == 1 && relu_fused_into_producer(graph, consumers[0]);
+  setup.applies_relu = consumers.size() == 1 && relu_fused_into_producer(graph, consumers[0], value_mds);
   if (setup.applies_relu && graph.nodes()[consumers[0]].layer->type() == "relu6") setup.relu_ceiling = Relu6Layer::kCeiling;
   setup.precision = precision;
   setup.f32_output = precision != Precision::kFp32 && writes_f32_logits(graph, n);

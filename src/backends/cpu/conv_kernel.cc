@@ -73,14 +73,8 @@ class ConvKernel : public CpuKernel {
     const memory::desc bias_md = has_bias_ ? plain_md({oc}) : memory::desc();
     const auto attr = user_scratchpad();  // backward primitives take no post-ops
     auto fwd_attr = user_scratchpad();
-    if (s.applies_relu) {  // the next ReLU (ReLU6: clipped to [0, 6]), fused: one pass over the output saved
-      dnnl::post_ops ops;
-      if (s.relu_ceiling > 0)
-        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, s.relu_ceiling);
-      else
-        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-      fwd_attr.set_post_ops(ops);
-    }
+    if (s.applies_relu)  // the next ReLU (ReLU6: clipped to [0, 6]), fused: one pass over the output saved
+      fwd_attr.set_post_ops(relu_post_op(s.relu_ceiling));
     const auto algo = algorithm_for(s.conv_algo, s.out_shape);
     const dt act = s.act_dt();
 

@@ -5,6 +5,7 @@
 //   auto f = with_type(b_chosen, dt::f32);            // f32 in a chosen md's layout
 //   auto m = bind(md, engine, ptr);                   // a dnnl::memory over a caller's buffer
 //   dnnl::primitive_attr attr = user_scratchpad();    // kernels get scratch from the executor
+//   attr.set_post_ops(relu_post_op(0.f));             // a fused ReLU (6.f: ReLU6)
 //   size_t next = scratch_offset_after(used);         // the next buffer in one scratch, aligned
 #pragma once
 
@@ -42,6 +43,17 @@ inline dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
+}
+
+// The post-op a producer applies a fused ReLU with (KernelSetup::applies_relu): ReLU for ceiling
+// 0, otherwise a clip to [0, ceiling] (ReLU6).
+inline dnnl::post_ops relu_post_op(float ceiling) {
+  dnnl::post_ops ops;
+  if (ceiling > 0)
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, ceiling);
+  else
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  return ops;
 }
 
 // Runs a reorder between two bound memories (the C++ API wants lvalues).

@@ -18,7 +18,7 @@ using dnnl::memory;
 class ReluKernel : public CpuKernel {
  public:
   ReluKernel(const KernelSetup& s, const dnnl::engine& engine)
-      : engine_(engine), done_before_(s.relu_done_before) {
+      : engine_(engine), done_before_(s.relu_done_before), backward_done_after_(s.relu_backward_done_after) {
     const bool six = s.layer.type() == "relu6";
     const auto algo = six ? dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd
                           : dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
@@ -34,7 +34,9 @@ class ReluKernel : public CpuKernel {
     bwd_ = dnnl::eltwise_backward(bwd_pd_);
     scratch_bytes = std::max(scratch_of(fwd_pd_), scratch_of(bwd_pd_));
     forward_scratch_bytes = scratch_of(fwd_pd_);
-    implementation = done_before_ ? "fused into the convolution before it" : fwd_pd_.impl_info_str();
+    implementation = backward_done_after_ ? "fused into the layer before it, forward and backward"
+                     : done_before_        ? "fused into the layer before it"
+                                           : fwd_pd_.impl_info_str();
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
@@ -47,6 +49,9 @@ class ReluKernel : public CpuKernel {
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
     if (!a.d_in[0]) return;
+    // Batch norm's backward zeroes this gradient where the ReLU did: in place, the ReLU's input
+    // gradient is its output gradient (one tensor in the Program), which batch norm reads next.
+    if (backward_done_after_) return;
     bwd_.execute(stream, {{DNNL_ARG_DST, bind(out_md, engine_, a.out)},
                           {DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
                           {DNNL_ARG_DIFF_SRC, bind(out_md, engine_, a.d_in[0])},
@@ -56,7 +61,7 @@ class ReluKernel : public CpuKernel {
 
  private:
   dnnl::engine engine_;
-  bool done_before_;
+  bool done_before_, backward_done_after_;
   dnnl::eltwise_forward::primitive_desc fwd_pd_;
   dnnl::eltwise_backward::primitive_desc bwd_pd_;
   dnnl::eltwise_forward fwd_;

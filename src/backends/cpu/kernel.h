@@ -42,11 +42,13 @@ struct KernelSetup {
   // > 1: the layer runs in this many equal slices of the batch, one kernel compiled at batch /
   // sub_batches (sub_batched_kernel.cc; convolutions only).
   int sub_batches = 1;
-  // Fusion (kernel_setup decides): a convolution followed by a ReLU or ReLU6 that runs in place
-  // applies it as a oneDNN post-op, and that layer's forward does nothing; its backward is unchanged.
-  bool applies_relu = false;     // conv: y = max(0, conv(x)), or min(max(0, conv(x)), relu_ceiling)
-  float relu_ceiling = 0.f;      // conv with applies_relu: 0 for ReLU, 6 for ReLU6
-  bool relu_done_before = false; // relu, relu6: its producer already applied it
+  // Fusion (kernel_setup decides): a convolution, batch norm or two-input add followed by a ReLU
+  // (conv, add: or ReLU6) that runs in place applies it, and that layer's forward does nothing. Its
+  // backward is unchanged, except after batch norm, whose backward applies the ReLU's too.
+  bool applies_relu = false;     // y = max(0, f(x)), or min(max(0, f(x)), relu_ceiling)
+  float relu_ceiling = 0.f;      // with applies_relu: 0 for ReLU, 6 for ReLU6
+  bool relu_done_before = false; // relu, relu6: its producer already applied it ...
+  bool relu_backward_done_after = false;  // ... and the producer's backward applies its backward
   // bf16: activations, their gradients and conv/FC arithmetic in bfloat16; parameters, their
   // gradients, batch-norm statistics stay f32. The kernel that writes the loss's input (the logits)
   // writes it in f32 (`f32_output`, kernel_setup's logits rule), so the loss reads f32 in either.

@@ -17,6 +17,9 @@ std::unique_ptr<CpuKernel> make_dropout_kernel(const KernelSetup& s, const dnnl:
 std::unique_ptr<CpuKernel> make_flatten_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_concat_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_add_kernel(const KernelSetup& s, const dnnl::engine& e);
+// Whether an add of inputs in these layouts runs oneDNN's binary add (two inputs, one layout), the
+// kind that applies a fused ReLU; otherwise it runs oneDNN's sum.
+bool add_is_binary(const std::vector<dnnl::memory::desc>& in_mds);
 std::unique_ptr<CpuKernel> make_softmax_ce_kernel(const KernelSetup& s, const dnnl::engine& e);
 // batch_slice, batch_gather (layers/batch_slice.h): copies of a byte range per slice.
 std::unique_ptr<CpuKernel> make_batch_slice_kernel(const KernelSetup& s, const dnnl::engine& e);
