@@ -1,4 +1,5 @@
-"""PyTorch twins of vdnn's models/fmnist_cnn.json, models/vgg_cifar.json and models/resnet18.json,
+"""PyTorch twins of vdnn's models/fmnist_cnn.json, models/vgg_cifar.json, models/resnet18.json and
+models/resnet50.json,
 initialized and optimized the way vdnn does it. Works with PyTorch 1.13 and 2.x.
 
     from pytorch_models import build, MODELS, init_like_vdnn, sgd_like_vdnn
@@ -19,6 +20,7 @@ MODELS = {
     "fmnist_cnn": ((1, 28, 28), 10),
     "vgg_cifar": ((3, 32, 32), 10),
     "resnet18": ((3, 224, 224), 1000),
+    "resnet50": ((3, 224, 224), 1000),
 }
 
 
@@ -50,6 +52,13 @@ def vgg_cifar(shape, classes) -> nn.Module:
     return nn.Sequential(*layers)
 
 
+def shortcut(c_in, c_out, stride):
+    """None (identity) or a 1x1 conv (stride) + BN where the shape changes (torchvision v1.5)."""
+    if stride == 1 and c_in == c_out:
+        return None
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False), nn.BatchNorm2d(c_out))
+
+
 class BasicBlock(nn.Module):
     """layerN_M of resnet18.json: conv3x3(stride)-BN-ReLU-conv3x3-BN, + shortcut, ReLU; the shortcut
     is a 1x1 stride-2 conv + BN where the shape changes (torchvision v1.5)."""
@@ -61,31 +70,59 @@ class BasicBlock(nn.Module):
         self.conv2 = nn.Conv2d(c_out, c_out, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(c_out)
         self.relu = nn.ReLU(inplace=True)
-        self.down = None
-        if stride != 1 or c_in != c_out:
-            self.down = nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False),
-                                      nn.BatchNorm2d(c_out))
+        self.down = shortcut(c_in, c_out, stride)
 
     def forward(self, x):
         y = self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x)))))
         return self.relu(y + (x if self.down is None else self.down(x)))
 
 
-def resnet18(shape, classes) -> nn.Module:
-    # conv 7x7/2 + BN + ReLU, max-pool 3x3/2 pad 1, blocks [2, 2, 2, 2] at 64..512 channels,
-    # global average pool, fc.
+class Bottleneck(nn.Module):
+    """layerN_M of resnet50.json: conv1x1-BN-ReLU-conv3x3(stride)-BN-ReLU-conv1x1(4x)-BN, + shortcut,
+    ReLU; the shortcut is a 1x1 conv (stride) + BN where the shape changes (torchvision v1.5)."""
+
+    def __init__(self, c_in, width, stride):
+        super().__init__()
+        c_out = width * 4
+        self.conv1 = nn.Conv2d(c_in, width, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride=stride, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, c_out, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(c_out)
+        self.relu = nn.ReLU(inplace=True)
+        self.down = shortcut(c_in, c_out, stride)
+
+    def forward(self, x):
+        y = self.relu(self.bn1(self.conv1(x)))
+        y = self.relu(self.bn2(self.conv2(y)))
+        y = self.bn3(self.conv3(y))
+        return self.relu(y + (x if self.down is None else self.down(x)))
+
+
+def resnet(shape, classes, block, counts, expansion) -> nn.Module:
+    # conv 7x7/2 + BN + ReLU, max-pool 3x3/2 pad 1, four stages of blocks at widths 64..512 (the
+    # first stage at stride 1), global average pool, fc.
     layers = [nn.Conv2d(shape[0], 64, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(64),
               nn.ReLU(inplace=True), nn.MaxPool2d(3, stride=2, padding=1)]
     c_in = 64
-    for i, c_out in enumerate((64, 128, 256, 512)):
-        stride = 1 if i == 0 else 2
-        layers += [BasicBlock(c_in, c_out, stride), BasicBlock(c_out, c_out, 1)]
-        c_in = c_out
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes)]
+    for i, (width, count) in enumerate(zip((64, 128, 256, 512), counts)):
+        for j in range(count):
+            layers.append(block(c_in, width, 2 if i > 0 and j == 0 else 1))
+            c_in = width * expansion
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, classes)]
     return nn.Sequential(*layers)
 
 
-BUILDERS = {"fmnist_cnn": fmnist_cnn, "vgg_cifar": vgg_cifar, "resnet18": resnet18}
+def resnet18(shape, classes) -> nn.Module:
+    return resnet(shape, classes, BasicBlock, (2, 2, 2, 2), 1)
+
+
+def resnet50(shape, classes) -> nn.Module:
+    return resnet(shape, classes, Bottleneck, (3, 4, 6, 3), 4)
+
+
+BUILDERS = {"fmnist_cnn": fmnist_cnn, "vgg_cifar": vgg_cifar, "resnet18": resnet18, "resnet50": resnet50}
 
 
 def parse_input(text):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch (CPU) training throughput for the networks of vdnn's models/fmnist_cnn.json,
-models/vgg_cifar.json and models/resnet18.json (bench/pytorch_models.py), on random input tensors.
+models/vgg_cifar.json, models/resnet18.json and models/resnet50.json (bench/pytorch_models.py), on
+random input tensors.
 
 Times N training iterations (forward, cross-entropy loss, backward, SGD step) after W warm-up
 iterations and prints one JSON line:
@@ -30,6 +31,7 @@ DEFAULTS = {
     "fmnist_cnn": (128, 60, 10),
     "vgg_cifar": (64, 30, 5),
     "resnet18": (32, 20, 5),
+    "resnet50": (16, 20, 5),
 }
 
 

@@ -12,13 +12,14 @@
 #   5  memory held for backward per step                    (bench/memory.sh)
 #   6  offload overhead on GPU-scaled links                 (bench/offload.sh)
 #   7  roofline: a vgg_cifar step against the best conv     (bench/roofline.sh)
+#   8  training images/s, ResNet-50 at 3x64x64, batch 16    (bench/throughput.sh)
 #   (6 and 7 share bench/conv_peak.sh, run once before them)
 #
 # Usage: bash bench/run.sh [--setup-only]       e.g. CASES="3 5" bash bench/run.sh
 #
 # Environment knobs (defaults in brackets):
-#   CASES ["1 2 3 4 5 6 7"]     which cases, in this order
-#   ROUNDS [5]                  interleaved rounds, cases 1–3
+#   CASES ["1 2 3 4 5 6 7 8"]   which cases, in this order
+#   ROUNDS [5]                  interleaved rounds, cases 1–3 and 8
 #   FMNIST_ITERS/_WARMUP [60/10], VGG_ITERS/_WARMUP [30/5], RESNET_ITERS/_WARMUP [20/5]
 #   TTA_ROUNDS [3], TTA_EPOCHS [10] (cap), TARGET [0.91], TTA_DEBIAN [0]   case 4
 #   OFFLOAD_ROUNDS [3], OFFLOAD_ITERS/_WARMUP [12/4], DEVICES ["titan-x-maxwell h200"]  case 6
@@ -36,13 +37,13 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-CASES=${CASES:-"1 2 3 4 5 6 7"}
+CASES=${CASES:-"1 2 3 4 5 6 7 8"}
 case "${1:-}" in
   --setup-only | "") ;;
   -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
   *) die "unknown argument '$1' (expected --setup-only or nothing)" ;;
 esac
-for c in $CASES; do [[ $c =~ ^[1-7]$ ]] || die "CASES: '$c' is not a case number (1-7)"; done
+for c in $CASES; do [[ $c =~ ^[1-8]$ ]] || die "CASES: '$c' is not a case number (1-8)"; done
 
 bash "$BENCH/setup.sh"
 [[ ${1:-} != --setup-only ]] || exit 0
@@ -61,6 +62,7 @@ run_case() {
     1) bash "$BENCH/throughput.sh" 1 fmnist_cnn 128 "${FMNIST_ITERS:-60}" "${FMNIST_WARMUP:-10}" ;;
     2) bash "$BENCH/throughput.sh" 2 vgg_cifar 64 "${VGG_ITERS:-30}" "${VGG_WARMUP:-5}" ;;
     3) bash "$BENCH/throughput.sh" 3 resnet18 32 "${RESNET_ITERS:-20}" "${RESNET_WARMUP:-5}" 3x64x64 ;;
+    8) bash "$BENCH/throughput.sh" 8 resnet50 16 "${RESNET_ITERS:-20}" "${RESNET_WARMUP:-5}" 3x64x64 ;;
     4) ROUNDS=${TTA_ROUNDS:-3} EPOCHS=${TTA_EPOCHS:-10} bash "$BENCH/time_to_accuracy.sh" ;;
     5) bash "$BENCH/memory.sh" ;;
     6) need_conv_peak
