@@ -122,6 +122,10 @@ struct NodeFacts {
   // Of scratch_bytes, what the forward kernel alone uses (an inference Program's workspace, program_builder.h);
   // SIZE_MAX: all of it (backends and targets that do not tell them apart).
   size_t forward_scratch_bytes = SIZE_MAX;
+  // The node's backward does nothing: its producer's backward does its work (a ReLU fused into batch
+  // norm, whose backward reads the ReLU's mask). It then reads neither its input nor its output, and
+  // the Program keeps neither for it, whatever the layer's own backward would read.
+  bool backward_done_by_producer = false;
 };
 
 }  // namespace vdnn

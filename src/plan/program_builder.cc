@@ -204,8 +204,9 @@ void Builder::make_storages() {
     out.writers.push_back(static_cast<int>(i));
     out.last_forward_use = static_cast<int>(i);
     NodeBinding& b = p_.nodes[i];
-    b.backward_reads_in = node.layer->backward_reads_input();
-    b.backward_reads_out = node.layer->backward_reads_output();
+    const bool backward_reads = !facts_[i].backward_done_by_producer;
+    b.backward_reads_in = backward_reads && node.layer->backward_reads_input();
+    b.backward_reads_out = backward_reads && node.layer->backward_reads_output();
     b.out = out.tensor;
     b.d_out = out.grad;
     for (size_t k = 0; k < facts_[i].saved_bytes.size(); ++k)
@@ -219,9 +220,9 @@ void Builder::make_storages() {
       Storage& s = storages_[group_[in]];
       b.in.push_back(s.tensor);
       s.last_forward_use = std::max(s.last_forward_use, static_cast<int>(i));
-      if (node.layer->backward_reads_input()) s.backward_readers.insert(static_cast<int>(i));
+      if (b.backward_reads_in) s.backward_readers.insert(static_cast<int>(i));
     }
-    if (node.layer->backward_reads_output()) out.backward_readers.insert(static_cast<int>(i));
+    if (b.backward_reads_out) out.backward_readers.insert(static_cast<int>(i));
     if (node.layer->kind() == LayerKind::kLoss) {
       storages_[group_[node.inputs[0]]].kept_to_phase_end = true;
       out.kept_to_phase_end = true;

@@ -83,6 +83,41 @@ TEST(Net, ReluFusedIntoBatchNormAndAddKeepsTheGradientsRight) {
   expect_gradients_match_finite_differences(dag());
 }
 
+// A ReLU fused into batch norm has no backward of its own (batch norm's reads the mask), so the
+// Program keeps the pair's output only for readers that need it: before max pooling, none, and
+// policy `all` frees it in forward. Training under `all` ends on `none`'s weights.
+TEST(Net, AReluFusedIntoBatchNormKeepsNoOutputForItsBackward) {
+  const auto net_graph = [] {
+    ModelBuilder b("bn_relu_pool", {3, 8, 8}, 4);
+    b.layer("conv", "stem", {{"channels", 8}, {"kernel", 3}, {"pad", 1}})
+        .layer("batch_norm", "bn")
+        .layer("relu", "relu")
+        .layer("max_pool", "pool", {{"kernel", 2}})
+        .layer("fc", "fc", {{"units", 4}})
+        .layer("softmax_cross_entropy", "loss");
+    return b.build();
+  };
+  Net net(net_graph(), {.batch = 4, .seed = 1, .policy = Policy::kAll});
+  const Program& p = net.train_program();
+  const int relu = 2;
+  ASSERT_EQ(p.node_names[relu], "relu");
+  EXPECT_FALSE(p.nodes[relu].backward_reads_out);
+  EXPECT_FALSE(p.nodes[relu].backward_reads_in);
+  // bn:out (the ReLU writes it in place) is neither offloaded nor kept: freed before the first backward.
+  int freed = -1, first_backward = -1;
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    const Step& s = p.steps[k];
+    const bool bn_out = s.tensor >= 0 && p.tensors[s.tensor].name == "bn:out";
+    EXPECT_FALSE(bn_out && s.op == Op::kOffload);
+    if (bn_out && s.op == Op::kFree) freed = static_cast<int>(k);
+    if (s.op == Op::kBackward && first_backward < 0) first_backward = static_cast<int>(k);
+  }
+  EXPECT_GE(freed, 0);
+  EXPECT_LT(freed, first_backward);
+  EXPECT_EQ(test::train_for_hash(net_graph(), {.batch = 4, .seed = 1, .policy = Policy::kAll}, 3),
+            test::train_for_hash(net_graph(), {.batch = 4, .seed = 1, .policy = Policy::kNone}, 3));
+}
+
 // ReLU6 fused (issue 20's conv+ReLU6): the clip applied once, where the unfused kernel would (the
 // gradients would disagree with the loss otherwise), and the same logits as ReLU6 run on its own.
 TEST(Net, Relu6FusedIntoConvolutionKeepsTheGradientsAndTheLogits) {

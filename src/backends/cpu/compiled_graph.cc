@@ -167,6 +167,7 @@ std::vector<NodeFacts> CompiledGraph::facts() const {
     f.forward_scratch_bytes = k.forward_scratch_bytes.value_or(k.scratch_bytes);
     for (const auto& md : k.param_mds) f.param_bytes.push_back(md.get_size());
     f.in_place = in_place_[i];
+    f.backward_done_by_producer = k.backward_done_by_producer;
     out.push_back(f);
   }
   return out;

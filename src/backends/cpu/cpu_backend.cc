@@ -37,12 +37,6 @@ class HostArena final : public DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// Checked before any kernel is made: on a CPU without bf16 the kernels would be emulated ones.
-Precision checked(Precision p) {
-  if (p == Precision::kBf16) require_native_bf16();
-  return p;
-}
-
 }  // namespace
 
 CpuBackend::CpuBackend(const Graph& graph, const BackendOptions& options)
@@ -51,7 +45,7 @@ CpuBackend::CpuBackend(const Graph& graph, const BackendOptions& options)
       compute_stream_(engine_),
       host_stream_(engine_),
       compiled_(graph, options.batch, options.seed, engine_, options.conv_algo, options.conv_algos,
-                options.conv_sub_batches, checked(options.precision)),
+                options.conv_sub_batches, runnable(options.precision)),
       kernels_(compiled_.kernels()),
       device_(make_cpu_device(options.link)) {}
 

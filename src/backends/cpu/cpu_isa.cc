@@ -39,4 +39,9 @@ void require_native_bf16() {
              << ", where bf16 is emulated and slower than fp32; use --precision fp32");
 }
 
+Precision runnable(Precision precision) {
+  if (precision != Precision::kFp32) require_native_bf16();
+  return precision;
+}
+
 }  // namespace vdnn

@@ -5,9 +5,12 @@
 // bf16 there instead of running a slow fallback.
 //
 //   require_native_bf16();   // throws vdnn::Error naming --precision and the ISA found otherwise
+//   Precision p = runnable(Precision::kFp32);  // p itself; bf16 only where it is native
 #pragma once
 
 #include <string>
+
+#include "core/precision.h"
 
 namespace vdnn {
 
@@ -15,5 +18,7 @@ namespace vdnn {
 std::string cpu_isa_name();
 bool cpu_has_native_bf16();
 void require_native_bf16();
+// `precision`, checked before any kernel, fact or cost is made: bf16 needs require_native_bf16.
+Precision runnable(Precision precision);
 
 }  // namespace vdnn

@@ -10,12 +10,6 @@
 namespace vdnn {
 namespace {
 
-// bf16 facts and costs come from bf16 kernels, which need the CPU to have them.
-Precision checked(Precision p) {
-  if (p != Precision::kFp32) require_native_bf16();
-  return p;
-}
-
 class CpuTarget final : public BackendTarget {
  public:
   const char* name() const override { return "cpu"; }
@@ -24,7 +18,7 @@ class CpuTarget final : public BackendTarget {
 
   std::vector<std::vector<AlgoOption>> algorithms(const Graph& graph, int64_t batch,
                                                   Precision precision) const override {
-    checked(precision);
+    runnable(precision);
     const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     const CompiledGraph direct(graph, batch, 1, engine, ConvAlgo::kDirect, {}, {}, precision);
     std::vector<std::vector<AlgoOption>> out;
@@ -45,7 +39,7 @@ class CpuTarget final : public BackendTarget {
 
   TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos,
                     Precision precision) const override {
-    checked(precision);
+    runnable(precision);
     const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     const CompiledGraph compiled(graph, batch, 1, engine, ConvAlgo::kDirect, algos, {}, precision);
     return {compiled.value_bytes(), compiled.facts()};
@@ -57,7 +51,7 @@ class CpuTarget final : public BackendTarget {
     if (!o.link.empty()) VDNN_THROW("--link is for device profiles; on cpu use --link-bandwidth/--link-latency");
     if (o.costs_file.empty())
       return measure_costs(graph, batch,
-                           {.repeats = o.repeats, .seed = 1, .link = o.cpu_link, .precision = checked(o.precision)});
+                           {.repeats = o.repeats, .seed = 1, .link = o.cpu_link, .precision = runnable(o.precision)});
     NetworkCosts costs = NetworkCosts::load(o.costs_file);
     if (costs.precision != o.precision)
       VDNN_THROW(o.costs_file << " was measured in " << to_string(costs.precision) << ", not "

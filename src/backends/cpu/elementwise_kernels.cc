@@ -34,6 +34,7 @@ class ReluKernel : public CpuKernel {
     bwd_ = dnnl::eltwise_backward(bwd_pd_);
     scratch_bytes = std::max(scratch_of(fwd_pd_), scratch_of(bwd_pd_));
     forward_scratch_bytes = scratch_of(fwd_pd_);
+    backward_done_by_producer = backward_done_after_;
     implementation = backward_done_after_ ? "fused into the layer before it, forward and backward"
                      : done_before_        ? "fused into the layer before it"
                                            : fwd_pd_.impl_info_str();

@@ -81,6 +81,8 @@ class CpuKernel {
   // The forward writes every saved buffer wholly from its inputs (pooling argmax, LRN workspace):
   // a recompute regenerates them, so they need not be kept (NodeFacts::saved_regenerated).
   bool forward_writes_saved = false;
+  // Its backward does nothing: the producer's backward does its work (NodeFacts::backward_done_by_producer).
+  bool backward_done_by_producer = false;
 };
 
 // Whether oneDNN names `impl` as one of its reference implementations ("ref:any", "lrn_ref:any"):
