@@ -5,6 +5,7 @@
 //
 //   g++ -O2 -std=c++20 bench/onednn_versions.cc -ldnnl -o /tmp/conv26 && /tmp/conv26 resnet18 5
 //   {"onednn": "2.6.3", "net": "resnet18", "conv_ms": 98.1, "layers": [...]}
+//   /tmp/conv26 vgg_cifar 5 bf16   # activations in bf16, weight gradients in f32, as vdnn's --precision bf16
 //
 // Each layer runs its three primitives `reps` times after one warm-up; the layer's time is the
 // median per primitive summed, times how often the layer occurs in the net. The nets are vdnn's
@@ -58,24 +59,31 @@ double median_ms(const std::function<void()>& run, stream& s, int reps) {
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "resnet18";
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
+  const std::string precision = argc > 3 ? argv[3] : "f32";
+  if (precision != "f32" && precision != "bf16") {
+    std::fprintf(stderr, "precision: expected f32 or bf16, got '%s'\n", precision.c_str());
+    return 2;
+  }
+  const dt act = precision == "bf16" ? dt::bf16 : dt::f32;  // weights read in it too; their gradient f32
   engine eng(engine::kind::cpu, 0);
   stream s(eng);
   const dnnl_version_t* v = dnnl_version();
-  std::printf("{\"onednn\": \"%d.%d.%d\", \"net\": \"%s\", \"layers\": [", v->major, v->minor, v->patch, which.c_str());
+  std::printf("{\"onednn\": \"%d.%d.%d\", \"net\": \"%s\", \"precision\": \"%s\", \"layers\": [", v->major, v->minor,
+              v->patch, which.c_str(), precision.c_str());
   double total = 0;
   bool first = true;
   for (const Conv& c : net(which)) {
     const int64_t pad = c.kernel / 2, out = (c.side + 2 * pad - c.kernel) / c.stride + 1;
     const memory::dims src_d{c.batch, c.in_c, c.side, c.side}, wei_d{c.out_c, c.in_c, c.kernel, c.kernel},
         bias_d{c.out_c}, dst_d{c.batch, c.out_c, out, out}, strides{c.stride, c.stride}, pads{pad, pad};
-    const memory::desc src(src_d, dt::f32, tag::any), wei(wei_d, dt::f32, tag::any), bias(bias_d, dt::f32, tag::a),
-        dst(dst_d, dt::f32, tag::any);
+    const memory::desc src(src_d, act, tag::any), wei(wei_d, act, tag::any), bias(bias_d, dt::f32, tag::a),
+        dst(dst_d, act, tag::any), dwei(wei_d, dt::f32, tag::any);
 #if DNNL_VERSION_MAJOR >= 3
     convolution_forward::primitive_desc fwd(eng, prop_kind::forward_training, algorithm::convolution_direct, src, wei,
                                             bias, dst, strides, pads, pads);
     convolution_backward_data::primitive_desc bwd_data(eng, algorithm::convolution_direct, src, wei, dst, strides, pads,
                                                        pads, fwd);
-    convolution_backward_weights::primitive_desc bwd_weights(eng, algorithm::convolution_direct, src, wei, bias, dst,
+    convolution_backward_weights::primitive_desc bwd_weights(eng, algorithm::convolution_direct, src, dwei, bias, dst,
                                                              strides, pads, pads, fwd);
 #else
     convolution_forward::primitive_desc fwd(
@@ -83,7 +91,7 @@ int main(int argc, char** argv) {
     convolution_backward_data::primitive_desc bwd_data(
         {algorithm::convolution_direct, src, wei, dst, strides, pads, pads}, eng, fwd);
     convolution_backward_weights::primitive_desc bwd_weights(
-        {algorithm::convolution_direct, src, wei, bias, dst, strides, pads, pads}, eng, fwd);
+        {algorithm::convolution_direct, src, dwei, bias, dst, strides, pads, pads}, eng, fwd);
 #endif
     memory x(fwd.src_desc(), eng), w(fwd.weights_desc(), eng), b(fwd.bias_desc(), eng), y(fwd.dst_desc(), eng);
     memory dy(bwd_data.diff_dst_desc(), eng), dx(bwd_data.diff_src_desc(), eng), wb(bwd_data.weights_desc(), eng);
@@ -102,8 +110,10 @@ int main(int argc, char** argv) {
                                                       {DNNL_ARG_DIFF_WEIGHTS, dw}, {DNNL_ARG_DIFF_BIAS, db}}); }, s, reps);
     total += (f_ms + d_ms + w_ms) * static_cast<double>(c.count);
     std::printf("%s{\"layer\": \"%s\", \"count\": %lld, \"forward_ms\": %.3f, \"backward_data_ms\": %.3f, "
-                "\"backward_weights_ms\": %.3f, \"forward_impl\": \"%s\"}",
-                first ? "" : ", ", c.name, static_cast<long long>(c.count), f_ms, d_ms, w_ms, fwd.impl_info_str());
+                "\"backward_weights_ms\": %.3f, \"forward_impl\": \"%s\", \"backward_data_impl\": \"%s\", "
+                "\"backward_weights_impl\": \"%s\"}",
+                first ? "" : ", ", c.name, static_cast<long long>(c.count), f_ms, d_ms, w_ms, fwd.impl_info_str(),
+                bwd_data.impl_info_str(), bwd_weights.impl_info_str());
     first = false;
   }
   std::printf("], \"conv_ms\": %.3f}\n", total);

@@ -11,15 +11,18 @@
 # 2 GB in a virtual environment (ONEDNN3_VENV, made when missing). OCL_ICD_FILENAMES points the
 # OpenCL loader at that CPU runtime; without it the engine cannot be created.
 #
-# Usage: bash bench/onednn_versions.sh            e.g. ROUNDS=5 REPS=7 bash bench/onednn_versions.sh
-# Environment: ROUNDS [3], REPS [7] (timed runs per primitive; the median is kept), THREADS [2]
+# Usage: bash bench/onednn_versions.sh            e.g. ROUNDS=5 REPS=7 PRECISION=bf16 bash bench/onednn_versions.sh
+# Environment: ROUNDS [3], REPS [7] (timed runs per primitive; the median is kept), PRECISION [f32]
+#   (bf16: activations and weights read in bf16, weight gradients f32, as vdnn's --precision bf16), THREADS [2]
 #   (OMP_NUM_THREADS for 2.6; the SYCL runtime uses every core, 2 here), ONEDNN3_VENV [/tmp/onednn3-venv].
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROUNDS=${ROUNDS:-3}
 REPS=${REPS:-7}
+PRECISION=${PRECISION:-f32}
 require_ints ROUNDS REPS
+[[ $PRECISION == f32 || $PRECISION == bf16 ]] || { echo "PRECISION: expected f32 or bf16, got '$PRECISION'" >&2; exit 2; }
 V3=${ONEDNN3_VENV:-/tmp/onednn3-venv}
 ONEDNN3_PIN="onednn-devel==2026.1.0"  # oneDNN 3.13.2
 if [[ ! -x $V3/bin/pip ]]; then
@@ -31,8 +34,8 @@ BIN=$(mktemp -d)
 g++ -O2 -std=c++20 "$BENCH/onednn_versions.cc" -ldnnl -o "$BIN/conv_onednn2"
 g++ -O2 -std=c++20 -I"$V3/include" "$BENCH/onednn_versions.cc" -L"$V3/lib" -Wl,-rpath,"$V3/lib" -ldnnl \
   -o "$BIN/conv_onednn3"
-run2() { "$BIN/conv_onednn2" "$1" "$REPS"; }
-run3() { LD_LIBRARY_PATH="$V3/lib" OCL_ICD_FILENAMES="$V3/lib/libintelocl.so" "$BIN/conv_onednn3" "$1" "$REPS"; }
+run2() { "$BIN/conv_onednn2" "$1" "$REPS" "$PRECISION"; }
+run3() { LD_LIBRARY_PATH="$V3/lib" OCL_ICD_FILENAMES="$V3/lib/libintelocl.so" "$BIN/conv_onednn3" "$1" "$REPS" "$PRECISION"; }
 warn_if_busy
 
 OUT="$BIN/results.jsonl"
@@ -53,7 +56,7 @@ for net in ("resnet18", "vgg_cifar"):
     (v2, a), (v3, b) = sorted(by.items())
     m2 = statistics.median(x["conv_ms"] for x in a)
     m3 = statistics.median(x["conv_ms"] for x in b)
-    print(f"{net}: convolutions of a step, oneDNN {v2} {m2:.1f} ms, oneDNN {v3} {m3:.1f} ms: "
+    print(f"{net} ({a[0]['precision']}): convolutions of a step, oneDNN {v2} {m2:.1f} ms, oneDNN {v3} {m3:.1f} ms: "
           f"3.x is {m2 / m3:.2f}x as fast (rounds: {[round(x['conv_ms'], 1) for x in a]} / "
           f"{[round(x['conv_ms'], 1) for x in b]})")
     for la, lb in zip(a[0]["layers"], b[0]["layers"]):
@@ -61,7 +64,7 @@ for net in ("resnet18", "vgg_cifar"):
                                for x in a for i in range(len(x["layers"])) if x["layers"][i]["layer"] == la["layer"])
         t3 = statistics.median(sum(x["layers"][i][k] for k in ("forward_ms", "backward_data_ms", "backward_weights_ms"))
                                for x in b for i in range(len(x["layers"])) if x["layers"][i]["layer"] == lb["layer"])
-        print(f"  {la['layer']:14s} x{la['count']}  {t2:7.2f} ms ({la['forward_impl']})  {t3:7.2f} ms "
-              f"({lb['forward_impl']})  {t2 / t3:.2f}x")
+        impls = lambda l: "/".join(l[k] for k in ("forward_impl", "backward_data_impl", "backward_weights_impl"))
+        print(f"  {la['layer']:14s} x{la['count']}  {t2:7.2f} ms ({impls(la)})  {t3:7.2f} ms ({impls(lb)})  {t2 / t3:.2f}x")
 EOF
 rm -rf "$BIN"
