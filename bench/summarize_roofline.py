@@ -25,6 +25,20 @@ def vdnn_models_gflop(models_txt, model):
     return None
 
 
+def convolutions_alone(profiled, layers, batch):
+    """Seconds the convolutions of one step take at their profiled median rates, and their FLOPs."""
+    seconds = flops = 0.0
+    for name, v in profiled.items():
+        fwd = v["flops_per_image"] * batch
+        bwd = fwd * (1 if layers[name]["reads_network_input"] else 2)
+        fg, bg = median(v["forward_gflops"]), median(v["backward_gflops"])
+        if not fg or not bg:
+            return None, None
+        seconds += fwd / fg / 1e9 + bwd / bg / 1e9
+        flops += fwd + bwd
+    return seconds, flops
+
+
 def main(argv) -> int:
     if len(argv) != 6:
         print(__doc__, file=sys.stderr)
@@ -83,6 +97,12 @@ def main(argv) -> int:
         w(f"| share of the best direct convolution | {fmt(achieved / direct if achieved else None, '{:.0%}')} |")
     if torch_best:
         w(f"| share of PyTorch's oneDNN best | {fmt(achieved / torch_best if achieved else None, '{:.0%}')} |")
+    conv_s, conv_flops = convolutions_alone(peak["layers"], layers, batch)
+    if conv_s and step_s:
+        w(f"| the convolutions alone at their profiled rates (per layer below, summed) | {conv_s * 1e3:,.1f} ms, "
+          f"{conv_s / step_s:.0%} of the step |")
+        w(f"| their own rate (their FLOPs over that time) | {conv_flops / conv_s / 1e9:,.1f} GFLOP/s |")
+        w(f"| share of the convolutions' own rate | {fmt(achieved / (conv_flops / conv_s / 1e9) if achieved else None, '{:.0%}')} |")
     w("")
     w("Per convolution (`vdnn profile`, fastest algorithm; effective GFLOP/s, median over runs):")
     w("")
