@@ -1,5 +1,7 @@
 #include "core/graph.h"
 
+#include <algorithm>
+
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -156,9 +158,14 @@ double Graph::forward_flops_per_sample() const {
 bool Graph::runs_in_place(int node) const {
   const Node& n = nodes_.at(node);
   if (!n.layer->can_run_in_place()) return false;
+  if (std::count(n.inputs.begin(), n.inputs.end(), n.inputs[0]) != 1) return false;  // add(x, x)
   const Value& in = values_[n.inputs[0]];
   if (in.producer < 0 || in.consumers.size() != 1) return false;
   return !nodes_[in.producer].layer->backward_reads_output();
+}
+
+bool Graph::runs_in_place_over(int node, ValueId v) const {
+  return nodes_.at(node).inputs[0] == v && runs_in_place(node);
 }
 
 int64_t Graph::feature_map_bytes_per_sample() const {

@@ -70,9 +70,12 @@ class Graph {
   const Value& value(ValueId id) const { return values_.at(id); }
   ValueId find_value(const std::string& name) const;  // -1 if absent
 
-  // ReLU may overwrite its input when nothing else reads it: the input has no other consumer and
-  // its producer's backward does not read its own output.
+  // A layer that can (ReLU; an add, over its first input) writes its output over its first input
+  // when nothing else reads it: that input has no other consumer and its producer's backward does
+  // not read its own output. The two values are then one storage, and so are their gradients.
   bool runs_in_place(int node) const;
+  // Whether `node` runs in place over value `v` (v is its first input): a walk along one storage.
+  bool runs_in_place_over(int node, ValueId v) const;
   // Whether backward computes the gradient of value v: not for the input, nor for slices of it
   // (layers/batch_slice.h), so a first convolution skips its data gradient.
   bool needs_gradient(ValueId v) const;

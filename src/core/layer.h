@@ -68,7 +68,7 @@ class Layer {
   // Which values the backward pass reads. These are what vDNN may offload.
   virtual bool backward_reads_input() const = 0;
   virtual bool backward_reads_output() const { return false; }
-  // May overwrite its input (vDNN runs ReLU in place).
+  // May write its output over its first input (vDNN runs ReLU in place; an add sums onto its first).
   virtual bool can_run_in_place() const { return false; }
 
   // FLOPs per sample (multiply and add counted separately: 2 per MAC).

@@ -28,6 +28,8 @@ class AddLayer : public Layer {
   int max_inputs() const override { return 64; }
   Shape infer_shape(const std::vector<Shape>& in) const override;
   bool backward_reads_input() const override { return false; }
+  // y is written over x0 (ResNet's y = bn3(...) + shortcut): its backward's dx0 is dy itself.
+  bool can_run_in_place() const override { return true; }
 };
 
 }  // namespace vdnn

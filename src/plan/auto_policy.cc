@@ -414,7 +414,7 @@ class Search {
       if (val.producer >= 0 && (out.empty() || g_.runs_in_place(val.producer))) out.push_back(val.producer);
       int next = -1;
       for (int c : val.consumers)
-        if (g_.runs_in_place(c)) next = g_.nodes()[c].output;
+        if (g_.runs_in_place_over(c, v)) next = g_.nodes()[c].output;
       v = next;
     }
     return out;

@@ -565,8 +565,8 @@ void Builder::emit_backward_node(int j) {
     } else if (writes_a_slice) {
       if (grad_allocated_.insert(grad).second) alloc(grad);
       b.d_in.push_back(grad);
-    } else if (facts_[j].in_place || grad_allocated_.insert(grad).second) {
-      if (!facts_[j].in_place) alloc(grad);
+    } else if ((facts_[j].in_place && m == 0) || grad_allocated_.insert(grad).second) {
+      if (!facts_[j].in_place || m > 0) alloc(grad);  // in place: the first input's gradient is d_out
       b.d_in.push_back(grad);
     } else {
       const int temp = add_tensor(node.layer->name() + ":accum" + std::to_string(m),

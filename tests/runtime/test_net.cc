@@ -83,6 +83,45 @@ TEST(Net, ReluFusedIntoBatchNormAndAddKeepsTheGradientsRight) {
   expect_gradients_match_finite_differences(dag());
 }
 
+// An add writes over its first input when nothing else reads it (ResNet's bn3 + shortcut): one
+// storage for the two values and one gradient, so its backward copies dy to the other inputs only.
+// Where the first input is read elsewhere (a shortcut first), or is every input (x + x), it does not.
+TEST(Net, AResidualAddRunsInPlaceOverItsFirstInputOnly) {
+  const Graph dag = test::offload_test_dag("in_place_add", /*with_dropout=*/false);
+  auto node = [](const Graph& g, const std::string& name) {
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      if (g.nodes()[i].layer->name() == name) return static_cast<int>(i);
+    ADD_FAILURE() << "no node " << name;
+    return 0;
+  };
+  const int res = node(dag, "res"), c = node(dag, "c");  // res = c + pool
+  ASSERT_TRUE(dag.runs_in_place(res));
+  EXPECT_TRUE(dag.runs_in_place_over(res, dag.nodes()[c].output));
+  EXPECT_FALSE(dag.runs_in_place_over(res, dag.nodes()[res].inputs[1]));
+  Net net(test::offload_test_dag("in_place_add", false), {.batch = 2, .seed = 1});
+  const Program& p = net.train_program();
+  for (const auto& t : p.tensors) EXPECT_NE(t.name, "res:out");
+  const NodeBinding& b = p.nodes[res];
+  EXPECT_EQ(b.out, p.nodes[c].out);
+  EXPECT_EQ(b.d_in[0], b.d_out);
+  EXPECT_NE(b.d_in[1], b.d_out);
+
+  const auto shortcut_first = [] {
+    ModelBuilder m("shortcut_first", {4, 6, 6}, 3);
+    m.layer("conv", "stem", {{"channels", 4}, {"kernel", 3}, {"pad", 1}})
+        .layer("conv", "branch", {{"channels", 4}, {"kernel", 3}, {"pad", 1}})
+        .layer("add", "join", {}, {"stem", "branch"})
+        .layer("add", "twice", {}, {"join", "join"})
+        .layer("fc", "fc", {{"units", 3}})
+        .layer("softmax_cross_entropy", "loss");
+    return m.build();
+  };
+  const Graph g = shortcut_first();
+  EXPECT_FALSE(g.runs_in_place(node(g, "join")));   // stem is read by branch too
+  EXPECT_FALSE(g.runs_in_place(node(g, "twice")));  // its first input is its second as well
+  test::expect_gradients_match_finite_differences(shortcut_first());
+}
+
 // A ReLU fused into batch norm has no backward of its own (batch norm's reads the mask), so the
 // Program keeps the pair's output only for readers that need it: before max pooling, none, and
 // policy `all` frees it in forward. Training under `all` ends on `none`'s weights.

@@ -44,7 +44,7 @@ bool feeds_loss(const Graph& graph, ValueId v) {
   for (int c : graph.values()[v].consumers) {
     const Node& consumer = graph.nodes()[c];
     if (consumer.layer->kind() == LayerKind::kLoss) return true;
-    if (graph.runs_in_place(c) && feeds_loss(graph, consumer.output)) return true;
+    if (graph.runs_in_place_over(c, v) && feeds_loss(graph, consumer.output)) return true;
   }
   return false;
 }

@@ -1,8 +1,8 @@
 // Concat along channels (or along vectors: N,K values) and elementwise add (residual joins) on oneDNN.
 // Concat's backward copies channel slices of the gradient (submemory views) into each input's layout;
 // when a slice does not start on a layout block, the gradient goes through plain NCHW in scratch.
-// Add's backward copies the gradient to every input (each may have its own layout); a ReLU after a
-// two-input add is its post-op.
+// Add's backward copies the gradient to every input (each may have its own layout) but the first
+// when it runs in place over it; a ReLU after a two-input add is its post-op.
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
 #include "vdnn/error.h"
@@ -123,9 +123,10 @@ class AddKernel : public CpuKernel {
     sum_.execute(stream, args);
   }
 
+  // In place (over x0), dx0 is dy itself: only the other inputs get a copy.
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
     for (size_t i = 0; i < in_mds_.size(); ++i)
-      if (a.d_in[i])
+      if (a.d_in[i] && a.d_in[i] != a.d_out)
         run_reorder(copies_[i], stream, bind(out_md, engine_, a.d_out), bind(in_mds_[i], engine_, a.d_in[i]));
   }
 

@@ -57,8 +57,9 @@ class CudaAddKernel : public CudaKernel {
   }
 
   // y = ((x0 + x1) + x2) ...: each sum rounded once (axpy with alpha 1), as oneDNN's sum.
+  // In place, y is x0's buffer: the sum starts there, and dx0 is dy itself.
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
-    copy_on_stream(ctx, a.out, a.in[0], out_bytes);
+    if (a.out != a.in[0]) copy_on_stream(ctx, a.out, a.in[0], out_bytes);
     for (size_t i = 1; i < inputs_; ++i)
       VDNN_CUDA_CHECK(cublasSaxpy(ctx.cublas, count_, &kOne, static_cast<const float*>(a.in[i]), 1,
                                   static_cast<float*>(a.out), 1));
@@ -66,7 +67,7 @@ class CudaAddKernel : public CudaKernel {
 
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     for (size_t i = 0; i < inputs_; ++i)
-      if (a.d_in[i]) copy_on_stream(ctx, a.d_in[i], a.d_out, out_bytes);
+      if (a.d_in[i] && a.d_in[i] != a.d_out) copy_on_stream(ctx, a.d_in[i], a.d_out, out_bytes);
   }
 
  private:
