@@ -23,7 +23,7 @@ struct InferenceRow {
   InferenceEvaluation e;
 };
 
-double mib(size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+double mib_of(size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 nlohmann::json row_json(const InferenceRow& r) {
   const InferencePeak p = inference_peak(r.e.planned.plan);
@@ -38,12 +38,12 @@ nlohmann::json row_json(const InferenceRow& r) {
   return j;
 }
 
-void print_row(const InferenceRow& r) {
+void print_inference_row(const InferenceRow& r) {
   const InferencePeak p = inference_peak(r.e.planned.plan);
   const double t = r.e.time.iteration_seconds;
   std::printf("%-22s %6lld %9.1f %9.1f %9.1f %9.1f %11s %9.1f %11.3f %11.1f %6d %s\n", r.device.c_str(),
-              static_cast<long long>(r.batch), mib(p.total), mib(p.weights), mib(p.activations), mib(p.workspace),
-              format_bytes(r.e.planned.smallest_budget).c_str(), mib(r.e.streamed_bytes), t * 1e3,
+              static_cast<long long>(r.batch), mib_of(p.total), mib_of(p.weights), mib_of(p.activations), mib_of(p.workspace),
+              format_bytes(r.e.planned.smallest_budget).c_str(), mib_of(r.e.streamed_bytes), t * 1e3,
               static_cast<double>(r.batch) / t, r.e.leaner_layers, r.budget ? (r.e.fits ? "yes" : "no") : "");
 }
 
@@ -102,7 +102,7 @@ int run_plan_inference(const InferencePlanRequest& request) {
                 request.budget ? (", budget " + format_bytes(request.budget)).c_str() : "");
     std::printf("%-22s %6s %9s %9s %9s %9s %11s %9s %11s %11s %6s %s\n", "device", "batch", "peak MiB", "weights",
                 "activ.", "workspace", "min budget", "streamed", "latency ms", "images/s", "leaner", "fits");
-    for (const InferenceRow& r : rows) print_row(r);
+    for (const InferenceRow& r : rows) print_inference_row(r);
     std::printf("peak = the most bytes in use at once (the classes' peaks need not coincide); min budget = the "
                 "smallest arena the placement needs with every weight resident; streamed = weight MiB streamed from "
                 "host memory per batch (under a budget below the weights and working set); leaner = layers on a "

@@ -2,13 +2,13 @@
 
 #include <cstring>
 
+#include "core/shape.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 
 namespace {
 
-constexpr int64_t kMaxTensorElements = int64_t{1} << 36;
 
 const char* type_name(int32_t t) {
   switch (t) {

@@ -5,9 +5,9 @@
 namespace vdnn {
 namespace {
 
-class Search {
+class DynSearch {
  public:
-  Search(const Planner& planner, size_t budget, DynChoice& out) : p_(planner), budget_(budget), out_(out) {}
+  DynSearch(const Planner& planner, size_t budget, DynChoice& out) : p_(planner), budget_(budget), out_(out) {}
 
   bool try_config(const Configuration& c, int step, const std::string& why) {
     const bool ok = p_.fits(c, budget_);
@@ -67,7 +67,7 @@ DynChoice choose_dyn(const Planner& planner, size_t budget) {
   const NetworkCosts& costs = planner.costs();
   const Configuration trainable{Policy::kAll, costs.leanest()};
   out.minimum_budget = planner.minimum_budget(trainable);
-  Search search(planner, budget, out);
+  DynSearch search(planner, budget, out);
   // Step 1, trainability on the device (the host budget, if any, is for the configurations below).
   const bool trainable_fits = budget >= out.minimum_budget;  // exact: memory_plan.h minimum_budget
   out.tried.push_back(VDNN_MSG("1. " << describe(trainable, costs) << ": "

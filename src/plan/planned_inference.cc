@@ -18,7 +18,7 @@ struct Placed {
   MemoryPlan plan;
 };
 
-Placed place(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+Placed place_values(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
              const std::vector<bool>& streamed, size_t budget) {
   ProgramOptions o{Policy::kNone, SyncMode::kEvent, /*training=*/false};
   o.inference = true;
@@ -43,11 +43,11 @@ Placed stream_largest_first(const Graph& graph, const std::vector<size_t>& value
   Placed placed;
   for (size_t k = 0; k < n && !placed.plan.fits && weight_bytes(facts[order[k]]) > 0; ++k) {
     streamed[order[k]] = true;
-    placed = place(graph, value_bytes, facts, streamed, budget);
+    placed = place_values(graph, value_bytes, facts, streamed, budget);
   }
   if (placed.plan.fits) return placed;
   streamed.assign(n, true);
-  return place(graph, value_bytes, facts, streamed, budget);
+  return place_values(graph, value_bytes, facts, streamed, budget);
 }
 
 }  // namespace
@@ -55,13 +55,13 @@ Placed stream_largest_first(const Graph& graph, const std::vector<size_t>& value
 PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& value_bytes,
                                 const std::vector<NodeFacts>& facts, size_t budget, bool streaming) {
   PlannedInference p;
-  Placed placed = place(graph, value_bytes, facts, {}, budget);
+  Placed placed = place_values(graph, value_bytes, facts, {}, budget);
   p.smallest_budget = placed.plan.smallest_bytes;
   p.streaming = streaming;
   p.smallest_streamed_budget = p.smallest_budget;
   if (streaming) {  // placed even when the resident pass fits: its smallest budget is reported
     const std::vector<bool> all(graph.nodes().size(), true);
-    Placed all_streamed = place(graph, value_bytes, facts, all, budget);
+    Placed all_streamed = place_values(graph, value_bytes, facts, all, budget);
     p.smallest_streamed_budget = std::min(all_streamed.plan.smallest_bytes, p.smallest_budget);
     if (!placed.plan.fits && all_streamed.plan.fits) {
       placed = stream_largest_first(graph, value_bytes, facts, budget, p.streamed);

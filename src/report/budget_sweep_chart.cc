@@ -8,7 +8,6 @@
 namespace vdnn {
 namespace {
 
-constexpr double kWidth = 1000, kMargin = 20, kLegendRow = 20;
 const char* policy_color(size_t policy) { return series_color(policy); }
 std::string dash_of(const SweepColumn& c) { return c.prefetch == Prefetch::kAhead ? "7 4" : ""; }
 
@@ -60,14 +59,14 @@ std::string budget_sweep_svg(const std::string& title, const BudgetSweep& sweep,
                       .x_max = std::max(max_bytes * 1.05 / bytes.scale, 1e-9),
                       .y_max = std::max(max_seconds * 1.1 / time.scale, 1e-9)};
 
-  Svg svg(kWidth, plot.bottom() + 60);
-  svg.text(kMargin, 26, "Step time against budget: " + title, {.size = 16, .bold = true});
-  svg.text(kMargin, 46,
+  Svg svg(kPageWidth, plot.bottom() + 60);
+  svg.text(kPageMargin, 26, "Step time against budget: " + title, {.size = 16, .bold = true});
+  svg.text(kPageMargin, 46,
            "predicted by the planner at " + std::to_string(sweep.budgets.size()) + " budgets from " +
                format_bytes(sweep.top) + " down to the floor, " + format_bytes(sweep.floor) +
                "; a line ends where its policy no longer fits",
            {.size = 12, .fill = "#555555"});
-  svg.text(kMargin, 63, "dashed: --prefetch ahead; dotted: the oracle (none, fastest algorithms, unlimited memory)",
+  svg.text(kPageMargin, 63, "dashed: --prefetch ahead; dotted: the oracle (none, fastest algorithms, unlimited memory)",
            {.size = 12, .fill = "#555555"});
   plot.draw_x_axis(svg, "device budget (" + bytes.name + ")");
   plot.draw_y_axis(svg, "time per training step (" + time.name + ")");

@@ -54,6 +54,9 @@ ChartUnit time_unit(double max_seconds);  // ms below 10 s, else s
 const char* class_color(MemoryClass cls);
 // The i-th colour of the charts' eight-colour palette (series, policies), cycling.
 const char* series_color(size_t i);
+// The page of the wide charts (budget sweep, scaling, configurations): its width, its margins and
+// the height of a legend row, in pixels.
+inline constexpr double kPageWidth = 1000, kPageMargin = 20, kLegendRow = 20;
 // One swatch and name per class in a row from (x, y); returns the row's width in pixels.
 double draw_class_legend(Svg& svg, double x, double y);
 

@@ -8,12 +8,11 @@
 namespace vdnn {
 namespace {
 
-constexpr double kWidth = 1000, kTop = 130, kRow = 30, kBar = 18, kGap = 40, kRight = 20;
-constexpr double kMargin = 20;
+constexpr double kBarsTop = 130, kBarRow = 30, kBar = 18, kBarGap = 40, kBarsRight = 20;
 constexpr const char* kTimeColor = "#7f7f7f";
 constexpr const char* kTooBig = "#c0392b";
 
-double row_middle(const PlotArea& plot, size_t i) { return plot.y + 8 + kRow * (static_cast<double>(i) + 0.5); }
+double row_middle(const PlotArea& plot, size_t i) { return plot.y + 8 + kBarRow * (static_cast<double>(i) + 0.5); }
 
 void draw_memory_row(Svg& svg, const PlotArea& plot, const ConfigurationBar& b, size_t i, const ChartUnit& unit) {
   const double top = row_middle(plot, i) - kBar / 2;
@@ -59,25 +58,25 @@ std::string configuration_chart_svg(const std::string& title, const std::vector<
     max_seconds = std::max(max_seconds, b.step_seconds);
   }
   const ChartUnit bytes = byte_unit(max_bytes), time = time_unit(max_seconds);
-  const double left = label_width + 10, plots = kWidth - left - kGap - kRight;
-  const double height = kRow * static_cast<double>(bars.size()) + 16;
+  const double left = label_width + 10, plots = kPageWidth - left - kBarGap - kBarsRight;
+  const double height = kBarRow * static_cast<double>(bars.size()) + 16;
   // Room right of the longest bar for its label.
-  const PlotArea memory{.x = left, .y = kTop, .width = plots * 0.56, .height = height,
+  const PlotArea memory{.x = left, .y = kBarsTop, .width = plots * 0.56, .height = height,
                         .x_max = std::max(max_bytes * 1.45 / bytes.scale, 1e-9), .y_max = 1};
-  const PlotArea step{.x = memory.right() + kGap, .y = kTop, .width = plots * 0.44, .height = height,
+  const PlotArea step{.x = memory.right() + kBarGap, .y = kBarsTop, .width = plots * 0.44, .height = height,
                       .x_max = std::max(max_seconds * 1.5 / time.scale, 1e-9), .y_max = 1};
 
-  Svg svg(kWidth, kTop + height + 50);
-  svg.text(kMargin, 26, "Configurations compared: " + title, {.size = 16, .bold = true});
-  svg.text(kMargin, 46, "predicted by the planner: peak device memory by class (at the peak) and time per step",
+  Svg svg(kPageWidth, kBarsTop + height + 50);
+  svg.text(kPageMargin, 26, "Configurations compared: " + title, {.size = 16, .bold = true});
+  svg.text(kPageMargin, 46, "predicted by the planner: peak device memory by class (at the peak) and time per step",
            {.size = 12, .fill = "#555555"});
-  svg.text(kMargin, 63,
+  svg.text(kPageMargin, 63,
            "black tick: the smallest budget each trains in; dashed: the budget, and the oracle "
            "(none, fastest algorithms, unlimited memory)",
            {.size = 12, .fill = "#555555"});
-  draw_class_legend(svg, kMargin, 88);
-  svg.text(memory.x, kTop - 22, "peak device memory", {.size = 13, .bold = true});
-  svg.text(step.x, kTop - 22, "predicted step time", {.size = 13, .bold = true});
+  draw_class_legend(svg, kPageMargin, 88);
+  svg.text(memory.x, kBarsTop - 22, "peak device memory", {.size = 13, .bold = true});
+  svg.text(step.x, kBarsTop - 22, "predicted step time", {.size = 13, .bold = true});
   memory.draw_x_axis(svg, "device memory (" + bytes.name + ")");
   step.draw_x_axis(svg, "time per training step (" + time.name + ")");
   for (size_t i = 0; i < bars.size(); ++i) {

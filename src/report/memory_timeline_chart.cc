@@ -8,7 +8,7 @@
 namespace vdnn {
 namespace {
 
-constexpr double kWidth = 960, kLeft = 90, kRight = 30, kTop = 92;
+constexpr double kTimelineWidth = 960, kTimelineLeft = 90, kTimelineRight = 30, kTimelineTop = 92;
 constexpr double kHeader = 24, kPlotHeight = 150, kAxisSpace = 46;
 
 double panel_height() { return kHeader + kPlotHeight + kAxisSpace; }
@@ -61,21 +61,21 @@ std::string memory_timeline_svg(const std::string& title, const std::vector<Memo
     max_seconds = std::max({max_seconds, p.step_seconds, p.memory.empty() ? 0.0 : p.memory.back().seconds});
   }
   const ChartUnit bytes = byte_unit(max_bytes), time = time_unit(max_seconds);
-  Svg svg(kWidth, kTop + panel_height() * static_cast<double>(panels.size()) + 8);
-  svg.text(kLeft, 26, std::string("Device memory over one ") + (forward_only ? "forward pass" : "training step") + ": " + title,
+  Svg svg(kTimelineWidth, kTimelineTop + panel_height() * static_cast<double>(panels.size()) + 8);
+  svg.text(kTimelineLeft, 26, std::string("Device memory over one ") + (forward_only ? "forward pass" : "training step") + ": " + title,
            {.size = 16, .bold = true});
-  svg.text(kLeft, 46,
+  svg.text(kTimelineLeft, 46,
            std::string("simulated; stacked by class; panels share both axes") +
                (budget_bytes ? "; dashed line: the " + format_bytes(budget_bytes) + " budget" : ""),
            {.size = 12, .fill = "#555555"});
-  draw_class_legend(svg, kLeft, 72);
-  double top = kTop;
+  draw_class_legend(svg, kTimelineLeft, 72);
+  double top = kTimelineTop;
   for (const MemoryPanel& p : panels) {
-    const PlotArea plot{.x = kLeft, .y = top + kHeader, .width = kWidth - kLeft - kRight, .height = kPlotHeight,
+    const PlotArea plot{.x = kTimelineLeft, .y = top + kHeader, .width = kTimelineWidth - kTimelineLeft - kTimelineRight, .height = kPlotHeight,
                         .x_max = std::max(max_seconds / time.scale, 1e-9),
                         .y_max = std::max(max_bytes * 1.08 / bytes.scale, 1e-9)};
     const MemoryPoint peak = peak_point(p.memory);
-    svg.text(kLeft, top + kHeader - 7,
+    svg.text(kTimelineLeft, top + kHeader - 7,
              p.label + ": peak " + format_bytes(peak.bytes) + ", " + span + " " +
                  tick_label(p.step_seconds / time.scale, 0.1) + " " + time.name,
              {.size = 13, .bold = true});

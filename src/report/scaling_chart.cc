@@ -10,7 +10,6 @@
 namespace vdnn {
 namespace {
 
-constexpr double kWidth = 1000, kMargin = 20, kLegendRow = 20;
 const char* color(size_t i) { return series_color(i); }
 
 bool fits(const ScalingSeries& s) {
@@ -45,9 +44,9 @@ std::string scaling_svg(const std::string& title, const std::vector<ScalingSerie
   PlotArea right = left;
   right.x = 580;
   const double legend_y = left.bottom() + 70;
-  Svg svg(kWidth, legend_y + kLegendRow * (static_cast<double>(series.size()) + 1) + 10);
-  svg.text(kMargin, 26, "Predicted data-parallel scaling: " + title, {.size = 16, .bold = true});
-  svg.text(kMargin, 46,
+  Svg svg(kPageWidth, legend_y + kLegendRow * (static_cast<double>(series.size()) + 1) + 10);
+  svg.text(kPageMargin, 26, "Predicted data-parallel scaling: " + title, {.size = 16, .bold = true});
+  svg.text(kPageMargin, 46,
            "efficiency = one-rank step time / N-rank step time at the same per-rank batch; ring all-reduce of "
            "DDP-style gradient buckets on the comm stream",
            {.size = 12, .fill = "#555555"});

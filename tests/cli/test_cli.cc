@@ -13,7 +13,7 @@
 #include "backends/backend_targets.h"
 #include "cli/cli_run.h"
 
-namespace {
+namespace test_cli {
 
 namespace fs = std::filesystem;
 

@@ -9,7 +9,7 @@
 
 #include "cli/cli_run.h"
 
-namespace {
+namespace test_cli_checkpoint {
 
 namespace fs = std::filesystem;
 

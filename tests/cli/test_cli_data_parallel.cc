@@ -18,7 +18,7 @@
 #include "runtime/checkpoint.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_data_parallel {
 
 namespace fs = std::filesystem;
 

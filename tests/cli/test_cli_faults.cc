@@ -16,7 +16,7 @@
 #include "cli/cli_run.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_faults {
 
 namespace fs = std::filesystem;
 

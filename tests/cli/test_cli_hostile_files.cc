@@ -11,7 +11,7 @@
 #include "io/safetensors.h"
 #include "runtime/checkpoint.h"
 
-namespace {
+namespace test_cli_hostile_files {
 
 namespace fs = std::filesystem;
 

@@ -16,7 +16,7 @@
 
 #include "cli/cli_run.h"
 
-namespace {
+namespace test_cli_hostile_scalars {
 
 namespace fs = std::filesystem;
 

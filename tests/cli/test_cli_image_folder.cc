@@ -12,7 +12,7 @@
 #include "data/image_files.h"
 
 namespace vdnn {
-namespace {
+namespace test_cli_image_folder {
 
 namespace fs = std::filesystem;
 

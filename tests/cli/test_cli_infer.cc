@@ -13,7 +13,7 @@
 #include "cli/cli_run.h"
 #include "io/npy.h"
 
-namespace {
+namespace test_cli_infer {
 
 namespace fs = std::filesystem;
 

@@ -9,7 +9,7 @@
 #include "cli/cli_run.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_input_readers {
 
 struct InputModel {
   const char* name;

@@ -20,7 +20,7 @@
 #include "util/hostile_paths.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_interrupt {
 
 namespace fs = std::filesystem;
 

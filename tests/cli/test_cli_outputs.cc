@@ -17,7 +17,7 @@
 #include "util/hostile_paths.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_outputs {
 
 namespace fs = std::filesystem;
 

@@ -10,7 +10,7 @@
 #include "io/trace_check.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_pictures {
 
 std::string read_text(const std::filesystem::path& file) {
   std::ifstream in(file);

@@ -17,7 +17,7 @@
 #include "plan/program_builder.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_plan {
 
 TEST(CliPlan, AnswersForVgg16OnTheTitanXWithEveryConfigurationAndDynsChoice) {
   const CliRun r = vdnn("plan --model vgg16 --batch 256 --device titan-x-maxwell --json");

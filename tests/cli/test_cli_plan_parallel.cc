@@ -8,7 +8,7 @@
 #include "cli/cli_run.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_plan_parallel {
 
 const std::string kVgg = "plan --model vgg16 --batch 64 --device a100-40gb --policy none ";
 

@@ -14,7 +14,7 @@
 #include "cli/cli_run.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_plan_scale {
 
 nlohmann::json layer(const std::string& type, const std::string& name, nlohmann::json fields = nlohmann::json::object()) {
   fields["type"] = type;

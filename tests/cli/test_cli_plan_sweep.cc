@@ -11,7 +11,7 @@
 #include "io/svg_check.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_plan_sweep {
 
 const std::string kVgg = "plan --model vgg16 --batch 256 --device titan-x-maxwell";
 

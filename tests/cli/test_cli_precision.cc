@@ -9,7 +9,7 @@
 #include "io/npy.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_precision {
 
 nlohmann::json precision_report(const std::string& precision) {
   const auto dir = temp_dir("precision_" + precision);

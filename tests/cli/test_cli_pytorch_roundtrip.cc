@@ -11,7 +11,7 @@
 #include "cli/cli_run.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_pytorch_roundtrip {
 
 namespace fs = std::filesystem;
 

@@ -7,7 +7,7 @@
 #include "cli/cli_run.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cli_report {
 
 nlohmann::json train_report(const std::string& flags) {
   const auto dir = temp_dir("report_decisions");

@@ -5,7 +5,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_model_file {
 
 using nlohmann::json;
 

@@ -20,7 +20,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_cuda_device {
 
 TEST(CudaCheck, FailuresNameTheStatementAndTheLibraryError) {
   try {

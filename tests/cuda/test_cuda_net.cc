@@ -13,7 +13,7 @@
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
-namespace {
+namespace test_cuda_net {
 
 Graph dag_net() { return test::offload_test_dag("cuda_dag"); }
 

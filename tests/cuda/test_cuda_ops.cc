@@ -7,7 +7,7 @@
 #include "layers/layer_test_util.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_cuda_ops {
 
 using tag = dnnl::memory::format_tag;
 

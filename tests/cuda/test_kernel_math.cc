@@ -11,7 +11,7 @@
 #include "layers/pool.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_kernel_math {
 
 namespace km = kernel_math;
 

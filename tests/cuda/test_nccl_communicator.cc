@@ -21,7 +21,7 @@
 #include "io/model_file.h"
 
 namespace vdnn {
-namespace {
+namespace test_nccl_communicator {
 
 TEST(CudaNccl, LinkedLibraryIsTheHeadersVersion) {
   EXPECT_EQ(nccl_version(), std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +

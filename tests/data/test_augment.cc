@@ -13,7 +13,7 @@
 #include "error_of.h"
 
 namespace vdnn {
-namespace {
+namespace test_augment {
 
 constexpr int64_t kC = 2, kH = 6, kW = 7;
 

@@ -13,7 +13,7 @@
 #include "error_of.h"
 
 namespace vdnn {
-namespace {
+namespace test_cifar {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;

@@ -21,7 +21,7 @@
 #include "vdnn/rng.h"
 
 namespace vdnn {
-namespace {
+namespace test_idx_and_data {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;

@@ -21,7 +21,7 @@
 #include "error_of.h"
 
 namespace vdnn {
-namespace {
+namespace test_image_folder {
 
 namespace fs = std::filesystem;
 

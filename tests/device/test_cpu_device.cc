@@ -17,7 +17,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_cpu_device {
 
 using Clock = std::chrono::steady_clock;
 constexpr StreamKind kAll[] = {StreamKind::kCompute, StreamKind::kD2H, StreamKind::kH2D, StreamKind::kComm};

@@ -19,7 +19,7 @@
 #include "cli/cli_run.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_header_examples {
 
 namespace fs = std::filesystem;
 const fs::path kRoot = VDNN_SOURCE_DIR;

@@ -25,7 +25,7 @@
 #include "layers/softmax_ce.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_onnx_export {
 
 namespace fs = std::filesystem;
 

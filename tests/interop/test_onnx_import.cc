@@ -12,7 +12,7 @@
 #include "runtime/net.h"
 
 namespace vdnn {
-namespace {
+namespace test_onnx_import {
 
 using test::error_of;
 using test::OnnxTestModel;

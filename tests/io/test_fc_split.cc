@@ -15,7 +15,7 @@
 #include "runtime/checkpoint.h"
 
 namespace vdnn {
-namespace {
+namespace test_fc_split {
 
 constexpr int64_t kBatch = 3;
 

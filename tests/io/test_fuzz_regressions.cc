@@ -17,7 +17,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_fuzz_regressions {
 
 namespace fs = std::filesystem;
 

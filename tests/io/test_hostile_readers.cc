@@ -16,7 +16,7 @@
 #include "util/host_memory.h"
 #include "util/text_file.h"
 
-namespace {
+namespace test_hostile_readers {
 
 namespace fs = std::filesystem;
 using vdnn::test::error_of;

@@ -16,7 +16,7 @@
 #include "runtime/checkpoint.h"
 
 namespace vdnn {
-namespace {
+namespace test_inference_rewrites {
 
 constexpr int64_t kBatch = 3;
 

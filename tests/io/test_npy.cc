@@ -13,7 +13,7 @@
 #include "util/mapped_file.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_npy {
 
 namespace fs = std::filesystem;
 

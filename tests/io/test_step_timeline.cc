@@ -13,7 +13,7 @@
 #include "runtime/step_recorder.h"
 
 namespace vdnn {
-namespace {
+namespace test_step_timeline {
 
 struct UnitCosts : CostModel {
   double forward_seconds(int node) const override { return 1e-3; }

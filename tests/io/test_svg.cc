@@ -12,7 +12,7 @@
 #include "util/text_file.h"
 
 namespace vdnn {
-namespace {
+namespace test_svg {
 
 MemoryPoint point(double seconds, size_t weights, size_t fmaps, size_t workspace = 0) {
   MemoryPoint m{.seconds = seconds, .bytes = weights + fmaps + workspace};

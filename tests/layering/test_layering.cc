@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace test_layering {
 
 namespace fs = std::filesystem;
 

@@ -12,7 +12,7 @@
 #include "util/aligned_buffer.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_bf16_kernels {
 
 using tag = dnnl::memory::format_tag;
 

@@ -5,7 +5,7 @@
 #include "layers/layer_test_util.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_conv_kernel {
 
 using tag = dnnl::memory::format_tag;
 

@@ -2,7 +2,7 @@
 #include "layers/layer_test_util.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_fc_loss_kernels {
 
 using tag = dnnl::memory::format_tag;
 

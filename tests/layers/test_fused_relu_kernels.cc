@@ -6,7 +6,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_fused_relu_kernels {
 
 using tag = dnnl::memory::format_tag;
 

@@ -3,7 +3,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_norm_kernels {
 
 using tag = dnnl::memory::format_tag;
 

@@ -3,7 +3,7 @@
 #include "layers/pool.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_pool_kernel {
 
 using tag = dnnl::memory::format_tag;
 

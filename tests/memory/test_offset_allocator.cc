@@ -16,7 +16,7 @@
 #include "vdnn/rng.h"
 
 namespace vdnn {
-namespace {
+namespace test_offset_allocator {
 
 constexpr MemoryClass kFm = MemoryClass::kFeatureMaps;
 

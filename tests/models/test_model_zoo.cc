@@ -10,7 +10,7 @@
 #include "io/model_file.h"
 
 namespace vdnn {
-namespace {
+namespace test_model_zoo {
 
 // Trainable parameters: weights, biases, BN weight/bias (not running statistics), as
 // torchvision's sum(p.numel() for p in model.parameters()).

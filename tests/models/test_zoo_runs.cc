@@ -10,7 +10,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_zoo_runs {
 
 // The deep VGG variants hold 360–580 M parameters (4–7 GB with gradients and momentum): they are
 // planned below, not trained in CI.

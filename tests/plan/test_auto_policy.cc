@@ -18,7 +18,7 @@
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
-namespace {
+namespace test_auto_policy {
 
 NetOptions options_of(const AutoChoice& a, const Planner& planner, size_t budget) {
   NetOptions o;

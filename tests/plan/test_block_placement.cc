@@ -24,7 +24,7 @@
 #include "vdnn/rng.h"
 
 namespace vdnn {
-namespace {
+namespace test_block_placement {
 
 // Lifetimes overlap and address ranges overlap.
 bool clash(const Block& a, size_t at_a, const Block& b, size_t at_b) {

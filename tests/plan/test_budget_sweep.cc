@@ -15,7 +15,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_budget_sweep {
 
 struct Case {
   const char* model;

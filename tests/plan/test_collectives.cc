@@ -21,7 +21,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_collectives {
 
 // fmnist_dag: a DAG with batch norm (running statistics) and gradient sums.
 struct DagFacts {

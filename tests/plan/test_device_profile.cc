@@ -20,7 +20,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_device_profile {
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -12,7 +12,7 @@
 #include "runtime/net.h"
 
 namespace vdnn {
-namespace {
+namespace test_forward_order {
 
 // Two branches off one stem, each a wide convolution narrowed by a second one; the model lists both
 // wide ones first, so both are live at once.

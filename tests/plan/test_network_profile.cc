@@ -13,7 +13,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_network_profile {
 
 namespace fs = std::filesystem;
 using test::error_of;

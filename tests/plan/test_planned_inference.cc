@@ -22,7 +22,7 @@
 #include "runtime/plan_source.h"
 
 namespace vdnn {
-namespace {
+namespace test_planned_inference {
 
 constexpr int64_t kBatch = 16;
 

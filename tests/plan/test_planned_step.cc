@@ -14,7 +14,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_planned_step {
 
 constexpr int64_t kBatch = 32;
 

@@ -13,7 +13,7 @@
 #include "backends/cpu/profiler.h"
 
 namespace vdnn {
-namespace {
+namespace test_planner {
 
 // Convolutions get a fast algorithm with a large workspace and a slow one with none.
 NetworkCosts two_algorithm_costs(const Graph& g, int64_t batch) {

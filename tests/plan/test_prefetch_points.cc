@@ -22,7 +22,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_prefetch_points {
 
 using SlowLink = test::FixedCosts;
 

@@ -16,7 +16,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_recompute_program {
 
 using test::FixedCosts;
 

@@ -22,7 +22,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_release_points {
 
 struct Model {
   explicit Model(const std::string& name, int64_t batch = 2)

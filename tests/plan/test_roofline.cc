@@ -16,7 +16,7 @@
 #include "plan/roofline.h"
 
 namespace vdnn {
-namespace {
+namespace test_roofline {
 
 int node_of(const Graph& g, const std::string& layer) { return g.value(g.find_value(layer)).producer; }
 

@@ -10,7 +10,7 @@
 #include "backends/cpu/compiled_graph.h"
 
 namespace vdnn {
-namespace {
+namespace test_simulator {
 
 using test::FixedCosts;
 

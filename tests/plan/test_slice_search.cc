@@ -8,7 +8,7 @@
 #include "runtime/plan_source.h"
 
 namespace vdnn {
-namespace {
+namespace test_slice_search {
 
 InputsOf titan_x(int64_t batch) {
   return [batch](const Graph& g) {

@@ -17,7 +17,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_smallest_budget {
 
 std::vector<size_t> alloc_offsets(const Program& p) {
   std::vector<size_t> out;

@@ -20,7 +20,7 @@
 #include "runtime/net.h"
 
 namespace vdnn {
-namespace {
+namespace test_streamed_weights {
 
 constexpr int64_t kBatch = 8;
 

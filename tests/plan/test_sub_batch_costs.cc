@@ -15,7 +15,7 @@
 #include "runtime/plan_source.h"
 
 namespace vdnn {
-namespace {
+namespace test_sub_batch_costs {
 
 // The costs with every sub-batched variant removed: what the planner had before them.
 NetworkCosts whole_batch_only(NetworkCosts c) {

@@ -15,7 +15,7 @@
 #include "vdnn/rng.h"
 
 namespace vdnn::ref {
-namespace {
+namespace test_reference_self {
 
 Tensor4 random_tensor(int64_t n, int64_t c, int64_t h, int64_t w, uint64_t seed, float lo = -1.0f,
                       float hi = 1.0f) {

@@ -20,7 +20,7 @@
 #include "layers/layer_test_util.h"
 
 namespace vdnn::test {
-namespace {
+namespace test_torch_reference {
 
 using tag = dnnl::memory::format_tag;
 namespace fs = std::filesystem;

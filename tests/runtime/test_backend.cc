@@ -11,7 +11,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_backend {
 
 TEST(Backend, ParsesItsNameAndRejectsOthersNamingTheFlag) {
   EXPECT_EQ(parse_backend("cpu"), BackendKind::kCpu);

@@ -21,7 +21,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_backend_target {
 
 constexpr int64_t kBatch = 2;  // small: the whole zoo stays a few seconds
 

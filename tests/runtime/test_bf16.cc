@@ -15,7 +15,7 @@
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
-namespace {
+namespace test_bf16 {
 
 // Where this CPU has no native bf16 the runtime refuses it (tested in test_cli); nothing to run.
 #define REQUIRE_BF16()                                                                         \

@@ -14,7 +14,7 @@
 #include "runtime/trainer.h"
 
 namespace vdnn {
-namespace {
+namespace test_host_copies {
 
 NetOptions offloading(size_t host_memory = 0) {
   NetOptions o;

@@ -12,7 +12,7 @@
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
-namespace {
+namespace test_net {
 
 Graph small_dag() {
   ModelBuilder b("small_dag", {3, 6, 6}, 4);

@@ -11,7 +11,7 @@
 #include "runtime/trainer.h"
 
 namespace vdnn {
-namespace {
+namespace test_nonfinite {
 
 Dataset poisoned(int64_t bad_sample) {
   Dataset d = make_synthetic(64, 1, 28, 28, 10, 5);

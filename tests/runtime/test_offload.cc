@@ -11,7 +11,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_offload {
 
 Graph linear_net() {
   return load_model("fmnist_cnn");

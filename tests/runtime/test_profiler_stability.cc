@@ -16,7 +16,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_profiler_stability {
 
 // Fully connected only: a convolution's many OpenMP barriers make it crawl under the burners.
 // At kBatch fc1 runs for milliseconds, longer than a scheduler slice, so every run of it waits

@@ -18,7 +18,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_pytorch_weights {
 
 namespace fs = std::filesystem;
 

@@ -14,7 +14,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_recompute {
 
 using Decide = std::map<std::string, StorageAction>;
 constexpr StorageAction kRecompute = StorageAction::kRecompute;

@@ -13,7 +13,7 @@
 #include "runtime/net.h"
 
 namespace vdnn {
-namespace {
+namespace test_sgd_update {
 
 struct Param {
   std::vector<float> w, g, v;

@@ -16,7 +16,7 @@
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
-namespace {
+namespace test_slice_runs {
 
 // VGG-like: two convolutions at full resolution, then a batch norm and a dropout outside any run
 // (slicing moves the dropout's node index, not its masks).

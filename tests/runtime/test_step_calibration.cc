@@ -16,7 +16,7 @@
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
-namespace {
+namespace test_step_calibration {
 
 TEST(StepCalibration, KernelScaleMultipliesKernelsOnlyAndRoundTrips) {
   NetworkCosts c;

@@ -13,7 +13,7 @@
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
-namespace {
+namespace test_sub_batches {
 
 // A linear net with batch norm after each convolution.
 Graph bn_chain() {

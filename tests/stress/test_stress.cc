@@ -22,7 +22,7 @@
 #include "stress/watchdog.h"
 
 namespace vdnn::stress {
-namespace {
+namespace test_stress {
 
 constexpr int64_t kCiCases = 300;
 

@@ -16,7 +16,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_stress_findings {
 
 // Network seed 25: an LRN of size 1 after a grouped convolution, whose output oneDNN lays out
 // channels-last. oneDNN 2.6's JIT LRN crashed (SIGSEGV) creating that LRN's backward primitive;

@@ -17,7 +17,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_atomic_file {
 
 namespace fs = std::filesystem;
 using test::HostileKind;

@@ -13,7 +13,7 @@
 #include "vdnn/vdnn.h"  // the public API only (load_model, load_device_profile, data_folder ...)
 
 namespace vdnn {
-namespace {
+namespace test_data_dir {
 
 namespace fs = std::filesystem;
 using test::error_of;

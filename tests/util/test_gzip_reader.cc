@@ -19,7 +19,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_gzip_reader {
 
 using Bytes = std::vector<uint8_t>;
 

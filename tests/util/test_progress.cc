@@ -11,7 +11,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_progress {
 
 std::string written(Progress::Mode mode, double line_seconds) {
   char* buf = nullptr;

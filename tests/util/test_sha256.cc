@@ -10,7 +10,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_sha256 {
 
 TEST(Sha256, EmptyMessage) {
   EXPECT_EQ(sha256_hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

@@ -10,7 +10,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_size_parse {
 
 constexpr size_t kKiB = size_t{1} << 10;
 constexpr size_t kMiB = size_t{1} << 20;

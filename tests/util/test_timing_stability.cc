@@ -8,7 +8,7 @@
 #include "vdnn/error.h"
 
 namespace vdnn {
-namespace {
+namespace test_timing_stability {
 
 // Runs of these wall times whose threads waited `waited` of each run for a CPU.
 std::vector<Timing> runs(std::vector<double> seconds, double waited = 0) {
