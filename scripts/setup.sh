@@ -2,6 +2,7 @@
 # scripts/setup.sh — installs the Debian packages vdnn needs (only those missing) and builds it.
 # Sourced by scripts/train.sh and scripts/test.sh; safe to run on its own: `bash scripts/setup.sh`.
 # Environment: BUILD_DIR (default build), BUILD_TYPE (default Release), JOBS (default nproc).
+#   build_vdnn [TARGET...]   configure (unity batches, ccache) and build those targets, or everything
 set -euo pipefail
 
 VDNN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,24 +10,27 @@ BUILD_DIR="${BUILD_DIR:-$VDNN_ROOT/build}"
 BUILD_TYPE="${BUILD_TYPE:-Release}"
 JOBS="${JOBS:-$(nproc)}"
 
+# What building and training need (scripts/train.sh installs only these):
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake requires OpenCL (only a recommendation of libdnnl-dev).
-# libxml2-utils (xmllint) and librsvg2-bin (rsvg-convert): the tests check that vdnn's SVGs are valid
-# XML and render. python3-torch (PyTorch 1.13, for /usr/bin/python3): the independent float64
-# definition of each layer that tests/reference/test_torch_reference.cc compares the kernels with.
 # libonnx-dev + libprotobuf-dev (+ protobuf-compiler, which protobuf's CMake config wants): ONNX
-# import and export (src/interop). pybind11-dev: the Python API. python3-torchvision, python3-onnx,
-# python3-pytest, python3-venv: the interop and Python tests (scripts/python_env.sh adds PyPI's
-# onnxruntime and safetensors in a virtual environment). libopenmpi-dev: data-parallel training
-# (src/comm: MPI_Allreduce of the gradients between CPU ranks, and the bootstrap of NCCL between GPU
-# ranks; CMake's find_package(MPI), here and in an installed package's vdnnConfig.cmake), with
-# openmpi-bin for `mpirun -np N vdnn train` and the tests that start two ranks. libjpeg62-turbo-dev and
+# import and export (src/interop). pybind11-dev: the Python API (CMake decides at the first configure
+# whether to build it, so it is here and not with the tests). libgtest-dev: found at configure time.
+# libopenmpi-dev: data-parallel training (src/comm: MPI_Allreduce of the gradients between CPU ranks,
+# and the bootstrap of NCCL between GPU ranks; CMake's find_package(MPI), here and in an installed
+# package's vdnnConfig.cmake), with openmpi-bin for `mpirun -np N vdnn train`. libjpeg62-turbo-dev and
 # libpng-dev: image folders (src/data/image_decode.cc decodes with them; the tests write images too).
+# ccache: a rebuild of an unchanged file, here or in a fresh clone on this machine, is a cache hit.
 VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev nlohmann-json3-dev
                libcli11-dev zlib1g-dev libgtest-dev dataset-fashion-mnist
-               libxml2-utils librsvg2-bin python3-torch
                libonnx-dev libprotobuf-dev protobuf-compiler pybind11-dev
-               python3-torchvision python3-onnx python3-pytest python3-venv python3-pip
-               libopenmpi-dev openmpi-bin libjpeg62-turbo-dev libpng-dev)
+               libopenmpi-dev openmpi-bin libjpeg62-turbo-dev libpng-dev ccache)
+# What the tests add (scripts/test.sh): libxml2-utils (xmllint) and librsvg2-bin (rsvg-convert):
+# vdnn's SVGs are valid XML and render. python3-torch (PyTorch 1.13, for /usr/bin/python3): the
+# independent float64 definition of each layer that tests/reference/test_torch_reference.cc compares
+# the kernels with. python3-torchvision, python3-onnx, python3-pytest, python3-venv: the interop and
+# Python tests (scripts/python_env.sh adds PyPI's onnxruntime and safetensors in a virtual environment).
+VDNN_TEST_PACKAGES=(libxml2-utils librsvg2-bin python3-torch python3-torchvision python3-onnx
+                    python3-pytest python3-venv python3-pip)
 # The fuzzing run (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
 VDNN_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
@@ -45,11 +49,13 @@ ensure_packages() {
 }
 
 build_vdnn() {
-  cmake -S "$VDNN_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "$@" >/dev/null
-  cmake --build "$BUILD_DIR" -j "$JOBS"
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake -S "$VDNN_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DVDNN_UNITY_BUILD=ON >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
-  ensure_packages "${VDNN_PACKAGES[@]}"
+  ensure_packages "${VDNN_PACKAGES[@]}" "${VDNN_TEST_PACKAGES[@]}"
   build_vdnn
 fi

@@ -17,7 +17,7 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 # The data-parallel tests start ranks with mpirun (Open MPI), which refuses to run as root (CI and
 # containers) unless both of these are set.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ensure_packages "${VDNN_PACKAGES[@]}"
+ensure_packages "${VDNN_PACKAGES[@]}" "${VDNN_TEST_PACKAGES[@]}"
 build_vdnn
 elapsed "the Release build"
 # The Python test environment (scripts/python_env.sh: Debian's torch + PyPI onnxruntime and
@@ -35,7 +35,7 @@ if [ "${VDNN_SKIP_TSAN:-0}" != 1 ]; then
   # workers, the batch loader) still run concurrently — those are what this run checks.
   TSAN_DIR="$VDNN_ROOT/build-tsan"
   # The CUDA backend is left out here: its tests skip without a GPU and nvcc would only add time.
-  cmake -S "$VDNN_ROOT" -B "$TSAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVDNN_SANITIZE=thread \
+  cmake -S "$VDNN_ROOT" -B "$TSAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVDNN_SANITIZE=thread -DVDNN_UNITY_BUILD=ON \
     -DVDNN_CUDA=OFF >/dev/null
   cmake --build "$TSAN_DIR" -j "$JOBS" --target vdnn_tests
   # vdnn_tests is built here from those tests' files only (CMakeLists.txt), and without the CLI.
@@ -48,7 +48,7 @@ fi
 
 if [ "${VDNN_SKIP_ASAN:-0}" != 1 ]; then
   ASAN_DIR="$VDNN_ROOT/build-asan"
-  cmake -S "$VDNN_ROOT" -B "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVDNN_SANITIZE=address \
+  cmake -S "$VDNN_ROOT" -B "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVDNN_SANITIZE=address -DVDNN_UNITY_BUILD=ON \
     -DVDNN_CUDA=OFF >/dev/null
   # vdnn too: the CLI tests run build-asan/vdnn, so the CLI is checked as well.
   cmake --build "$ASAN_DIR" -j "$JOBS" --target vdnn_tests vdnn

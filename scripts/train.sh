@@ -6,5 +6,5 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ensure_packages "${VDNN_PACKAGES[@]}"
-build_vdnn
+build_vdnn vdnn  # the CLI alone: the tests are scripts/test.sh's
 exec "$BUILD_DIR/vdnn" train --policy all --device-memory 48MiB "$@"
