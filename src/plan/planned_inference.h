@@ -12,7 +12,7 @@
 // layers' weights are streamed from host memory (program_builder.h: prefetched one weighted layer
 // ahead, freed after their forward kernel), the largest layers first, one more at a time until the
 // pass fits; the smallest budget that runs at all is then the one with every weight streamed. (A
-// layer larger than the budget must be split first: io/fc_split.h.)
+// layer larger than the budget must be split first: rewrites/fc_split.h.)
 //
 //   PlannedInference p = plan_inference(graph, backend.value_bytes(), backend.facts(), 64 << 20);
 //   if (!p.fits) throw Error(inference_refusal(graph, batch, p));

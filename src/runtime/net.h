@@ -32,7 +32,6 @@
 #include "backend_api/backend.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
-#include "io/slice_runs.h"
 #include "device/cpu_device.h"
 #include "memory/host_buffer.h"
 #include "plan/memory_plan.h"
@@ -40,6 +39,7 @@
 #include "plan/planned_step.h"
 #include "plan/policy.h"
 #include "plan/program.h"
+#include "rewrites/slice_runs.h"
 #include "runtime/executor.h"
 
 namespace vdnn {
@@ -64,7 +64,7 @@ struct NetOptions {
   // that of batch / k; the weight gradient sums the slices' (float rounding differs from one pass).
   // Empty: every layer over the whole batch.
   std::vector<int> conv_sub_batches;
-  // Runs of layers computed in slices of the batch (io/slice_runs.h): the kernels, Programs and
+  // Runs of layers computed in slices of the batch (rewrites/slice_runs.h): the kernels, Programs and
   // plans are the sliced graph's, the parameters and checkpoints the graph's. Empty: none. The
   // per-node options here (conv_algos, conv_sub_batches, conv_workspace_bytes, decisions) then
   // index the sliced graph's nodes and values (plan it, as vdnn train --policy auto does). Not

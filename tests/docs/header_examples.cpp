@@ -33,15 +33,15 @@
 #include "comm/communicator.h"
 #include "comm/mpi_communicator.h"
 #include "device/cpu_device.h"
-#include "io/fc_split.h"
-#include "io/inference_rewrites.h"
+#include "rewrites/fc_split.h"
+#include "rewrites/inference_rewrites.h"
 #include "io/json_text.h"
 #include "backends/cpu/profiler.h"
 #include "io/model_file.h"
 #include "io/npy.h"
-#include "io/param_lookup.h"
+#include "rewrites/param_lookup.h"
 #include "io/safetensors.h"
-#include "io/slice_runs.h"
+#include "rewrites/slice_runs.h"
 #include "layers/conv.h"
 #include "layers/elementwise.h"
 #include "layers/fc.h"
@@ -384,7 +384,7 @@ void examples(Given& given) {
     const SafeTensor& w = g.require("conv1.weight", {32, 1, 3, 3});
     (void)w;  // (adapted)
   }
-  // == io/inference_rewrites.h
+  // == rewrites/inference_rewrites.h
   {
     Graph graph = load_model("resnet18");
     SafeTensors weights = read_weights_file("resnet18.safetensors");
@@ -394,13 +394,13 @@ void examples(Given& given) {
     net.forward(/*training=*/false);
     (void)r;  // (adapted)
   }
-  // == io/slice_runs.h
+  // == rewrites/slice_runs.h
   {
     Graph g = load_model("vgg_cifar");
     SlicedGraph s = slice_runs(g, /*batch=*/256, {parse_slice_run("conv1_1:pool1:4")});
     s.graph.nodes()[s.node_of[0]].layer->name();
   }
-  // == io/fc_split.h
+  // == rewrites/fc_split.h
   {
     Graph graph = load_model("vgg16");
     SafeTensors weights = read_weights_file("vgg16.safetensors");
@@ -412,7 +412,7 @@ void examples(Given& given) {
     load_weights(std::move(weights), net);
     (void)s;  // (adapted)
   }
-  // == io/param_lookup.h
+  // == rewrites/param_lookup.h
   {
     const Graph graph = load_model("vgg16");  // (adapted)
     const SafeTensors weights;  // (adapted)

@@ -8,9 +8,9 @@
 #include <functional>
 
 #include "io/model_file.h"
-#include "io/slice_runs.h"
 #include "plan/budget_sweep.h"
 #include "plan/dyn.h"
+#include "rewrites/slice_runs.h"
 #include "runtime/plan_source.h"
 #include "vdnn/error.h"
 
