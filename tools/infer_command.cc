@@ -41,7 +41,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planned_inference.h"
 #include "runtime/checkpoint.h"
-#include "runtime/step_calibration.h"
+#include "planning/step_calibration.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/size_parse.h"

@@ -73,7 +73,7 @@
 #include "report/svg.h"
 #include "runtime/checkpoint.h"
 #include "runtime/sgd.h"
-#include "runtime/step_calibration.h"
+#include "planning/step_calibration.h"
 #include "runtime/step_recorder.h"
 #include "runtime/trainer.h"
 #include "util/aligned_buffer.h"
@@ -562,7 +562,7 @@ void examples(Given& given) {
     size_t smallest = minimum_budget(*program);  // (adapted)
     (void)smallest;  // (adapted)
   }
-  // == runtime/step_calibration.h
+  // == planning/step_calibration.h
   {
     const Graph& graph = *given.graph;  // (adapted)
     NetworkCosts costs = measure_costs(graph, 64, {});

@@ -7,7 +7,8 @@
 //   comm, memory, plan, backend_api (what a backend implements), the backends (cpu; cuda and
 //   cuda_target, the CUDA target's plain-C++ sizes), the registry (backends/backend_targets.*,
 //   which sees them all), runtime (backend-neutral: it reaches a backend only through the
-//   registry) and report (what a run or plan shows).
+//   registry), planning (what plans with a target or a live run: plan sources, planned policies,
+//   step calibration, the plan report) and report (what a run or plan shows).
 // `vdnn/` (include/vdnn, the public headers) may be included from anywhere. tools/ and tests/ sit
 // above everything.
 #include <gtest/gtest.h>
@@ -64,6 +65,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     t["backends/cuda_target"].insert("backends/cuda");  // instantiate(), only where CUDA is built
     layer("backends", {"backends/cpu", "backends/cuda", "backends/cuda_target"});  // the registry
     layer("runtime");
+    layer("planning");  // plans that need a target or a live run (plan sources, planned policies, ...)
     layer("report");
     return t;
   }();
@@ -147,6 +149,8 @@ TEST(Layering, AnIncludeGoingUpIsFound) {
   EXPECT_TRUE(allowed().at("plan").count("io"));
   EXPECT_FALSE(allowed().at("io").count("rewrites"));  // io reads and writes files; rewrites use it
   EXPECT_TRUE(allowed().at("rewrites").count("io"));
+  EXPECT_FALSE(allowed().at("runtime").count("planning"));  // what picks a Net's options sits above it
+  EXPECT_TRUE(allowed().at("planning").count("runtime"));   // step calibration trains a Net
   EXPECT_EQ(component("backends/cpu/kernel.h"), "backends/cpu");
   EXPECT_EQ(component("backends/backend_targets.cc"), "backends");
   EXPECT_EQ(component("runtime/net.h"), "runtime");

@@ -10,8 +10,8 @@
 #include "io/model_file.h"
 #include "plan/budget_sweep.h"
 #include "plan/dyn.h"
+#include "planning/plan_source.h"
 #include "rewrites/slice_runs.h"
-#include "runtime/plan_source.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
