@@ -73,6 +73,9 @@
 #include "report/svg.h"
 #include "runtime/checkpoint.h"
 #include "runtime/sgd.h"
+#include "planning/plan_report.h"
+#include "planning/plan_source.h"
+#include "planning/planned_policy.h"
 #include "planning/step_calibration.h"
 #include "runtime/step_recorder.h"
 #include "runtime/trainer.h"
@@ -568,6 +571,28 @@ void examples(Given& given) {
     NetworkCosts costs = measure_costs(graph, 64, {});
     calibrate_kernels(costs, load_model("vgg_cifar"), 64);
     costs.kernel_scale;
+  }
+  // == planning/plan_source.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    PlanInputs in = plan_inputs(graph, 256, {.device = "titan-x-maxwell"});
+    Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  }
+  // == planning/planned_policy.h
+  {
+    Graph graph = load_model("fmnist_cnn");  // (adapted)
+    NetOptions options{.batch = 32};
+    PlannedPolicy p = choose_planned_policy(graph, 32, "auto", 24 << 20, {}, SyncMode::kEvent, options);
+    std::printf("%s\n", p.summary.c_str());
+    Net net(std::move(graph), options);
+  }
+  // == planning/plan_report.h
+  {
+    const Graph& g = *given.graph;                                              // (adapted)
+    const PlanInputs in = plan_inputs(g, 32, {});                               // (adapted)
+    const Planner planner(g, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);  // (adapted)
+    PlanTable t = plan_table(planner, budget, "", Prefetch::kVdnn);
+    nlohmann::json j = plan_json(t, {.model = g.name(), .batch = 32, .device = in.device});
   }
   // == runtime/trainer.h
   {
