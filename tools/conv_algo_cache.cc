@@ -6,7 +6,7 @@
 
 #include "io/json_text.h"
 #include "plan/network_costs.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
 

@@ -28,10 +28,10 @@
 #include "report/chrome_trace.h"
 #include "report/configuration_chart.h"
 #include "report/memory_timeline_chart.h"
-#include "report/plan_report.h"
+#include "planning/plan_report.h"
 #include "report/scaling_chart.h"
 #include "interop/network_source.h"
-#include "io/slice_runs.h"
+#include "rewrites/slice_runs.h"
 #include "io/json_text.h"
 #include "io/model_file.h"
 #include "plan/auto_policy.h"
@@ -41,7 +41,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
 #include "plan/slice_search.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 #include "util/atomic_file.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
@@ -177,7 +177,7 @@ int run_plan(PlanOptions o) {
   if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
   if (o.classes > 0) mo.classes = o.classes;
   const Graph whole = load_network(o.model, mo).graph;
-  // --slice-run: the configurations are the sliced graph's (io/slice_runs.h); the oracle stays the
+  // --slice-run: the configurations are the sliced graph's (rewrites/slice_runs.h); the oracle stays the
   // whole graph's (none, fastest algorithms, unlimited memory, no slices).
   std::vector<SliceRun> runs;
   for (const std::string& r : o.slice_runs) runs.push_back(parse_slice_run(r));

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/fc_split.h"
 #include "plan/planner.h"
 #include "report/memory_timeline_chart.h"
+#include "rewrites/fc_split.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
@@ -75,7 +75,7 @@ int run_plan_inference(const InferencePlanRequest& request) {
   std::string model;
   for (const std::string& device : request.devices)
     for (int64_t batch : request.batches) {
-      // Under a budget, wide fc layers in column blocks, as `vdnn infer` cuts them (io/fc_split.h;
+      // Under a budget, wide fc layers in column blocks, as `vdnn infer` cuts them (rewrites/fc_split.h;
       // not in bf16, where the blocks' concat would write the logits).
       auto load = [&request] {
         Graph g = request.load();

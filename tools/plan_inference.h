@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/graph.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 
 namespace vdnn::cli {
 

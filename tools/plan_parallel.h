@@ -22,7 +22,7 @@
 
 #include "plan/device_profile.h"
 #include "plan/planner.h"
-#include "report/plan_report.h"
+#include "planning/plan_report.h"
 #include "report/scaling_chart.h"
 
 namespace vdnn::cli {

@@ -14,7 +14,7 @@
 #include "backends/cpu/compiled_graph.h"
 #include "backends/cpu/cpu_isa.h"
 #include "runtime/net.h"
-#include "runtime/step_calibration.h"
+#include "planning/step_calibration.h"
 #include "backends/cpu/profiler.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"

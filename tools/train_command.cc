@@ -22,11 +22,11 @@
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "plan/memory_plan.h"
+#include "planning/plan_source.h"
+#include "planning/planned_policy.h"
 #include "report/chrome_trace.h"
 #include "report/report.h"
 #include "runtime/checkpoint.h"
-#include "runtime/plan_source.h"
-#include "runtime/planned_policy.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/host_memory.h"
@@ -76,7 +76,7 @@ NetworkSource load_train_model(const TrainOptions& o) {
   return load_network(o.model, mo);
 }
 
-// --policy dyn or auto: what it picks for --device-memory (runtime/planned_policy.h), from costs
+// --policy dyn or auto: what it picks for --device-memory (planning/planned_policy.h), from costs
 // measured on this machine (calibrated by a few timed steps) or read from --costs. Prints its
 // choice; returns the reason for it, for the report.
 // `graph` is the one the Net will run (sliced with --slice-run: the plan's per-node choices index

@@ -45,8 +45,8 @@
 #include "plan/device_profile.h"
 #include "plan/planner.h"
 #include "plan/policy.h"
+#include "planning/plan_source.h"
 #include "runtime/net.h"
-#include "runtime/plan_source.h"
 #include "runtime/trainer.h"
 
 // The installed package's data directory, from the vdnn::vdnn target (vdnnTargets.cmake), so a

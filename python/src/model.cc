@@ -1,5 +1,5 @@
 // python/src/model.cc — vdnn.Model, vdnn.load_model, vdnn.models and vdnn.plan (the figures of
-// `vdnn plan --json`, from the same report/plan_report.h).
+// `vdnn plan --json`, from the same planning/plan_report.h).
 #include <pybind11/stl.h>
 
 #include <sstream>
@@ -7,8 +7,8 @@
 #include "bindings.h"
 #include "plan/planner.h"
 #include "plan/policy.h"
-#include "report/plan_report.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_report.h"
+#include "planning/plan_source.h"
 #include "vdnn/error.h"
 
 namespace vdnn::python {

@@ -1,8 +1,8 @@
 #include "net_handle.h"
 
 #include "plan/policy.h"
+#include "planning/planned_policy.h"
 #include "runtime/checkpoint.h"
-#include "runtime/planned_policy.h"
 #include "vdnn/error.h"
 
 namespace vdnn::python {

@@ -21,7 +21,7 @@ struct NetHandle {
 };
 
 // vdnn.Net(...): the Model's graph on the CPU backend, its initial weights (an ONNX file's) loaded;
-// policy dyn or auto plan first for device_memory (runtime/planned_policy.h; costs: a `vdnn
+// policy dyn or auto plan first for device_memory (planning/planned_policy.h; costs: a `vdnn
 // profile --save` file, or measured now). inference: a Net that only infers (runtime/net.h
 // NetOptions::inference): weights and the forward pass's working set within device_memory.
 // precision: "fp32" or "bf16" (NetOptions::precision; bf16 needs a CPU with native bf16).

@@ -33,7 +33,7 @@ struct Node {
   std::vector<ValueId> inputs;
   ValueId output = -1;
   std::vector<ParamSpec> params;
-  // A node of a graph whose layers run in slices of the batch (io/slice_runs.h): it computes
+  // A node of a graph whose layers run in slices of the batch (rewrites/slice_runs.h): it computes
   // batch / slices samples (its output holds that many), and `param_owner` >= 0 names the earlier
   // node whose parameters it uses (another slice of the same layer; its own `params` repeat them).
   int slices = 1;
@@ -79,11 +79,11 @@ class Graph {
   // Whether backward computes the gradient of value v: not for the input, nor for slices of it
   // (layers/batch_slice.h), so a first convolution skips its data gradient.
   bool needs_gradient(ValueId v) const;
-  // Whether some layer runs in slices of the batch (io/slice_runs.h made this graph).
+  // Whether some layer runs in slices of the batch (rewrites/slice_runs.h made this graph).
   bool is_sliced() const;
 
   // Consumes the graph and hands back its layers in node order, so a changed graph can be built
-  // from them (io/inference_rewrites.h drops and replaces some): the graph itself is append-only.
+  // from them (rewrites/inference_rewrites.h drops and replaces some): the graph itself is append-only.
   std::vector<std::unique_ptr<Layer>> release_layers() &&;
 
   // The same layers in another topological order (`order`: every node index once, each after the

@@ -63,6 +63,23 @@ void set_float_data(onnx::TensorProto* t, const std::string& name, const std::ve
   t->set_raw_data(data, count * sizeof(float));
 }
 
+// An average pool's window that runs past the padding (ceil mode): per output position, kernel
+// cells / cells inside the padded input, the factor that turns ONNX's mean over the whole window
+// into vdnn's (and PyTorch's) over the cells inside.
+std::vector<float> divisor_scale(const PoolLayer::Params& p, const PoolLayer::Window& win, const Shape& x) {
+  auto inside = [](int64_t i, int64_t k, int64_t s, int64_t pad, int64_t size) {
+    const int64_t start = i * s - pad;
+    return std::min(start + k, size + pad) - start;
+  };
+  std::vector<float> scale;
+  for (int64_t i = 0; i < win.oh; ++i)
+    for (int64_t j = 0; j < win.ow; ++j)
+      scale.push_back(static_cast<float>(static_cast<double>(p.kh * p.kw) /
+                                         static_cast<double>(inside(i, p.kh, p.sh, p.ph, x.height()) *
+                                                             inside(j, p.kw, p.sw, p.pw, x.width()))));
+  return scale;
+}
+
 class Exporter {
  public:
   Exporter(const Graph& graph, const SafeTensors* weights, const OnnxExportOptions& options)
@@ -89,6 +106,12 @@ class Exporter {
   // Parameter k of node i, as an initializer (or a graph input) in ONNX's layout `dims`.
   std::string param(const Node& node, size_t k, const std::vector<int64_t>& dims);
   void export_node(int i);
+  void export_conv(const Node& node, const std::string& in, const std::string& out);
+  void export_pool(const Node& node, const std::string& in, const std::string& out);
+  void export_batch_norm(const Node& node, const std::string& in, const std::string& out);
+  void export_lrn(const Node& node, const std::string& in, const std::string& out);
+  void export_fc(const Node& node, const std::string& in, const std::string& out);
+  void export_relu6(const std::string& name, const std::string& in, const std::string& out);
   void check_shapes();
 
   const Graph& g_;
@@ -113,14 +136,15 @@ std::string Exporter::param(const Node& node, size_t k, const std::vector<int64_
   return name;
 }
 
+// One vdnn node as ONNX nodes: its output's name, then the nodes of its kind (a dropout is the
+// identity at inference: its output is its input).
 void Exporter::export_node(int i) {
   const Node& node = g_.nodes()[i];
   const Layer& layer = *node.layer;
   const std::string& type = layer.type();
   std::vector<std::string> in;
   for (ValueId v : node.inputs) in.push_back(names_[v]);
-  const Shape& x = g_.value(node.inputs[0]).shape;
-  if (type == "dropout") {  // the identity at inference
+  if (type == "dropout") {
     names_[node.output] = in[0];
     return;
   }
@@ -129,79 +153,15 @@ void Exporter::export_node(int i) {
   produced_by_[out] = i;
   const std::string& name = layer.name();
   if (type == "conv") {
-    const ConvLayer::Params& p = static_cast<const ConvLayer&>(layer).p();
-    std::vector<int64_t> w = node.params[0].dims;  // [O, I/g, kH, kW] or [g, O/g, I/g, kH, kW]
-    if (w.size() == 5) w = {w[0] * w[1], w[2], w[3], w[4]};
-    std::vector<std::string> inputs{in[0], param(node, 0, w)};
-    if (p.bias) inputs.push_back(param(node, 1, node.params[1].dims));
-    onnx::NodeProto* n = add_node("Conv", name, inputs, out);
-    attr_ints(n, "kernel_shape", {p.kh, p.kw});
-    attr_ints(n, "strides", {p.sh, p.sw});
-    attr_ints(n, "dilations", {p.dh, p.dw});
-    attr_ints(n, "pads", {p.ph, p.pw, p.pb(), p.pr()});
-    attr_int(n, "group", p.groups);
+    export_conv(node, in[0], out);
   } else if (type == "max_pool" || type == "avg_pool") {
-    const PoolLayer& pool = static_cast<const PoolLayer&>(layer);
-    const PoolLayer::Params& p = pool.p();
-    if (p.global) {
-      add_node(p.max ? "GlobalMaxPool" : "GlobalAveragePool", name, {in[0]}, out);
-      return;
-    }
-    // vdnn's windows exactly: the pads that make floor mode give vdnn's output size (never
-    // ceil_mode, whose output size runtimes compute differently).
-    const PoolLayer::Window win = pool.window(x);
-    const bool include_padding = !p.max && !p.exclude_padding;
-    const bool overhang = include_padding && (win.pb > p.ph || win.pr > p.pw);
-    // A ceil-mode window that runs past the padding: vdnn (as PyTorch) divides its sum by its cells
-    // inside the padded input, ONNX Runtime by the whole window; so the mean over the whole window
-    // is scaled per output position by kernel cells / cells inside. (A Pad node before an average
-    // that excludes padding would do it too, but ONNX Runtime fuses the two and loses the zeros.)
-    const std::string mean = overhang ? fresh(name + "/window_mean") : out;
-    onnx::NodeProto* n = add_node(p.max ? "MaxPool" : "AveragePool", overhang ? mean : name, {in[0]}, mean);
-    attr_ints(n, "kernel_shape", {p.kh, p.kw});
-    attr_ints(n, "strides", {p.sh, p.sw});
-    attr_ints(n, "pads", {win.pt, win.pl, win.pb, win.pr});
-    if (!p.max) attr_int(n, "count_include_pad", include_padding ? 1 : 0);
-    if (overhang) {
-      auto inside = [](int64_t i, int64_t k, int64_t s, int64_t pad, int64_t size) {
-        const int64_t start = i * s - pad;
-        return std::min(start + k, size + pad) - start;
-      };
-      std::vector<float> scale;
-      for (int64_t i = 0; i < win.oh; ++i)
-        for (int64_t j = 0; j < win.ow; ++j)
-          scale.push_back(static_cast<float>(static_cast<double>(p.kh * p.kw) /
-                                             static_cast<double>(inside(i, p.kh, p.sh, p.ph, x.height()) *
-                                                                 inside(j, p.kw, p.sw, p.pw, x.width()))));
-      const std::string scale_name = fresh(name + "/divisor_scale");
-      set_float_data(model_.mutable_graph()->add_initializer(), scale_name, {win.oh, win.ow}, scale.data(),
-                     scale.size());
-      add_node("Mul", name, {mean, scale_name}, out);
-    }
+    export_pool(node, in[0], out);
   } else if (type == "batch_norm") {
-    const BatchNormLayer::Params& p = static_cast<const BatchNormLayer&>(layer).p();
-    std::vector<std::string> inputs{in[0]};
-    for (size_t k = 0; k < 4; ++k) inputs.push_back(param(node, k, node.params[k].dims));
-    onnx::NodeProto* n = add_node("BatchNormalization", name, inputs, out);  // inference mode
-    attr_float(n, "epsilon", p.eps);
-    attr_float(n, "momentum", 1.0 - p.momentum);  // ONNX weighs the old running value
+    export_batch_norm(node, in[0], out);
   } else if (type == "lrn") {
-    const LrnLayer::Params& p = static_cast<const LrnLayer&>(layer).p();
-    onnx::NodeProto* n = add_node("LRN", name, {in[0]}, out);
-    attr_int(n, "size", p.size);
-    attr_float(n, "alpha", p.alpha);
-    attr_float(n, "beta", p.beta);
-    attr_float(n, "bias", p.k);
+    export_lrn(node, in[0], out);
   } else if (type == "fc") {
-    std::string a = in[0];
-    if (x.rank() != 1) {
-      a = fresh(name + "/flatten");
-      attr_int(add_node("Flatten", a, {in[0]}, a), "axis", 1);
-    }
-    const int64_t units = node.params[0].dims[0];
-    std::vector<std::string> inputs{a, param(node, 0, {units, x.elements()})};
-    if (node.params.size() > 1) inputs.push_back(param(node, 1, node.params[1].dims));
-    attr_int(add_node("Gemm", name, inputs, out), "transB", 1);
+    export_fc(node, in[0], out);
   } else if (type == "flatten") {
     attr_int(add_node("Flatten", name, in, out), "axis", 1);
   } else if (type == "concat") {
@@ -211,15 +171,100 @@ void Exporter::export_node(int i) {
   } else if (type == "relu") {
     add_node("Relu", name, in, out);
   } else if (type == "relu6") {
-    const std::string lo = fresh(name + "/min"), hi = fresh(name + "/max");
-    const float bounds[2] = {0.0f, 6.0f};
-    set_float_data(model_.mutable_graph()->add_initializer(), lo, {}, &bounds[0], 1);
-    set_float_data(model_.mutable_graph()->add_initializer(), hi, {}, &bounds[1], 1);
-    add_node("Clip", name, {in[0], lo, hi}, out);
+    export_relu6(name, in[0], out);
   } else {
     layer.fail("ONNX export supports conv, max_pool, avg_pool, batch_norm, lrn, fc, flatten, concat, add, "
                "relu, relu6, dropout and the loss; not this kind");
   }
+}
+
+// Conv, its weight as [O, I/g, kH, kW] (vdnn's grouped [g, O/g, I/g, kH, kW] merged).
+void Exporter::export_conv(const Node& node, const std::string& in, const std::string& out) {
+  const ConvLayer::Params& p = static_cast<const ConvLayer&>(*node.layer).p();
+  std::vector<int64_t> w = node.params[0].dims;
+  if (w.size() == 5) w = {w[0] * w[1], w[2], w[3], w[4]};
+  std::vector<std::string> inputs{in, param(node, 0, w)};
+  if (p.bias) inputs.push_back(param(node, 1, node.params[1].dims));
+  onnx::NodeProto* n = add_node("Conv", node.layer->name(), inputs, out);
+  attr_ints(n, "kernel_shape", {p.kh, p.kw});
+  attr_ints(n, "strides", {p.sh, p.sw});
+  attr_ints(n, "dilations", {p.dh, p.dw});
+  attr_ints(n, "pads", {p.ph, p.pw, p.pb(), p.pr()});
+  attr_int(n, "group", p.groups);
+}
+
+// vdnn's windows exactly: the pads that make floor mode give vdnn's output size (never ceil_mode,
+// whose output size runtimes compute differently).
+void Exporter::export_pool(const Node& node, const std::string& in, const std::string& out) {
+  const PoolLayer& pool = static_cast<const PoolLayer&>(*node.layer);
+  const PoolLayer::Params& p = pool.p();
+  const std::string& name = pool.name();
+  if (p.global) {
+    add_node(p.max ? "GlobalMaxPool" : "GlobalAveragePool", name, {in}, out);
+    return;
+  }
+  const Shape& x = g_.value(node.inputs[0]).shape;
+  const PoolLayer::Window win = pool.window(x);
+  const bool include_padding = !p.max && !p.exclude_padding;
+  const bool overhang = include_padding && (win.pb > p.ph || win.pr > p.pw);
+  // A ceil-mode window that runs past the padding: vdnn (as PyTorch) divides its sum by its cells
+  // inside the padded input, ONNX Runtime by the whole window; so the mean over the whole window
+  // is scaled per output position by kernel cells / cells inside. (A Pad node before an average
+  // that excludes padding would do it too, but ONNX Runtime fuses the two and loses the zeros.)
+  const std::string mean = overhang ? fresh(name + "/window_mean") : out;
+  onnx::NodeProto* n = add_node(p.max ? "MaxPool" : "AveragePool", overhang ? mean : name, {in}, mean);
+  attr_ints(n, "kernel_shape", {p.kh, p.kw});
+  attr_ints(n, "strides", {p.sh, p.sw});
+  attr_ints(n, "pads", {win.pt, win.pl, win.pb, win.pr});
+  if (!p.max) attr_int(n, "count_include_pad", include_padding ? 1 : 0);
+  if (!overhang) return;
+  const std::vector<float> scale = divisor_scale(p, win, x);
+  const std::string scale_name = fresh(name + "/divisor_scale");
+  set_float_data(model_.mutable_graph()->add_initializer(), scale_name, {win.oh, win.ow}, scale.data(),
+                 scale.size());
+  add_node("Mul", name, {mean, scale_name}, out);
+}
+
+void Exporter::export_batch_norm(const Node& node, const std::string& in, const std::string& out) {
+  const BatchNormLayer::Params& p = static_cast<const BatchNormLayer&>(*node.layer).p();
+  std::vector<std::string> inputs{in};
+  for (size_t k = 0; k < 4; ++k) inputs.push_back(param(node, k, node.params[k].dims));
+  onnx::NodeProto* n = add_node("BatchNormalization", node.layer->name(), inputs, out);  // inference mode
+  attr_float(n, "epsilon", p.eps);
+  attr_float(n, "momentum", 1.0 - p.momentum);  // ONNX weighs the old running value
+}
+
+void Exporter::export_lrn(const Node& node, const std::string& in, const std::string& out) {
+  const LrnLayer::Params& p = static_cast<const LrnLayer&>(*node.layer).p();
+  onnx::NodeProto* n = add_node("LRN", node.layer->name(), {in}, out);
+  attr_int(n, "size", p.size);
+  attr_float(n, "alpha", p.alpha);
+  attr_float(n, "beta", p.beta);
+  attr_float(n, "bias", p.k);
+}
+
+// Gemm with the weight transposed, after a Flatten when the input is not a vector per sample.
+void Exporter::export_fc(const Node& node, const std::string& in, const std::string& out) {
+  const std::string& name = node.layer->name();
+  const Shape& x = g_.value(node.inputs[0]).shape;
+  std::string a = in;
+  if (x.rank() != 1) {
+    a = fresh(name + "/flatten");
+    attr_int(add_node("Flatten", a, {in}, a), "axis", 1);
+  }
+  const int64_t units = node.params[0].dims[0];
+  std::vector<std::string> inputs{a, param(node, 0, {units, x.elements()})};
+  if (node.params.size() > 1) inputs.push_back(param(node, 1, node.params[1].dims));
+  attr_int(add_node("Gemm", name, inputs, out), "transB", 1);
+}
+
+// Clip to [0, 6], its bounds as scalar initializers.
+void Exporter::export_relu6(const std::string& name, const std::string& in, const std::string& out) {
+  const std::string lo = fresh(name + "/min"), hi = fresh(name + "/max");
+  const float bounds[2] = {0.0f, 6.0f};
+  set_float_data(model_.mutable_graph()->add_initializer(), lo, {}, &bounds[0], 1);
+  set_float_data(model_.mutable_graph()->add_initializer(), hi, {}, &bounds[1], 1);
+  add_node("Clip", name, {in, lo, hi}, out);
 }
 
 // Strict shape inference, then every value ONNX infers must have vdnn's shape: a layer that ONNX

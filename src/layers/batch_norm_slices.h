@@ -1,4 +1,4 @@
-// layers/batch_norm_slices.h — batch normalization inside a slice run (io/slice_runs.h): the whole
+// layers/batch_norm_slices.h — batch normalization inside a slice run (rewrites/slice_runs.h): the whole
 // batch's statistics from slices that are never on the device together.
 //
 // Model: a batch norm over k slices x_0..x_{k-1} of n = N/k samples becomes three layers, each an
@@ -12,7 +12,7 @@
 // share (dmean = -weight/sigma * sum dy, dvar = -weight/(2 (var + eps)) * sum dy*xhat); bn_combine
 // hands each P_s its share; bn_stats adds dmean_s/m + 2 dvar_s (x_s - mean_s)/m to x_s's gradient.
 // The result is batch norm's exact gradient (summation order aside). The slice run computes each
-// x_s twice (io/slice_runs.h): once for its statistics, once to normalize it, so no slice waits on
+// x_s twice (rewrites/slice_runs.h): once for its statistics, once to normalize it, so no slice waits on
 // the device for the others. bn_apply's slices share the batch norm's parameters (the first owns
 // them; one node, slice 0 of the run's own pass, updates the running averages from S, PyTorch's
 // convention); in evaluation bn_apply

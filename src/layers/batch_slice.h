@@ -1,5 +1,5 @@
 // layers/batch_slice.h — the layers of a graph whose runs of layers compute in slices of the batch
-// (io/slice_runs.h; moDNN's idea: Chen et al., "moDNN: Memory Optimal DNN Training on GPUs",
+// (rewrites/slice_runs.h; moDNN's idea: Chen et al., "moDNN: Memory Optimal DNN Training on GPUs",
 // DATE 2018).
 //
 // Model: a slice of a layer is the same layer over batch / k samples, a node of its own

@@ -665,38 +665,44 @@ std::string describe(const AutoChoice& a) {
                                 << (s.sub_batched ? VDNN_MSG(" (" << s.sub_batched << " of them in sub-batches)") : ""));
 }
 
-AutoChoice choose_auto(const Planner& planner, size_t budget) {
-  AutoChoice out;
-  auto consider = [&](const Configuration& c, Prefetch prefetch, const std::string& label) {
-    if (!planner.fits(c, budget)) {
-      out.tried.push_back(label + ": does not fit");
-      return;
-    }
-    const Evaluation e = planner.evaluate(c, budget, prefetch);
-    ++out.evaluations;
-    out.tried.push_back(VDNN_MSG(label << ": " << e.time.iteration_seconds * 1e3 << " ms"));
-    if (!out.fits || e.time.iteration_seconds < out.seconds) {
-      out.fits = true;
-      out.config = c;
-      out.prefetch = prefetch;
-      out.seconds = e.time.iteration_seconds;
-      out.why = label;
-    }
-  };
+namespace {
 
-  // Everything kept with the fastest algorithms fits: that is the oracle's step, nothing is faster.
-  const Configuration oracle{Policy::kNone, planner.costs().fastest()};
-  if (planner.fits(oracle, budget)) {
-    consider(oracle, Prefetch::kVdnn, "none+fastest (everything fits)");
-    out.summary = summarize(planner, out.config);
-    out.why = "everything fits on the device with the fastest algorithms";
-    return out;
+// Evaluates `c` at `budget` when it fits, and keeps it in `out` when it is the fastest so far (each
+// try a line of out.tried).
+void consider(const Planner& planner, size_t budget, const Configuration& c, Prefetch prefetch,
+              const std::string& label, AutoChoice& out) {
+  if (!planner.fits(c, budget)) {
+    out.tried.push_back(label + ": does not fit");
+    return;
   }
-  // Each window's fit, refined; the fastest under either prefetch rule goes on to the points (the
-  // window that fits faster is not always the one that refines faster).
-  std::optional<Search> search;
-  Configuration c;
-  std::array<Evaluation, 2> refined;  // c under vDNN's rule and the look-ahead
+  const Evaluation e = planner.evaluate(c, budget, prefetch);
+  ++out.evaluations;
+  out.tried.push_back(VDNN_MSG(label << ": " << e.time.iteration_seconds * 1e3 << " ms"));
+  if (!out.fits || e.time.iteration_seconds < out.seconds) {
+    out.fits = true;
+    out.config = c;
+    out.prefetch = prefetch;
+    out.seconds = e.time.iteration_seconds;
+    out.why = label;
+  }
+}
+
+// What phases 1 and 2 leave: the search that made the decisions, and the decisions evaluated under
+// vDNN's prefetch rule and the look-ahead.
+struct Refined {
+  Search search;
+  Configuration config;
+  std::array<Evaluation, 2> evaluations;
+};
+
+// Phases 1 and 2: each window's fit, refined; the fastest under either prefetch rule goes on to the
+// points (the window that fits faster is not always the one that refines faster). With
+// sub-batched algorithms among the leaner ones, and without: the greedy takes the cheapest bytes
+// first, and a sub-batch's cheap workspace bytes can lead it where nothing else fits (VGG-16 b256
+// on the Titan X at its floor, 10.88 GiB). When no window fits, the search from what `all`
+// offloads. Empty: no decisions fit.
+std::optional<Refined> fit_and_refine(const Planner& planner, size_t budget, AutoChoice& out) {
+  std::optional<Refined> best;
   auto refine = [&](Search s, Configuration fitted) {
     s.refine(fitted, out.tried, out.evaluations);
     std::array<Evaluation, 2> e{planner.evaluate(fitted, budget, Prefetch::kVdnn),
@@ -705,14 +711,9 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
     auto fastest = [](const std::array<Evaluation, 2>& x) {
       return std::min(x[0].time.iteration_seconds, x[1].time.iteration_seconds);
     };
-    if (search && fastest(e) >= fastest(refined)) return;
-    search.emplace(s);
-    c = std::move(fitted);
-    refined = std::move(e);
+    if (best && fastest(e) >= fastest(best->evaluations)) return;
+    best.emplace(Refined{std::move(s), std::move(fitted), std::move(e)});
   };
-  // With sub-batched algorithms among the leaner ones, and without: the greedy takes the cheapest
-  // bytes first, and a sub-batch's cheap workspace bytes can lead it where nothing else fits (VGG-16
-  // b256 on the Titan X at its floor, 10.88 GiB).
   const bool has_sub_batches = std::any_of(planner.costs().nodes.begin(), planner.costs().nodes.end(), [](const NodeCost& n) {
     return std::any_of(n.algos.begin(), n.algos.end(), [](const AlgoCost& a) { return a.sub_batches > 1; });
   });
@@ -726,61 +727,86 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
       if (s.fit(fitted, out.tried)) refine(s, std::move(fitted));
     }
   }
-  if (!search) {
+  if (!best) {
     Search s(planner, budget, kBackwardWindows[0], has_sub_batches);
     Configuration seeded = all_kept(planner);
     if (s.seed_from_all(seeded, out.tried)) refine(s, std::move(seeded));
   }
-  if (search) {
-    // The decisions as they are, with release points, with prefetch points and with both; each
-    // under vDNN's prefetch rule and the look-ahead (with prefetch points: the rule, which they
-    // extend), the fastest kept. The phases are tried together because each can pay only with the
-    // other (an early prefetch needs the memory a late release would hold, and the reverse).
-    struct Variant {
-      Configuration config;
-      Prefetch prefetch;
-      std::string label;
-      const Evaluation* known = nullptr;  // evaluated already (the refined decisions)
-    };
-    std::vector<Variant> variants;
-    Configuration released = c, pointed = c;
-    const int held = search->place_releases(released, Prefetch::kAhead, out.evaluations);
-    const int moved = search->place_prefetches(pointed);
-    Configuration both = pointed;
-    const int held_too = search->place_releases(both, Prefetch::kVdnn, out.evaluations);
-    for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead}) {
-      variants.push_back({c, f, "decisions", &refined[f == Prefetch::kAhead]});
-      if (held) variants.push_back({released, f, VDNN_MSG(held << " release point(s)")});
-    }
-    if (moved) variants.push_back({pointed, Prefetch::kVdnn, VDNN_MSG(moved << " prefetch point(s)")});
-    if (moved && held_too)
-      variants.push_back({both, Prefetch::kVdnn, VDNN_MSG(moved << " prefetch and " << held_too << " release point(s)")});
-    for (Variant& v : variants) {
-      const Evaluation ve = v.known ? *v.known : planner.evaluate(v.config, budget, v.prefetch);
-      out.evaluations += v.known == nullptr;
-      const bool better = ve.fits && (!out.fits || ve.time.iteration_seconds < out.seconds);
-      out.tried.push_back(VDNN_MSG(v.label << ", prefetch " << to_string(v.prefetch) << ": "
-                                           << ve.time.iteration_seconds * 1e3 << " ms" << (better ? " (best so far)" : "")));
-      if (!better) continue;
-      out.fits = true;
-      out.config = std::move(v.config);
-      out.prefetch = v.prefetch;
-      out.seconds = ve.time.iteration_seconds;
-    }
-    out.why = "per-tensor decisions";
-    out.tried.push_back(VDNN_MSG("per-tensor decisions: " << out.seconds * 1e3 << " ms"));
+  return best;
+}
+
+// Phase 3: the decisions as they are, with release points, with prefetch points and with both;
+// each under vDNN's prefetch rule and the look-ahead (with prefetch points: the rule, which they
+// extend), the fastest kept. The phases are tried together because each can pay only with the
+// other (an early prefetch needs the memory a late release would hold, and the reverse).
+void place_points(const Planner& planner, size_t budget, Refined& r, AutoChoice& out) {
+  struct Variant {
+    Configuration config;
+    Prefetch prefetch;
+    std::string label;
+    const Evaluation* known = nullptr;  // evaluated already (the refined decisions)
+  };
+  std::vector<Variant> variants;
+  const Configuration& c = r.config;
+  Configuration released = c, pointed = c;
+  const int held = r.search.place_releases(released, Prefetch::kAhead, out.evaluations);
+  const int moved = r.search.place_prefetches(pointed);
+  Configuration both = pointed;
+  const int held_too = r.search.place_releases(both, Prefetch::kVdnn, out.evaluations);
+  for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead}) {
+    variants.push_back({c, f, "decisions", &r.evaluations[f == Prefetch::kAhead]});
+    if (held) variants.push_back({released, f, VDNN_MSG(held << " release point(s)")});
   }
-  // vDNN's own answers at this budget: auto is never slower than the best of them.
+  if (moved) variants.push_back({pointed, Prefetch::kVdnn, VDNN_MSG(moved << " prefetch point(s)")});
+  if (moved && held_too)
+    variants.push_back({both, Prefetch::kVdnn, VDNN_MSG(moved << " prefetch and " << held_too << " release point(s)")});
+  for (Variant& v : variants) {
+    const Evaluation ve = v.known ? *v.known : planner.evaluate(v.config, budget, v.prefetch);
+    out.evaluations += v.known == nullptr;
+    const bool better = ve.fits && (!out.fits || ve.time.iteration_seconds < out.seconds);
+    out.tried.push_back(VDNN_MSG(v.label << ", prefetch " << to_string(v.prefetch) << ": "
+                                         << ve.time.iteration_seconds * 1e3 << " ms" << (better ? " (best so far)" : "")));
+    if (!better) continue;
+    out.fits = true;
+    out.config = std::move(v.config);
+    out.prefetch = v.prefetch;
+    out.seconds = ve.time.iteration_seconds;
+  }
+  out.why = "per-tensor decisions";
+  out.tried.push_back(VDNN_MSG("per-tensor decisions: " << out.seconds * 1e3 << " ms"));
+}
+
+// vDNN's own answers at this budget (none, conv and all with the fastest algorithms, and dyn's
+// pick; both prefetch rules): auto is never slower than the best of them. Returns dyn's choice.
+DynChoice consider_vdnn_policies(const Planner& planner, size_t budget, AutoChoice& out) {
   const AlgoChoice fast = planner.costs().fastest();
   for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
     for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead}) {
       if (p == Policy::kNone && f == Prefetch::kAhead) continue;
-      consider({p, fast}, f, VDNN_MSG(to_string(p) << "+fastest, prefetch " << to_string(f)));
+      consider(planner, budget, {p, fast}, f, VDNN_MSG(to_string(p) << "+fastest, prefetch " << to_string(f)), out);
     }
-  const DynChoice dyn = choose_dyn(planner, budget);
+  DynChoice dyn = choose_dyn(planner, budget);
   if (dyn.fits)
     for (Prefetch f : {Prefetch::kVdnn, Prefetch::kAhead})
-      consider(dyn.config, f, VDNN_MSG("dyn's pick " << describe(dyn.config, planner.costs()) << ", prefetch " << to_string(f)));
+      consider(planner, budget, dyn.config, f,
+               VDNN_MSG("dyn's pick " << describe(dyn.config, planner.costs()) << ", prefetch " << to_string(f)), out);
+  return dyn;
+}
+
+}  // namespace
+
+AutoChoice choose_auto(const Planner& planner, size_t budget) {
+  AutoChoice out;
+  // Everything kept with the fastest algorithms fits: that is the oracle's step, nothing is faster.
+  const Configuration oracle{Policy::kNone, planner.costs().fastest()};
+  if (planner.fits(oracle, budget)) {
+    consider(planner, budget, oracle, Prefetch::kVdnn, "none+fastest (everything fits)", out);
+    out.summary = summarize(planner, out.config);
+    out.why = "everything fits on the device with the fastest algorithms";
+    return out;
+  }
+  if (std::optional<Refined> refined = fit_and_refine(planner, budget, out)) place_points(planner, budget, *refined, out);
+  const DynChoice dyn = consider_vdnn_policies(planner, budget, out);
   if (!out.fits) {
     out.why = planner.host_budget() && budget >= dyn.minimum_budget
                   ? VDNN_MSG("nothing fits " << format_bytes(budget) << " with host copies within "

@@ -100,7 +100,7 @@ struct BudgetSweep {
 BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>& policies,
                           const SweepOptions& options);
 
-// One more column, `name`: `auto` on `sliced` (the same network with slice runs, io/slice_runs.h,
+// One more column, `name`: `auto` on `sliced` (the same network with slice runs, rewrites/slice_runs.h,
 // planned by its own Planner) at every budget of the sweep. When the sliced graph trains below the
 // sweep's floor, budgets evenly spaced from that floor down to the sliced graph's (`steps` of them
 // with both ends, the old floor not repeated) extend the sweep, where the other columns do not fit

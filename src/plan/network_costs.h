@@ -73,7 +73,7 @@ struct NetworkCosts {
   double compute_slowdown_when_copying = 1;
   double copy_slowdown_when_computing = 1;
   // Every kernel's time as the simulator reads it is multiplied by this: a measured training step
-  // over its simulation from kernels timed alone (runtime/step_calibration.h; 1: uncalibrated).
+  // over its simulation from kernels timed alone (planning/step_calibration.h; 1: uncalibrated).
   // Optional in JSON.
   double kernel_scale = 1;
   // Layers whose timings stayed unstable when measured (the machine was busy): their costs may be

@@ -80,6 +80,10 @@ class Builder {
   void make_storages();
   void choose_offloads();
   void apply_decisions();
+  void check_decisions_fit_graph() const;
+  void apply_storage_decision(int k);
+  void mark_recomputed(int k);
+  void apply_saved_state_decisions();
   StorageAction action_of(int value) const;
   void emit_recomputes(int j);
   void index_storages();
@@ -259,6 +263,14 @@ StorageAction Builder::action_of(int value) const {
 // reader (an input no backward read before may now have to be kept, offloaded or recomputed).
 void Builder::apply_decisions() {
   if (!o_.training) return;
+  check_decisions_fit_graph();
+  for (int k = static_cast<int>(storages_.size()) - 1; k >= 0; --k) apply_storage_decision(k);
+  apply_saved_state_decisions();
+}
+
+// One decision per value and per layer's saved state (or none), and a value written in place into
+// another's storage decided on that storage, not on the in-place layer.
+void Builder::check_decisions_fit_graph() const {
   const StepDecisions& d = o_.decisions;
   const auto& values = g_.values();
   const auto& nodes = g_.nodes();
@@ -283,46 +295,63 @@ void Builder::apply_decisions() {
       VDNN_THROW("storage decision " << to_string(action_of(v)) << " for a value written in place into '" << name
                                      << "': decide on '" << name << "' (its storage), not on the in-place layer");
   }
-  for (int k = static_cast<int>(storages_.size()) - 1; k >= 0; --k) {
-    Storage& s = storages_[k];
-    const StorageAction a = action_of(s.value);
-    const std::string& name = p_.tensors[s.tensor].name;
-    const int prefetch_at = d.values.empty() ? -1 : d.values[s.value].prefetch_at;
-    const int release_at = d.values.empty() ? -1 : d.values[s.value].release_at;
-    if (prefetch_at != -1 && a != StorageAction::kOffload)
-      VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with prefetch point " << prefetch_at
-                                     << ": only an offloaded tensor is prefetched (offload it, or prefetch_at -1)");
-    if (release_at != -1 && a != StorageAction::kOffload)
-      VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with release point " << release_at
-                                     << ": only an offloaded tensor's device copy is held (offload it, or release_at -1)");
-    if (a == StorageAction::kKeep) continue;
-    if (s.kept_to_phase_end)
-      VDNN_THROW("storage decision " << to_string(a) << " for '" << name
-                                     << "': the logits and the loss stay on the device (keep)");
-    if (s.backward_readers.empty()) {  // no backward reads it: freed in forward anyway
-      if (prefetch_at != -1 || release_at != -1)
-        VDNN_THROW("storage decision for '" << name << "': " << (prefetch_at != -1 ? "prefetch" : "release")
-                                            << " point " << std::max(prefetch_at, release_at)
-                                            << ", but no backward reads it, so it is not offloaded (-1)");
-      continue;
-    }
-    if (a == StorageAction::kOffload) {
-      p_.tensors[s.tensor].offloaded = true;
-      if (prefetch_at != -1) set_prefetch_point(s.tensor, prefetch_at);
-      if (release_at != -1) set_release_point(s.tensor, release_at, s.last_forward_use);
-      continue;
-    }
-    if (k == 0) VDNN_THROW("storage decision recompute for '" << name << "': the graph input has no layer to re-run (keep or offload it)");
-    p_.tensors[s.tensor].recomputed = true;
-    s.recompute_at = *s.backward_readers.rbegin();  // the first backward reader
-    for (int w : s.writers) {
-      for (ValueId in : nodes[w].inputs)
-        if (group_[in] != k) storages_[group_[in]].backward_readers.insert(s.recompute_at);
-      const std::vector<bool>& regenerated = facts_[w].saved_regenerated;
-      for (size_t m = 0; m < regenerated.size(); ++m)
-        if (regenerated[m]) p_.tensors[p_.nodes[w].saved[m]].recomputed = true;  // dropped, re-made too
-    }
+}
+
+// Storage k's decision (its value's): kept; offloaded, with its prefetch and release points; or
+// recomputed. Points only for an offload; the logits and the loss kept; a storage no backward
+// reads is freed in forward whatever is decided.
+void Builder::apply_storage_decision(int k) {
+  const StepDecisions& d = o_.decisions;
+  Storage& s = storages_[k];
+  const StorageAction a = action_of(s.value);
+  const std::string& name = p_.tensors[s.tensor].name;
+  const int prefetch_at = d.values.empty() ? -1 : d.values[s.value].prefetch_at;
+  const int release_at = d.values.empty() ? -1 : d.values[s.value].release_at;
+  if (prefetch_at != -1 && a != StorageAction::kOffload)
+    VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with prefetch point " << prefetch_at
+                                   << ": only an offloaded tensor is prefetched (offload it, or prefetch_at -1)");
+  if (release_at != -1 && a != StorageAction::kOffload)
+    VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with release point " << release_at
+                                   << ": only an offloaded tensor's device copy is held (offload it, or release_at -1)");
+  if (a == StorageAction::kKeep) return;
+  if (s.kept_to_phase_end)
+    VDNN_THROW("storage decision " << to_string(a) << " for '" << name
+                                   << "': the logits and the loss stay on the device (keep)");
+  if (s.backward_readers.empty()) {  // no backward reads it: freed in forward anyway
+    if (prefetch_at != -1 || release_at != -1)
+      VDNN_THROW("storage decision for '" << name << "': " << (prefetch_at != -1 ? "prefetch" : "release")
+                                          << " point " << std::max(prefetch_at, release_at)
+                                          << ", but no backward reads it, so it is not offloaded (-1)");
+    return;
   }
+  if (a == StorageAction::kOffload) {
+    p_.tensors[s.tensor].offloaded = true;
+    if (prefetch_at != -1) set_prefetch_point(s.tensor, prefetch_at);
+    if (release_at != -1) set_release_point(s.tensor, release_at, s.last_forward_use);
+    return;
+  }
+  if (k == 0) VDNN_THROW("storage decision recompute for '" << name << "': the graph input has no layer to re-run (keep or offload it)");
+  mark_recomputed(k);
+}
+
+// Storage k re-made in its first backward reader's slot: its writers run again there, so their
+// inputs are read there too, and the saved state their forward regenerates is dropped and re-made.
+void Builder::mark_recomputed(int k) {
+  Storage& s = storages_[k];
+  p_.tensors[s.tensor].recomputed = true;
+  s.recompute_at = *s.backward_readers.rbegin();  // the first backward reader
+  for (int w : s.writers) {
+    for (ValueId in : g_.nodes()[w].inputs)
+      if (group_[in] != k) storages_[group_[in]].backward_readers.insert(s.recompute_at);
+    const std::vector<bool>& regenerated = facts_[w].saved_regenerated;
+    for (size_t m = 0; m < regenerated.size(); ++m)
+      if (regenerated[m]) p_.tensors[p_.nodes[w].saved[m]].recomputed = true;  // dropped, re-made too
+  }
+}
+
+// Each layer's saved state: kept or offloaded (never recomputed), with its points when offloaded.
+void Builder::apply_saved_state_decisions() {
+  const StepDecisions& d = o_.decisions;
   for (size_t i = 0; i < d.saved.size(); ++i) {
     const std::vector<int>& saved = p_.nodes[i].saved;
     if (d.saved[i].size() > saved.size())

@@ -1,7 +1,7 @@
 // plan/slice_search.h — `auto` with slice runs: how many slices of the batch each block runs in.
 //
 // Model (moDNN's per-layer split, Chen et al. DATE 2018, chosen the way μ-cuDNN chooses its
-// micro-batches: by planning each candidate): the candidates are io/slice_runs.h's blocks whose
+// micro-batches: by planning each candidate): the candidates are rewrites/slice_runs.h's blocks whose
 // largest input plus output is at least an eighth of the network's largest. Starting from no
 // slices, each block in turn tries 2, 4, 8 and 16 slices (dividing the batch); a count is kept
 // when `auto` (plan/auto_policy.h) on the sliced graph fits where the current choice does not, or
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "io/slice_runs.h"
 #include "plan/auto_policy.h"
+#include "rewrites/slice_runs.h"
 
 namespace vdnn {
 

@@ -98,7 +98,7 @@ void load_weights(SafeTensors&& file, Net& net);
 // The checks of load_weights on the file alone, with the same messages: every parameter of `graph`
 // present, shaped and finite, running variances >= 0, and the metadata's weights_sha256 (if any)
 // over its tensors in graph order, as Net::weights_sha256 hashes them. For weights about to be
-// rewritten (io/inference_rewrites.h), whose values and hash change. Returns that hash (what
+// rewritten (rewrites/inference_rewrites.h), whose values and hash change. Returns that hash (what
 // weights_sha256 gives), computed in the same pass.
 std::string check_weights(const SafeTensors& file, const Graph& graph);
 // Net::weights_sha256 of the Net these weights would load into, from the file alone; throws

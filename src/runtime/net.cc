@@ -16,13 +16,10 @@ namespace vdnn {
 
 namespace {
 
-// The workspace an inference Program allocates for node i (program_builder.h).
-size_t forward_workspace(const NodeFacts& f) { return std::min(f.scratch_bytes, f.forward_scratch_bytes); }
-
-// Under a budget the fastest convolutions' workspace may not fit (Winograd's transformed tiles:
-// 890 MiB for one VGG-16 layer at batch 32): the convolution with the widest forward workspace goes
-// direct, one at a time, until the pass fits, as Planner::infer does on predicted costs. Returns
-// the per-node algorithms (empty: nothing leaner helps or is needed).
+// Under a budget the fastest convolutions' workspace may not fit: the backend target's facts for
+// the same kernels with every convolution direct, and which of them go direct
+// (plan/planned_inference.h). Returns the per-node algorithms (empty: nothing leaner helps or is
+// needed).
 std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, const NetOptions& options,
                                           const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts) {
   const int n = static_cast<int>(graph.nodes().size());
@@ -31,21 +28,8 @@ std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, con
                                                         options.precision);
   if (direct.value_bytes != value_bytes) return {};
   std::vector<ConvAlgo> algos = options.conv_algos.empty() ? std::vector<ConvAlgo>(n, options.conv_algo) : options.conv_algos;
-  std::vector<NodeFacts> mixed = facts;
-  bool changed = false;
-  while (!plan_inference(graph, value_bytes, mixed, options.device_memory, options.stream_weights).fits) {
-    int widest = -1;
-    for (int i = 0; i < n; ++i)
-      if (graph.nodes()[i].layer->kind() == LayerKind::kConv && algos[i] != ConvAlgo::kDirect &&
-          forward_workspace(direct.facts[i]) < forward_workspace(mixed[i]) &&
-          (widest < 0 || forward_workspace(mixed[i]) > forward_workspace(mixed[widest])))
-        widest = i;
-    if (widest < 0) break;
-    algos[widest] = ConvAlgo::kDirect;
-    mixed[widest] = direct.facts[widest];
-    changed = true;
-  }
-  return changed ? algos : std::vector<ConvAlgo>{};
+  return direct_convolutions_until_fits(graph, value_bytes, facts, direct.facts, std::move(algos), options.device_memory,
+                                        options.stream_weights);
 }
 
 // NetOptions::conv_sub_batches: one count per node, >= 1, > 1 only for a convolution, dividing

@@ -4,12 +4,16 @@
 // a PCIe link; CUDA: cuDNN/cuBLAS on a GPU) creates the kernels once; their declared sizes go to
 // the planner (plan/planned_step.h), which returns the planned step: the training Program (with the
 // chosen offload policy, sync mode and prefetch rule) and the evaluation Program, placed in one
-// arena of `device_memory` bytes (0: exactly what the plans need). The Net plans nothing itself:
-// it allocates that arena and the Executor runs those Programs on the backend. A budget below what
-// a Program needs is refused here, before training, with the smallest budget that works. Parameters,
-// their gradients and momentum live in the arena too; export/import and the weights hash go through
-// plain layouts. With NetOptions::inference the Net plans its forward pass alone
-// (plan/planned_inference.h): weights and working set, nothing a training step would need.
+// arena of `device_memory` bytes (0: exactly what the plans need). The Net searches no plan
+// itself: it allocates that arena and the Executor runs those Programs on the backend. A budget
+// below what a Program needs is refused here, before training, with the smallest budget that
+// works. Parameters, their gradients and momentum live in the arena too; export/import and the
+// weights hash go through plain layouts. With NetOptions::inference the planner places its forward
+// pass alone (plan/planned_inference.h): weights and working set, nothing a training step would
+// need; when that does not fit even with every weight streamed, the Net rebuilds its kernels once
+// with the convolutions plan/planned_inference.h sends direct. What chooses with costs or a live
+// run (a policy for a budget: dyn, auto; step calibration) is planning/'s, and fills NetOptions
+// before the Net is built (planning/planned_policy.h).
 //
 //   Net net(load_model("fmnist_cnn"), {.batch = 128, .seed = 1, .policy = Policy::kAll,
 //                                      .device_memory = 64 << 20});
@@ -32,7 +36,6 @@
 #include "backend_api/backend.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
-#include "io/slice_runs.h"
 #include "device/cpu_device.h"
 #include "memory/host_buffer.h"
 #include "plan/memory_plan.h"
@@ -40,6 +43,7 @@
 #include "plan/planned_step.h"
 #include "plan/policy.h"
 #include "plan/program.h"
+#include "rewrites/slice_runs.h"
 #include "runtime/executor.h"
 
 namespace vdnn {
@@ -64,7 +68,7 @@ struct NetOptions {
   // that of batch / k; the weight gradient sums the slices' (float rounding differs from one pass).
   // Empty: every layer over the whole batch.
   std::vector<int> conv_sub_batches;
-  // Runs of layers computed in slices of the batch (io/slice_runs.h): the kernels, Programs and
+  // Runs of layers computed in slices of the batch (rewrites/slice_runs.h): the kernels, Programs and
   // plans are the sliced graph's, the parameters and checkpoints the graph's. Empty: none. The
   // per-node options here (conv_algos, conv_sub_batches, conv_workspace_bytes, decisions) then
   // index the sliced graph's nodes and values (plan it, as vdnn train --policy auto does). Not

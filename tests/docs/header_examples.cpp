@@ -33,15 +33,15 @@
 #include "comm/communicator.h"
 #include "comm/mpi_communicator.h"
 #include "device/cpu_device.h"
-#include "io/fc_split.h"
-#include "io/inference_rewrites.h"
+#include "rewrites/fc_split.h"
+#include "rewrites/inference_rewrites.h"
 #include "io/json_text.h"
 #include "backends/cpu/profiler.h"
 #include "io/model_file.h"
 #include "io/npy.h"
-#include "io/param_lookup.h"
+#include "rewrites/param_lookup.h"
 #include "io/safetensors.h"
-#include "io/slice_runs.h"
+#include "rewrites/slice_runs.h"
 #include "layers/conv.h"
 #include "layers/elementwise.h"
 #include "layers/fc.h"
@@ -73,7 +73,10 @@
 #include "report/svg.h"
 #include "runtime/checkpoint.h"
 #include "runtime/sgd.h"
-#include "runtime/step_calibration.h"
+#include "planning/plan_report.h"
+#include "planning/plan_source.h"
+#include "planning/planned_policy.h"
+#include "planning/step_calibration.h"
 #include "runtime/step_recorder.h"
 #include "runtime/trainer.h"
 #include "util/aligned_buffer.h"
@@ -384,7 +387,7 @@ void examples(Given& given) {
     const SafeTensor& w = g.require("conv1.weight", {32, 1, 3, 3});
     (void)w;  // (adapted)
   }
-  // == io/inference_rewrites.h
+  // == rewrites/inference_rewrites.h
   {
     Graph graph = load_model("resnet18");
     SafeTensors weights = read_weights_file("resnet18.safetensors");
@@ -394,13 +397,13 @@ void examples(Given& given) {
     net.forward(/*training=*/false);
     (void)r;  // (adapted)
   }
-  // == io/slice_runs.h
+  // == rewrites/slice_runs.h
   {
     Graph g = load_model("vgg_cifar");
     SlicedGraph s = slice_runs(g, /*batch=*/256, {parse_slice_run("conv1_1:pool1:4")});
     s.graph.nodes()[s.node_of[0]].layer->name();
   }
-  // == io/fc_split.h
+  // == rewrites/fc_split.h
   {
     Graph graph = load_model("vgg16");
     SafeTensors weights = read_weights_file("vgg16.safetensors");
@@ -412,7 +415,7 @@ void examples(Given& given) {
     load_weights(std::move(weights), net);
     (void)s;  // (adapted)
   }
-  // == io/param_lookup.h
+  // == rewrites/param_lookup.h
   {
     const Graph graph = load_model("vgg16");  // (adapted)
     const SafeTensors weights;  // (adapted)
@@ -562,12 +565,34 @@ void examples(Given& given) {
     size_t smallest = minimum_budget(*program);  // (adapted)
     (void)smallest;  // (adapted)
   }
-  // == runtime/step_calibration.h
+  // == planning/step_calibration.h
   {
     const Graph& graph = *given.graph;  // (adapted)
     NetworkCosts costs = measure_costs(graph, 64, {});
     calibrate_kernels(costs, load_model("vgg_cifar"), 64);
     costs.kernel_scale;
+  }
+  // == planning/plan_source.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    PlanInputs in = plan_inputs(graph, 256, {.device = "titan-x-maxwell"});
+    Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  }
+  // == planning/planned_policy.h
+  {
+    Graph graph = load_model("fmnist_cnn");  // (adapted)
+    NetOptions options{.batch = 32};
+    PlannedPolicy p = choose_planned_policy(graph, 32, "auto", 24 << 20, {}, SyncMode::kEvent, options);
+    std::printf("%s\n", p.summary.c_str());
+    Net net(std::move(graph), options);
+  }
+  // == planning/plan_report.h
+  {
+    const Graph& g = *given.graph;                                              // (adapted)
+    const PlanInputs in = plan_inputs(g, 32, {});                               // (adapted)
+    const Planner planner(g, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);  // (adapted)
+    PlanTable t = plan_table(planner, budget, "", Prefetch::kVdnn);
+    nlohmann::json j = plan_json(t, {.model = g.name(), .batch = 32, .device = in.device});
   }
   // == runtime/trainer.h
   {

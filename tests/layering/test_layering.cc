@@ -3,10 +3,12 @@
 // with the file, the line and what its folder may include.
 //
 // Model: folders form layers, each including only folders below it —
-//   util, core, layers, io (file formats), data, device, memory, plan, backend_api (what a backend
-//   implements), the backends (cpu; cuda and cuda_target, the CUDA target's plain-C++ sizes), the
-//   registry (backends/backend_targets.*, which sees them all), runtime (backend-neutral: it
-//   reaches a backend only through the registry) and report (what a run or plan shows).
+//   util, core, layers, io (file formats), rewrites (graph rewrites), interop (ONNX), data, device,
+//   comm, memory, plan, backend_api (what a backend implements), the backends (cpu; cuda and
+//   cuda_target, the CUDA target's plain-C++ sizes), the registry (backends/backend_targets.*,
+//   which sees them all), runtime (backend-neutral: it reaches a backend only through the
+//   registry), planning (what plans with a target or a live run: plan sources, planned policies,
+//   step calibration, the plan report) and report (what a run or plan shows).
 // `vdnn/` (include/vdnn, the public headers) may be included from anywhere. tools/ and tests/ sit
 // above everything.
 #include <gtest/gtest.h>
@@ -47,6 +49,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     layer("core");
     layer("layers");
     layer("io");
+    layer("rewrites");  // graph rewrites (inference folding, fc split, slice runs): graph + weights
     layer("interop");  // ONNX import/export, PyTorch names (libonnx)
     layer("data");
     layer("device");
@@ -62,6 +65,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     t["backends/cuda_target"].insert("backends/cuda");  // instantiate(), only where CUDA is built
     layer("backends", {"backends/cpu", "backends/cuda", "backends/cuda_target"});  // the registry
     layer("runtime");
+    layer("planning");  // plans that need a target or a live run (plan sources, planned policies, ...)
     layer("report");
     return t;
   }();
@@ -143,6 +147,10 @@ TEST(Layering, AnIncludeGoingUpIsFound) {
   EXPECT_FALSE(allowed().at("core").count("layers"));
   EXPECT_FALSE(allowed().at("report").count("backends/cuda"));
   EXPECT_TRUE(allowed().at("plan").count("io"));
+  EXPECT_FALSE(allowed().at("io").count("rewrites"));  // io reads and writes files; rewrites use it
+  EXPECT_TRUE(allowed().at("rewrites").count("io"));
+  EXPECT_FALSE(allowed().at("runtime").count("planning"));  // what picks a Net's options sits above it
+  EXPECT_TRUE(allowed().at("planning").count("runtime"));   // step calibration trains a Net
   EXPECT_EQ(component("backends/cpu/kernel.h"), "backends/cpu");
   EXPECT_EQ(component("backends/backend_targets.cc"), "backends");
   EXPECT_EQ(component("runtime/net.h"), "runtime");

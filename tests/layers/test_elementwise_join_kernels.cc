@@ -122,7 +122,7 @@ TEST(ConcatKernel, MatchesReferenceForAlignedAndUnalignedSlices) {
   }
 }
 
-// fc outputs (N x K_i) joined end to end per sample, as io/fc_split.h's blocks are.
+// fc outputs (N x K_i) joined end to end per sample, as rewrites/fc_split.h's blocks are.
 TEST(ConcatKernel, JoinsVectorsAndSlicesTheirGradient) {
   const std::vector<int64_t> lengths{4, 3, 3};
   const int64_t batch = 2, total = 10;

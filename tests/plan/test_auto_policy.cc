@@ -12,8 +12,8 @@
 #include "io/model_file.h"
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
-#include "runtime/plan_source.h"
-#include "runtime/planned_policy.h"
+#include "planning/plan_source.h"
+#include "planning/planned_policy.h"
 #include "runtime/decisions_by_layer.h"
 #include "runtime/train_for_hash.h"
 

@@ -18,7 +18,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
 #include "plan/program_builder.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
 #include "vdnn/rng.h"

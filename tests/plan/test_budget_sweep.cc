@@ -8,10 +8,10 @@
 #include <functional>
 
 #include "io/model_file.h"
-#include "io/slice_runs.h"
 #include "plan/budget_sweep.h"
 #include "plan/dyn.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
+#include "rewrites/slice_runs.h"
 #include "vdnn/error.h"
 
 namespace vdnn {

@@ -18,8 +18,8 @@
 #include "plan/planned_inference.h"
 #include "plan/planned_step.h"
 #include "plan/planner.h"
+#include "planning/plan_source.h"
 #include "runtime/net.h"
-#include "runtime/plan_source.h"
 
 namespace vdnn {
 namespace test_planned_inference {

@@ -5,7 +5,7 @@
 
 #include "io/model_file.h"
 #include "plan/slice_search.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 
 namespace vdnn {
 namespace test_slice_search {

@@ -12,7 +12,7 @@
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "plan/planner.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 
 namespace vdnn {
 namespace test_sub_batch_costs {

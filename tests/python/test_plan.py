@@ -1,4 +1,4 @@
-"""vdnn.plan returns the figures `vdnn plan --json` prints (report/plan_report.h builds both)."""
+"""vdnn.plan returns the figures `vdnn plan --json` prints (planning/plan_report.h builds both)."""
 import json
 
 import pytest

@@ -17,7 +17,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
 #include "plan/program_builder.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 #include "vdnn/error.h"
 
 namespace vdnn {

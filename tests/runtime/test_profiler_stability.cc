@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "io/model_file.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 #include "backends/cpu/profiler.h"
 #include "vdnn/error.h"
 

@@ -1,4 +1,4 @@
-// Slice runs (io/slice_runs.h, NetOptions::slice_runs): a run of layers computed in k slices of the
+// Slice runs (rewrites/slice_runs.h, NetOptions::slice_runs): a run of layers computed in k slices of the
 // batch, each slice's maps values of their own. Training agrees with the whole batch (the weight
 // gradients' summation order differs: float rounding only), is bit-identical from run to run and
 // under every offload policy, trains below the largest layer's input plus output, and bad runs are
@@ -11,8 +11,8 @@
 
 #include "error_of.h"
 #include "io/model_file.h"
-#include "io/slice_runs.h"
 #include "layers/batch_norm_slices.h"
+#include "rewrites/slice_runs.h"
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {

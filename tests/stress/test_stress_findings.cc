@@ -168,7 +168,7 @@ TEST(StressFindings, EveryLayerKindReadingTheInputDirectlyTrains) {
   EXPECT_EQ(checked, static_cast<int>(fields.size()) + 4);
 }
 
-// A concat of a [K] input with itself (refused until concat took vectors, for io/fc_split.h): its
+// A concat of a [K] input with itself (refused until concat took vectors, for rewrites/fc_split.h): its
 // gradients match finite differences and 3 steps give identical weights under none, conv and all.
 TEST(StressFindings, AConcatOfAVectorInputWithItselfTrains) {
   const auto model = [] {

@@ -53,130 +53,57 @@ bool is_winograd(const dnnl::convolution_forward::primitive_desc& pd) {
   return d->alg_kind == dnnl_convolution_winograd;
 }
 
+// What every primitive of one convolution is described with: oneDNN's dims (dilation counted from
+// 0, dense; padding may differ at the end, bottom/right), the bias, the algorithm and the
+// activations' type, the attributes (the forward's with the next ReLU fused; backward primitives
+// take no post-ops).
+struct ConvDescs {
+  memory::dims src, dst, wei, strides, dilates, pad, pad_end;
+  memory::desc bias_md;
+  dnnl::algorithm algo;
+  dt act;
+  dnnl::primitive_attr attr, fwd_attr;
+};
+
+ConvDescs conv_descs(const KernelSetup& s) {
+  const auto& p = static_cast<const ConvLayer&>(s.layer).p();
+  const Shape& x = s.in_shapes[0];
+  const int64_t n = s.batch, ic = x.channels(), oc = p.channels;
+  ConvDescs d;
+  d.src = {n, ic, x.height(), x.width()};
+  d.dst = {n, oc, s.out_shape.height(), s.out_shape.width()};
+  d.wei = p.groups > 1 ? memory::dims{p.groups, oc / p.groups, ic / p.groups, p.kh, p.kw}
+                       : memory::dims{oc, ic, p.kh, p.kw};
+  d.strides = {p.sh, p.sw};
+  d.dilates = {p.dh - 1, p.dw - 1};
+  d.pad = {p.ph, p.pw};
+  d.pad_end = {p.pb(), p.pr()};
+  d.bias_md = p.bias ? plain_md({oc}) : memory::desc();
+  d.attr = user_scratchpad();
+  d.fwd_attr = user_scratchpad();
+  if (s.applies_relu)  // the next ReLU (ReLU6: clipped to [0, 6]), fused: one pass over the output saved
+    d.fwd_attr.set_post_ops(relu_post_op(s.relu_ceiling));
+  d.algo = algorithm_for(s.conv_algo, s.out_shape);
+  d.act = s.act_dt();
+  return d;
+}
+
 class ConvKernel : public CpuKernel {
  public:
   // `layout`: tag::undef for the usual choice (oneDNN's, or the producer's layout); otherwise the
   // layout of the output and of the input the primitives take, reordered from the producer's.
   ConvKernel(const KernelSetup& s, const dnnl::engine& engine, tag layout = tag::undef)
       : engine_(engine) {
-    const auto& p = static_cast<const ConvLayer&>(s.layer).p();
-    const Shape& x = s.in_shapes[0];
-    const int64_t n = s.batch, ic = x.channels(), oc = p.channels;
-    memory::dims src{n, ic, x.height(), x.width()};
-    memory::dims dst{n, oc, s.out_shape.height(), s.out_shape.width()};
-    memory::dims wei = p.groups > 1 ? memory::dims{p.groups, oc / p.groups, ic / p.groups, p.kh, p.kw}
-                                    : memory::dims{oc, ic, p.kh, p.kw};
-    // oneDNN counts dilation from 0 (dense); padding may differ at the end (bottom/right).
-    memory::dims strides{p.sh, p.sw}, dilates{p.dh - 1, p.dw - 1}, pad{p.ph, p.pw},
-        pad_end{p.pb(), p.pr()};
-    has_bias_ = p.bias;
-    const memory::desc bias_md = has_bias_ ? plain_md({oc}) : memory::desc();
-    const auto attr = user_scratchpad();  // backward primitives take no post-ops
-    auto fwd_attr = user_scratchpad();
-    if (s.applies_relu)  // the next ReLU (ReLU6: clipped to [0, 6]), fused: one pass over the output saved
-      fwd_attr.set_post_ops(relu_post_op(s.relu_ceiling));
-    const auto algo = algorithm_for(s.conv_algo, s.out_shape);
-    const dt act = s.act_dt();
-
-    // Let oneDNN pick the layouts; keep the producer's layout for src if oneDNN wants another one
-    // (a reorder per step would cost more than a slightly slower kernel).
-    auto make_fwd = [&](const memory::desc& src_md) {
-      const memory::desc dst_md = layout == tag::undef ? any_md(dst, act) : memory::desc(dst, act, layout);
-      dnnl::convolution_forward::desc d(prop_kind::forward_training, algo, src_md, any_md(wei, act),
-                                        bias_md, dst_md, strides, dilates, pad,
-                                        pad_end);
-      return dnnl::convolution_forward::primitive_desc(d, fwd_attr, engine);
-    };
-    in_md_ = s.in_mds[0];
-    if (layout == tag::undef) {
-      fwd_pd_ = make_fwd(any_md(src, act));
-      if (fwd_pd_.src_desc() != in_md_) fwd_pd_ = make_fwd(in_md_);
-    } else {
-      fwd_pd_ = make_fwd(memory::desc(src, act, layout));
-    }
-    src_md_ = fwd_pd_.src_desc();
-    out_md = fwd_pd_.dst_desc();
-    fwd_wei_md_ = fwd_pd_.weights_desc();
-    memory::desc wei_md = fwd_wei_md_;  // the parameter: f32, in the forward's layout in fp32
-    if (act != dt::f32) {  // the master weights in the layout of their f32 gradient
-      dnnl::convolution_backward_weights::desc bw(algo, src_md_, any_md(wei), bias_md, out_md, strides, dilates,
-                                                  pad, pad_end);
-      wei_md = dnnl::convolution_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_).diff_weights_desc();
-    }
-    param_mds = {wei_md};
-    if (has_bias_) param_mds.push_back(bias_md);
-
-    // Backward data usually wants the weights in another blocking (e.g. OIhw16o16i, not
-    // OIhw16i16o); reorder them into scratch each step rather than fall back to a reference kernel.
-    dnnl::convolution_backward_data::desc bd(algo, src_md_, any_md(wei, act), out_md, strides, dilates,
-                                             pad, pad_end);
-    bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(bd, attr, engine, fwd_pd_);
-    bwd_wei_md_ = bwd_data_pd_.weights_desc();
-    size_t bwd_data_scratch = scratch_of(bwd_data_pd_);
-    if (bwd_wei_md_ != wei_md) {
-      wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wei_md, engine, bwd_wei_md_));
-      reorder_weights_ = true;
-      bwd_wei_offset_ = scratch_offset_after(bwd_data_scratch);
-      bwd_data_scratch = bwd_wei_offset_ + bwd_wei_md_.get_size();
-    }
-    // oneDNN's `auto` takes direct for backward weights even where the forward runs Winograd,
-    // whose backward weights is 1.7-2.4x faster here (ResNet-18, batch 32, 4x4 to 16x16 outputs).
-    auto make_bwd_weights = [&](dnnl::algorithm a) {
-      dnnl::convolution_backward_weights::desc bw(a, src_md_, wei_md, bias_md, out_md, strides,
-                                                  dilates, pad, pad_end);
-      return dnnl::convolution_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_);
-    };
-    size_t bwd_weights_scratch = 0;
-    if (s.conv_algo == ConvAlgo::kAuto && conv_auto_uses_gemm_weights(s)) {
-      const ConvGeometry g{n, ic, x.height(), x.width(), oc, s.out_shape.height(),
-                           s.out_shape.width(), p.kh, p.kw, p.sh, p.sw, p.ph, p.pw,
-                           p.dh, p.dw};
-      gemm_weights_.emplace(g, src_md_, out_md, wei_md, engine);
-      bwd_weights_scratch = gemm_weights_->scratch_bytes();
-    } else {
-      bool winograd_weights = is_winograd(fwd_pd_);
-      if (winograd_weights) {
-        try {
-          bwd_weights_pd_ = make_bwd_weights(dnnl::algorithm::convolution_winograd);
-        } catch (const dnnl::error&) {  // none for this shape
-          winograd_weights = false;
-        }
-      }
-      if (!winograd_weights) bwd_weights_pd_ = make_bwd_weights(algo);
-      bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
-      bwd_weights_scratch = scratch_of(bwd_weights_pd_);
-    }
+    const ConvDescs d = conv_descs(s);
+    has_bias_ = static_cast<const ConvLayer&>(s.layer).p().bias;
+    const memory::desc wei_md = choose_forward(s, d, layout);
+    const size_t bwd_data_scratch = choose_backward_data(d, wei_md);
+    const size_t bwd_weights_scratch = choose_backward_weights(s, d, wei_md);
     fwd_ = dnnl::convolution_forward(fwd_pd_);
     bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
-    size_t fwd_scratch = scratch_of(fwd_pd_);
-    if (fwd_wei_md_ != wei_md) {  // bf16: the forward's cast of the weights, after its scratchpad
-      wei_cast_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wei_md, engine, fwd_wei_md_));
-      cast_weights_ = true;
-      fwd_wei_offset_ = scratch_offset_after(fwd_scratch);
-      fwd_scratch = fwd_wei_offset_ + fwd_wei_md_.get_size();
-    }
-    scratch_bytes = std::max({fwd_scratch, bwd_data_scratch, bwd_weights_scratch});  // the scratchpad
-    reorder_src_ = src_md_ != in_md_;
-    if (reorder_src_) {  // the input in the primitives' layout first, the scratchpad, then dx (backward only)
-      to_src_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, in_md_, engine, src_md_));
-      from_src_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_md_, engine, in_md_));
-      pad_offset_ = scratch_offset_after(src_md_.get_size());
-      dx_offset_ = scratch_offset_after(pad_offset_ + scratch_bytes);
-      scratch_bytes = dx_offset_ + src_md_.get_size();
-    }
-    forward_scratch_bytes = pad_offset_ + fwd_scratch;  // the reordered input, the forward's scratchpad (+ cast)
-    implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? (s.relu_ceiling > 0 ? " + relu6" : " + relu") : "") +
-                     (gemm_weights_ ? ", weight gradient by gemm" : "") +
-                     (reorder_src_ ? (layout == tag::nchw ? ", input reordered to nchw"
-                                                          : ", input reordered to nhwc")
-                                   : "");
-    const auto note = [&](const char* pass, const std::string& impl) {
-      if (is_reference_implementation(impl)) slow_kernels.push_back(std::string(pass) + ": " + impl);
-    };
-    note("forward", fwd_pd_.impl_info_str());
-    const bool needs_dx = s.input_needs_grad.empty() || s.input_needs_grad[0];  // not the graph input
-    if (needs_dx) note("backward data", bwd_data_pd_.impl_info_str());
-    if (!gemm_weights_) note("backward weights", bwd_weights_pd_.impl_info_str());
+    const size_t fwd_scratch = with_weights_cast(scratch_of(fwd_pd_), wei_md);
+    lay_out_scratch(fwd_scratch, bwd_data_scratch, bwd_weights_scratch);
+    describe(s, layout);
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& given) override {
@@ -239,6 +166,129 @@ class ConvKernel : public CpuKernel {
 
   WeightedMds mds() const {
     return {src_md_, param_mds[0], has_bias_ ? param_mds[1] : memory::desc(), out_md};
+  }
+
+  // The forward primitive: oneDNN picks the layouts; the producer's layout is kept for src if
+  // oneDNN wants another one (a reorder per step would cost more than a slightly slower kernel).
+  // Sets the input's, src's, output's and forward weights' layouts and the parameters'; returns the
+  // weight parameter's (f32: in the forward's layout in fp32, in that of its f32 gradient in bf16).
+  memory::desc choose_forward(const KernelSetup& s, const ConvDescs& d, tag layout) {
+    auto make_fwd = [&](const memory::desc& src_md) {
+      const memory::desc dst_md = layout == tag::undef ? any_md(d.dst, d.act) : memory::desc(d.dst, d.act, layout);
+      dnnl::convolution_forward::desc fd(prop_kind::forward_training, d.algo, src_md, any_md(d.wei, d.act),
+                                         d.bias_md, dst_md, d.strides, d.dilates, d.pad, d.pad_end);
+      return dnnl::convolution_forward::primitive_desc(fd, d.fwd_attr, engine_);
+    };
+    in_md_ = s.in_mds[0];
+    if (layout == tag::undef) {
+      fwd_pd_ = make_fwd(any_md(d.src, d.act));
+      if (fwd_pd_.src_desc() != in_md_) fwd_pd_ = make_fwd(in_md_);
+    } else {
+      fwd_pd_ = make_fwd(memory::desc(d.src, d.act, layout));
+    }
+    src_md_ = fwd_pd_.src_desc();
+    out_md = fwd_pd_.dst_desc();
+    fwd_wei_md_ = fwd_pd_.weights_desc();
+    memory::desc wei_md = fwd_wei_md_;
+    if (d.act != dt::f32) {  // the master weights in the layout of their f32 gradient
+      dnnl::convolution_backward_weights::desc bw(d.algo, src_md_, any_md(d.wei), d.bias_md, out_md, d.strides,
+                                                  d.dilates, d.pad, d.pad_end);
+      wei_md = dnnl::convolution_backward_weights::primitive_desc(bw, d.attr, engine_, fwd_pd_).diff_weights_desc();
+    }
+    param_mds = {wei_md};
+    if (has_bias_) param_mds.push_back(d.bias_md);
+    return wei_md;
+  }
+
+  // Backward data usually wants the weights in another blocking (e.g. OIhw16o16i, not
+  // OIhw16i16o); reorder them into scratch each step rather than fall back to a reference kernel.
+  // Returns its scratch bytes (its scratchpad, then the reordered weights).
+  size_t choose_backward_data(const ConvDescs& d, const memory::desc& wei_md) {
+    dnnl::convolution_backward_data::desc bd(d.algo, src_md_, any_md(d.wei, d.act), out_md, d.strides, d.dilates,
+                                             d.pad, d.pad_end);
+    bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(bd, d.attr, engine_, fwd_pd_);
+    bwd_wei_md_ = bwd_data_pd_.weights_desc();
+    size_t scratch = scratch_of(bwd_data_pd_);
+    if (bwd_wei_md_ != wei_md) {
+      wei_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, wei_md, engine_, bwd_wei_md_));
+      reorder_weights_ = true;
+      bwd_wei_offset_ = scratch_offset_after(scratch);
+      scratch = bwd_wei_offset_ + bwd_wei_md_.get_size();
+    }
+    return scratch;
+  }
+
+  // The weight gradient: one GEMM where `auto` takes it (tiny outputs, conv_gemm_weights.h);
+  // otherwise Winograd where the forward runs it and oneDNN has one for this shape (oneDNN's `auto`
+  // takes direct for backward weights even there, and Winograd's is 1.7-2.4x faster here:
+  // ResNet-18, batch 32, 4x4 to 16x16 outputs), else the forward's algorithm. Returns its scratch.
+  size_t choose_backward_weights(const KernelSetup& s, const ConvDescs& d, const memory::desc& wei_md) {
+    if (s.conv_algo == ConvAlgo::kAuto && conv_auto_uses_gemm_weights(s)) {
+      const auto& p = static_cast<const ConvLayer&>(s.layer).p();
+      const Shape& x = s.in_shapes[0];
+      const ConvGeometry g{s.batch, x.channels(), x.height(), x.width(), p.channels, s.out_shape.height(),
+                           s.out_shape.width(), p.kh, p.kw, p.sh, p.sw, p.ph, p.pw,
+                           p.dh, p.dw};
+      gemm_weights_.emplace(g, src_md_, out_md, wei_md, engine_);
+      return gemm_weights_->scratch_bytes();
+    }
+    auto make_bwd_weights = [&](dnnl::algorithm a) {
+      dnnl::convolution_backward_weights::desc bw(a, src_md_, wei_md, d.bias_md, out_md, d.strides, d.dilates, d.pad,
+                                                  d.pad_end);
+      return dnnl::convolution_backward_weights::primitive_desc(bw, d.attr, engine_, fwd_pd_);
+    };
+    bool winograd_weights = is_winograd(fwd_pd_);
+    if (winograd_weights) {
+      try {
+        bwd_weights_pd_ = make_bwd_weights(dnnl::algorithm::convolution_winograd);
+      } catch (const dnnl::error&) {  // none for this shape
+        winograd_weights = false;
+      }
+    }
+    if (!winograd_weights) bwd_weights_pd_ = make_bwd_weights(d.algo);
+    bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
+    return scratch_of(bwd_weights_pd_);
+  }
+
+  // bf16: the forward reads the weights cast to bf16, placed after its scratchpad (`fwd_scratch`
+  // bytes). Returns the forward's scratch bytes with them.
+  size_t with_weights_cast(size_t fwd_scratch, const memory::desc& wei_md) {
+    if (fwd_wei_md_ == wei_md) return fwd_scratch;
+    wei_cast_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, wei_md, engine_, fwd_wei_md_));
+    cast_weights_ = true;
+    fwd_wei_offset_ = scratch_offset_after(fwd_scratch);
+    return fwd_wei_offset_ + fwd_wei_md_.get_size();
+  }
+
+  // The scratch: the passes share the scratchpad; with the input in another layout than its
+  // producer's, the reordered input first, the scratchpad, then dx (backward only).
+  void lay_out_scratch(size_t fwd_scratch, size_t bwd_data_scratch, size_t bwd_weights_scratch) {
+    scratch_bytes = std::max({fwd_scratch, bwd_data_scratch, bwd_weights_scratch});
+    reorder_src_ = src_md_ != in_md_;
+    if (reorder_src_) {
+      to_src_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, in_md_, engine_, src_md_));
+      from_src_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, src_md_, engine_, in_md_));
+      pad_offset_ = scratch_offset_after(src_md_.get_size());
+      dx_offset_ = scratch_offset_after(pad_offset_ + scratch_bytes);
+      scratch_bytes = dx_offset_ + src_md_.get_size();
+    }
+    forward_scratch_bytes = pad_offset_ + fwd_scratch;  // the reordered input, the forward's scratchpad (+ cast)
+  }
+
+  // The implementation line, and the passes that run a reference kernel (slow_kernels).
+  void describe(const KernelSetup& s, tag layout) {
+    implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? (s.relu_ceiling > 0 ? " + relu6" : " + relu") : "") +
+                     (gemm_weights_ ? ", weight gradient by gemm" : "") +
+                     (reorder_src_ ? (layout == tag::nchw ? ", input reordered to nchw"
+                                                          : ", input reordered to nhwc")
+                                   : "");
+    const auto note = [&](const char* pass, const std::string& impl) {
+      if (is_reference_implementation(impl)) slow_kernels.push_back(std::string(pass) + ": " + impl);
+    };
+    note("forward", fwd_pd_.impl_info_str());
+    const bool needs_dx = s.input_needs_grad.empty() || s.input_needs_grad[0];  // not the graph input
+    if (needs_dx) note("backward data", bwd_data_pd_.impl_info_str());
+    if (!gemm_weights_) note("backward weights", bwd_weights_pd_.impl_info_str());
   }
 
   dnnl::engine engine_;

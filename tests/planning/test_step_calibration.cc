@@ -1,4 +1,4 @@
-// The measured costs' calibration (runtime/step_calibration.h): NetworkCosts::kernel_scale scales
+// The measured costs' calibration (planning/step_calibration.h): NetworkCosts::kernel_scale scales
 // every kernel time the simulator reads (and nothing else), round-trips through JSON and refuses
 // absurd values; calibrate_kernels sets it to the training iteration it measured over the
 // simulation of the Net it trained.
@@ -10,8 +10,8 @@
 #include "error_of.h"
 #include "io/model_file.h"
 #include "plan/simulator.h"
+#include "planning/step_calibration.h"
 #include "runtime/net.h"
-#include "runtime/step_calibration.h"
 #include "runtime/decisions_by_layer.h"
 #include "runtime/train_for_hash.h"
 

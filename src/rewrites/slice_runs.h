@@ -1,4 +1,4 @@
-// io/slice_runs.h — a graph whose runs of consecutive layers compute in slices of the batch.
+// rewrites/slice_runs.h — a graph whose runs of consecutive layers compute in slices of the batch.
 //
 // Model (issue 21 step 2; moDNN's sliced layers, Chen et al., DATE 2018): a run of layers
 // `first`..`last` that form a chain runs as k slices, each a chain of its own over batch / k

@@ -1,4 +1,4 @@
-// io/inference_rewrites.h — a trained graph and its weights rewritten for inference only.
+// rewrites/inference_rewrites.h — a trained graph and its weights rewritten for inference only.
 //
 // Model: two rewrites that leave the evaluation outputs as they were (up to float rounding):
 //  - dropout is the identity at inference: each dropout layer goes, its readers read its input;
@@ -18,8 +18,9 @@
 // (a tensor missing or misshapen, running_var + eps <= 0) leaves both as they were. Wherever the
 // graph changes, it is consumed and replaced, so build the Net from it afterwards.
 //
-// This sits in io: the lowest component that sees the graph (core), the layers' Params (layers)
-// and the weights container (io/safetensors.h).
+// This sits in rewrites, with the other graph rewrites (rewrites/fc_split.h, rewrites/slice_runs.h):
+// the lowest component that sees the graph (core), the layers' Params (layers) and the weights
+// container (io/safetensors.h).
 //
 //   Graph graph = load_model("resnet18");
 //   SafeTensors weights = read_weights_file("resnet18.safetensors");   // runtime/checkpoint.h

@@ -1,4 +1,4 @@
-// io/fc_split.h — a fully connected layer too wide for a weight budget, cut into column blocks.
+// rewrites/fc_split.h — a fully connected layer too wide for a weight budget, cut into column blocks.
 //
 // Model: an fc layer y = W x + b with W of units x inputs computes each output unit from its own
 // row of W (and entry of b), so any contiguous range of units is an fc layer of its own over the
@@ -8,7 +8,7 @@
 // blocks one unit more), followed by a concat named "<name>" that joins them in order — so the
 // value keeps its name, shape and readers, and the outputs are the same floats (each unit's dot
 // product is computed the same way, up to the kernel's summation order: bit-identical on oneDNN
-// in tests/io/test_fc_split.cc). k is the fewest blocks in which each block's parameters fit:
+// in tests/rewrites/test_fc_split.cc). k is the fewest blocks in which each block's parameters fit:
 // ceil(units / floor(max_block_bytes / bytes per unit)), which is ceil(parameter bytes /
 // max_block_bytes) when the units divide evenly. The blocks keep the layer's settings (bias or
 // not). An fc that fits is left as it is (its tensors are not looked at).

@@ -1,4 +1,4 @@
-#include "report/plan_report.h"
+#include "planning/plan_report.h"
 
 #include "util/size_parse.h"
 #include "vdnn/error.h"

@@ -1,4 +1,4 @@
-#include "runtime/planned_policy.h"
+#include "planning/planned_policy.h"
 
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"

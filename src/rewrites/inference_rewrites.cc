@@ -1,13 +1,13 @@
-#include "io/inference_rewrites.h"
+#include "rewrites/inference_rewrites.h"
 
 #include <cmath>
 #include <numeric>
 #include <set>
 
-#include "io/param_lookup.h"
 #include "layers/batch_norm.h"
 #include "layers/conv.h"
 #include "layers/fc.h"
+#include "rewrites/param_lookup.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -20,7 +20,7 @@ struct Fold {
   SafeTensor weight, bias;
 };
 
-// The file's tensor for parameter `spec` of `node` (io/param_lookup.h).
+// The file's tensor for parameter `spec` of `node` (rewrites/param_lookup.h).
 const SafeTensor& require_param(const SafeTensors& weights, const Graph& g, int node, const ParamSpec& spec) {
   return vdnn::require_param(weights, g, node, spec, "the inference rewrite of model '" + g.name() + "'");
 }

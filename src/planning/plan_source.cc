@@ -1,10 +1,10 @@
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 
 #include <cstdio>
 
 #include "backends/backend_targets.h"
 #include "plan/device_profile.h"
-#include "runtime/step_calibration.h"
+#include "planning/step_calibration.h"
 #include "vdnn/error.h"
 
 namespace vdnn {

@@ -1,5 +1,5 @@
-// io/param_lookup.h — a layer parameter's tensor in a weights file, for io's graph rewrites
-// (io/inference_rewrites.h, io/fc_split.h); internal to io.
+// rewrites/param_lookup.h — a layer parameter's tensor in a weights file, for the graph rewrites
+// that rewrite weights too (rewrites/inference_rewrites.h, rewrites/fc_split.h); internal to rewrites.
 //
 // Model: parameter `spec` of node `node` is the tensor "<layer>.<spec.name>" (PyTorch's names), in
 // its plain dims or the file's shape (ParamSpec::file_dims), as runtime/checkpoint.h's load_weights

@@ -1,4 +1,4 @@
-#include "io/slice_runs.h"
+#include "rewrites/slice_runs.h"
 
 #include <algorithm>
 #include <map>

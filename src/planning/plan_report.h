@@ -1,5 +1,5 @@
-// report/plan_report.h — the configurations `vdnn plan` compares, and its JSON, built once for the
-// CLI (tools/plan_command.cc) and the Python API (python/vdnn_module.cc), so their figures agree.
+// planning/plan_report.h — the configurations `vdnn plan` compares, and its JSON, built once for the
+// CLI (tools/plan_command.cc) and the Python API (python/src/model.cc), so their figures agree.
 //
 // Model: for a Planner and a budget, the rows are none with the leanest algorithms (when they
 // differ from the fastest) and with the fastest, conv, all, then what vDNN_dyn picks and what
@@ -21,7 +21,7 @@
 #include "plan/dyn.h"
 #include "plan/planner.h"
 #include "plan/slice_search.h"
-#include "runtime/plan_source.h"
+#include "planning/plan_source.h"
 
 namespace vdnn {
 

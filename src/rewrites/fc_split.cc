@@ -1,4 +1,4 @@
-#include "io/fc_split.h"
+#include "rewrites/fc_split.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,9 +9,9 @@
 #include <unistd.h>
 #endif
 
-#include "io/param_lookup.h"
 #include "layers/fc.h"
 #include "layers/join.h"
+#include "rewrites/param_lookup.h"
 #include "vdnn/error.h"
 
 namespace vdnn {

@@ -1,4 +1,4 @@
-#include "io/param_lookup.h"
+#include "rewrites/param_lookup.h"
 
 namespace vdnn {
 

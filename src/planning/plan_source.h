@@ -1,4 +1,4 @@
-// runtime/plan_source.h — where a plan's sizes and costs come from: this CPU, or a device profile.
+// planning/plan_source.h — where a plan's sizes and costs come from: this CPU, or a device profile.
 //
 // Model: both come from a registered backend target (backend_api/backend_target.h). `cpu`: the CPU
 // target — the graph's oneDNN kernels (their layouts and scratchpads, direct convolutions as the
@@ -29,7 +29,7 @@ struct PlanSourceOptions {
   int repeats = 3;             // cpu, measuring: timed runs per kernel
   LinkModel cpu_link;          // cpu, measuring: the copy engine's emulated link
   // cpu, measuring: the network again, for a few timed training steps that calibrate the
-  // measured costs (runtime/step_calibration.h); unset, or a sliced graph (io/slice_runs.h): the
+  // measured costs (planning/step_calibration.h); unset, or a sliced graph (rewrites/slice_runs.h): the
   // costs stay as the profiler took them. A sliced graph takes no costs_file either (refused).
   std::function<Graph()> calibrate_with;
   bool calibrate_inference = false;  // calibrate on forward passes of an inference Net instead

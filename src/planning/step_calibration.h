@@ -1,4 +1,4 @@
-// runtime/step_calibration.h — a measured training step against its simulation, on this CPU.
+// planning/step_calibration.h — a measured training step against its simulation, on this CPU.
 //
 // Model: the profiler (backends/cpu/profiler.h) times each kernel alone, on buffers of its own. In a
 // training step the same kernels run slower — on vgg_cifar at batch 64 on a 2-core EPYC the

@@ -1,4 +1,4 @@
-// The fc split (io/fc_split.h): on a small MLP and a small CNN ending in fc layers, with random
+// The fc split (rewrites/fc_split.h): on a small MLP and a small CNN ending in fc layers, with random
 // weights, the logits of an inference Net before and after the split agree to float rounding —
 // max |before - after| <= 1e-6 * max(1, max |logit|) — while every fc over the block size is its
 // blocks and a concat under its name, each block's weight and bias the exact rows of the original;
@@ -10,8 +10,8 @@
 #include <random>
 
 #include "error_of.h"
-#include "io/fc_split.h"
 #include "io/model_file.h"
+#include "rewrites/fc_split.h"
 #include "runtime/checkpoint.h"
 
 namespace vdnn {

@@ -1,4 +1,4 @@
-#include "runtime/step_calibration.h"
+#include "planning/step_calibration.h"
 
 #include <algorithm>
 #include <chrono>

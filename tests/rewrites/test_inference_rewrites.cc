@@ -1,4 +1,4 @@
-// Inference rewrites (io/inference_rewrites.h): on small graphs with random weights and running
+// Inference rewrites (rewrites/inference_rewrites.h): on small graphs with random weights and running
 // statistics far from 0 and 1, the evaluation logits of a Net before and after the rewrite agree
 // to float noise — max |before - after| <= 1e-4 * max(1, max |logit|) — while the folded batch
 // norms and the dropouts are gone from the graph and their tensors from the weights; a batch norm
@@ -11,8 +11,8 @@
 #include <random>
 
 #include "error_of.h"
-#include "io/inference_rewrites.h"
 #include "io/model_file.h"
+#include "rewrites/inference_rewrites.h"
 #include "runtime/checkpoint.h"
 
 namespace vdnn {

@@ -1,7 +1,7 @@
-// runtime/planned_policy.h — what `--policy dyn` and `--policy auto` train with under a budget: the
+// planning/planned_policy.h — what `--policy dyn` and `--policy auto` train with under a budget: the
 // Net options they pick, for `vdnn train` and the Python API's vdnn.Net alike.
 //
-// Model: profile the network (sizes and costs from runtime/plan_source.h: this CPU measured and
+// Model: profile the network (sizes and costs from planning/plan_source.h: this CPU measured and
 // calibrated, or `--costs`), plan for `budget`, then dyn: the first configuration of the paper's
 // order that fits (plan/dyn.h); auto: per-tensor keep/offload/recompute, algorithms and prefetch
 // rule (plan/auto_policy.h). The choice is written into the NetOptions (policy, decisions,
@@ -16,8 +16,8 @@
 #include <string>
 
 #include "core/graph.h"
+#include "planning/plan_source.h"
 #include "runtime/net.h"
-#include "runtime/plan_source.h"
 
 namespace vdnn {
 
