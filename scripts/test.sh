@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.sh — the whole test suite: installs what is missing, builds, checks the installed
-# package (scripts/install_check.sh), then runs
+# package (scripts/install_check.sh) and the docs (scripts/cli_reference.sh --check,
+# scripts/check_docs.sh), then runs
 #   1. the runtime, stream, allocator and loader tests under ThreadSanitizer (build-tsan/),
 #   2. the tests under AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer (build-asan/),
 #   3. every test (ctest) in the Release build.
@@ -8,7 +9,8 @@
 # quicker local run). Extra arguments go to the Release ctest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-# Where the time goes (CI has 45 minutes): each phase's end, in seconds since the start.
+# Where the time goes (CI allows 90 minutes; docs/ci.md has the figures): each phase's end, in
+# seconds since the start.
 elapsed() { echo "== ${SECONDS} s: $*"; }
 # ctest -j runs two test processes on two cores; OpenMP threads that spin while they wait (the
 # default) then starve the other process: finite-difference kernel tests took 40-70 s each beside
@@ -27,6 +29,11 @@ bash "$VDNN_ROOT/scripts/python_env.sh" "$BUILD_DIR"
 # and run examples/ against it (scripts/install_check.sh; about 15 s).
 bash "$VDNN_ROOT/scripts/install_check.sh" "$BUILD_DIR"
 elapsed "the install check"
+# The docs keep up with the code: docs/cli.md is what `vdnn --help` prints now, the README's and the
+# guides' marked examples run, and their links lead somewhere (about 15 s).
+bash "$VDNN_ROOT/scripts/cli_reference.sh" --check "$BUILD_DIR/vdnn"
+bash "$VDNN_ROOT/scripts/check_docs.sh" "$BUILD_DIR"
+elapsed "the docs checks"
 
 if [ "${VDNN_SKIP_TSAN:-0}" != 1 ]; then
   # libgomp is not instrumented, so ThreadSanitizer cannot see OpenMP's barriers and reports
