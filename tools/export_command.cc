@@ -46,9 +46,7 @@ int run_export(const ExportOptions& o) {
     Net net(std::move(source.graph), {.batch = 1, .seed = o.seed});
     if (!weights.tensors.empty()) load_weights(weights, net);
     weights = {};
-    SafeTensors plain;
-    for (size_t i = 0; i < net.params().size(); ++i)
-      plain.tensors.push_back({net.params()[i].name, net.params()[i].spec.file_dims(), net.export_param(i)});
+    const SafeTensors plain = state_dict(net, 0);
     model = export_onnx(net.graph(), &plain, {.batch = o.batch});
     name = net.graph().name();
     input = net.graph().input_shape().to_string();

@@ -54,18 +54,4 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
   return h;
 }
 
-SafeTensors weights_file(const NetHandle& h) {
-  SafeTensors f;
-  const std::vector<ParamTensor>& params = h.net->params();
-  for (size_t i = 0; i < params.size(); ++i) f.tensors.push_back({params[i].name, params[i].spec.file_dims(), h.net->export_param(i)});
-  return f;
-}
-
-void save_weights(const NetHandle& h, const std::string& path) {
-  SafeTensors f = weights_file(h);
-  f.metadata = {{"model", h.net->graph().name()}, {"seed", std::to_string(h.config.seed)},
-                {"step", std::to_string(h.steps)}, {"weights_sha256", h.net->weights_sha256()}};
-  write_safetensors(path, f);
-}
-
 }  // namespace vdnn::python
