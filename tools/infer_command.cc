@@ -102,9 +102,7 @@ void set_conv_algos(const InferOptions& o, const Graph& graph, NetOptions& optio
     options.conv_algos = fastest_conv_algos(graph, options.batch, o.algo_cache);
     return;
   }
-  options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
-                      : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
-                                                  : ConvAlgo::kAuto;
+  options.conv_algo = parse_conv_algo(o.conv_algo);
 }
 
 // The layers whose weights an inference Net streams from host memory (plan/planned_inference.h).

@@ -248,10 +248,7 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
   net_options.sync = parse_sync_mode(o.sync);
   net_options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   net_options.link = parse_link(o.link_bandwidth, o.link_latency);
-  if (o.policy != "dyn" && o.policy != "auto")
-    net_options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
-                          : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
-                                                      : ConvAlgo::kAuto;
+  if (o.policy != "dyn" && o.policy != "auto") net_options.conv_algo = parse_conv_algo(o.conv_algo);
   return c;
 }
 

@@ -20,8 +20,6 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
     VDNN_THROW("policy '" << policy << "' needs device_memory: it picks what fits a budget");
   if (momentum < 0 || momentum >= 1) VDNN_THROW("momentum " << momentum << ": expected 0 <= momentum < 1");
   if (weight_decay < 0 || weight_decay > 1) VDNN_THROW("weight_decay " << weight_decay << ": expected 0 to 1");
-  if (conv_algo != "auto" && conv_algo != "direct" && conv_algo != "winograd")
-    VDNN_THROW("conv_algo '" << conv_algo << "': expected auto, direct or winograd");
   NetOptions o;
   o.batch = batch;
   o.precision = parse_precision(precision);
@@ -35,7 +33,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
   o.prefetch_ahead = parse_prefetch(prefetch) == Prefetch::kAhead;
   o.device_memory = budget_bytes(device_memory, "device_memory");
   o.host_memory = budget_bytes(host_memory, "host_memory");
-  o.conv_algo = conv_algo == "direct" ? ConvAlgo::kDirect : conv_algo == "winograd" ? ConvAlgo::kWinograd : ConvAlgo::kAuto;
+  o.conv_algo = parse_conv_algo(conv_algo, "conv_algo");
   h->config.seed = seed;
   h->config.momentum = momentum;
   h->config.weight_decay = weight_decay;

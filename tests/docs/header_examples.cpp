@@ -270,7 +270,7 @@ void examples(Given& given) {
   }
   // == core/conv_algo.h
   {
-    ConvAlgo a = ConvAlgo::kDirect;
+    ConvAlgo a = parse_conv_algo("direct");
     std::printf("%s\n", to_string(a));
   }
   // == core/graph.h
