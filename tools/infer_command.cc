@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -31,8 +32,7 @@
 #include "conv_algo_cache.h"
 #include "numeric_flags.h"
 #include "data/data_source.h"
-#include "interop/network_source.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "io/fc_split.h"
 #include "io/inference_rewrites.h"
 #include "io/npy.h"
@@ -53,10 +53,10 @@ namespace vdnn::cli {
 namespace {
 
 struct InferOptions {
-  std::string model, weights, input, images, logits, device_memory, host_memory, predictions, conv_algo = "auto", algo_cache;
+  ModelFlags model;
+  std::string images, logits, device_memory, host_memory, predictions, conv_algo = "auto", algo_cache;
   DataSource source;
-  int64_t batch = 128;
-  int classes = 0, threads = 0, repeat = 0, top_k = 0;
+  int threads = 0, repeat = 0, top_k = 0;
   bool seed_given = false, json = false, keep_graph = false;
   std::string stream_weights = "auto";
   std::string precision = "fp32";
@@ -159,27 +159,16 @@ int run_infer(InferOptions& o) {
     require_native_bf16();
   }
   check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  NetworkSource model = load_network(o.model, mo);
-  SafeTensors weights;
-  if (o.weights.empty()) {  // an ONNX model's own initializers
-    if (model.initial_weights.tensors.empty())
-      VDNN_THROW("--weights is required for model '" << o.model << "' (only an ONNX model carries its own weights)");
-    weights = std::move(model.initial_weights);
-  } else {
-    try {
-      weights = read_weights_file(o.weights);
-    } catch (const Error& e) {
-      VDNN_THROW("--weights " << e.what());
-    }
-  }
+  NetworkSource model = o.model.load();
+  std::optional<SafeTensors> file = o.model.read_weights();
+  if (!file && model.initial_weights.tensors.empty())
+    VDNN_THROW("--weights is required for model '" << o.model.name << "' (only an ONNX model carries its own weights)");
+  SafeTensors weights = file ? std::move(*file) : std::move(model.initial_weights);  // ONNX: its initializers
   // Synthetic test data follows the seed: by default the one the weights were trained with.
   if (auto seed = weights.metadata.find("seed"); !o.seed_given && seed != weights.metadata.end()) {
     const std::string& s = seed->second;
     if (std::from_chars(s.data(), s.data() + s.size(), o.source.seed).ptr != s.data() + s.size() || s.empty())
-      VDNN_THROW("--weights " << o.weights << ": metadata 'seed' is '" << s << "', expected an integer");
+      VDNN_THROW("--weights " << o.model.weights << ": metadata 'seed' is '" << s << "', expected an integer");
   }
   Graph graph = std::move(model.graph);
   const bool labelled = o.images.empty();
@@ -201,7 +190,7 @@ int run_infer(InferOptions& o) {
   const std::string weights_hash = check_weights(weights, graph);
   InferenceRewrites rewrites;
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
-  NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
+  NetOptions options{.batch = o.model.batch, .seed = o.source.seed, .inference = true};
   options.precision = precision;
   options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
@@ -213,7 +202,7 @@ int run_infer(InferOptions& o) {
     split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
   // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
   // it cannot be beaten.
-  const ForwardOrder order = forward_order(graph, o.batch);
+  const ForwardOrder order = forward_order(graph, o.model.batch);
   if (order.moved > 0) graph = std::move(graph).reordered(order.order);
   set_conv_algos(o, graph, options);
   const std::vector<ConvAlgo> asked = options.conv_algos;
@@ -231,8 +220,8 @@ int run_infer(InferOptions& o) {
   const std::vector<std::string> streamed = streamed_layers(net);
   const size_t streamed_bytes = net.train_program().streamed_bytes();
   if (o.json) {
-    nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
-                        {"samples", r.samples}, {"batch", o.batch}, {"precision", o.precision},
+    nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.model.weights}, {"data", test.name},
+                        {"samples", r.samples}, {"batch", o.model.batch}, {"precision", o.precision},
                         {"weights_sha256", weights_hash},
                         {"peak_bytes", peak.total}, {"smallest_budget_bytes", net.smallest_resident_budget()},
                         {"arena_bytes", net.arena_bytes()},
@@ -257,8 +246,8 @@ int run_infer(InferOptions& o) {
     return 0;
   }
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
-              (o.weights.empty() ? "(its ONNX initializers)" : o.weights.c_str()), !step.empty() ? (" (step " + step + ")").c_str() : "",
-              test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.batch));
+              (o.model.weights.empty() ? "(its ONNX initializers)" : o.model.weights.c_str()), !step.empty() ? (" (step " + step + ")").c_str() : "",
+              test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.model.batch));
   std::printf("device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s "
               "(%s with every weight streamed from host memory); arena %s\n",
               format_bytes(peak.total).c_str(), format_bytes(peak.weights).c_str(),
@@ -282,7 +271,7 @@ int run_infer(InferOptions& o) {
                 order.moved, format_bytes(order.peak_bytes).c_str(), format_bytes(order.model_peak_bytes).c_str());
   if (labelled) std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
   if (o.repeat > 0)
-    std::printf("latency: %.3f ms per batch of %lld (median of %d)\n", seconds * 1e3, static_cast<long long>(o.batch),
+    std::printf("latency: %.3f ms per batch of %lld (median of %d)\n", seconds * 1e3, static_cast<long long>(o.model.batch),
                 o.repeat);
   if (!o.predictions.empty())
     std::printf("top-%d predictions of %lld samples written to %s\n", o.top_k, static_cast<long long>(r.samples),
@@ -298,9 +287,10 @@ int run_infer(InferOptions& o) {
 Runner add_infer_command(CLI::App& app) {
   auto o = std::make_shared<InferOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--model", o->model, "model name (see `vdnn models`), JSON or ONNX file")->required();
-  app.add_option("--weights", o->weights,
-                 "safetensors file, e.g. from `vdnn train --save` (default for an ONNX model: its initializers)");
+  add_model_flags(app, o->model,
+                  {.model_required = true,
+                   .weights_help = "safetensors file, e.g. from `vdnn train --save` (default for an ONNX model: its "
+                                   "initializers)"});
   CLI::Option* data = app.add_option("--data", o->source.data,
                                      "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches, image folders "
                                      "(DIR/val/<class>/*.jpg|png, else DIR/test/...: resized and center-cropped) or "
@@ -340,10 +330,6 @@ Runner add_infer_command(CLI::App& app) {
   app.add_option("--predictions", o->predictions, "write each sample's top-k classes and probabilities to this JSON file");
   app.add_option("--top-k", o->top_k, "classes per sample in --predictions (default 5, or every class if fewer)")
       ->check(CLI::Range(1, kMaxClasses));
-  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--synthetic-samples", o->source.synthetic_samples,
                  "--data synthetic: training samples of the run (the test split is a quarter of them)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))->capture_default_str();

@@ -30,10 +30,9 @@
 #include "report/memory_timeline_chart.h"
 #include "report/plan_report.h"
 #include "report/scaling_chart.h"
-#include "interop/network_source.h"
 #include "io/slice_runs.h"
 #include "io/json_text.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "plan/auto_policy.h"
 #include "plan/device_profile.h"
 #include "plan/dyn.h"
@@ -51,28 +50,25 @@ namespace vdnn::cli {
 namespace {
 
 struct PlanOptions {
-  std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
+  ModelFlags model{.name = "fmnist_cnn"};
+  std::string policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
               link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg,
               batches, precision = "fp32";
   std::vector<std::string> scaling_with;
   std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   PlanSourceOptions source;
-  int classes = 0, sweep_steps = 20, ranks = 1;
-  int64_t batch = 128;
+  int sweep_steps = 20, ranks = 1;
   bool print = false, json = false, sweep = false, scaling = false, inference = false, no_slice_search = false;
 };
 
 // --inference: the forward pass alone, per device (--device may list several) and batch size.
 int run_inference(const PlanOptions& o) {
   InferencePlanRequest r;
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  r.load = [&o, mo] { return load_network(o.model, mo).graph; };
+  r.load = [&o] { return o.model.load().graph; };
   std::stringstream devices(o.source.device);
   for (std::string d; std::getline(devices, d, ',');) r.devices.push_back(d);
   if (r.devices.empty()) VDNN_THROW("--device is empty; expected cpu or device profiles, e.g. cpu,jetson-orin-nano");
-  r.batches = o.batches.empty() ? std::vector<int64_t>{o.batch} : parse_batches(o.batches, "--batches");
+  r.batches = o.batches.empty() ? std::vector<int64_t>{o.model.batch} : parse_batches(o.batches, "--batches");
   r.budget = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   r.source = o.source;
   r.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
@@ -173,10 +169,7 @@ int run_plan(PlanOptions o) {
     const std::vector<ScalingSeries> s = scaling_from_json(parse_json_text(read_text_file(file), file), file);
     others.insert(others.end(), s.begin(), s.end());
   }
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  const Graph whole = load_network(o.model, mo).graph;
+  const Graph whole = o.model.load().graph;
   // --slice-run: the configurations are the sliced graph's (io/slice_runs.h); the oracle stays the
   // whole graph's (none, fastest algorithms, unlimited memory, no slices).
   std::vector<SliceRun> runs;
@@ -184,11 +177,11 @@ int run_plan(PlanOptions o) {
   if (!runs.empty() && (o.ranks > 1 || o.scaling))
     VDNN_THROW("--slice-run: data-parallel plans (--ranks, --scaling) are not planned with slice runs yet");
   const std::optional<SlicedGraph> sliced =
-      runs.empty() ? std::nullopt : std::optional<SlicedGraph>(slice_runs(whole, o.batch, runs));
+      runs.empty() ? std::nullopt : std::optional<SlicedGraph>(slice_runs(whole, o.model.batch, runs));
   const Graph& graph = sliced ? sliced->graph : whole;
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
-  PlanInputs in = plan_inputs(graph, o.batch, o.source);
+  o.source.calibrate_with = [&] { return o.model.load().graph; };  // measured costs: a few timed steps
+  PlanInputs in = plan_inputs(graph, o.model.batch, o.source);
   in.costs.network = dp.network;
   Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
   planner.set_host_budget(o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory"));
@@ -198,7 +191,7 @@ int run_plan(PlanOptions o) {
   if (sliced) {  // uncalibrated, as the sliced graph's costs
     PlanSourceOptions uncalibrated = o.source;
     uncalibrated.calibrate_with = nullptr;
-    const PlanInputs w = plan_inputs(whole, o.batch, uncalibrated);
+    const PlanInputs w = plan_inputs(whole, o.model.batch, uncalibrated);
     oracle = Planner(whole, w.value_bytes, w.facts, w.costs, parse_sync_mode(o.sync)).oracle_seconds();
   }
   const Prefetch prefetch = parse_prefetch(o.prefetch);
@@ -222,7 +215,7 @@ int run_plan(PlanOptions o) {
   // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h).
   std::optional<SliceRunChoice> slices;
   if (runs.empty() && !o.no_slice_search && o.ranks == 1)
-    slices = plan_slice_runs(whole, o.batch, o.policy, o.source, budget, parse_sync_mode(o.sync), planner.host_budget());
+    slices = plan_slice_runs(whole, o.model.batch, o.policy, o.source, budget, parse_sync_mode(o.sync), planner.host_budget());
   auto slice_line = [&] {
     std::string runs_text;
     for (const SliceRun& r : slices->runs) runs_text += (runs_text.empty() ? "" : ", ") + to_string(r);
@@ -236,7 +229,7 @@ int run_plan(PlanOptions o) {
   };
 
   std::optional<BudgetSweep> sweep;
-  std::string sweep_title = VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device);
+  std::string sweep_title = VDNN_MSG(graph.name() << ", batch " << o.model.batch << ", " << in.device);
   if (o.sweep)
     sweep = sweep_budgets(planner, sweep_policies(),
                           {.steps = o.sweep_steps,
@@ -244,8 +237,8 @@ int run_plan(PlanOptions o) {
                            .extra_budget = budget});
   if (sweep && slices && slices->choice.fits && !slices->runs.empty()) {
     // The search's runs on the sweep too: `auto` on the graph sliced by them, down to its floor.
-    const SlicedGraph cut = slice_runs(whole, o.batch, slices->runs);
-    const PlanInputs ci = plan_inputs(cut.graph, o.batch, o.source);
+    const SlicedGraph cut = slice_runs(whole, o.model.batch, slices->runs);
+    const PlanInputs ci = plan_inputs(cut.graph, o.model.batch, o.source);
     Planner cut_planner(cut.graph, ci.value_bytes, ci.facts, ci.costs, parse_sync_mode(o.sync));
     cut_planner.set_host_budget(planner.host_budget());
     add_sliced_column(*sweep, cut_planner, "auto+slices", std::max(SweepOptions::kMinSteps, o.sweep_steps / 2),
@@ -254,7 +247,7 @@ int run_plan(PlanOptions o) {
   }
 
   if (o.json) {
-    nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = o.batch, .sync = o.sync,
+    nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = o.model.batch, .sync = o.sync,
                                            .prefetch = o.prefetch, .device = in.device});
     if (sweep) out["sweep"] = sweep_json(*sweep, costs);
     if (sliced) {  // against the whole graph's oracle, as the table
@@ -264,11 +257,11 @@ int run_plan(PlanOptions o) {
       out["slice_runs"] = o.slice_runs;
     }
     if (slices) out["slice_runs"] = slice_runs_json(*slices, oracle);
-    if (!scaling.empty()) out["data_parallel"] = scaling_json(scaling, o.batch, dp);
+    if (!scaling.empty()) out["data_parallel"] = scaling_json(scaling, o.model.batch, dp);
     std::cout << out.dump(2) << "\n";
   } else {
     std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", graph.name().c_str(),
-                static_cast<long long>(o.batch), in.device.c_str(),
+                static_cast<long long>(o.model.batch), in.device.c_str(),
                 (budget ? ", budget " + format_bytes(budget) : std::string()).c_str(), o.sync.c_str(),
                 prefetch == Prefetch::kAhead ? ", prefetch ahead" : "", costs.source.c_str());
     std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps",
@@ -289,22 +282,22 @@ int run_plan(PlanOptions o) {
     if (budget && !one && o.policy != "dyn") std::printf("%s.\n", describe(chosen).c_str());
     if (slices) std::printf("%s.\n", slice_line().c_str());
     if (sweep) print_sweep_table(*sweep, budget);
-    if (!scaling.empty()) print_scaling_table(scaling, o.batch, dp);
+    if (!scaling.empty()) print_scaling_table(scaling, o.model.batch, dp);
   }
   if (!o.scaling_svg.empty()) {
     std::vector<ScalingSeries> drawn = others;  // --scaling-with first, then this command's rows
     for (ScalingSeries s : scaling) {
-      if (!others.empty()) s.label = with_batch(s.label, o.batch);
+      if (!others.empty()) s.label = with_batch(s.label, o.model.batch);
       drawn.push_back(std::move(s));
     }
     write_text_file(o.scaling_svg,
-                    scaling_svg(VDNN_MSG(graph.name() << ", batch " << (others.empty() ? std::to_string(o.batch) : "as labelled")
+                    scaling_svg(VDNN_MSG(graph.name() << ", batch " << (others.empty() ? std::to_string(o.model.batch) : "as labelled")
                                                       << " per rank, " << in.device << ", " << dp.network.name),
                                 drawn));
   }
   if (sweep && !o.sweep_svg.empty())
     write_text_file(o.sweep_svg, budget_sweep_svg(sweep_title, *sweep, costs, budget));
-  write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
+  write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.model.batch << ", " << in.device), budget, oracle, costs);
   if (o.print)
     for (const PlanRow& r : rows) {
       Program p = planner.program(r.e.config, true, r.e.prefetch_depth);
@@ -316,7 +309,7 @@ int run_plan(PlanOptions o) {
     }
   if (budget && !one && !dyn.fits && !chosen.fits && !(slices && slices->choice.fits)) {
     std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
-                 describe_budget(budget).c_str(), graph.name().c_str(), static_cast<long long>(o.batch),
+                 describe_budget(budget).c_str(), graph.name().c_str(), static_cast<long long>(o.model.batch),
                  (o.policy == "auto" ? chosen.why : dyn.why).c_str());
     return 1;
   }
@@ -327,11 +320,7 @@ int run_plan(PlanOptions o) {
 
 Runner add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
-  app.add_option("--model", o->model, "model name, JSON or ONNX file")->capture_default_str();
-  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
+  add_model_flags(app, o->model);
   app.add_option("--slice-run", o->slice_runs,
                  "FIRST:LAST:K: plan the layers FIRST..LAST in K slices of the batch, one after another (as vdnn "
                  "train --slice-run); the table's 'vs oracle' stays against the whole graph's oracle; repeatable")

@@ -16,8 +16,7 @@
 #include "data_parallel.h"
 #include "data/augment.h"
 #include "data/data_source.h"
-#include "interop/network_source.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "numeric_flags.h"
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
@@ -39,11 +38,11 @@ namespace vdnn::cli {
 namespace {
 
 struct TrainOptions {
-  std::string model = "fmnist_cnn";
+  ModelFlags model{.name = "fmnist_cnn"};
   std::string data = "fashion-mnist";
-  std::string input, report, trace, schedule = "cosine";
-  int classes = 0, threads = 0;
-  int64_t batch = 128, synthetic_samples = 2048;
+  std::string report, trace, schedule = "cosine";
+  int threads = 0;
+  int64_t synthetic_samples = 2048;
   bool no_eval = false;
   std::string costs;  // --policy dyn/auto: a saved `vdnn profile` (default: measure now)
   std::string backend = "cpu";
@@ -67,15 +66,6 @@ struct TrainOptions {
   TrainConfig config;
 };
 
-// The --model network (a zoo name, JSON or ONNX file, with its initial weights if ONNX), with
-// --input and --classes applied.
-NetworkSource load_train_model(const TrainOptions& o) {
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  return load_network(o.model, mo);
-}
-
 // --policy dyn or auto: what it picks for --device-memory (runtime/planned_policy.h), from costs
 // measured on this machine (calibrated by a few timed steps) or read from --costs. Prints its
 // choice; returns the reason for it, for the report.
@@ -85,8 +75,8 @@ std::string choose_planned_configuration(const Graph& graph, const TrainOptions&
   PlanSourceOptions source{.costs_file = o.costs};
   source.precision = net_options.precision;
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  source.calibrate_with = [&o] { return load_train_model(o).graph; };
-  const PlannedPolicy p = choose_planned_policy(graph, o.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
+  source.calibrate_with = [&o] { return o.model.load().graph; };
+  const PlannedPolicy p = choose_planned_policy(graph, o.model.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
                                                 source, parse_sync_mode(o.sync), net_options);
   std::printf("%s\n", p.summary.c_str());
   return p.reason;
@@ -101,7 +91,7 @@ void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions
     next = VDNN_MSG("no checkpoint at " << o.config.save_path << " yet");
     try {
       const Checkpoint c = read_checkpoint(o.config.save_path);
-      check_resumable(c, model, o.batch, o.config.seed);
+      check_resumable(c, model, o.model.batch, o.config.seed);
       next = VDNN_MSG("the checkpoint " << o.config.save_path << " holds step " << c.position.step
                                         << ": `vdnn train ... --resume " << o.config.save_path
                                         << "` (the same flags) continues from there");
@@ -212,7 +202,7 @@ struct NetChoice {
 NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendKind backend, Communicator& comm) {
   NetChoice c;
   NetOptions& net_options = c.options;
-  net_options.batch = o.batch;
+  net_options.batch = o.model.batch;
   if (comm.size() > 1) net_options.comm = &comm;
   net_options.collective_timeout_seconds = o.collective_timeout;
   net_options.bucket_bytes = parse_size(o.bucket_size, "--bucket-size");
@@ -229,14 +219,14 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
     VDNN_THROW("--slice-run does not combine with data-parallel ranks yet");
   const std::optional<SlicedGraph> sliced = net_options.slice_runs.empty()
                                                 ? std::nullopt
-                                                : std::optional<SlicedGraph>(slice_runs(graph, o.batch, net_options.slice_runs));
+                                                : std::optional<SlicedGraph>(slice_runs(graph, o.model.batch, net_options.slice_runs));
   const Graph& computed = sliced ? sliced->graph : graph;
   if (o.conv_sub_batches > 1) {
     if (planned)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
                                        << " picks the algorithms itself (auto: sub-batches too, on a device profile); use this flag with --policy none, all or conv");
-    if (o.batch % o.conv_sub_batches != 0)
-      VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.batch);
+    if (o.model.batch % o.conv_sub_batches != 0)
+      VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.model.batch);
     for (const Node& n : computed.nodes())
       net_options.conv_sub_batches.push_back(n.layer->kind() == LayerKind::kConv ? o.conv_sub_batches : 1);
   }
@@ -330,7 +320,7 @@ void print_result(const TrainResult& r, const TrainOptions& o) {
 
 void write_trace(const TrainOptions& o, const StepRecorder& recorder, const Net& net, const std::string& model_name) {
   write_chrome_trace(o.trace, recorder.timeline(),
-                     VDNN_MSG(model_name << ", batch " << o.batch << ", policy " << to_string(net.options().policy)
+                     VDNN_MSG(model_name << ", batch " << o.model.batch << ", policy " << to_string(net.options().policy)
                                          << ", " << o.backend << ", measured step " << recorder.steps_begun()));
   std::printf("trace: training step %d written to %s\n", recorder.steps_begun(), o.trace.c_str());
 }
@@ -351,11 +341,11 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
   o.config.augment = parse_augmentation(o.augment, "--augment");
   std::optional<Checkpoint> resume = read_resume(o.resume);
   std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
-  NetworkSource model = load_train_model(o);
+  NetworkSource model = o.model.load();
   Graph graph = std::move(model.graph);
   const std::string model_name = graph.name();
   if (resume) {
-    check_resumable(*resume, model_name, o.batch, o.config.seed);
+    check_resumable(*resume, model_name, o.model.batch, o.config.seed);
     check_same_augmentation(*resume, o.config);
     check_same_ranks(*resume, comm.size());
   }
@@ -366,13 +356,13 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
   Dataset test = o.config.evaluate ? load_data(source, graph, Split::kTest) : Dataset{};
   check_data_fits(graph, train);
   if (o.config.evaluate) check_data_fits(graph, test);  // before training, not after its first epoch
-  print_run(graph, train, test, o.batch);
+  print_run(graph, train, test, o.model.batch);
   const NetChoice choice = choose_net_options(graph, o, backend, comm);
   Net net(std::move(graph), choice.options);
   if (!resume && !model.initial_weights.tensors.empty()) load_weights(model.initial_weights, net);  // ONNX initializers
   model.initial_weights = {};
   print_memory_plan(net, o);
-  print_ranks(comm, net, o.batch);
+  print_ranks(comm, net, o.model.batch);
   Trainer trainer(net, o.config);
   StepRecorder recorder;  // --trace and data parallel: the 3rd step, warmed up (or the last, if fewer)
   if (!o.trace.empty() || comm.size() > 1) net.record_step(3, &recorder);
@@ -384,7 +374,7 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
     load_initial_weights(net, *initial);
     initial.reset();  // its tensors are in the Net now
   }
-  TrainConsole console(Progress::parse(o.progress), o.batch);
+  TrainConsole console(Progress::parse(o.progress), o.model.batch);
   trainer.on_step([&](const StepProgress& p) {
     if (o.verify_replicas) check_replicas(comm, net, p.step);
     console.step(p);
@@ -417,7 +407,7 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
                 r.skipped_steps.front().c_str());
   const nlohmann::json memory = print_memory(net, r);
   if (!o.report.empty()) {
-    nlohmann::json report = train_report(model_name, o.config, o.batch, r);
+    nlohmann::json report = train_report(model_name, o.config, o.model.batch, r);
     report.update(memory);
     report["decisions"] = decisions_report(net, choice.algo_reason);
     if (!ranks.is_null()) report["data_parallel"] = ranks;
@@ -442,8 +432,7 @@ int run_train(TrainOptions& o) {
 Runner add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later wins
-  app.add_option("--model", o->model, "model name (see `vdnn models`), JSON or ONNX file")
-      ->capture_default_str();
+  add_model_flags(app, o->model);
   app.add_option("--data", o->data,
                  "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches (data_batch_*.bin, or "
                  "train.bin and test.bin), image folders (DIR/train/<class>/*.jpg|png, DIR/val/<class>/...) "
@@ -457,8 +446,6 @@ Runner add_train_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--iterations", o->config.iterations, "stop after N steps (overrides --epochs)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
   app.add_option("--lr", o->config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   app.add_option("--lr-schedule", o->schedule, "constant, step or cosine")
@@ -478,8 +465,6 @@ Runner add_train_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")
       ->check(threads_check());
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--synthetic-samples", o->synthetic_samples, "training samples for --data synthetic")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--no-eval", o->no_eval, "skip test-set evaluation after each epoch");
