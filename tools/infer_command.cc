@@ -41,6 +41,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planned_inference.h"
 #include "runtime/checkpoint.h"
+#include "runtime/net_settings.h"
 #include "runtime/step_calibration.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
@@ -91,18 +92,14 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
   return median_forward_seconds(net, 1, repeat);
 }
 
-// --conv-algo: one algorithm family for every convolution, or `fastest`: per layer the one with the
-// fastest forward kernel as the profiler measures it on this CPU (a few seconds; kept in
-// --algo-cache when given, conv_algo_cache.h), the choice `vdnn plan --inference --device cpu`
-// predicts with.
+// --conv-algo fastest: per layer the algorithm with the fastest forward kernel as the profiler
+// measures it on this CPU (a few seconds; kept in --algo-cache when given, conv_algo_cache.h), the
+// choice `vdnn plan --inference --device cpu` predicts with. (One family for every convolution,
+// auto, direct or winograd, is options.conv_algo already: checked_net_options.)
 void set_conv_algos(const InferOptions& o, const Graph& graph, NetOptions& options) {
   if (!o.algo_cache.empty() && o.conv_algo != "fastest")
     VDNN_THROW("--algo-cache " << o.algo_cache << " keeps what --conv-algo fastest measures; add --conv-algo fastest");
-  if (o.conv_algo == "fastest") {
-    options.conv_algos = fastest_conv_algos(graph, options.batch, o.algo_cache);
-    return;
-  }
-  options.conv_algo = parse_conv_algo(o.conv_algo);
+  if (o.conv_algo == "fastest") options.conv_algos = fastest_conv_algos(graph, options.batch, o.algo_cache);
 }
 
 // The layers whose weights an inference Net streams from host memory (plan/planned_inference.h).
@@ -149,15 +146,28 @@ void write_top_k(const std::string& path, const std::vector<float>& logits, int 
   write_text_file(path, nlohmann::json{{"k", k}, {"samples", samples}}.dump() + "\n");
 }
 
-int run_infer(InferOptions& o) {
-  if (o.threads > 0) omp_set_num_threads(o.threads);
-  const Precision precision = parse_precision(o.precision);
-  if (precision != Precision::kFp32) {
-    if (o.conv_algo == "fastest" || o.conv_algo == "winograd")
-      VDNN_THROW("--conv-algo " << o.conv_algo << (o.conv_algo == "fastest" ? " measures fp32 kernels" : ": oneDNN 2.6 has no bf16 Winograd")
-                                << "; with --precision " << o.precision << " use auto or direct");
+// The inference Net's options the flags give, by the library's rules on them (runtime/net_settings.h:
+// precision and convolution algorithm, the budget within host memory); the seed, streaming and
+// per-layer algorithms come later.
+NetOptions checked_net_options(const InferOptions& o) {
+  const bool fastest = o.conv_algo == "fastest";  // measured later (set_conv_algos)
+  NetSettings s{.batch = o.model.batch, .precision = o.precision, .conv_algo = fastest ? "auto" : o.conv_algo,
+                .inference = true};
+  if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
+  if (!o.host_memory.empty()) s.host_memory = parse_size(o.host_memory, "--host-memory");
+  NetOptions options = net_options(s, OptionNames{});
+  if (options.precision != Precision::kFp32) {
+    if (fastest)
+      VDNN_THROW("--conv-algo fastest measures fp32 kernels; with --precision " << o.precision << " use auto or direct");
     require_native_bf16();
   }
+  return options;
+}
+
+int run_infer(InferOptions& o) {
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  NetOptions options = checked_net_options(o);
+  const Precision precision = options.precision;
   check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
   NetworkSource model = o.model.load();
   std::optional<SafeTensors> file = o.model.read_weights();
@@ -190,10 +200,7 @@ int run_infer(InferOptions& o) {
   const std::string weights_hash = check_weights(weights, graph);
   InferenceRewrites rewrites;
   if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
-  NetOptions options{.batch = o.model.batch, .seed = o.source.seed, .inference = true};
-  options.precision = precision;
-  options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
-  options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
+  options.seed = o.source.seed;
   options.stream_weights = o.stream_weights == "auto";
   // Under a budget, wide fc layers are cut into column blocks, to be streamed a block at a time.
   FcSplit split;

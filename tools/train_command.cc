@@ -24,11 +24,11 @@
 #include "report/chrome_trace.h"
 #include "report/report.h"
 #include "runtime/checkpoint.h"
+#include "runtime/net_settings.h"
 #include "runtime/plan_source.h"
 #include "runtime/planned_policy.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
-#include "util/host_memory.h"
 #include "util/interrupt.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
@@ -76,8 +76,8 @@ std::string choose_planned_configuration(const Graph& graph, const TrainOptions&
   source.precision = net_options.precision;
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   source.calibrate_with = [&o] { return o.model.load().graph; };
-  const PlannedPolicy p = choose_planned_policy(graph, o.model.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
-                                                source, parse_sync_mode(o.sync), net_options);
+  const PlannedPolicy p = choose_planned_policy(graph, o.model.batch, o.policy, net_options.device_memory, source,
+                                                net_options.sync, net_options);
   std::printf("%s\n", p.summary.c_str());
   return p.reason;
 }
@@ -102,38 +102,22 @@ void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions
                static_cast<long long>(step), static_cast<long long>(total), next.c_str());
 }
 
-// The cpu backend's "device" arena is host memory, taken whole at the start: a budget above what
-// the host has free would swap or be killed by the OOM killer mid-run.
-void check_budget_fits_host(const std::string& device_memory) {
-  const size_t budget = parse_size(device_memory, "--device-memory"), available = available_host_memory();
-  if (available > 0 && budget > available)
-    VDNN_THROW("--device-memory " << format_bytes(budget) << ": the cpu backend takes the budget from host memory "
-                                  << "at once, and only " << format_bytes(available)
-                                  << " is available (MemAvailable in /proc/meminfo); give at most that");
+// The Net's options the flags give, by the library's rules on them (runtime/net_settings.h: the
+// policy and its budget, precision and convolution algorithm, the cpu budget within host memory).
+NetOptions checked_net_options(const TrainOptions& o) {
+  NetSettings s{.batch = o.model.batch, .seed = o.config.seed, .policy = o.policy, .precision = o.precision,
+                .conv_algo = o.conv_algo, .sync = o.sync, .prefetch = o.prefetch, .backend = parse_backend(o.backend)};
+  if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
+  if (!o.host_memory.empty()) s.host_memory = parse_size(o.host_memory, "--host-memory");
+  return net_options(s, OptionNames{});
 }
 
 // Checks every flag that needs no model or data (before any output: one line if one is
-// unusable) and fills o.config from them. Returns the backend.
-BackendKind check_flags(TrainOptions& o) {
-  const bool planned = o.policy == "dyn" || o.policy == "auto";
-  if (planned && o.device_memory.empty())
-    VDNN_THROW("--policy " << o.policy << " needs --device-memory: it picks what fits a budget");
+// unusable) and fills o.config from them. Returns the Net's options the flags give.
+NetOptions check_flags(TrainOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
-  const BackendKind backend = parse_backend(o.backend);
-  if (planned && backend != BackendKind::kCpu)
-    VDNN_THROW("--policy " << o.policy << " is implemented for --backend cpu only so far (it plans from costs "
-               "measured with the CPU kernels); on cuda use --policy none, conv or all");
-  if (parse_precision(o.precision) != Precision::kFp32) {
-    if (backend != BackendKind::kCpu)
-      VDNN_THROW("--precision " << o.precision << " runs on --backend cpu only so far (the CUDA kernels are fp32)");
-    if (o.conv_algo == "winograd")
-      VDNN_THROW("--conv-algo winograd: oneDNN 2.6 has no bf16 Winograd; with --precision " << o.precision
-                                                                                             << " use auto or direct");
-    require_native_bf16();
-  }
-  if (const std::string why = backend_unavailable_reason(backend); !why.empty())
-    VDNN_THROW("--backend " << o.backend << ": " << why);
-  if (backend == BackendKind::kCpu && !o.device_memory.empty()) check_budget_fits_host(o.device_memory);
+  const NetOptions checked = checked_net_options(o);
+  if (checked.precision != Precision::kFp32) require_native_bf16();
   parse_link(o.link_bandwidth, o.link_latency);
   if (parse_size(o.bucket_size, "--bucket-size") == 0)
     VDNN_THROW("--bucket-size " << o.bucket_size << ": expected a size above 0, e.g. 25MiB");
@@ -148,7 +132,7 @@ BackendKind check_flags(TrainOptions& o) {
     VDNN_THROW("--checkpoint-every needs --save FILE.safetensors (where to write the checkpoints)");
   check_output_files({{"--save", o.config.save_path}, {"--save-weights", o.save_weights}, {"--trace", o.trace},
                       {"--report", o.report}});
-  return backend;
+  return checked;
 }
 
 // The checkpoint --resume names (none without it); a bad one is an error naming the flag.
@@ -199,22 +183,15 @@ struct NetChoice {
   std::string algo_reason;
 };
 
-NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendKind backend, Communicator& comm) {
-  NetChoice c;
+NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, const NetOptions& checked, Communicator& comm) {
+  NetChoice c{.options = checked, .algo_reason = "--conv-algo " + o.conv_algo};
   NetOptions& net_options = c.options;
-  net_options.batch = o.model.batch;
   if (comm.size() > 1) net_options.comm = &comm;
   net_options.collective_timeout_seconds = o.collective_timeout;
   net_options.bucket_bytes = parse_size(o.bucket_size, "--bucket-size");
-  net_options.seed = o.config.seed;
-  net_options.backend = backend;
-  net_options.precision = parse_precision(o.precision);
-  c.algo_reason = "--conv-algo " + o.conv_algo;
-  net_options.prefetch_ahead = o.prefetch == "ahead";
-  net_options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
   // Per-node choices index the graph the Net runs: with --slice-run, the sliced one.
   for (const std::string& run : o.slice_runs) net_options.slice_runs.push_back(parse_slice_run(run));
-  const bool planned = o.policy == "dyn" || o.policy == "auto";
+  const bool planned = is_planned(o.policy);
   if (!o.slice_runs.empty() && comm.size() > 1)  // before any profiling (the Net refuses it too)
     VDNN_THROW("--slice-run does not combine with data-parallel ranks yet");
   const std::optional<SlicedGraph> sliced = net_options.slice_runs.empty()
@@ -230,15 +207,8 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendK
     for (const Node& n : computed.nodes())
       net_options.conv_sub_batches.push_back(n.layer->kind() == LayerKind::kConv ? o.conv_sub_batches : 1);
   }
-  if (planned) {
-    c.algo_reason = choose_planned_configuration(computed, o, net_options);
-  } else {
-    net_options.policy = parse_policy(o.policy);
-  }
-  net_options.sync = parse_sync_mode(o.sync);
-  net_options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  if (planned) c.algo_reason = choose_planned_configuration(computed, o, net_options);
   net_options.link = parse_link(o.link_bandwidth, o.link_latency);
-  if (o.policy != "dyn" && o.policy != "auto") net_options.conv_algo = parse_conv_algo(o.conv_algo);
   return c;
 }
 
@@ -337,7 +307,7 @@ nlohmann::json print_memory(Net& net, const TrainResult& r) {
   return memory;
 }
 
-int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
+int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   o.config.augment = parse_augmentation(o.augment, "--augment");
   std::optional<Checkpoint> resume = read_resume(o.resume);
   std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
@@ -357,7 +327,7 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
   check_data_fits(graph, train);
   if (o.config.evaluate) check_data_fits(graph, test);  // before training, not after its first epoch
   print_run(graph, train, test, o.model.batch);
-  const NetChoice choice = choose_net_options(graph, o, backend, comm);
+  const NetChoice choice = choose_net_options(graph, o, checked, comm);
   Net net(std::move(graph), choice.options);
   if (!resume && !model.initial_weights.tensors.empty()) load_weights(model.initial_weights, net);  // ONNX initializers
   model.initial_weights = {};
@@ -417,10 +387,10 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
 }
 
 int run_train(TrainOptions& o) {
-  const BackendKind backend = check_flags(o);
+  const NetOptions checked = check_flags(o);
   std::unique_ptr<Communicator> comm = start_ranks(o.collective_timeout);
   try {
-    return train(o, backend, *comm);
+    return train(o, checked, *comm);
   } catch (const std::exception& e) {
     if (comm->size() > 1) stop_every_rank(*comm, e.what());  // the others would wait for this one
     throw;
@@ -453,10 +423,10 @@ Runner add_train_command(CLI::App& app) {
   app.add_option("--lr-step-epochs", o->config.step_epochs, "step schedule: decay every N epochs")
       ->check(CLI::Range(1, 100000));
   app.add_option("--lr-gamma", o->config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--momentum", o->config.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))
+  app.add_option("--momentum", o->config.momentum, "SGD momentum")->check(CLI::Range(0.0, kMaxMomentum))
       ->capture_default_str();
   app.add_option("--weight-decay", o->config.weight_decay, "L2 weight decay (on what: --weight-decay-on)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, kMaxWeightDecay))->capture_default_str();
   app.add_option("--weight-decay-on", o->weight_decay_on,
                  "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
                  "weight/bias too)")

@@ -41,6 +41,7 @@
 #include "plan/policy.h"
 #include "plan/program.h"
 #include "runtime/executor.h"
+#include "util/option_names.h"
 
 namespace vdnn {
 
@@ -100,6 +101,9 @@ struct NetOptions {
   // weight stays on the device, and a budget below them is refused). On the CPU the host copies are
   // the same memory, so streaming bounds the arena, not the process.
   bool stream_weights = true;
+  // How its errors name these options (a budget too small, a policy an inference Net does not
+  // take): the CLI's flags (--device-memory) or the Python API's keywords (device_memory).
+  OptionNames names;
 };
 
 struct ParamTensor {
