@@ -164,31 +164,31 @@ NetOptions checked_net_options(const InferOptions& o) {
   return options;
 }
 
-int run_infer(InferOptions& o) {
-  if (o.threads > 0) omp_set_num_threads(o.threads);
-  NetOptions options = checked_net_options(o);
-  const Precision precision = options.precision;
-  check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
-  NetworkSource model = o.model.load();
+// The weights to evaluate: the --weights file, or an ONNX model's own initializers. Their metadata
+// sets the defaults the run evaluates with: the synthetic data's seed (the training seed, unless
+// --seed), and an image folder's recipe (imagenet: resize by 256/224, then center-crop, as `vdnn
+// train` evaluated them).
+SafeTensors weights_to_evaluate(InferOptions& o, NetworkSource& model) {
   std::optional<SafeTensors> file = o.model.read_weights();
   if (!file && model.initial_weights.tensors.empty())
     VDNN_THROW("--weights is required for model '" << o.model.name << "' (only an ONNX model carries its own weights)");
-  SafeTensors weights = file ? std::move(*file) : std::move(model.initial_weights);  // ONNX: its initializers
-  // Synthetic test data follows the seed: by default the one the weights were trained with.
+  SafeTensors weights = file ? std::move(*file) : std::move(model.initial_weights);
   if (auto seed = weights.metadata.find("seed"); !o.seed_given && seed != weights.metadata.end()) {
     const std::string& s = seed->second;
     if (std::from_chars(s.data(), s.data() + s.size(), o.source.seed).ptr != s.data() + s.size() || s.empty())
       VDNN_THROW("--weights " << o.model.weights << ": metadata 'seed' is '" << s << "', expected an integer");
   }
-  Graph graph = std::move(model.graph);
-  const bool labelled = o.images.empty();
-  // An image folder is evaluated with the recipe the weights were trained with (imagenet: Resize
-  // by 256/224, then CenterCrop), as `vdnn train` evaluated them.
   if (auto augment = weights.metadata.find("augment"); augment != weights.metadata.end()) {
     const std::string& name = augment->second;  // augmentation_name(): "imagenet", "resized crop[, flip]"
     o.source.augment.resized_crop = name == "imagenet" || name.rfind("resized crop", 0) == 0;
   }
-  const Dataset test = labelled ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
+  return weights;
+}
+
+// The samples to evaluate: --data's test split, or --images (no labels); --top-k checked against
+// the model's classes (default: 5, or every class if fewer).
+Dataset data_to_evaluate(InferOptions& o, const Graph& graph) {
+  const Dataset test = o.images.empty() ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
   check_data_fits(graph, test);
   if (o.top_k > 0 && o.predictions.empty())
     VDNN_THROW("--top-k " << o.top_k << " needs --predictions FILE.json, where the top classes are written");
@@ -196,96 +196,156 @@ int run_infer(InferOptions& o) {
   if (o.top_k > graph.classes())
     VDNN_THROW("--top-k " << o.top_k << " exceeds the " << graph.classes() << " classes of model '" << graph.name()
                           << "'; valid: 1.." << graph.classes());
-  // The weights as given (the folded ones hash otherwise): what `vdnn train` reported for them.
-  const std::string weights_hash = check_weights(weights, graph);
-  InferenceRewrites rewrites;
-  if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
-  options.seed = o.source.seed;
-  options.stream_weights = o.stream_weights == "auto";
+  return test;
+}
+
+// How the graph was made ready for inference, for the JSON and the text.
+struct InferenceGraph {
+  InferenceRewrites rewrites;  // batch norms folded, dropouts removed (not with --keep-graph)
+  FcSplit split;               // wide fc layers cut into column blocks, to stream under a budget
+  ForwardOrder order;          // branches in the order that needs the least memory
+};
+
+InferenceGraph prepare_graph(const InferOptions& o, const NetOptions& options, Graph& graph, SafeTensors& weights) {
+  InferenceGraph g;
+  if (!o.keep_graph) g.rewrites = rewrite_for_inference(graph, weights);
   // Under a budget, wide fc layers are cut into column blocks, to be streamed a block at a time.
-  FcSplit split;
   // (Not in bf16: the blocks' concat would write the logits, which only an fc or flatten may there.)
-  if (!o.keep_graph && options.device_memory > 0 && options.stream_weights && precision == Precision::kFp32)
-    split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
+  if (!o.keep_graph && options.device_memory > 0 && options.stream_weights && options.precision == Precision::kFp32)
+    g.split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
   // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
   // it cannot be beaten.
-  const ForwardOrder order = forward_order(graph, o.model.batch);
-  if (order.moved > 0) graph = std::move(graph).reordered(order.order);
-  set_conv_algos(o, graph, options);
-  const std::vector<ConvAlgo> asked = options.conv_algos;
-  Net net(std::move(graph), options);
-  const auto step_entry = weights.metadata.find("step");
-  const std::string step = step_entry == weights.metadata.end() ? "" : step_entry->second;
-  load_weights(std::move(weights), net);  // each tensor's host copy goes once the Net holds it
+  g.order = forward_order(graph, o.model.batch);
+  if (g.order.moved > 0) graph = std::move(graph).reordered(g.order.order);
+  return g;
+}
+
+// What the run measured and how, for the JSON and the text.
+struct InferRun {
+  InferenceGraph graph;
+  std::string weights_sha256;  // of the weights as given (the folded ones hash otherwise)
+  std::string step;            // the weights' metadata "step" ("" without one)
+  std::vector<ConvAlgo> asked;  // per layer, as asked (--conv-algo fastest), before the Net fits its budget
+  EvalResult eval;
+  double batch_seconds = 0;    // --repeat: the median
+};
+
+// Evaluates the data, writes --logits and --predictions, and times --repeat passes.
+void evaluate(const InferOptions& o, Net& net, const Dataset& test, InferRun& run) {
   std::vector<float> logits;
   const bool keep_logits = !o.logits.empty() || !o.predictions.empty();
-  const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test, keep_logits ? &logits : nullptr);
-  if (!o.logits.empty()) write_npy(o.logits, {r.samples, net.graph().classes()}, logits);
+  run.eval = Trainer(net, TrainConfig{}).evaluate(test, keep_logits ? &logits : nullptr);
+  if (!o.logits.empty()) write_npy(o.logits, {run.eval.samples, net.graph().classes()}, logits);
   if (!o.predictions.empty()) write_top_k(o.predictions, logits, net.graph().classes(), o.top_k);
-  const double seconds = o.repeat > 0 ? median_batch_seconds(net, test, o.repeat) : 0;
+  if (o.repeat > 0) run.batch_seconds = median_batch_seconds(net, test, o.repeat);
+}
+
+void print_json(const InferOptions& o, const Net& net, const Dataset& test, const InferRun& run) {
   const InferencePeak peak = inference_peak(net.eval_plan());
-  const std::vector<std::string> streamed = streamed_layers(net);
-  const size_t streamed_bytes = net.train_program().streamed_bytes();
-  if (o.json) {
-    nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.model.weights}, {"data", test.name},
-                        {"samples", r.samples}, {"batch", o.model.batch}, {"precision", o.precision},
-                        {"weights_sha256", weights_hash},
-                        {"peak_bytes", peak.total}, {"smallest_budget_bytes", net.smallest_resident_budget()},
-                        {"arena_bytes", net.arena_bytes()},
-                        {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations},
-                                           {"workspace", peak.workspace}}}};
-    if (labelled) j["test_loss"] = r.loss, j["test_accuracy"] = r.accuracy;
-    if (!o.logits.empty()) j["logits"] = o.logits;
-    if (!o.predictions.empty()) j["predictions"] = o.predictions;
-    if (o.repeat > 0) j["batch_seconds_median"] = seconds, j["repeat"] = o.repeat;
-    j["direct_convolutions"] = direct_convolutions(net, asked);
-    j["streamed_layers"] = streamed;
-    j["streamed_bytes_per_batch"] = streamed_bytes;
-    j["smallest_streamed_budget_bytes"] = net.smallest_streamed_budget();
-    j["host_bytes"] = net.host_bytes();  // the streamed weights' host copies, taken once
-    j["fc_split"] = {{"layers_split", split.layers_split}, {"blocks", split.blocks}, {"notes", split.notes}};
-    j["rewrites"] = {{"batch_norms_folded", rewrites.batch_norms_folded}, {"dropouts_removed", rewrites.dropouts_removed},
-                     {"notes", rewrites.notes}};
-    j["forward_order"] = {{"moved_layers", order.moved}, {"activation_peak_bytes", order.peak_bytes},
-                          {"model_order_activation_peak_bytes", order.model_peak_bytes}};
-    if (!step.empty()) j["step"] = step;
-    std::printf("%s\n", j.dump(2).c_str());
-    return 0;
-  }
+  const EvalResult& r = run.eval;
+  const InferenceGraph& g = run.graph;
+  nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.model.weights}, {"data", test.name},
+                      {"samples", r.samples}, {"batch", o.model.batch}, {"precision", o.precision},
+                      {"weights_sha256", run.weights_sha256},
+                      {"peak_bytes", peak.total}, {"smallest_budget_bytes", net.smallest_resident_budget()},
+                      {"arena_bytes", net.arena_bytes()},
+                      {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations},
+                                         {"workspace", peak.workspace}}}};
+  if (o.images.empty()) j["test_loss"] = r.loss, j["test_accuracy"] = r.accuracy;
+  if (!o.logits.empty()) j["logits"] = o.logits;
+  if (!o.predictions.empty()) j["predictions"] = o.predictions;
+  if (o.repeat > 0) j["batch_seconds_median"] = run.batch_seconds, j["repeat"] = o.repeat;
+  j["direct_convolutions"] = direct_convolutions(net, run.asked);
+  j["streamed_layers"] = streamed_layers(net);
+  j["streamed_bytes_per_batch"] = net.train_program().streamed_bytes();
+  j["smallest_streamed_budget_bytes"] = net.smallest_streamed_budget();
+  j["host_bytes"] = net.host_bytes();  // the streamed weights' host copies, taken once
+  j["fc_split"] = {{"layers_split", g.split.layers_split}, {"blocks", g.split.blocks}, {"notes", g.split.notes}};
+  j["rewrites"] = {{"batch_norms_folded", g.rewrites.batch_norms_folded},
+                   {"dropouts_removed", g.rewrites.dropouts_removed}, {"notes", g.rewrites.notes}};
+  j["forward_order"] = {{"moved_layers", g.order.moved}, {"activation_peak_bytes", g.order.peak_bytes},
+                        {"model_order_activation_peak_bytes", g.order.model_peak_bytes}};
+  if (!run.step.empty()) j["step"] = run.step;
+  std::printf("%s\n", j.dump(2).c_str());
+}
+
+// The text's first lines: what ran, and the device memory it planned.
+void print_memory_lines(const InferOptions& o, const Net& net, const Dataset& test, const InferRun& run) {
+  const InferencePeak peak = inference_peak(net.eval_plan());
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
-              (o.model.weights.empty() ? "(its ONNX initializers)" : o.model.weights.c_str()), !step.empty() ? (" (step " + step + ")").c_str() : "",
-              test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.model.batch));
+              (o.model.weights.empty() ? "(its ONNX initializers)" : o.model.weights.c_str()),
+              !run.step.empty() ? (" (step " + run.step + ")").c_str() : "", test.name.c_str(),
+              static_cast<long long>(run.eval.samples), static_cast<long long>(o.model.batch));
   std::printf("device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s "
               "(%s with every weight streamed from host memory); arena %s\n",
               format_bytes(peak.total).c_str(), format_bytes(peak.weights).c_str(),
               format_bytes(peak.activations).c_str(), format_bytes(peak.workspace).c_str(),
               describe_budget(net.smallest_resident_budget()).c_str(), describe_budget(net.smallest_streamed_budget()).c_str(),
               format_bytes(net.arena_bytes()).c_str());
-  if (rewrites.batch_norms_folded + rewrites.dropouts_removed > 0)
+}
+
+// The text's notes on what the graph and the Net changed to fit: folds, fc blocks, streamed
+// weights, direct convolutions, the forward order.
+void print_graph_notes(const Net& net, const InferRun& run) {
+  const InferenceGraph& g = run.graph;
+  if (g.rewrites.batch_norms_folded + g.rewrites.dropouts_removed > 0)
     std::printf("graph for inference: batch norms folded into their convolution or fc: %d, dropouts removed: %d\n",
-                rewrites.batch_norms_folded, rewrites.dropouts_removed);
-  for (const std::string& note : split.notes) std::printf("to stream under --device-memory: %s\n", note.c_str());
-  if (!streamed.empty())
+                g.rewrites.batch_norms_folded, g.rewrites.dropouts_removed);
+  for (const std::string& note : g.split.notes) std::printf("to stream under --device-memory: %s\n", note.c_str());
+  if (const std::vector<std::string> streamed = streamed_layers(net); !streamed.empty())
     std::printf("weights streamed from host memory, one weighted layer ahead: %s per batch, %zu layers (%s); "
                 "their host copies take %s\n",
-                format_bytes(streamed_bytes).c_str(), streamed.size(), join_list(streamed).c_str(),
-                format_bytes(net.host_bytes()).c_str());
-  if (const std::vector<std::string> direct = direct_convolutions(net, asked); !direct.empty())
+                format_bytes(net.train_program().streamed_bytes()).c_str(), streamed.size(),
+                join_list(streamed).c_str(), format_bytes(net.host_bytes()).c_str());
+  if (const std::vector<std::string> direct = direct_convolutions(net, run.asked); !direct.empty())
     std::printf("to fit --device-memory, %zu convolutions run direct instead of their fastest algorithm: %s\n",
                 direct.size(), join_list(direct).c_str());
-  if (order.moved > 0)
+  if (g.order.moved > 0)
     std::printf("forward order: %d layers moved, live activations %s instead of %s in the model's order (fp32)\n",
-                order.moved, format_bytes(order.peak_bytes).c_str(), format_bytes(order.model_peak_bytes).c_str());
-  if (labelled) std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
+                g.order.moved, format_bytes(g.order.peak_bytes).c_str(), format_bytes(g.order.model_peak_bytes).c_str());
+}
+
+// The text's last lines: the loss and accuracy, the latency, the files written.
+void print_results(const InferOptions& o, const Net& net, const InferRun& run) {
+  const EvalResult& r = run.eval;
+  if (o.images.empty()) std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
   if (o.repeat > 0)
-    std::printf("latency: %.3f ms per batch of %lld (median of %d)\n", seconds * 1e3, static_cast<long long>(o.model.batch),
-                o.repeat);
+    std::printf("latency: %.3f ms per batch of %lld (median of %d)\n", run.batch_seconds * 1e3,
+                static_cast<long long>(o.model.batch), o.repeat);
   if (!o.predictions.empty())
     std::printf("top-%d predictions of %lld samples written to %s\n", o.top_k, static_cast<long long>(r.samples),
                 o.predictions.c_str());
   if (!o.logits.empty())
     std::printf("logits [%lld, %d] written to %s\n", static_cast<long long>(r.samples), net.graph().classes(),
                 o.logits.c_str());
+}
+
+int run_infer(InferOptions& o) {
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  NetOptions options = checked_net_options(o);
+  check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
+  NetworkSource model = o.model.load();
+  SafeTensors weights = weights_to_evaluate(o, model);
+  Graph graph = std::move(model.graph);
+  const Dataset test = data_to_evaluate(o, graph);
+  InferRun run;
+  run.weights_sha256 = check_weights(weights, graph);  // what `vdnn train` reported for them
+  if (auto step = weights.metadata.find("step"); step != weights.metadata.end()) run.step = step->second;
+  options.seed = o.source.seed;
+  options.stream_weights = o.stream_weights == "auto";
+  run.graph = prepare_graph(o, options, graph, weights);
+  set_conv_algos(o, graph, options);
+  run.asked = options.conv_algos;
+  Net net(std::move(graph), options);
+  load_weights(std::move(weights), net);  // each tensor's host copy goes once the Net holds it
+  evaluate(o, net, test, run);
+  if (o.json) {
+    print_json(o, net, test, run);
+  } else {
+    print_memory_lines(o, net, test, run);
+    print_graph_notes(net, run);
+    print_results(o, net, run);
+  }
   return 0;
 }
 

@@ -307,65 +307,50 @@ nlohmann::json print_memory(Net& net, const TrainResult& r) {
   return memory;
 }
 
-int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
-  o.config.augment = parse_augmentation(o.augment, "--augment");
-  std::optional<Checkpoint> resume = read_resume(o.resume);
-  std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
-  NetworkSource model = o.model.load();
-  Graph graph = std::move(model.graph);
-  const std::string model_name = graph.name();
-  if (resume) {
-    check_resumable(*resume, model_name, o.model.batch, o.config.seed);
-    check_same_augmentation(*resume, o.config);
-    check_same_ranks(*resume, comm.size());
-  }
+// The training set --data names and, when evaluating, its test set, each checked against the
+// model's input before any step (not after the first epoch).
+struct TrainData {
+  Dataset train, test;
+};
+
+TrainData load_train_data(const TrainOptions& o, const Graph& graph) {
   DataSource source = o.image_flags;
   source.data = o.data, source.synthetic_samples = o.synthetic_samples, source.seed = o.config.seed;
   source.augment = o.config.augment;
-  Dataset train = load_data(source, graph, Split::kTrain);
-  Dataset test = o.config.evaluate ? load_data(source, graph, Split::kTest) : Dataset{};
-  check_data_fits(graph, train);
-  if (o.config.evaluate) check_data_fits(graph, test);  // before training, not after its first epoch
-  print_run(graph, train, test, o.model.batch);
-  const NetChoice choice = choose_net_options(graph, o, checked, comm);
-  Net net(std::move(graph), choice.options);
-  if (!resume && !model.initial_weights.tensors.empty()) load_weights(model.initial_weights, net);  // ONNX initializers
-  model.initial_weights = {};
-  print_memory_plan(net, o);
-  print_ranks(comm, net, o.model.batch);
-  Trainer trainer(net, o.config);
-  StepRecorder recorder;  // --trace and data parallel: the 3rd step, warmed up (or the last, if fewer)
-  if (!o.trace.empty() || comm.size() > 1) net.record_step(3, &recorder);
+  TrainData d;
+  d.train = load_data(source, graph, Split::kTrain);
+  if (o.config.evaluate) d.test = load_data(source, graph, Split::kTest);
+  check_data_fits(graph, d.train);
+  if (o.config.evaluate) check_data_fits(graph, d.test);
+  return d;
+}
+
+// --resume continues a run of this model, batch, seed, augmentation and number of ranks only.
+void check_resume(const Checkpoint& c, const TrainOptions& o, const std::string& model, const Communicator& comm) {
+  check_resumable(c, model, o.model.batch, o.config.seed);
+  check_same_augmentation(c, o.config);
+  check_same_ranks(c, comm.size());
+}
+
+// The weights the first step starts from, once the Trainer exists: --resume's checkpoint (weights,
+// momentum, counters) or --initial-weights; each file's tensors are freed once the Net holds them.
+void load_starting_weights(const TrainOptions& o, Net& net, Trainer& trainer, std::optional<Checkpoint>& resume,
+                           std::optional<SafeTensors>& initial) {
   if (resume) {
     resume_trainer(trainer, *resume, o.resume);
-    resume.reset();  // its tensors are in the Net now
+    resume.reset();
   }
   if (initial) {
     load_initial_weights(net, *initial);
-    initial.reset();  // its tensors are in the Net now
+    initial.reset();
   }
-  TrainConsole console(Progress::parse(o.progress), o.model.batch);
-  trainer.on_step([&](const StepProgress& p) {
-    if (o.verify_replicas) check_replicas(comm, net, p.step);
-    console.step(p);
-  });
-  TrainResult r;
-  try {
-    const DeferInterrupts defer;  // Ctrl-C stops after the step in flight (a second one at once)
-    r = trainer.run(train, &test, [&](const EpochResult& e) { console.epoch(e); });
-  } catch (const Interrupted&) {
-  }
-  if (const int sig = interrupt_signal()) {
-    console.end();
-    report_interrupted(sig, console.last_step(), console.total_steps(), o, model_name);
-    return Interrupted{sig}.exit_code();
-  }
-  print_result(r, o);
-  if (o.verify_replicas && comm.size() > 1)
-    std::printf("replicas: the %d ranks held identical weights after each of the %lld steps (--verify-replicas)\n",
-                comm.size(), static_cast<long long>(r.iterations));
-  const nlohmann::json ranks = comm.size() > 1 ? ranks_report(comm, net, r, recorder, o.verify_replicas) : nlohmann::json();
-  if (comm.rank() != 0) return 0;  // rank 0 writes what the run leaves
+}
+
+// What rank 0 leaves after training: --save-weights, --trace, the skipped steps, the memory line
+// and --report (`ranks`: the data-parallel part of it, null for one rank).
+void write_outputs(const TrainOptions& o, Net& net, const TrainResult& r, const StepRecorder& recorder,
+                   const nlohmann::json& ranks, const std::string& algo_reason) {
+  const std::string& model_name = net.graph().name();
   if (!o.save_weights.empty()) {
     save_weights(o.save_weights, net, o.config.seed, r.iterations);
     std::printf("saved weights %s (a PyTorch state_dict: load_state_dict(strict=True) takes it)\n",
@@ -379,10 +364,54 @@ int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   if (!o.report.empty()) {
     nlohmann::json report = train_report(model_name, o.config, o.model.batch, r);
     report.update(memory);
-    report["decisions"] = decisions_report(net, choice.algo_reason);
+    report["decisions"] = decisions_report(net, algo_reason);
     if (!ranks.is_null()) report["data_parallel"] = ranks;
     write_json_file(o.report, report);
   }
+}
+
+int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
+  o.config.augment = parse_augmentation(o.augment, "--augment");
+  std::optional<Checkpoint> resume = read_resume(o.resume);
+  std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
+  NetworkSource model = o.model.load();
+  Graph graph = std::move(model.graph);
+  const std::string model_name = graph.name();
+  if (resume) check_resume(*resume, o, model_name, comm);
+  TrainData data = load_train_data(o, graph);
+  print_run(graph, data.train, data.test, o.model.batch);
+  const NetChoice choice = choose_net_options(graph, o, checked, comm);
+  Net net(std::move(graph), choice.options);
+  if (!resume && !model.initial_weights.tensors.empty()) load_weights(model.initial_weights, net);  // ONNX initializers
+  model.initial_weights = {};
+  print_memory_plan(net, o);
+  print_ranks(comm, net, o.model.batch);
+  Trainer trainer(net, o.config);
+  StepRecorder recorder;  // --trace and data parallel: the 3rd step, warmed up (or the last, if fewer)
+  if (!o.trace.empty() || comm.size() > 1) net.record_step(3, &recorder);
+  load_starting_weights(o, net, trainer, resume, initial);
+  TrainConsole console(Progress::parse(o.progress), o.model.batch);
+  trainer.on_step([&](const StepProgress& p) {
+    if (o.verify_replicas) check_replicas(comm, net, p.step);
+    console.step(p);
+  });
+  TrainResult r;
+  try {
+    const DeferInterrupts defer;  // Ctrl-C stops after the step in flight (a second one at once)
+    r = trainer.run(data.train, &data.test, [&](const EpochResult& e) { console.epoch(e); });
+  } catch (const Interrupted&) {
+  }
+  if (const int sig = interrupt_signal()) {
+    console.end();
+    report_interrupted(sig, console.last_step(), console.total_steps(), o, model_name);
+    return Interrupted{sig}.exit_code();
+  }
+  print_result(r, o);
+  if (o.verify_replicas && comm.size() > 1)
+    std::printf("replicas: the %d ranks held identical weights after each of the %lld steps (--verify-replicas)\n",
+                comm.size(), static_cast<long long>(r.iterations));
+  const nlohmann::json ranks = comm.size() > 1 ? ranks_report(comm, net, r, recorder, o.verify_replicas) : nlohmann::json();
+  if (comm.rank() == 0) write_outputs(o, net, r, recorder, ranks, choice.algo_reason);  // rank 0 writes what the run leaves
   return 0;
 }
 
@@ -397,125 +426,151 @@ int run_train(TrainOptions& o) {
   }
 }
 
-}  // namespace
-
-Runner add_train_command(CLI::App& app) {
-  auto o = std::make_shared<TrainOptions>();
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later wins
-  add_model_flags(app, o->model);
-  app.add_option("--data", o->data,
+// Where the batches come from: the data set, its loader, image-folder normalisation and augmentation.
+void add_data_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--data", o.data,
                  "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches (data_batch_*.bin, or "
                  "train.bin and test.bin), image folders (DIR/train/<class>/*.jpg|png, DIR/val/<class>/...) "
                  "or Fashion-MNIST IDX files")
       ->capture_default_str();
-  app.add_option("--data-threads", o->config.data_threads,
+  app.add_option("--data-threads", o.config.data_threads,
                  "loader threads: each makes (reads, decodes, augments) whole batches ahead of training")
       ->check(CLI::Range(1, 256))->capture_default_str();
-  add_image_folder_flags(app, o->image_flags);
-  app.add_option("--epochs", o->config.epochs, "epochs")->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  app.add_option("--iterations", o->config.iterations, "stop after N steps (overrides --epochs)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--lr", o->config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-  app.add_option("--lr-schedule", o->schedule, "constant, step or cosine")
-      ->check(CLI::IsMember({"constant", "step", "cosine"}))->capture_default_str();
-  app.add_option("--lr-step-epochs", o->config.step_epochs, "step schedule: decay every N epochs")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--lr-gamma", o->config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--momentum", o->config.momentum, "SGD momentum")->check(CLI::Range(0.0, kMaxMomentum))
-      ->capture_default_str();
-  app.add_option("--weight-decay", o->config.weight_decay, "L2 weight decay (on what: --weight-decay-on)")
-      ->check(CLI::Range(0.0, kMaxWeightDecay))->capture_default_str();
-  app.add_option("--weight-decay-on", o->weight_decay_on,
-                 "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
-                 "weight/bias too)")
-      ->check(CLI::IsMember({"weights", "all"}))->capture_default_str();
-  app.add_option("--seed", o->config.seed, "seed for initialization, shuffling, dropout and augmentation")
-      ->capture_default_str();
-  app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")
-      ->check(threads_check());
-  app.add_option("--synthetic-samples", o->synthetic_samples, "training samples for --data synthetic")
+  add_image_folder_flags(app, o.image_flags);
+  app.add_option("--synthetic-samples", o.synthetic_samples, "training samples for --data synthetic")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  app.add_flag("--no-eval", o->no_eval, "skip test-set evaluation after each epoch");
-  app.add_option("--policy", o->policy,
-                 "what to offload: none, all (vDNN_all), conv (vDNN_conv), dyn (vDNN_dyn: profile, then the "
-                 "first policy and convolution algorithms that fit --device-memory) or auto (profile, then keep, "
-                 "offload or recompute each tensor and pick algorithms and prefetch for the fastest step that fits)")
-      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}))->capture_default_str();
-  app.add_option("--costs", o->costs, "--policy dyn or auto: costs saved by `vdnn profile --save` (default: measure now)");
-  app.add_option("--sync", o->sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
-      ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
-  app.add_option("--backend", o->backend, "cpu (oneDNN) or cuda (cuDNN and cuBLAS on GPU 0)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  app.add_option("--precision", o->precision,
-                 "fp32, or bf16: feature and gradient maps and conv/fc arithmetic in bfloat16 (half the bytes "
-                 "to hold and offload), weights, their update, batch-norm statistics and the loss in fp32; "
-                 "needs a CPU with AVX512_BF16 or AMX")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
-  app.add_option("--conv-algo", o->conv_algo,
-                 "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
-                 "(cuda: least workspace), winograd")
-      ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
-  app.add_option("--augment", o->augment,
+  app.add_option("--augment", o.augment,
                  "training-batch augmentation: none, flip (horizontal, p = 1/2), cifar (pad 4, random crop to "
                  "the image's size, flip: torchvision's CIFAR recipe) or imagenet (image folders: random resized "
                  "crop and flip; evaluation resizes by 256/224 and center-crops), seeded from --seed")
       ->capture_default_str();
-  app.add_option("--conv-sub-batches", o->conv_sub_batches,
+}
+
+// How long and how it learns: epochs, the learning-rate schedule and SGD, the seed, threads.
+void add_schedule_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--epochs", o.config.epochs, "epochs")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--iterations", o.config.iterations, "stop after N steps (overrides --epochs)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--lr", o.config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  app.add_option("--lr-schedule", o.schedule, "constant, step or cosine")
+      ->check(CLI::IsMember({"constant", "step", "cosine"}))->capture_default_str();
+  app.add_option("--lr-step-epochs", o.config.step_epochs, "step schedule: decay every N epochs")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--momentum", o.config.momentum, "SGD momentum")->check(CLI::Range(0.0, kMaxMomentum))
+      ->capture_default_str();
+  app.add_option("--weight-decay", o.config.weight_decay, "L2 weight decay (on what: --weight-decay-on)")
+      ->check(CLI::Range(0.0, kMaxWeightDecay))->capture_default_str();
+  app.add_option("--weight-decay-on", o.weight_decay_on,
+                 "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
+                 "weight/bias too)")
+      ->check(CLI::IsMember({"weights", "all"}))->capture_default_str();
+  app.add_option("--seed", o.config.seed, "seed for initialization, shuffling, dropout and augmentation")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "oneDNN/OpenMP threads (default: all cores)")
+      ->check(threads_check());
+  app.add_flag("--no-eval", o.no_eval, "skip test-set evaluation after each epoch");
+}
+
+// How the step uses memory: the offload policy and its budgets, backend, precision, algorithms.
+void add_memory_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--policy", o.policy,
+                 "what to offload: none, all (vDNN_all), conv (vDNN_conv), dyn (vDNN_dyn: profile, then the "
+                 "first policy and convolution algorithms that fit --device-memory) or auto (profile, then keep, "
+                 "offload or recompute each tensor and pick algorithms and prefetch for the fastest step that fits)")
+      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}))->capture_default_str();
+  app.add_option("--costs", o.costs, "--policy dyn or auto: costs saved by `vdnn profile --save` (default: measure now)");
+  app.add_option("--sync", o.sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
+      ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
+  app.add_option("--backend", o.backend, "cpu (oneDNN) or cuda (cuDNN and cuBLAS on GPU 0)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "fp32, or bf16: feature and gradient maps and conv/fc arithmetic in bfloat16 (half the bytes "
+                 "to hold and offload), weights, their update, batch-norm statistics and the loss in fp32; "
+                 "needs a CPU with AVX512_BF16 or AMX")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+  app.add_option("--conv-algo", o.conv_algo,
+                 "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
+                 "(cuda: least workspace), winograd")
+      ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
+  app.add_option("--conv-sub-batches", o.conv_sub_batches,
                  "run every convolution in this many equal slices of the batch (a divisor of --batch): each "
                  "slice's workspace instead of the whole batch's; the weight gradient sums the slices' (float "
                  "rounding differs from one pass); with --policy none, all or conv (auto chooses sub-batches itself on a GPU profile)")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  app.add_option("--slice-run", o->slice_runs,
+  app.add_option("--slice-run", o.slice_runs,
                  "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc, flatten or batch_norm "
                  "layers) in K slices of the batch, one after another, so each slice's maps are offloaded or freed "
                  "on their own and the device need not hold a whole layer's input and output; the weight gradients "
                  "sum the slices' (float rounding differs); repeatable; --policy dyn and auto plan the sliced graph "
                  "(its measured costs uncalibrated)")
       ->take_all();
-  app.add_option("--prefetch", o->prefetch,
+  app.add_option("--prefetch", o.prefetch,
                  "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")
       ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
-  app.add_option("--device-memory", o->device_memory,
+  app.add_option("--device-memory", o.device_memory,
                  "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs); on --backend cpu "
                  "it is real host memory, taken at once, so at most the host's available memory");
-  app.add_option("--host-memory", o->host_memory,
+  app.add_option("--host-memory", o.host_memory,
                  "host memory for the host copies of offloaded tensors, e.g. 2GiB (default: what the plan "
                  "needs); taken once, pinned on a GPU; a plan needing more is refused before training");
-  app.add_option("--link-bandwidth", o->link_bandwidth, "emulated host link in GB/s (0: unlimited)")
+  app.add_option("--link-bandwidth", o.link_bandwidth, "emulated host link in GB/s (0: unlimited)")
       ->capture_default_str();
-  app.add_option("--link-latency", o->link_latency, "emulated per-copy latency, e.g. 10us")
+  app.add_option("--link-latency", o.link_latency, "emulated per-copy latency, e.g. 10us")
       ->capture_default_str();
-  app.add_option("--report", o->report, "write a JSON report to this file");
-  app.add_option("--on-nan", o->on_nan, "a NaN or Inf in the loss or a gradient: stop (an error naming the step and "
+}
+
+// What the run reads and leaves: checkpoints, weights, the report and trace, the progress shown.
+void add_output_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--report", o.report, "write a JSON report to this file");
+  app.add_option("--on-nan", o.on_nan, "a NaN or Inf in the loss or a gradient: stop (an error naming the step and "
                                         "layer) or skip (that step makes no update)")
       ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
-  app.add_option("--trace", o->trace,
+  app.add_option("--trace", o.trace,
                  "write the 3rd training step (or the last, if fewer) as a Chrome trace (Perfetto, "
                  "chrome://tracing): ops per stream, memory by class (cuda: host issue times)");
-  app.add_option("--save", o->config.save_path, "write a checkpoint (safetensors) at the end");
-  app.add_option("--save-weights", o->save_weights,
+  app.add_option("--save", o.config.save_path, "write a checkpoint (safetensors) at the end");
+  app.add_option("--save-weights", o.save_weights,
                  "write the weights alone at the end (safetensors, PyTorch's names and shapes, no optimizer state)");
-  app.add_option("--checkpoint-every", o->config.checkpoint_every, "also write the --save checkpoint every N steps")
+  app.add_option("--checkpoint-every", o.config.checkpoint_every, "also write the --save checkpoint every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--resume", o->resume, "continue the run saved in this checkpoint (same model, batch, seed, data, --augment)");
-  app.add_option("--initial-weights", o->initial_weights,
+  app.add_option("--resume", o.resume, "continue the run saved in this checkpoint (same model, batch, seed, data, --augment)");
+  app.add_option("--initial-weights", o.initial_weights,
                  "start from the weights and running statistics in this safetensors file (a vdnn checkpoint "
                  "or a PyTorch state_dict with the model's names) instead of the seeded initialisation");
-  app.add_option("--collective-timeout", o->collective_timeout,
+  app.add_option("--progress", o.progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
+
+}
+
+// Under mpirun: collectives, gradient buckets, the replica check.
+void add_data_parallel_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--collective-timeout", o.collective_timeout,
                  "under mpirun: seconds a collective may wait for the other ranks before every rank stops, naming "
                  "the ranks that never arrived (0: forever)")
       ->check(CLI::Range(0.0, 1e6))->capture_default_str();
-  app.add_option("--bucket-size", o->bucket_size,
+  app.add_option("--bucket-size", o.bucket_size,
                  "under mpirun: gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MiB), "
                  "the first of at most 1 MiB")
       ->capture_default_str();
-  app.add_flag("--verify-replicas", o->verify_replicas,
+  app.add_flag("--verify-replicas", o.verify_replicas,
                "under mpirun: compare the ranks' weights (SHA-256) after every step; an error names the step if they "
                "differ");
-  app.add_option("--progress", o->progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
-      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
+}
+
+}  // namespace
+
+Runner add_train_command(CLI::App& app) {
+  auto o = std::make_shared<TrainOptions>();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later wins
+  add_model_flags(app, o->model);
+  add_data_flags(app, *o);
+  add_schedule_flags(app, *o);
+  add_memory_flags(app, *o);
+  add_output_flags(app, *o);
+  add_data_parallel_flags(app, *o);
   return [o] { return run_train(*o); };
 }
 
