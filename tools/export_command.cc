@@ -6,11 +6,11 @@
 //   vdnn export --onnx out.onnx --model resnet18 --input 3x64x64 --classes 10   (seeded weights)
 // Without --weights: an ONNX model's own initializers, or vdnn's seeded initialisation (--seed).
 #include <cstdio>
+#include <optional>
 
 #include "commands.h"
-#include "interop/network_source.h"
 #include "interop/onnx_export.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "runtime/checkpoint.h"
 #include "runtime/net.h"
 #include "util/atomic_file.h"
@@ -20,43 +20,31 @@ namespace vdnn::cli {
 namespace {
 
 struct ExportOptions {
-  std::string onnx, model, weights, input;
-  int64_t batch = 1;
-  int classes = 0;
+  std::string onnx;
+  ModelFlags model{.batch = 1};
   uint64_t seed = 1;
 };
 
 int run_export(const ExportOptions& o) {
   check_output_files({{"--onnx", o.onnx}});
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  NetworkSource source = load_network(o.model, mo);
+  NetworkSource source = o.model.load();
   SafeTensors weights = std::move(source.initial_weights);
-  if (!o.weights.empty()) {
-    try {
-      weights = read_weights_file(o.weights);
-    } catch (const Error& e) {
-      VDNN_THROW("--weights " << e.what());
-    }
-  }
+  if (std::optional<SafeTensors> file = o.model.read_weights()) weights = std::move(*file);
   onnx::ModelProto model;
   std::string name, input;
   {  // A Net of batch 1 holds the weights: the seeded initialisation, or the file's, checked on loading.
     Net net(std::move(source.graph), {.batch = 1, .seed = o.seed});
     if (!weights.tensors.empty()) load_weights(weights, net);
     weights = {};
-    SafeTensors plain;
-    for (size_t i = 0; i < net.params().size(); ++i)
-      plain.tensors.push_back({net.params()[i].name, net.params()[i].spec.file_dims(), net.export_param(i)});
-    model = export_onnx(net.graph(), &plain, {.batch = o.batch});
+    const SafeTensors plain = state_dict(net, 0);
+    model = export_onnx(net.graph(), &plain, {.batch = o.model.batch});
     name = net.graph().name();
     input = net.graph().input_shape().to_string();
   }  // the Net and the copies are gone before the file is written
   write_onnx(o.onnx, model);
   std::printf("wrote %s: model %s, %d nodes, %d initializers, input [%lld, %s], opset %d\n", o.onnx.c_str(),
               name.c_str(), model.graph().node_size(), model.graph().initializer_size(),
-              static_cast<long long>(o.batch), input.c_str(), kOnnxExportOpset);
+              static_cast<long long>(o.model.batch), input.c_str(), kOnnxExportOpset);
   return 0;
 }
 
@@ -66,13 +54,11 @@ Runner add_export_command(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--onnx", o->onnx, "write the network to this ONNX file (opset 13, for inference)")->required();
-  app.add_option("--model", o->model, "model name (see `vdnn models`), JSON file or ONNX file")->required();
-  app.add_option("--weights", o->weights,
-                 "safetensors file, e.g. from `vdnn train --save` (default: the model's initial weights)");
-  app.add_option("--batch", o->batch, "the fixed batch size N of the ONNX input [N, C, H, W]")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
+  add_model_flags(app, o->model,
+                  {.model_required = true,
+                   .batch_help = "the fixed batch size N of the ONNX input [N, C, H, W]",
+                   .weights_help = "safetensors file, e.g. from `vdnn train --save` (default: the model's initial "
+                                   "weights)"});
   app.add_option("--seed", o->seed, "seed of the initial weights when there is no --weights")->capture_default_str();
   return [o] { return run_export(*o); };
 }

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -31,8 +32,7 @@
 #include "conv_algo_cache.h"
 #include "numeric_flags.h"
 #include "data/data_source.h"
-#include "interop/network_source.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "rewrites/fc_split.h"
 #include "rewrites/inference_rewrites.h"
 #include "io/npy.h"
@@ -41,6 +41,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planned_inference.h"
 #include "runtime/checkpoint.h"
+#include "runtime/net_settings.h"
 #include "planning/step_calibration.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
@@ -53,10 +54,10 @@ namespace vdnn::cli {
 namespace {
 
 struct InferOptions {
-  std::string model, weights, input, images, logits, device_memory, host_memory, predictions, conv_algo = "auto", algo_cache;
+  ModelFlags model;
+  std::string images, logits, device_memory, host_memory, predictions, conv_algo = "auto", algo_cache;
   DataSource source;
-  int64_t batch = 128;
-  int classes = 0, threads = 0, repeat = 0, top_k = 0;
+  int threads = 0, repeat = 0, top_k = 0;
   bool seed_given = false, json = false, keep_graph = false;
   std::string stream_weights = "auto";
   std::string precision = "fp32";
@@ -91,20 +92,14 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
   return median_forward_seconds(net, 1, repeat);
 }
 
-// --conv-algo: one algorithm family for every convolution, or `fastest`: per layer the one with the
-// fastest forward kernel as the profiler measures it on this CPU (a few seconds; kept in
-// --algo-cache when given, conv_algo_cache.h), the choice `vdnn plan --inference --device cpu`
-// predicts with.
+// --conv-algo fastest: per layer the algorithm with the fastest forward kernel as the profiler
+// measures it on this CPU (a few seconds; kept in --algo-cache when given, conv_algo_cache.h), the
+// choice `vdnn plan --inference --device cpu` predicts with. (One family for every convolution,
+// auto, direct or winograd, is options.conv_algo already: checked_net_options.)
 void set_conv_algos(const InferOptions& o, const Graph& graph, NetOptions& options) {
   if (!o.algo_cache.empty() && o.conv_algo != "fastest")
     VDNN_THROW("--algo-cache " << o.algo_cache << " keeps what --conv-algo fastest measures; add --conv-algo fastest");
-  if (o.conv_algo == "fastest") {
-    options.conv_algos = fastest_conv_algos(graph, options.batch, o.algo_cache);
-    return;
-  }
-  options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
-                      : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
-                                                  : ConvAlgo::kAuto;
+  if (o.conv_algo == "fastest") options.conv_algos = fastest_conv_algos(graph, options.batch, o.algo_cache);
 }
 
 // The layers whose weights an inference Net streams from host memory (plan/planned_inference.h).
@@ -151,47 +146,49 @@ void write_top_k(const std::string& path, const std::vector<float>& logits, int 
   write_text_file(path, nlohmann::json{{"k", k}, {"samples", samples}}.dump() + "\n");
 }
 
-int run_infer(InferOptions& o) {
-  if (o.threads > 0) omp_set_num_threads(o.threads);
-  const Precision precision = parse_precision(o.precision);
-  if (precision != Precision::kFp32) {
-    if (o.conv_algo == "fastest" || o.conv_algo == "winograd")
-      VDNN_THROW("--conv-algo " << o.conv_algo << (o.conv_algo == "fastest" ? " measures fp32 kernels" : ": oneDNN 2.6 has no bf16 Winograd")
-                                << "; with --precision " << o.precision << " use auto or direct");
+// The inference Net's options the flags give, by the library's rules on them (runtime/net_settings.h:
+// precision and convolution algorithm, the budget within host memory); the seed, streaming and
+// per-layer algorithms come later.
+NetOptions checked_net_options(const InferOptions& o) {
+  const bool fastest = o.conv_algo == "fastest";  // measured later (set_conv_algos)
+  NetSettings s{.batch = o.model.batch, .precision = o.precision, .conv_algo = fastest ? "auto" : o.conv_algo,
+                .inference = true};
+  if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
+  if (!o.host_memory.empty()) s.host_memory = parse_size(o.host_memory, "--host-memory");
+  NetOptions options = net_options(s, OptionNames{});
+  if (options.precision != Precision::kFp32) {
+    if (fastest)
+      VDNN_THROW("--conv-algo fastest measures fp32 kernels; with --precision " << o.precision << " use auto or direct");
     require_native_bf16();
   }
-  check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  NetworkSource model = load_network(o.model, mo);
-  SafeTensors weights;
-  if (o.weights.empty()) {  // an ONNX model's own initializers
-    if (model.initial_weights.tensors.empty())
-      VDNN_THROW("--weights is required for model '" << o.model << "' (only an ONNX model carries its own weights)");
-    weights = std::move(model.initial_weights);
-  } else {
-    try {
-      weights = read_weights_file(o.weights);
-    } catch (const Error& e) {
-      VDNN_THROW("--weights " << e.what());
-    }
-  }
-  // Synthetic test data follows the seed: by default the one the weights were trained with.
+  return options;
+}
+
+// The weights to evaluate: the --weights file, or an ONNX model's own initializers. Their metadata
+// sets the defaults the run evaluates with: the synthetic data's seed (the training seed, unless
+// --seed), and an image folder's recipe (imagenet: resize by 256/224, then center-crop, as `vdnn
+// train` evaluated them).
+SafeTensors weights_to_evaluate(InferOptions& o, NetworkSource& model) {
+  std::optional<SafeTensors> file = o.model.read_weights();
+  if (!file && model.initial_weights.tensors.empty())
+    VDNN_THROW("--weights is required for model '" << o.model.name << "' (only an ONNX model carries its own weights)");
+  SafeTensors weights = file ? std::move(*file) : std::move(model.initial_weights);
   if (auto seed = weights.metadata.find("seed"); !o.seed_given && seed != weights.metadata.end()) {
     const std::string& s = seed->second;
     if (std::from_chars(s.data(), s.data() + s.size(), o.source.seed).ptr != s.data() + s.size() || s.empty())
-      VDNN_THROW("--weights " << o.weights << ": metadata 'seed' is '" << s << "', expected an integer");
+      VDNN_THROW("--weights " << o.model.weights << ": metadata 'seed' is '" << s << "', expected an integer");
   }
-  Graph graph = std::move(model.graph);
-  const bool labelled = o.images.empty();
-  // An image folder is evaluated with the recipe the weights were trained with (imagenet: Resize
-  // by 256/224, then CenterCrop), as `vdnn train` evaluated them.
   if (auto augment = weights.metadata.find("augment"); augment != weights.metadata.end()) {
     const std::string& name = augment->second;  // augmentation_name(): "imagenet", "resized crop[, flip]"
     o.source.augment.resized_crop = name == "imagenet" || name.rfind("resized crop", 0) == 0;
   }
-  const Dataset test = labelled ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
+  return weights;
+}
+
+// The samples to evaluate: --data's test split, or --images (no labels); --top-k checked against
+// the model's classes (default: 5, or every class if fewer).
+Dataset data_to_evaluate(InferOptions& o, const Graph& graph) {
+  const Dataset test = o.images.empty() ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
   check_data_fits(graph, test);
   if (o.top_k > 0 && o.predictions.empty())
     VDNN_THROW("--top-k " << o.top_k << " needs --predictions FILE.json, where the top classes are written");
@@ -199,99 +196,156 @@ int run_infer(InferOptions& o) {
   if (o.top_k > graph.classes())
     VDNN_THROW("--top-k " << o.top_k << " exceeds the " << graph.classes() << " classes of model '" << graph.name()
                           << "'; valid: 1.." << graph.classes());
-  // The weights as given (the folded ones hash otherwise): what `vdnn train` reported for them.
-  const std::string weights_hash = check_weights(weights, graph);
-  InferenceRewrites rewrites;
-  if (!o.keep_graph) rewrites = rewrite_for_inference(graph, weights);
-  NetOptions options{.batch = o.batch, .seed = o.source.seed, .inference = true};
-  options.precision = precision;
-  options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
-  options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
-  options.stream_weights = o.stream_weights == "auto";
+  return test;
+}
+
+// How the graph was made ready for inference, for the JSON and the text.
+struct InferenceGraph {
+  InferenceRewrites rewrites;  // batch norms folded, dropouts removed (not with --keep-graph)
+  FcSplit split;               // wide fc layers cut into column blocks, to stream under a budget
+  ForwardOrder order;          // branches in the order that needs the least memory
+};
+
+InferenceGraph prepare_graph(const InferOptions& o, const NetOptions& options, Graph& graph, SafeTensors& weights) {
+  InferenceGraph g;
+  if (!o.keep_graph) g.rewrites = rewrite_for_inference(graph, weights);
   // Under a budget, wide fc layers are cut into column blocks, to be streamed a block at a time.
-  FcSplit split;
   // (Not in bf16: the blocks' concat would write the logits, which only an fc or flatten may there.)
-  if (!o.keep_graph && options.device_memory > 0 && options.stream_weights && precision == Precision::kFp32)
-    split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
+  if (!o.keep_graph && options.device_memory > 0 && options.stream_weights && options.precision == Precision::kFp32)
+    g.split = split_wide_fc(graph, weights, streaming_block_bytes(graph));
   // Branches in the order that needs the least memory (plan/forward_order.h); the model's own when
   // it cannot be beaten.
-  const ForwardOrder order = forward_order(graph, o.batch);
-  if (order.moved > 0) graph = std::move(graph).reordered(order.order);
-  set_conv_algos(o, graph, options);
-  const std::vector<ConvAlgo> asked = options.conv_algos;
-  Net net(std::move(graph), options);
-  const auto step_entry = weights.metadata.find("step");
-  const std::string step = step_entry == weights.metadata.end() ? "" : step_entry->second;
-  load_weights(std::move(weights), net);  // each tensor's host copy goes once the Net holds it
+  g.order = forward_order(graph, o.model.batch);
+  if (g.order.moved > 0) graph = std::move(graph).reordered(g.order.order);
+  return g;
+}
+
+// What the run measured and how, for the JSON and the text.
+struct InferRun {
+  InferenceGraph graph;
+  std::string weights_sha256;  // of the weights as given (the folded ones hash otherwise)
+  std::string step;            // the weights' metadata "step" ("" without one)
+  std::vector<ConvAlgo> asked;  // per layer, as asked (--conv-algo fastest), before the Net fits its budget
+  EvalResult eval;
+  double batch_seconds = 0;    // --repeat: the median
+};
+
+// Evaluates the data, writes --logits and --predictions, and times --repeat passes.
+void evaluate(const InferOptions& o, Net& net, const Dataset& test, InferRun& run) {
   std::vector<float> logits;
   const bool keep_logits = !o.logits.empty() || !o.predictions.empty();
-  const EvalResult r = Trainer(net, TrainConfig{}).evaluate(test, keep_logits ? &logits : nullptr);
-  if (!o.logits.empty()) write_npy(o.logits, {r.samples, net.graph().classes()}, logits);
+  run.eval = Trainer(net, TrainConfig{}).evaluate(test, keep_logits ? &logits : nullptr);
+  if (!o.logits.empty()) write_npy(o.logits, {run.eval.samples, net.graph().classes()}, logits);
   if (!o.predictions.empty()) write_top_k(o.predictions, logits, net.graph().classes(), o.top_k);
-  const double seconds = o.repeat > 0 ? median_batch_seconds(net, test, o.repeat) : 0;
+  if (o.repeat > 0) run.batch_seconds = median_batch_seconds(net, test, o.repeat);
+}
+
+void print_json(const InferOptions& o, const Net& net, const Dataset& test, const InferRun& run) {
   const InferencePeak peak = inference_peak(net.eval_plan());
-  const std::vector<std::string> streamed = streamed_layers(net);
-  const size_t streamed_bytes = net.train_program().streamed_bytes();
-  if (o.json) {
-    nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.weights}, {"data", test.name},
-                        {"samples", r.samples}, {"batch", o.batch}, {"precision", o.precision},
-                        {"weights_sha256", weights_hash},
-                        {"peak_bytes", peak.total}, {"smallest_budget_bytes", net.smallest_resident_budget()},
-                        {"arena_bytes", net.arena_bytes()},
-                        {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations},
-                                           {"workspace", peak.workspace}}}};
-    if (labelled) j["test_loss"] = r.loss, j["test_accuracy"] = r.accuracy;
-    if (!o.logits.empty()) j["logits"] = o.logits;
-    if (!o.predictions.empty()) j["predictions"] = o.predictions;
-    if (o.repeat > 0) j["batch_seconds_median"] = seconds, j["repeat"] = o.repeat;
-    j["direct_convolutions"] = direct_convolutions(net, asked);
-    j["streamed_layers"] = streamed;
-    j["streamed_bytes_per_batch"] = streamed_bytes;
-    j["smallest_streamed_budget_bytes"] = net.smallest_streamed_budget();
-    j["host_bytes"] = net.host_bytes();  // the streamed weights' host copies, taken once
-    j["fc_split"] = {{"layers_split", split.layers_split}, {"blocks", split.blocks}, {"notes", split.notes}};
-    j["rewrites"] = {{"batch_norms_folded", rewrites.batch_norms_folded}, {"dropouts_removed", rewrites.dropouts_removed},
-                     {"notes", rewrites.notes}};
-    j["forward_order"] = {{"moved_layers", order.moved}, {"activation_peak_bytes", order.peak_bytes},
-                          {"model_order_activation_peak_bytes", order.model_peak_bytes}};
-    if (!step.empty()) j["step"] = step;
-    std::printf("%s\n", j.dump(2).c_str());
-    return 0;
-  }
+  const EvalResult& r = run.eval;
+  const InferenceGraph& g = run.graph;
+  nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.model.weights}, {"data", test.name},
+                      {"samples", r.samples}, {"batch", o.model.batch}, {"precision", o.precision},
+                      {"weights_sha256", run.weights_sha256},
+                      {"peak_bytes", peak.total}, {"smallest_budget_bytes", net.smallest_resident_budget()},
+                      {"arena_bytes", net.arena_bytes()},
+                      {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations},
+                                         {"workspace", peak.workspace}}}};
+  if (o.images.empty()) j["test_loss"] = r.loss, j["test_accuracy"] = r.accuracy;
+  if (!o.logits.empty()) j["logits"] = o.logits;
+  if (!o.predictions.empty()) j["predictions"] = o.predictions;
+  if (o.repeat > 0) j["batch_seconds_median"] = run.batch_seconds, j["repeat"] = o.repeat;
+  j["direct_convolutions"] = direct_convolutions(net, run.asked);
+  j["streamed_layers"] = streamed_layers(net);
+  j["streamed_bytes_per_batch"] = net.train_program().streamed_bytes();
+  j["smallest_streamed_budget_bytes"] = net.smallest_streamed_budget();
+  j["host_bytes"] = net.host_bytes();  // the streamed weights' host copies, taken once
+  j["fc_split"] = {{"layers_split", g.split.layers_split}, {"blocks", g.split.blocks}, {"notes", g.split.notes}};
+  j["rewrites"] = {{"batch_norms_folded", g.rewrites.batch_norms_folded},
+                   {"dropouts_removed", g.rewrites.dropouts_removed}, {"notes", g.rewrites.notes}};
+  j["forward_order"] = {{"moved_layers", g.order.moved}, {"activation_peak_bytes", g.order.peak_bytes},
+                        {"model_order_activation_peak_bytes", g.order.model_peak_bytes}};
+  if (!run.step.empty()) j["step"] = run.step;
+  std::printf("%s\n", j.dump(2).c_str());
+}
+
+// The text's first lines: what ran, and the device memory it planned.
+void print_memory_lines(const InferOptions& o, const Net& net, const Dataset& test, const InferRun& run) {
+  const InferencePeak peak = inference_peak(net.eval_plan());
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
-              (o.weights.empty() ? "(its ONNX initializers)" : o.weights.c_str()), !step.empty() ? (" (step " + step + ")").c_str() : "",
-              test.name.c_str(), static_cast<long long>(r.samples), static_cast<long long>(o.batch));
+              (o.model.weights.empty() ? "(its ONNX initializers)" : o.model.weights.c_str()),
+              !run.step.empty() ? (" (step " + run.step + ")").c_str() : "", test.name.c_str(),
+              static_cast<long long>(run.eval.samples), static_cast<long long>(o.model.batch));
   std::printf("device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s "
               "(%s with every weight streamed from host memory); arena %s\n",
               format_bytes(peak.total).c_str(), format_bytes(peak.weights).c_str(),
               format_bytes(peak.activations).c_str(), format_bytes(peak.workspace).c_str(),
               describe_budget(net.smallest_resident_budget()).c_str(), describe_budget(net.smallest_streamed_budget()).c_str(),
               format_bytes(net.arena_bytes()).c_str());
-  if (rewrites.batch_norms_folded + rewrites.dropouts_removed > 0)
+}
+
+// The text's notes on what the graph and the Net changed to fit: folds, fc blocks, streamed
+// weights, direct convolutions, the forward order.
+void print_graph_notes(const Net& net, const InferRun& run) {
+  const InferenceGraph& g = run.graph;
+  if (g.rewrites.batch_norms_folded + g.rewrites.dropouts_removed > 0)
     std::printf("graph for inference: batch norms folded into their convolution or fc: %d, dropouts removed: %d\n",
-                rewrites.batch_norms_folded, rewrites.dropouts_removed);
-  for (const std::string& note : split.notes) std::printf("to stream under --device-memory: %s\n", note.c_str());
-  if (!streamed.empty())
+                g.rewrites.batch_norms_folded, g.rewrites.dropouts_removed);
+  for (const std::string& note : g.split.notes) std::printf("to stream under --device-memory: %s\n", note.c_str());
+  if (const std::vector<std::string> streamed = streamed_layers(net); !streamed.empty())
     std::printf("weights streamed from host memory, one weighted layer ahead: %s per batch, %zu layers (%s); "
                 "their host copies take %s\n",
-                format_bytes(streamed_bytes).c_str(), streamed.size(), join_list(streamed).c_str(),
-                format_bytes(net.host_bytes()).c_str());
-  if (const std::vector<std::string> direct = direct_convolutions(net, asked); !direct.empty())
+                format_bytes(net.train_program().streamed_bytes()).c_str(), streamed.size(),
+                join_list(streamed).c_str(), format_bytes(net.host_bytes()).c_str());
+  if (const std::vector<std::string> direct = direct_convolutions(net, run.asked); !direct.empty())
     std::printf("to fit --device-memory, %zu convolutions run direct instead of their fastest algorithm: %s\n",
                 direct.size(), join_list(direct).c_str());
-  if (order.moved > 0)
+  if (g.order.moved > 0)
     std::printf("forward order: %d layers moved, live activations %s instead of %s in the model's order (fp32)\n",
-                order.moved, format_bytes(order.peak_bytes).c_str(), format_bytes(order.model_peak_bytes).c_str());
-  if (labelled) std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
+                g.order.moved, format_bytes(g.order.peak_bytes).c_str(), format_bytes(g.order.model_peak_bytes).c_str());
+}
+
+// The text's last lines: the loss and accuracy, the latency, the files written.
+void print_results(const InferOptions& o, const Net& net, const InferRun& run) {
+  const EvalResult& r = run.eval;
+  if (o.images.empty()) std::printf("test loss %.4f  test acc %.4f\n", r.loss, r.accuracy);
   if (o.repeat > 0)
-    std::printf("latency: %.3f ms per batch of %lld (median of %d)\n", seconds * 1e3, static_cast<long long>(o.batch),
-                o.repeat);
+    std::printf("latency: %.3f ms per batch of %lld (median of %d)\n", run.batch_seconds * 1e3,
+                static_cast<long long>(o.model.batch), o.repeat);
   if (!o.predictions.empty())
     std::printf("top-%d predictions of %lld samples written to %s\n", o.top_k, static_cast<long long>(r.samples),
                 o.predictions.c_str());
   if (!o.logits.empty())
     std::printf("logits [%lld, %d] written to %s\n", static_cast<long long>(r.samples), net.graph().classes(),
                 o.logits.c_str());
+}
+
+int run_infer(InferOptions& o) {
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  NetOptions options = checked_net_options(o);
+  check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
+  NetworkSource model = o.model.load();
+  SafeTensors weights = weights_to_evaluate(o, model);
+  Graph graph = std::move(model.graph);
+  const Dataset test = data_to_evaluate(o, graph);
+  InferRun run;
+  run.weights_sha256 = check_weights(weights, graph);  // what `vdnn train` reported for them
+  if (auto step = weights.metadata.find("step"); step != weights.metadata.end()) run.step = step->second;
+  options.seed = o.source.seed;
+  options.stream_weights = o.stream_weights == "auto";
+  run.graph = prepare_graph(o, options, graph, weights);
+  set_conv_algos(o, graph, options);
+  run.asked = options.conv_algos;
+  Net net(std::move(graph), options);
+  load_weights(std::move(weights), net);  // each tensor's host copy goes once the Net holds it
+  evaluate(o, net, test, run);
+  if (o.json) {
+    print_json(o, net, test, run);
+  } else {
+    print_memory_lines(o, net, test, run);
+    print_graph_notes(net, run);
+    print_results(o, net, run);
+  }
   return 0;
 }
 
@@ -300,9 +354,10 @@ int run_infer(InferOptions& o) {
 Runner add_infer_command(CLI::App& app) {
   auto o = std::make_shared<InferOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--model", o->model, "model name (see `vdnn models`), JSON or ONNX file")->required();
-  app.add_option("--weights", o->weights,
-                 "safetensors file, e.g. from `vdnn train --save` (default for an ONNX model: its initializers)");
+  add_model_flags(app, o->model,
+                  {.model_required = true,
+                   .weights_help = "safetensors file, e.g. from `vdnn train --save` (default for an ONNX model: its "
+                                   "initializers)"});
   CLI::Option* data = app.add_option("--data", o->source.data,
                                      "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches, image folders "
                                      "(DIR/val/<class>/*.jpg|png, else DIR/test/...: resized and center-cropped) or "
@@ -342,10 +397,6 @@ Runner add_infer_command(CLI::App& app) {
   app.add_option("--predictions", o->predictions, "write each sample's top-k classes and probabilities to this JSON file");
   app.add_option("--top-k", o->top_k, "classes per sample in --predictions (default 5, or every class if fewer)")
       ->check(CLI::Range(1, kMaxClasses));
-  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--synthetic-samples", o->source.synthetic_samples,
                  "--data synthetic: training samples of the run (the test split is a quarter of them)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))->capture_default_str();

@@ -16,31 +16,29 @@
 #include "data/augment.h"
 #include "data/batch_loader.h"
 #include "data/data_source.h"
-#include "interop/network_source.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "numeric_flags.h"
 
 namespace vdnn::cli {
 namespace {
 
 struct LoadOptions {
-  std::string model = "resnet18", input, data = "fashion-mnist", augment = "none", split = "train";
-  int64_t batch = 64, batches = 0, synthetic_samples = 2048;
+  ModelFlags model{.name = "resnet18", .batch = 64};
+  std::string data = "fashion-mnist", augment = "none", split = "train";
+  int64_t batches = 0, synthetic_samples = 2048;
   int data_threads = 2, epochs = 1;
   uint64_t seed = 1;
   DataSource image_flags;  // --mean, --std, --skip-bad-images
 };
 
 int load(const LoadOptions& o) {
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  const Graph graph = load_network(o.model, mo).graph;
+  const Graph graph = o.model.load().graph;
   const Augmentation augment = parse_augmentation(o.augment, "--augment");
   const bool train = o.split == "train";
   DataSource source = o.image_flags;
   source.data = o.data, source.synthetic_samples = o.synthetic_samples, source.seed = o.seed, source.augment = augment;
   const Dataset data = load_data(source, graph, train ? Split::kTrain : Split::kTest);
-  BatchLoader loader(data, o.batch, /*shuffle=*/train, o.seed, {}, train ? augment : Augmentation{}, o.data_threads);
+  BatchLoader loader(data, o.model.batch, /*shuffle=*/train, o.seed, {}, train ? augment : Augmentation{}, o.data_threads);
   int64_t images = 0, batches = 0;
   double seconds = 0;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
@@ -63,7 +61,7 @@ int load(const LoadOptions& o) {
               data.name.c_str(), o.split.c_str(), static_cast<long long>(images), seconds, rate, o.data_threads);
   if (loader.bad_images() > 0) std::printf("%lld unreadable images skipped\n", static_cast<long long>(loader.bad_images()));
   const nlohmann::json j = {{"loader", "vdnn"},        {"images", images},         {"seconds", seconds},
-                            {"images_per_second", rate}, {"threads", o.data_threads}, {"batch", o.batch},
+                            {"images_per_second", rate}, {"threads", o.data_threads}, {"batch", o.model.batch},
                             {"augment", augmentation_name(augment)}, {"bad_images", loader.bad_images()}};
   std::printf("%s\n", j.dump().c_str());
   return 0;
@@ -75,11 +73,9 @@ Runner add_load_command(CLI::App& app) {
   auto o = std::make_shared<LoadOptions>();
   app.add_option("--data", o->data, "what `vdnn train --data` reads (an image folder, CIFAR, IDX, synthetic)")
       ->capture_default_str();
-  app.add_option("--model", o->model, "the model whose input the samples are shaped for")->capture_default_str();
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
+  add_model_flags(app, o->model, {.model_help = "the model whose input the samples are shaped for", .classes = false});
   app.add_option("--split", o->split, "train (shuffled, augmented) or test")
       ->check(CLI::IsMember({"train", "test"}))->capture_default_str();
-  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
   app.add_option("--data-threads", o->data_threads, "loader threads")->check(CLI::Range(1, 256))->capture_default_str();
   app.add_option("--augment", o->augment, "none, flip, cifar or imagenet (as `vdnn train`)")->capture_default_str();
   app.add_option("--epochs", o->epochs, "epochs to read")->check(CLI::Range(1, 100000))->capture_default_str();

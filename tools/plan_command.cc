@@ -30,10 +30,9 @@
 #include "report/memory_timeline_chart.h"
 #include "planning/plan_report.h"
 #include "report/scaling_chart.h"
-#include "interop/network_source.h"
 #include "rewrites/slice_runs.h"
 #include "io/json_text.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "plan/auto_policy.h"
 #include "plan/device_profile.h"
 #include "plan/dyn.h"
@@ -51,28 +50,25 @@ namespace vdnn::cli {
 namespace {
 
 struct PlanOptions {
-  std::string model = "fmnist_cnn", input, policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
+  ModelFlags model{.name = "fmnist_cnn"};
+  std::string policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
               link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg,
               batches, precision = "fp32";
   std::vector<std::string> scaling_with;
   std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   PlanSourceOptions source;
-  int classes = 0, sweep_steps = 20, ranks = 1;
-  int64_t batch = 128;
+  int sweep_steps = 20, ranks = 1;
   bool print = false, json = false, sweep = false, scaling = false, inference = false, no_slice_search = false;
 };
 
 // --inference: the forward pass alone, per device (--device may list several) and batch size.
 int run_inference(const PlanOptions& o) {
   InferencePlanRequest r;
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  r.load = [&o, mo] { return load_network(o.model, mo).graph; };
+  r.load = [&o] { return o.model.load().graph; };
   std::stringstream devices(o.source.device);
   for (std::string d; std::getline(devices, d, ',');) r.devices.push_back(d);
   if (r.devices.empty()) VDNN_THROW("--device is empty; expected cpu or device profiles, e.g. cpu,jetson-orin-nano");
-  r.batches = o.batches.empty() ? std::vector<int64_t>{o.batch} : parse_batches(o.batches, "--batches");
+  r.batches = o.batches.empty() ? std::vector<int64_t>{o.model.batch} : parse_batches(o.batches, "--batches");
   r.budget = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
   r.source = o.source;
   r.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
@@ -147,257 +143,350 @@ DataParallel data_parallel(const PlanOptions& o) {
   return dp;
 }
 
+// --inference plans the forward pass alone: the training plans' flags are refused.
+void check_inference_flags(const PlanOptions& o) {
+  check_output_files({{"--svg-memory", o.svg_memory}});
+  for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()}, {"--ranks", o.ranks > 1},
+                                    {"--sweep", o.sweep}, {"--scaling", o.scaling}, {"--trace", !o.trace.empty()},
+                                    {"--svg", !o.svg.empty()}, {"--print", o.print},
+                                    {"--host-memory", !o.host_memory.empty()}, {"--slice-run", !o.slice_runs.empty()}})
+    if (given) VDNN_THROW("--inference plans the forward pass alone: " << flag << " is for training plans"
+                          << (std::string(flag) == "--host-memory" ? " (vdnn infer --host-memory bounds an inference run)"
+                                                                    : ""));
+}
+
+// A training plan's flags that need no model: --batches (for --inference) and the files it writes.
+void check_training_flags(const PlanOptions& o) {
+  if (!o.batches.empty()) VDNN_THROW("--batches lists batch sizes for --inference; training plans take one --batch");
+  check_output_files({{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory},
+                      {"--sweep-svg", o.sweep_svg}, {"--scaling-svg", o.scaling_svg}});
+}
+
+// --scaling-with: the series of earlier `vdnn plan --scaling --json` outputs, read before any
+// planning; they are drawn on --scaling-svg, so need it.
+std::vector<ScalingSeries> read_scaling_with(const PlanOptions& o) {
+  if (!o.scaling_with.empty() && o.scaling_svg.empty())
+    VDNN_THROW("--scaling-with adds series to the --scaling-svg picture: give --scaling-svg FILE too");
+  std::vector<ScalingSeries> others;
+  for (const std::string& file : o.scaling_with) {
+    const std::vector<ScalingSeries> s = scaling_from_json(parse_json_text(read_text_file(file), file), file);
+    others.insert(others.end(), s.begin(), s.end());
+  }
+  return others;
+}
+
+// --slice-run: the runs the configurations are planned with (not with data-parallel plans yet).
+std::vector<SliceRun> requested_slice_runs(const PlanOptions& o) {
+  std::vector<SliceRun> runs;
+  for (const std::string& r : o.slice_runs) runs.push_back(parse_slice_run(r));
+  if (!runs.empty() && (o.ranks > 1 || o.scaling))
+    VDNN_THROW("--slice-run: data-parallel plans (--ranks, --scaling) are not planned with slice runs yet");
+  return runs;
+}
+
+// What a training plan computed, for its outputs: the table or JSON, the pictures, the Programs.
+struct TrainingPlan {
+  const Graph& graph;      // the graph planned: sliced by --slice-run, else the model's
+  const Planner& planner;  // of `graph`
+  std::string device;      // "cpu" or the device profile's name
+  size_t budget = 0;       // --device-memory, else the device profile's memory (0: none, on cpu)
+  double oracle = 0;       // the whole graph's: none, fastest algorithms, unlimited memory, no slices
+  Prefetch prefetch = Prefetch::kVdnn;
+  bool sliced = false;     // --slice-run given
+  PlanTable table;
+  std::vector<ScalingSeries> scaling;     // --ranks N or --scaling: each row at 1..N ranks
+  std::optional<SliceRunChoice> slices;   // auto's slice search (a device profile, --policy auto)
+  std::optional<BudgetSweep> sweep;       // --sweep
+  std::string title;                      // "model, batch N, device": the pictures'
+  std::string sweep_title;
+
+  bool has_budget_rows() const { return budget && !table.one; }
+  // Nothing fits --device-memory: no dyn, auto or auto with slice runs.
+  bool nothing_fits() const {
+    return has_budget_rows() && !table.dyn.fits && !table.chosen.fits && !(slices && slices->choice.fits);
+  }
+};
+
+// The oracle the rows are measured against: the whole graph's, also when the rows are a sliced
+// graph's (planned from uncalibrated costs then, as the sliced graph's are).
+double oracle_seconds(const PlanOptions& o, const Graph& whole, bool sliced, const Planner& planner) {
+  if (!sliced) return planner.oracle_seconds();
+  PlanSourceOptions uncalibrated = o.source;
+  uncalibrated.calibrate_with = nullptr;
+  const PlanInputs w = plan_inputs(whole, o.model.batch, uncalibrated);
+  return Planner(whole, w.value_bytes, w.facts, w.costs, parse_sync_mode(o.sync)).oracle_seconds();
+}
+
+// --ranks N or --scaling: every row again at each number of ranks, with their all-reduce.
+std::vector<ScalingSeries> scale_rows(const PlanOptions& o, const TrainingPlan& plan, const PlanInputs& in,
+                                      const DataParallel& dp) {
+  return scale_table(plan.table, plan.prefetch, plan.budget, o.scaling ? scaling_ranks() : std::vector<int>{1, o.ranks},
+                     [&](int n) {
+                       Planner at_n(plan.graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync),
+                                    dp.collectives(n));
+                       at_n.set_host_budget(plan.planner.host_budget());
+                       return at_n;
+                     });
+}
+
+// --sweep: every policy's step time from the largest smallest budget down to the floor; with the
+// slice search's runs, also `auto` on the graph sliced by them, down to its own floor.
+void sweep_plan(const PlanOptions& o, const Graph& whole, TrainingPlan& plan) {
+  plan.sweep = sweep_budgets(plan.planner, sweep_policies(),
+                             {.steps = o.sweep_steps,
+                              .prefetch_ahead = plan.prefetch == Prefetch::kAhead,
+                              .extra_budget = plan.budget});
+  const std::optional<SliceRunChoice>& slices = plan.slices;
+  if (!slices || !slices->choice.fits || slices->runs.empty()) return;
+  const SlicedGraph cut = slice_runs(whole, o.model.batch, slices->runs);
+  const PlanInputs ci = plan_inputs(cut.graph, o.model.batch, o.source);
+  Planner cut_planner(cut.graph, ci.value_bytes, ci.facts, ci.costs, parse_sync_mode(o.sync));
+  cut_planner.set_host_budget(plan.planner.host_budget());
+  add_sliced_column(*plan.sweep, cut_planner, "auto+slices", std::max(SweepOptions::kMinSteps, o.sweep_steps / 2),
+                    plan.budget);
+  plan.sweep_title += "; auto+slices: the runs chosen at " + format_bytes(plan.budget);  // the text and JSON name them
+}
+
+// The slice search's line under the table.
+std::string slice_line(const SliceRunChoice& slices, double oracle) {
+  if (!slices.choice.fits)
+    return VDNN_MSG("auto with slice runs: nothing fits either (" << slices.evaluations << " auto searches)");
+  std::string runs_text;
+  for (const SliceRun& r : slices.runs) runs_text += (runs_text.empty() ? "" : ", ") + to_string(r);
+  return VDNN_MSG("auto with slice runs picks " << (runs_text.empty() ? "no slices" : runs_text) << " ("
+                  << slices.evaluations << " auto searches): " << std::fixed << std::setprecision(2)
+                  << slices.choice.seconds * 1e3 << " ms, " << std::setprecision(3) << slices.choice.seconds / oracle
+                  << "x the oracle; " << describe(slices.choice));
+}
+
+void print_plan_json(const PlanOptions& o, const TrainingPlan& plan, const DataParallel& dp) {
+  nlohmann::json out = plan_json(plan.table, {.model = plan.graph.name(), .batch = o.model.batch, .sync = o.sync,
+                                              .prefetch = o.prefetch, .device = plan.device});
+  if (plan.sweep) out["sweep"] = sweep_json(*plan.sweep, plan.planner.costs());
+  if (plan.sliced) {  // against the whole graph's oracle, as the table
+    out["oracle_seconds"] = plan.oracle;
+    for (nlohmann::json& c : out["configurations"])
+      c["overhead_vs_oracle"] = c["iteration_seconds"].get<double>() / plan.oracle - 1;
+    out["slice_runs"] = o.slice_runs;
+  }
+  if (plan.slices) out["slice_runs"] = slice_runs_json(*plan.slices, plan.oracle);
+  if (!plan.scaling.empty()) out["data_parallel"] = scaling_json(plan.scaling, o.model.batch, dp);
+  std::cout << out.dump(2) << "\n";
+}
+
+// What dyn and auto pick for the budget, one line each, under the table.
+void print_choices(const PlanOptions& o, const TrainingPlan& plan) {
+  if (!plan.has_budget_rows()) return;
+  const DynChoice& dyn = plan.table.dyn;
+  if (o.policy != "auto") {
+    if (dyn.fits)
+      std::printf("dyn picks %s (step %d): %s.\n", describe(dyn.config, plan.planner.costs()).c_str(), dyn.step,
+                  dyn.why.c_str());
+    else
+      std::printf("dyn: nothing fits: %s.\n", dyn.why.c_str());
+  }
+  if (o.policy != "dyn") std::printf("%s.\n", describe(plan.table.chosen).c_str());
+}
+
+void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const DataParallel& dp) {
+  const size_t host_budget = plan.planner.host_budget();
+  std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", plan.graph.name().c_str(),
+              static_cast<long long>(o.model.batch), plan.device.c_str(),
+              (plan.budget ? ", budget " + format_bytes(plan.budget) : std::string()).c_str(), o.sync.c_str(),
+              plan.prefetch == Prefetch::kAhead ? ", prefetch ahead" : "", plan.planner.costs().source.c_str());
+  std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps",
+              "grads", "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
+              plan.budget || host_budget ? "fits" : "");
+  for (const PlanRow& r : plan.table.rows) print_row(r, plan.oracle, plan.budget || host_budget);
+  if (host_budget)
+    std::printf("host budget %s: a configuration whose host copies (host MiB) need more does not fit.\n",
+                format_bytes(host_budget).c_str());
+  std::printf("* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
+              "memory: %.2f ms. /bound = step time over the busiest stream's time.\n", plan.oracle * 1e3);
+  print_choices(o, plan);
+  if (plan.slices) std::printf("%s.\n", slice_line(*plan.slices, plan.oracle).c_str());
+  if (plan.sweep) print_sweep_table(*plan.sweep, plan.budget);
+  if (!plan.scaling.empty()) print_scaling_table(plan.scaling, o.model.batch, dp);
+}
+
+// --scaling-svg: the --scaling-with series first, then this command's rows.
+void write_scaling_svg(const PlanOptions& o, const TrainingPlan& plan, const DataParallel& dp,
+                       const std::vector<ScalingSeries>& others) {
+  std::vector<ScalingSeries> drawn = others;
+  for (ScalingSeries s : plan.scaling) {
+    if (!others.empty()) s.label = with_batch(s.label, o.model.batch);
+    drawn.push_back(std::move(s));
+  }
+  write_text_file(o.scaling_svg,
+                  scaling_svg(VDNN_MSG(plan.graph.name() << ", batch "
+                                                         << (others.empty() ? std::to_string(o.model.batch) : "as labelled")
+                                                         << " per rank, " << plan.device << ", " << dp.network.name),
+                              drawn));
+}
+
+// --print: each row's Program, one line per step (auto: and its decisions per layer).
+void print_programs(const TrainingPlan& plan) {
+  for (const PlanRow& r : plan.table.rows) {
+    Program p = plan.planner.program(r.e.config, true, r.e.prefetch_depth);
+    plan_memory(p, r.e.fits && plan.budget ? plan.budget : r.e.minimum_budget);
+    add_collectives(p, plan.planner.collectives());  // --ranks N: the all-reduce and update steps too
+    std::cout << "# " << r.label << "\n" << p.to_text();
+    if (r.e.config.policy == Policy::kAuto)
+      std::cout << "# " << r.label << ": per layer\n" << decisions_by_layer(plan.planner, r.e.config);
+  }
+}
+
+// The table (or JSON), the files asked for and the Programs; 1 when nothing fits --device-memory.
+int report_plan(const PlanOptions& o, const TrainingPlan& plan, const DataParallel& dp,
+                const std::vector<ScalingSeries>& others) {
+  if (o.json)
+    print_plan_json(o, plan, dp);
+  else
+    print_plan_table(o, plan, dp);
+  if (!o.scaling_svg.empty()) write_scaling_svg(o, plan, dp, others);
+  if (plan.sweep && !o.sweep_svg.empty())
+    write_text_file(o.sweep_svg, budget_sweep_svg(plan.sweep_title, *plan.sweep, plan.planner.costs(), plan.budget));
+  write_pictures(o, plan.table.rows, plan.title, plan.budget, plan.oracle, plan.planner.costs());
+  if (o.print) print_programs(plan);
+  if (!plan.nothing_fits()) return 0;
+  std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
+               describe_budget(plan.budget).c_str(), plan.graph.name().c_str(), static_cast<long long>(o.model.batch),
+               (o.policy == "auto" ? plan.table.chosen.why : plan.table.dyn.why).c_str());
+  return 1;
+}
+
+// The configurations of one training step, planned for the model (sliced by --slice-run) under
+// the budgets, with what --ranks, --scaling, --sweep and auto's slice search add.
+int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<ScalingSeries>& others) {
+  const Graph whole = o.model.load().graph;
+  // --slice-run: the configurations are the sliced graph's (rewrites/slice_runs.h); the oracle stays the
+  // whole graph's (none, fastest algorithms, unlimited memory, no slices).
+  const std::vector<SliceRun> runs = requested_slice_runs(o);
+  const std::optional<SlicedGraph> sliced =
+      runs.empty() ? std::nullopt : std::optional<SlicedGraph>(slice_runs(whole, o.model.batch, runs));
+  const Graph& graph = sliced ? sliced->graph : whole;
+  o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
+  o.source.calibrate_with = [&] { return o.model.load().graph; };  // measured costs: a few timed steps
+  PlanInputs in = plan_inputs(graph, o.model.batch, o.source);
+  in.costs.network = dp.network;
+  Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
+  planner.set_host_budget(o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory"));
+  TrainingPlan plan{.graph = graph, .planner = planner, .device = in.device};
+  plan.budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
+  plan.oracle = oracle_seconds(o, whole, sliced.has_value(), planner);
+  plan.prefetch = parse_prefetch(o.prefetch);
+  plan.sliced = sliced.has_value();
+  plan.table = plan_table(planner, plan.budget, o.policy, plan.prefetch);
+  plan.title = plan.sweep_title = VDNN_MSG(graph.name() << ", batch " << o.model.batch << ", " << in.device);
+  if (o.ranks > 1 || o.scaling) plan.scaling = scale_rows(o, plan, in, dp);
+  // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h).
+  if (runs.empty() && !o.no_slice_search && o.ranks == 1)
+    plan.slices = plan_slice_runs(whole, o.model.batch, o.policy, o.source, plan.budget, parse_sync_mode(o.sync),
+                                  planner.host_budget());
+  if (o.sweep) sweep_plan(o, whole, plan);
+  return report_plan(o, plan, dp, others);
+}
+
 int run_plan(PlanOptions o) {
   o.source.precision = parse_precision(o.precision);
   if (o.source.precision != Precision::kFp32 && !o.slice_runs.empty())
     VDNN_THROW("--slice-run does not combine with --precision " << o.precision << " yet (vdnn train refuses it too)");
   if (o.inference) {
-    check_output_files({{"--svg-memory", o.svg_memory}});
-    for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()}, {"--ranks", o.ranks > 1},
-                                      {"--sweep", o.sweep}, {"--scaling", o.scaling}, {"--trace", !o.trace.empty()},
-                                      {"--svg", !o.svg.empty()}, {"--print", o.print},
-                                      {"--host-memory", !o.host_memory.empty()}, {"--slice-run", !o.slice_runs.empty()}})
-      if (given) VDNN_THROW("--inference plans the forward pass alone: " << flag << " is for training plans"
-                            << (std::string(flag) == "--host-memory" ? " (vdnn infer --host-memory bounds an inference run)"
-                                                                      : ""));
+    check_inference_flags(o);
     return run_inference(o);
   }
-  if (!o.batches.empty()) VDNN_THROW("--batches lists batch sizes for --inference; training plans take one --batch");
-  check_output_files({{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory},
-                      {"--sweep-svg", o.sweep_svg}, {"--scaling-svg", o.scaling_svg}});
+  check_training_flags(o);
   const DataParallel dp = data_parallel(o);
-  if (!o.scaling_with.empty() && o.scaling_svg.empty())
-    VDNN_THROW("--scaling-with adds series to the --scaling-svg picture: give --scaling-svg FILE too");
-  std::vector<ScalingSeries> others;  // --scaling-with, read before any planning
-  for (const std::string& file : o.scaling_with) {
-    const std::vector<ScalingSeries> s = scaling_from_json(parse_json_text(read_text_file(file), file), file);
-    others.insert(others.end(), s.begin(), s.end());
-  }
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  const Graph whole = load_network(o.model, mo).graph;
-  // --slice-run: the configurations are the sliced graph's (rewrites/slice_runs.h); the oracle stays the
-  // whole graph's (none, fastest algorithms, unlimited memory, no slices).
-  std::vector<SliceRun> runs;
-  for (const std::string& r : o.slice_runs) runs.push_back(parse_slice_run(r));
-  if (!runs.empty() && (o.ranks > 1 || o.scaling))
-    VDNN_THROW("--slice-run: data-parallel plans (--ranks, --scaling) are not planned with slice runs yet");
-  const std::optional<SlicedGraph> sliced =
-      runs.empty() ? std::nullopt : std::optional<SlicedGraph>(slice_runs(whole, o.batch, runs));
-  const Graph& graph = sliced ? sliced->graph : whole;
-  o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  o.source.calibrate_with = [&] { return load_network(o.model, mo).graph; };  // measured costs: a few timed steps
-  PlanInputs in = plan_inputs(graph, o.batch, o.source);
-  in.costs.network = dp.network;
-  Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
-  planner.set_host_budget(o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory"));
-  const size_t budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
-  const NetworkCosts& costs = planner.costs();
-  double oracle = planner.oracle_seconds();
-  if (sliced) {  // uncalibrated, as the sliced graph's costs
-    PlanSourceOptions uncalibrated = o.source;
-    uncalibrated.calibrate_with = nullptr;
-    const PlanInputs w = plan_inputs(whole, o.batch, uncalibrated);
-    oracle = Planner(whole, w.value_bytes, w.facts, w.costs, parse_sync_mode(o.sync)).oracle_seconds();
-  }
-  const Prefetch prefetch = parse_prefetch(o.prefetch);
+  const std::vector<ScalingSeries> others = read_scaling_with(o);
+  return run_training_plan(o, dp, others);
+}
 
-  const PlanTable table = plan_table(planner, budget, o.policy, prefetch);
-  const std::vector<PlanRow>& rows = table.rows;
-  const DynChoice& dyn = table.dyn;
-  const AutoChoice& chosen = table.chosen;
-  const bool one = table.one;
+// What to plan: the slice runs and policies, the budgets, and where sizes and costs come from.
+void add_configuration_flags(CLI::App& app, PlanOptions& o) {
+  app.add_option("--slice-run", o.slice_runs,
+                 "FIRST:LAST:K: plan the layers FIRST..LAST in K slices of the batch, one after another (as vdnn "
+                 "train --slice-run); the table's 'vs oracle' stays against the whole graph's oracle; repeatable")
+      ->take_all();
+  app.add_flag("--no-slice-search", o.no_slice_search,
+               "--policy auto on a device profile: do not search slice runs (the search runs auto 20-60 times)");
+  app.add_option("--policy", o.policy, "only this configuration: none, conv, all (fastest algorithms), dyn or auto")
+      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}));
+  app.add_option("--sync", o.sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))
+      ->capture_default_str();
+  app.add_option("--prefetch", o.prefetch,
+                 "as `vdnn train --prefetch`: vdnn (nearest offloaded layer, never past a conv) or ahead (as far "
+                 "as the budget allows; each row names the depth train would use)")
+      ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
+  app.add_option("--device-memory", o.device_memory,
+                 "the budget, e.g. 12GiB (default: the device profile's memory; none on cpu)");
+  app.add_option("--host-memory", o.host_memory,
+                 "host memory for the host copies of offloaded tensors, e.g. 16GiB (default: unbounded); a "
+                 "configuration needing more does not fit, and dyn and auto pick among those that do");
+  app.add_option("--device", o.source.device,
+                 "cpu (this machine's kernels) or a device profile: a name from profiles/devices or a JSON file")
+      ->capture_default_str();
+  app.add_option("--link", o.source.link, "a link profile for --device (pcie3, pcie4, pcie5, lpddr5-unified or a JSON file)");
+  app.add_option("--costs", o.source.costs_file, "cpu: costs saved by `vdnn profile --save` (default: measure now)");
+  app.add_option("--precision", o.precision,
+                 "fp32, or bf16 (cpu: sizes and costs of the bf16 kernels, as `vdnn train --precision bf16` runs them)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+  app.add_option("--repeats", o.source.repeats, "cpu, measuring: timed runs per kernel")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--link-bandwidth", o.link_bandwidth, "cpu, measuring: emulated link GB/s (0 = unlimited)");
+  app.add_option("--link-latency", o.link_latency, "cpu, measuring: emulated link latency per copy");
+}
 
-  std::vector<ScalingSeries> scaling;
-  if (o.ranks > 1 || o.scaling)
-    scaling = scale_table(table, prefetch, budget, o.scaling ? scaling_ranks() : std::vector<int>{1, o.ranks},
-                          [&](int n) {
-                            Planner at_n(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync),
-                                         dp.collectives(n));
-                            at_n.set_host_budget(planner.host_budget());
-                            return at_n;
-                          });
+// What to show beside the table: Programs, a trace, pictures, the budget sweep.
+void add_picture_flags(CLI::App& app, PlanOptions& o) {
+  app.add_flag("--print", o.print, "print each configuration's Program, one line per step (auto: and its decisions per layer)");
+  app.add_option("--trace", o.trace,
+                 "write the predicted step as a Chrome trace (Perfetto, chrome://tracing): dyn's pick if a budget "
+                 "is known, else none+fastest, or the configuration --policy selects");
+  app.add_option("--svg", o.svg, "write an SVG comparing the configurations: peak memory by class and step time");
+  app.add_option("--svg-memory", o.svg_memory,
+                 "write an SVG of device memory over one step by class, one panel per configuration");
+  app.add_flag("--sweep", o.sweep,
+               "also sweep the budget: every policy's predicted step time (none, conv, all, dyn; with --prefetch "
+               "ahead also prefetching ahead) at budgets from the largest smallest budget down to the floor, the "
+               "least any policy trains in; the table is independent of --policy and marks --device-memory "
+               "(JSON: \"sweep\"); with --policy auto on a device profile also auto+slices, auto with the runs "
+               "the slice search chose, down to their own floor");
+  app.add_option("--sweep-steps", o.sweep_steps, "--sweep: evenly spaced budgets, ends included (implies --sweep)")
+      ->check(CLI::Range(SweepOptions::kMinSteps, SweepOptions::kMaxSteps))->capture_default_str();
+  app.add_option("--sweep-svg", o.sweep_svg,
+                 "write an SVG of the sweep: step time against budget, one line per policy (implies --sweep)");
+}
 
-  // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h).
-  std::optional<SliceRunChoice> slices;
-  if (runs.empty() && !o.no_slice_search && o.ranks == 1)
-    slices = plan_slice_runs(whole, o.batch, o.policy, o.source, budget, parse_sync_mode(o.sync), planner.host_budget());
-  auto slice_line = [&] {
-    std::string runs_text;
-    for (const SliceRun& r : slices->runs) runs_text += (runs_text.empty() ? "" : ", ") + to_string(r);
-    if (!slices->choice.fits)
-      return VDNN_MSG("auto with slice runs: nothing fits either (" << slices->evaluations << " auto searches)");
-    return VDNN_MSG("auto with slice runs picks " << (runs_text.empty() ? "no slices" : runs_text) << " ("
-                    << slices->evaluations << " auto searches): " << std::fixed << std::setprecision(2)
-                    << slices->choice.seconds * 1e3 << " ms, " << std::setprecision(3) << slices->choice.seconds / oracle
-                    << "x the oracle; "
-                    << describe(slices->choice));
-  };
-
-  std::optional<BudgetSweep> sweep;
-  std::string sweep_title = VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device);
-  if (o.sweep)
-    sweep = sweep_budgets(planner, sweep_policies(),
-                          {.steps = o.sweep_steps,
-                           .prefetch_ahead = prefetch == Prefetch::kAhead,
-                           .extra_budget = budget});
-  if (sweep && slices && slices->choice.fits && !slices->runs.empty()) {
-    // The search's runs on the sweep too: `auto` on the graph sliced by them, down to its floor.
-    const SlicedGraph cut = slice_runs(whole, o.batch, slices->runs);
-    const PlanInputs ci = plan_inputs(cut.graph, o.batch, o.source);
-    Planner cut_planner(cut.graph, ci.value_bytes, ci.facts, ci.costs, parse_sync_mode(o.sync));
-    cut_planner.set_host_budget(planner.host_budget());
-    add_sliced_column(*sweep, cut_planner, "auto+slices", std::max(SweepOptions::kMinSteps, o.sweep_steps / 2),
-                      budget);
-    sweep_title += "; auto+slices: the runs chosen at " + format_bytes(budget);  // the text and JSON name them
-  }
-
-  if (o.json) {
-    nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = o.batch, .sync = o.sync,
-                                           .prefetch = o.prefetch, .device = in.device});
-    if (sweep) out["sweep"] = sweep_json(*sweep, costs);
-    if (sliced) {  // against the whole graph's oracle, as the table
-      out["oracle_seconds"] = oracle;
-      for (nlohmann::json& c : out["configurations"])
-        c["overhead_vs_oracle"] = c["iteration_seconds"].get<double>() / oracle - 1;
-      out["slice_runs"] = o.slice_runs;
-    }
-    if (slices) out["slice_runs"] = slice_runs_json(*slices, oracle);
-    if (!scaling.empty()) out["data_parallel"] = scaling_json(scaling, o.batch, dp);
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::printf("model %s, batch %lld, device %s%s, sync %s%s; costs: %s\n", graph.name().c_str(),
-                static_cast<long long>(o.batch), in.device.c_str(),
-                (budget ? ", budget " + format_bytes(budget) : std::string()).c_str(), o.sync.c_str(),
-                prefetch == Prefetch::kAhead ? ", prefetch ahead" : "", costs.source.c_str());
-    std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps",
-                "grads", "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
-                budget || planner.host_budget() ? "fits" : "");
-    for (const PlanRow& r : rows) print_row(r, oracle, budget || planner.host_budget());
-    if (planner.host_budget())
-      std::printf("host budget %s: a configuration whose host copies (host MiB) need more does not fit.\n",
-                  format_bytes(planner.host_budget()).c_str());
-    std::printf("* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
-                "memory: %.2f ms. /bound = step time over the busiest stream's time.\n", oracle * 1e3);
-    if (budget && !one && o.policy != "auto") {
-      if (dyn.fits)
-        std::printf("dyn picks %s (step %d): %s.\n", describe(dyn.config, costs).c_str(), dyn.step, dyn.why.c_str());
-      else
-        std::printf("dyn: nothing fits: %s.\n", dyn.why.c_str());
-    }
-    if (budget && !one && o.policy != "dyn") std::printf("%s.\n", describe(chosen).c_str());
-    if (slices) std::printf("%s.\n", slice_line().c_str());
-    if (sweep) print_sweep_table(*sweep, budget);
-    if (!scaling.empty()) print_scaling_table(scaling, o.batch, dp);
-  }
-  if (!o.scaling_svg.empty()) {
-    std::vector<ScalingSeries> drawn = others;  // --scaling-with first, then this command's rows
-    for (ScalingSeries s : scaling) {
-      if (!others.empty()) s.label = with_batch(s.label, o.batch);
-      drawn.push_back(std::move(s));
-    }
-    write_text_file(o.scaling_svg,
-                    scaling_svg(VDNN_MSG(graph.name() << ", batch " << (others.empty() ? std::to_string(o.batch) : "as labelled")
-                                                      << " per rank, " << in.device << ", " << dp.network.name),
-                                drawn));
-  }
-  if (sweep && !o.sweep_svg.empty())
-    write_text_file(o.sweep_svg, budget_sweep_svg(sweep_title, *sweep, costs, budget));
-  write_pictures(o, rows, VDNN_MSG(graph.name() << ", batch " << o.batch << ", " << in.device), budget, oracle, costs);
-  if (o.print)
-    for (const PlanRow& r : rows) {
-      Program p = planner.program(r.e.config, true, r.e.prefetch_depth);
-      plan_memory(p, r.e.fits && budget ? budget : r.e.minimum_budget);
-      add_collectives(p, planner.collectives());  // --ranks N: the all-reduce and update steps too
-      std::cout << "# " << r.label << "\n" << p.to_text();
-      if (r.e.config.policy == Policy::kAuto)
-        std::cout << "# " << r.label << ": per layer\n" << decisions_by_layer(planner, r.e.config);
-    }
-  if (budget && !one && !dyn.fits && !chosen.fits && !(slices && slices->choice.fits)) {
-    std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
-                 describe_budget(budget).c_str(), graph.name().c_str(), static_cast<long long>(o.batch),
-                 (o.policy == "auto" ? chosen.why : dyn.why).c_str());
-    return 1;
-  }
-  return 0;
+// Data-parallel plans: ranks, their network and gradient buckets, the scaling table and picture.
+void add_data_parallel_flags(CLI::App& app, PlanOptions& o) {
+  app.add_option("--ranks", o.ranks,
+                 "data parallel: plan for this many ranks (--batch is per rank, as PyTorch DDP's batch_size); "
+                 "adds a table of each configuration's all-reduce, hidden fraction and efficiency against one rank "
+                 "(JSON: \"data_parallel\")")
+      ->capture_default_str();
+  app.add_option("--network", o.network,
+                 "data parallel: the network between ranks, a name from profiles/networks (ethernet-100g, "
+                 "hdr-infiniband, nvlink-a100, mpi-shared-memory: this host's MPI, measured) or a JSON file");
+  app.add_option("--bucket-size", o.bucket_size, "data parallel: gradient bucket size (PyTorch DDP's bucket_cap_mb)")
+      ->capture_default_str();
+  app.add_flag("--scaling", o.scaling,
+               "data parallel: plan every configuration at 1, 2, 4, ..., 64 ranks on --network and print the "
+               "predicted scaling");
+  app.add_option("--scaling-svg", o.scaling_svg,
+                 "write an SVG of the predicted scaling efficiency against ranks (implies --scaling)");
+  app.add_option("--scaling-with", o.scaling_with,
+                 "--scaling-svg: also draw the series of earlier `vdnn plan --scaling --json` outputs (e.g. the "
+                 "same model at another batch or policy); repeatable");
 }
 
 }  // namespace
 
 Runner add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
-  app.add_option("--model", o->model, "model name, JSON or ONNX file")->capture_default_str();
-  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
-  app.add_option("--slice-run", o->slice_runs,
-                 "FIRST:LAST:K: plan the layers FIRST..LAST in K slices of the batch, one after another (as vdnn "
-                 "train --slice-run); the table's 'vs oracle' stays against the whole graph's oracle; repeatable")
-      ->take_all();
-  app.add_flag("--no-slice-search", o->no_slice_search,
-               "--policy auto on a device profile: do not search slice runs (the search runs auto 20-60 times)");
-  app.add_option("--policy", o->policy, "only this configuration: none, conv, all (fastest algorithms), dyn or auto")
-      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}));
-  app.add_option("--sync", o->sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))
-      ->capture_default_str();
-  app.add_option("--prefetch", o->prefetch,
-                 "as `vdnn train --prefetch`: vdnn (nearest offloaded layer, never past a conv) or ahead (as far "
-                 "as the budget allows; each row names the depth train would use)")
-      ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
-  app.add_option("--device-memory", o->device_memory,
-                 "the budget, e.g. 12GiB (default: the device profile's memory; none on cpu)");
-  app.add_option("--host-memory", o->host_memory,
-                 "host memory for the host copies of offloaded tensors, e.g. 16GiB (default: unbounded); a "
-                 "configuration needing more does not fit, and dyn and auto pick among those that do");
-  app.add_option("--device", o->source.device,
-                 "cpu (this machine's kernels) or a device profile: a name from profiles/devices or a JSON file")
-      ->capture_default_str();
-  app.add_option("--link", o->source.link, "a link profile for --device (pcie3, pcie4, pcie5, lpddr5-unified or a JSON file)");
-  app.add_option("--costs", o->source.costs_file, "cpu: costs saved by `vdnn profile --save` (default: measure now)");
-  app.add_option("--precision", o->precision,
-                 "fp32, or bf16 (cpu: sizes and costs of the bf16 kernels, as `vdnn train --precision bf16` runs them)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
-  app.add_option("--repeats", o->source.repeats, "cpu, measuring: timed runs per kernel")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
-  app.add_option("--link-bandwidth", o->link_bandwidth, "cpu, measuring: emulated link GB/s (0 = unlimited)");
-  app.add_option("--link-latency", o->link_latency, "cpu, measuring: emulated link latency per copy");
-  app.add_flag("--print", o->print, "print each configuration's Program, one line per step (auto: and its decisions per layer)");
-  app.add_option("--trace", o->trace,
-                 "write the predicted step as a Chrome trace (Perfetto, chrome://tracing): dyn's pick if a budget "
-                 "is known, else none+fastest, or the configuration --policy selects");
-  app.add_option("--svg", o->svg, "write an SVG comparing the configurations: peak memory by class and step time");
-  app.add_option("--svg-memory", o->svg_memory,
-                 "write an SVG of device memory over one step by class, one panel per configuration");
-  app.add_flag("--sweep", o->sweep,
-               "also sweep the budget: every policy's predicted step time (none, conv, all, dyn; with --prefetch "
-               "ahead also prefetching ahead) at budgets from the largest smallest budget down to the floor, the "
-               "least any policy trains in; the table is independent of --policy and marks --device-memory "
-               "(JSON: \"sweep\"); with --policy auto on a device profile also auto+slices, auto with the runs "
-               "the slice search chose, down to their own floor");
-  app.add_option("--sweep-steps", o->sweep_steps, "--sweep: evenly spaced budgets, ends included (implies --sweep)")
-      ->check(CLI::Range(SweepOptions::kMinSteps, SweepOptions::kMaxSteps))->capture_default_str();
-  app.add_option("--sweep-svg", o->sweep_svg,
-                 "write an SVG of the sweep: step time against budget, one line per policy (implies --sweep)");
-  app.add_option("--ranks", o->ranks,
-                 "data parallel: plan for this many ranks (--batch is per rank, as PyTorch DDP's batch_size); "
-                 "adds a table of each configuration's all-reduce, hidden fraction and efficiency against one rank "
-                 "(JSON: \"data_parallel\")")
-      ->capture_default_str();
-  app.add_option("--network", o->network,
-                 "data parallel: the network between ranks, a name from profiles/networks (ethernet-100g, "
-                 "hdr-infiniband, nvlink-a100, mpi-shared-memory: this host's MPI, measured) or a JSON file");
-  app.add_option("--bucket-size", o->bucket_size, "data parallel: gradient bucket size (PyTorch DDP's bucket_cap_mb)")
-      ->capture_default_str();
-  app.add_flag("--scaling", o->scaling,
-               "data parallel: plan every configuration at 1, 2, 4, ..., 64 ranks on --network and print the "
-               "predicted scaling");
-  app.add_option("--scaling-svg", o->scaling_svg,
-                 "write an SVG of the predicted scaling efficiency against ranks (implies --scaling)");
-  app.add_option("--scaling-with", o->scaling_with,
-                 "--scaling-svg: also draw the series of earlier `vdnn plan --scaling --json` outputs (e.g. the "
-                 "same model at another batch or policy); repeatable");
+  add_model_flags(app, o->model);
+  add_configuration_flags(app, *o);
+  add_picture_flags(app, *o);
+  add_data_parallel_flags(app, *o);
   app.add_flag("--inference", o->inference,
                "plan the forward pass alone (vdnn infer): peak by class, smallest budget and latency per batch "
                "size; --device may list several, e.g. cpu,jetson-orin-nano");

@@ -8,8 +8,7 @@
 
 #include "commands.h"
 #include "data/synthetic.h"
-#include "interop/network_source.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "plan/planner.h"
 #include "backends/cpu/compiled_graph.h"
 #include "backends/cpu/cpu_isa.h"
@@ -25,10 +24,10 @@ namespace vdnn::cli {
 namespace {
 
 struct ProfileCliOptions {
-  std::string model = "fmnist_cnn", input, save, check, sync = "event", link_bandwidth = "0", link_latency = "0",
-              progress = "auto", precision = "fp32";
-  int classes = 0, repeats = 5, steps = 10;
-  int64_t batch = 128;
+  ModelFlags model{.name = "fmnist_cnn"};
+  std::string save, check, sync = "event", link_bandwidth = "0", link_latency = "0", progress = "auto",
+              precision = "fp32";
+  int repeats = 5, steps = 10;
   bool json = false;
 };
 
@@ -51,25 +50,24 @@ void print_table(const NetworkCosts& c) {
 }
 
 // Trains `steps` iterations per policy and compares each mean with the simulated step.
-void check_predictions(const Graph& graph, const ModelOptions& mo, const NetworkCosts& costs,
-                       const ProfileCliOptions& o) {
+void check_predictions(const Graph& graph, const NetworkCosts& costs, const ProfileCliOptions& o) {
   std::vector<Policy> policies;
   std::stringstream list(o.check);
   for (std::string p; std::getline(list, p, ',');) policies.push_back(parse_policy(p));
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  const CompiledGraph direct(graph, o.batch, 1, engine, ConvAlgo::kDirect, {}, {}, costs.precision);
+  const CompiledGraph direct(graph, o.model.batch, 1, engine, ConvAlgo::kDirect, {}, {}, costs.precision);
   const Planner planner(graph, direct.value_bytes(), direct.facts(), costs, parse_sync_mode(o.sync));
   const AlgoChoice fast = costs.fastest();
   std::vector<std::unique_ptr<Net>> nets;
   for (Policy p : policies) {
-    NetOptions no{.batch = o.batch, .seed = 1, .policy = p, .sync = parse_sync_mode(o.sync)};
+    NetOptions no{.batch = o.model.batch, .seed = 1, .policy = p, .sync = parse_sync_mode(o.sync)};
     no.link = parse_link(o.link_bandwidth, o.link_latency);
     no.precision = costs.precision;
     no.conv_algos = conv_algos_of(costs, fast);
-    nets.push_back(std::make_unique<Net>(load_network(o.model, mo).graph, no));
+    nets.push_back(std::make_unique<Net>(o.model.load().graph, no));
   }
   const Shape& shape = graph.input_shape();
-  const Dataset data = make_synthetic(o.batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
+  const Dataset data = make_synthetic(o.model.batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
   std::vector<double> times;  // as `vdnn train` reports them, what the calibration measured too
   for (auto& net : nets) times.push_back(seconds_per_iteration(*net, data, o.steps));
   std::printf("\n%-8s %12s %12s %8s %14s %14s %8s\n", "policy", "predicted ms", "measured ms", "error",
@@ -89,18 +87,15 @@ void check_predictions(const Graph& graph, const ModelOptions& mo, const Network
 
 int run_profile(const ProfileCliOptions& o) {
   check_output_files({{"--save", o.save}});
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  const Graph graph = load_network(o.model, mo).graph;
+  const Graph graph = o.model.load().graph;
   ProfileOptions po{.repeats = o.repeats, .seed = 1, .link = parse_link(o.link_bandwidth, o.link_latency)};
   po.precision = parse_precision(o.precision);
   if (po.precision != Precision::kFp32) require_native_bf16();
   Progress progress(o.json ? stderr : stdout, Progress::parse(o.progress), "profiling " + graph.name(), "layers/s");
   po.on_layer = [&](int done, int total) { progress.update(done, total, done); };
-  NetworkCosts costs = measure_costs(graph, o.batch, po);
+  NetworkCosts costs = measure_costs(graph, o.model.batch, po);
   progress.finish();
-  calibrate_kernels(costs, load_network(o.model, mo).graph, o.batch);
+  calibrate_kernels(costs, o.model.load().graph, o.model.batch);
   if (const std::string w = costs.unstable_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
   if (o.json)
     std::printf("%s\n", costs.to_json().dump(2).c_str());
@@ -110,7 +105,7 @@ int run_profile(const ProfileCliOptions& o) {
     write_text_file(o.save, costs.to_json().dump(2) + "\n");
     if (!o.json) std::printf("saved to %s (use: vdnn plan --costs %s)\n", o.save.c_str(), o.save.c_str());
   }
-  if (!o.check.empty()) check_predictions(graph, mo, costs, o);
+  if (!o.check.empty()) check_predictions(graph, costs, o);
   return 0;
 }
 
@@ -118,12 +113,9 @@ int run_profile(const ProfileCliOptions& o) {
 
 Runner add_profile_command(CLI::App& app) {
   auto o = std::make_shared<ProfileCliOptions>();
-  app.add_option("--model", o->model, "model name, JSON or ONNX file")->capture_default_str();
-  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
+  add_model_flags(app, o->model);
   app.add_option("--precision", o->precision, "fp32, or bf16 (the kernels `vdnn train --precision bf16` runs)")
       ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
   app.add_option("--repeats", o->repeats, "timed runs per kernel (the median counts)")->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--save", o->save, "write the costs as JSON to this file");

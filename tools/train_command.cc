@@ -16,20 +16,19 @@
 #include "data_parallel.h"
 #include "data/augment.h"
 #include "data/data_source.h"
-#include "interop/network_source.h"
-#include "io/model_file.h"
+#include "model_flags.h"
 #include "numeric_flags.h"
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "plan/memory_plan.h"
-#include "planning/plan_source.h"
-#include "planning/planned_policy.h"
 #include "report/chrome_trace.h"
 #include "report/report.h"
 #include "runtime/checkpoint.h"
+#include "runtime/net_settings.h"
+#include "planning/plan_source.h"
+#include "planning/planned_policy.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
-#include "util/host_memory.h"
 #include "util/interrupt.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
@@ -39,11 +38,11 @@ namespace vdnn::cli {
 namespace {
 
 struct TrainOptions {
-  std::string model = "fmnist_cnn";
+  ModelFlags model{.name = "fmnist_cnn"};
   std::string data = "fashion-mnist";
-  std::string input, report, trace, schedule = "cosine";
-  int classes = 0, threads = 0;
-  int64_t batch = 128, synthetic_samples = 2048;
+  std::string report, trace, schedule = "cosine";
+  int threads = 0;
+  int64_t synthetic_samples = 2048;
   bool no_eval = false;
   std::string costs;  // --policy dyn/auto: a saved `vdnn profile` (default: measure now)
   std::string backend = "cpu";
@@ -67,15 +66,6 @@ struct TrainOptions {
   TrainConfig config;
 };
 
-// The --model network (a zoo name, JSON or ONNX file, with its initial weights if ONNX), with
-// --input and --classes applied.
-NetworkSource load_train_model(const TrainOptions& o) {
-  ModelOptions mo;
-  if (!o.input.empty()) mo.input = parse_shape(o.input, "--input");
-  if (o.classes > 0) mo.classes = o.classes;
-  return load_network(o.model, mo);
-}
-
 // --policy dyn or auto: what it picks for --device-memory (planning/planned_policy.h), from costs
 // measured on this machine (calibrated by a few timed steps) or read from --costs. Prints its
 // choice; returns the reason for it, for the report.
@@ -85,9 +75,9 @@ std::string choose_planned_configuration(const Graph& graph, const TrainOptions&
   PlanSourceOptions source{.costs_file = o.costs};
   source.precision = net_options.precision;
   source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
-  source.calibrate_with = [&o] { return load_train_model(o).graph; };
-  const PlannedPolicy p = choose_planned_policy(graph, o.batch, o.policy, parse_size(o.device_memory, "--device-memory"),
-                                                source, parse_sync_mode(o.sync), net_options);
+  source.calibrate_with = [&o] { return o.model.load().graph; };
+  const PlannedPolicy p = choose_planned_policy(graph, o.model.batch, o.policy, net_options.device_memory, source,
+                                                net_options.sync, net_options);
   std::printf("%s\n", p.summary.c_str());
   return p.reason;
 }
@@ -101,7 +91,7 @@ void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions
     next = VDNN_MSG("no checkpoint at " << o.config.save_path << " yet");
     try {
       const Checkpoint c = read_checkpoint(o.config.save_path);
-      check_resumable(c, model, o.batch, o.config.seed);
+      check_resumable(c, model, o.model.batch, o.config.seed);
       next = VDNN_MSG("the checkpoint " << o.config.save_path << " holds step " << c.position.step
                                         << ": `vdnn train ... --resume " << o.config.save_path
                                         << "` (the same flags) continues from there");
@@ -112,38 +102,22 @@ void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions
                static_cast<long long>(step), static_cast<long long>(total), next.c_str());
 }
 
-// The cpu backend's "device" arena is host memory, taken whole at the start: a budget above what
-// the host has free would swap or be killed by the OOM killer mid-run.
-void check_budget_fits_host(const std::string& device_memory) {
-  const size_t budget = parse_size(device_memory, "--device-memory"), available = available_host_memory();
-  if (available > 0 && budget > available)
-    VDNN_THROW("--device-memory " << format_bytes(budget) << ": the cpu backend takes the budget from host memory "
-                                  << "at once, and only " << format_bytes(available)
-                                  << " is available (MemAvailable in /proc/meminfo); give at most that");
+// The Net's options the flags give, by the library's rules on them (runtime/net_settings.h: the
+// policy and its budget, precision and convolution algorithm, the cpu budget within host memory).
+NetOptions checked_net_options(const TrainOptions& o) {
+  NetSettings s{.batch = o.model.batch, .seed = o.config.seed, .policy = o.policy, .precision = o.precision,
+                .conv_algo = o.conv_algo, .sync = o.sync, .prefetch = o.prefetch, .backend = parse_backend(o.backend)};
+  if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
+  if (!o.host_memory.empty()) s.host_memory = parse_size(o.host_memory, "--host-memory");
+  return net_options(s, OptionNames{});
 }
 
 // Checks every flag that needs no model or data (before any output: one line if one is
-// unusable) and fills o.config from them. Returns the backend.
-BackendKind check_flags(TrainOptions& o) {
-  const bool planned = o.policy == "dyn" || o.policy == "auto";
-  if (planned && o.device_memory.empty())
-    VDNN_THROW("--policy " << o.policy << " needs --device-memory: it picks what fits a budget");
+// unusable) and fills o.config from them. Returns the Net's options the flags give.
+NetOptions check_flags(TrainOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
-  const BackendKind backend = parse_backend(o.backend);
-  if (planned && backend != BackendKind::kCpu)
-    VDNN_THROW("--policy " << o.policy << " is implemented for --backend cpu only so far (it plans from costs "
-               "measured with the CPU kernels); on cuda use --policy none, conv or all");
-  if (parse_precision(o.precision) != Precision::kFp32) {
-    if (backend != BackendKind::kCpu)
-      VDNN_THROW("--precision " << o.precision << " runs on --backend cpu only so far (the CUDA kernels are fp32)");
-    if (o.conv_algo == "winograd")
-      VDNN_THROW("--conv-algo winograd: oneDNN 2.6 has no bf16 Winograd; with --precision " << o.precision
-                                                                                             << " use auto or direct");
-    require_native_bf16();
-  }
-  if (const std::string why = backend_unavailable_reason(backend); !why.empty())
-    VDNN_THROW("--backend " << o.backend << ": " << why);
-  if (backend == BackendKind::kCpu && !o.device_memory.empty()) check_budget_fits_host(o.device_memory);
+  const NetOptions checked = checked_net_options(o);
+  if (checked.precision != Precision::kFp32) require_native_bf16();
   parse_link(o.link_bandwidth, o.link_latency);
   if (parse_size(o.bucket_size, "--bucket-size") == 0)
     VDNN_THROW("--bucket-size " << o.bucket_size << ": expected a size above 0, e.g. 25MiB");
@@ -158,7 +132,7 @@ BackendKind check_flags(TrainOptions& o) {
     VDNN_THROW("--checkpoint-every needs --save FILE.safetensors (where to write the checkpoints)");
   check_output_files({{"--save", o.config.save_path}, {"--save-weights", o.save_weights}, {"--trace", o.trace},
                       {"--report", o.report}});
-  return backend;
+  return checked;
 }
 
 // The checkpoint --resume names (none without it); a bad one is an error naming the flag.
@@ -209,49 +183,32 @@ struct NetChoice {
   std::string algo_reason;
 };
 
-NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, BackendKind backend, Communicator& comm) {
-  NetChoice c;
+NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, const NetOptions& checked, Communicator& comm) {
+  NetChoice c{.options = checked, .algo_reason = "--conv-algo " + o.conv_algo};
   NetOptions& net_options = c.options;
-  net_options.batch = o.batch;
   if (comm.size() > 1) net_options.comm = &comm;
   net_options.collective_timeout_seconds = o.collective_timeout;
   net_options.bucket_bytes = parse_size(o.bucket_size, "--bucket-size");
-  net_options.seed = o.config.seed;
-  net_options.backend = backend;
-  net_options.precision = parse_precision(o.precision);
-  c.algo_reason = "--conv-algo " + o.conv_algo;
-  net_options.prefetch_ahead = o.prefetch == "ahead";
-  net_options.host_memory = o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory");
   // Per-node choices index the graph the Net runs: with --slice-run, the sliced one.
   for (const std::string& run : o.slice_runs) net_options.slice_runs.push_back(parse_slice_run(run));
-  const bool planned = o.policy == "dyn" || o.policy == "auto";
+  const bool planned = is_planned(o.policy);
   if (!o.slice_runs.empty() && comm.size() > 1)  // before any profiling (the Net refuses it too)
     VDNN_THROW("--slice-run does not combine with data-parallel ranks yet");
   const std::optional<SlicedGraph> sliced = net_options.slice_runs.empty()
                                                 ? std::nullopt
-                                                : std::optional<SlicedGraph>(slice_runs(graph, o.batch, net_options.slice_runs));
+                                                : std::optional<SlicedGraph>(slice_runs(graph, o.model.batch, net_options.slice_runs));
   const Graph& computed = sliced ? sliced->graph : graph;
   if (o.conv_sub_batches > 1) {
     if (planned)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
                                        << " picks the algorithms itself (auto: sub-batches too, on a device profile); use this flag with --policy none, all or conv");
-    if (o.batch % o.conv_sub_batches != 0)
-      VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.batch);
+    if (o.model.batch % o.conv_sub_batches != 0)
+      VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.model.batch);
     for (const Node& n : computed.nodes())
       net_options.conv_sub_batches.push_back(n.layer->kind() == LayerKind::kConv ? o.conv_sub_batches : 1);
   }
-  if (planned) {
-    c.algo_reason = choose_planned_configuration(computed, o, net_options);
-  } else {
-    net_options.policy = parse_policy(o.policy);
-  }
-  net_options.sync = parse_sync_mode(o.sync);
-  net_options.device_memory = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  if (planned) c.algo_reason = choose_planned_configuration(computed, o, net_options);
   net_options.link = parse_link(o.link_bandwidth, o.link_latency);
-  if (o.policy != "dyn" && o.policy != "auto")
-    net_options.conv_algo = o.conv_algo == "direct"     ? ConvAlgo::kDirect
-                          : o.conv_algo == "winograd" ? ConvAlgo::kWinograd
-                                                      : ConvAlgo::kAuto;
   return c;
 }
 
@@ -333,7 +290,7 @@ void print_result(const TrainResult& r, const TrainOptions& o) {
 
 void write_trace(const TrainOptions& o, const StepRecorder& recorder, const Net& net, const std::string& model_name) {
   write_chrome_trace(o.trace, recorder.timeline(),
-                     VDNN_MSG(model_name << ", batch " << o.batch << ", policy " << to_string(net.options().policy)
+                     VDNN_MSG(model_name << ", batch " << o.model.batch << ", policy " << to_string(net.options().policy)
                                          << ", " << o.backend << ", measured step " << recorder.steps_begun()));
   std::printf("trace: training step %d written to %s\n", recorder.steps_begun(), o.trace.c_str());
 }
@@ -350,44 +307,90 @@ nlohmann::json print_memory(Net& net, const TrainResult& r) {
   return memory;
 }
 
-int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
-  o.config.augment = parse_augmentation(o.augment, "--augment");
-  std::optional<Checkpoint> resume = read_resume(o.resume);
-  std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
-  NetworkSource model = load_train_model(o);
-  Graph graph = std::move(model.graph);
-  const std::string model_name = graph.name();
-  if (resume) {
-    check_resumable(*resume, model_name, o.batch, o.config.seed);
-    check_same_augmentation(*resume, o.config);
-    check_same_ranks(*resume, comm.size());
-  }
+// The training set --data names and, when evaluating, its test set, each checked against the
+// model's input before any step (not after the first epoch).
+struct TrainData {
+  Dataset train, test;
+};
+
+TrainData load_train_data(const TrainOptions& o, const Graph& graph) {
   DataSource source = o.image_flags;
   source.data = o.data, source.synthetic_samples = o.synthetic_samples, source.seed = o.config.seed;
   source.augment = o.config.augment;
-  Dataset train = load_data(source, graph, Split::kTrain);
-  Dataset test = o.config.evaluate ? load_data(source, graph, Split::kTest) : Dataset{};
-  check_data_fits(graph, train);
-  if (o.config.evaluate) check_data_fits(graph, test);  // before training, not after its first epoch
-  print_run(graph, train, test, o.batch);
-  const NetChoice choice = choose_net_options(graph, o, backend, comm);
+  TrainData d;
+  d.train = load_data(source, graph, Split::kTrain);
+  if (o.config.evaluate) d.test = load_data(source, graph, Split::kTest);
+  check_data_fits(graph, d.train);
+  if (o.config.evaluate) check_data_fits(graph, d.test);
+  return d;
+}
+
+// --resume continues a run of this model, batch, seed, augmentation and number of ranks only.
+void check_resume(const Checkpoint& c, const TrainOptions& o, const std::string& model, const Communicator& comm) {
+  check_resumable(c, model, o.model.batch, o.config.seed);
+  check_same_augmentation(c, o.config);
+  check_same_ranks(c, comm.size());
+}
+
+// The weights the first step starts from, once the Trainer exists: --resume's checkpoint (weights,
+// momentum, counters) or --initial-weights; each file's tensors are freed once the Net holds them.
+void load_starting_weights(const TrainOptions& o, Net& net, Trainer& trainer, std::optional<Checkpoint>& resume,
+                           std::optional<SafeTensors>& initial) {
+  if (resume) {
+    resume_trainer(trainer, *resume, o.resume);
+    resume.reset();
+  }
+  if (initial) {
+    load_initial_weights(net, *initial);
+    initial.reset();
+  }
+}
+
+// What rank 0 leaves after training: --save-weights, --trace, the skipped steps, the memory line
+// and --report (`ranks`: the data-parallel part of it, null for one rank).
+void write_outputs(const TrainOptions& o, Net& net, const TrainResult& r, const StepRecorder& recorder,
+                   const nlohmann::json& ranks, const std::string& algo_reason) {
+  const std::string& model_name = net.graph().name();
+  if (!o.save_weights.empty()) {
+    save_weights(o.save_weights, net, o.config.seed, r.iterations);
+    std::printf("saved weights %s (a PyTorch state_dict: load_state_dict(strict=True) takes it)\n",
+                o.save_weights.c_str());
+  }
+  if (!o.trace.empty()) write_trace(o, recorder, net, model_name);
+  if (!r.skipped_steps.empty())
+    std::printf("skipped %zu steps with a NaN or Inf (--on-nan skip); first: %s\n", r.skipped_steps.size(),
+                r.skipped_steps.front().c_str());
+  const nlohmann::json memory = print_memory(net, r);
+  if (!o.report.empty()) {
+    nlohmann::json report = train_report(model_name, o.config, o.model.batch, r);
+    report.update(memory);
+    report["decisions"] = decisions_report(net, algo_reason);
+    if (!ranks.is_null()) report["data_parallel"] = ranks;
+    write_json_file(o.report, report);
+  }
+}
+
+int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
+  o.config.augment = parse_augmentation(o.augment, "--augment");
+  std::optional<Checkpoint> resume = read_resume(o.resume);
+  std::optional<SafeTensors> initial = read_initial_weights(o.initial_weights);
+  NetworkSource model = o.model.load();
+  Graph graph = std::move(model.graph);
+  const std::string model_name = graph.name();
+  if (resume) check_resume(*resume, o, model_name, comm);
+  TrainData data = load_train_data(o, graph);
+  print_run(graph, data.train, data.test, o.model.batch);
+  const NetChoice choice = choose_net_options(graph, o, checked, comm);
   Net net(std::move(graph), choice.options);
   if (!resume && !model.initial_weights.tensors.empty()) load_weights(model.initial_weights, net);  // ONNX initializers
   model.initial_weights = {};
   print_memory_plan(net, o);
-  print_ranks(comm, net, o.batch);
+  print_ranks(comm, net, o.model.batch);
   Trainer trainer(net, o.config);
   StepRecorder recorder;  // --trace and data parallel: the 3rd step, warmed up (or the last, if fewer)
   if (!o.trace.empty() || comm.size() > 1) net.record_step(3, &recorder);
-  if (resume) {
-    resume_trainer(trainer, *resume, o.resume);
-    resume.reset();  // its tensors are in the Net now
-  }
-  if (initial) {
-    load_initial_weights(net, *initial);
-    initial.reset();  // its tensors are in the Net now
-  }
-  TrainConsole console(Progress::parse(o.progress), o.batch);
+  load_starting_weights(o, net, trainer, resume, initial);
+  TrainConsole console(Progress::parse(o.progress), o.model.batch);
   trainer.on_step([&](const StepProgress& p) {
     if (o.verify_replicas) check_replicas(comm, net, p.step);
     console.step(p);
@@ -395,7 +398,7 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
   TrainResult r;
   try {
     const DeferInterrupts defer;  // Ctrl-C stops after the step in flight (a second one at once)
-    r = trainer.run(train, &test, [&](const EpochResult& e) { console.epoch(e); });
+    r = trainer.run(data.train, &data.test, [&](const EpochResult& e) { console.epoch(e); });
   } catch (const Interrupted&) {
   }
   if (const int sig = interrupt_signal()) {
@@ -408,36 +411,153 @@ int train(TrainOptions& o, BackendKind backend, Communicator& comm) {
     std::printf("replicas: the %d ranks held identical weights after each of the %lld steps (--verify-replicas)\n",
                 comm.size(), static_cast<long long>(r.iterations));
   const nlohmann::json ranks = comm.size() > 1 ? ranks_report(comm, net, r, recorder, o.verify_replicas) : nlohmann::json();
-  if (comm.rank() != 0) return 0;  // rank 0 writes what the run leaves
-  if (!o.save_weights.empty()) {
-    save_weights(o.save_weights, net, o.config.seed, r.iterations);
-    std::printf("saved weights %s (a PyTorch state_dict: load_state_dict(strict=True) takes it)\n",
-                o.save_weights.c_str());
-  }
-  if (!o.trace.empty()) write_trace(o, recorder, net, model_name);
-  if (!r.skipped_steps.empty())
-    std::printf("skipped %zu steps with a NaN or Inf (--on-nan skip); first: %s\n", r.skipped_steps.size(),
-                r.skipped_steps.front().c_str());
-  const nlohmann::json memory = print_memory(net, r);
-  if (!o.report.empty()) {
-    nlohmann::json report = train_report(model_name, o.config, o.batch, r);
-    report.update(memory);
-    report["decisions"] = decisions_report(net, choice.algo_reason);
-    if (!ranks.is_null()) report["data_parallel"] = ranks;
-    write_json_file(o.report, report);
-  }
+  if (comm.rank() == 0) write_outputs(o, net, r, recorder, ranks, choice.algo_reason);  // rank 0 writes what the run leaves
   return 0;
 }
 
 int run_train(TrainOptions& o) {
-  const BackendKind backend = check_flags(o);
+  const NetOptions checked = check_flags(o);
   std::unique_ptr<Communicator> comm = start_ranks(o.collective_timeout);
   try {
-    return train(o, backend, *comm);
+    return train(o, checked, *comm);
   } catch (const std::exception& e) {
     if (comm->size() > 1) stop_every_rank(*comm, e.what());  // the others would wait for this one
     throw;
   }
+}
+
+// Where the batches come from: the data set, its loader, image-folder normalisation and augmentation.
+void add_data_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--data", o.data,
+                 "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches (data_batch_*.bin, or "
+                 "train.bin and test.bin), image folders (DIR/train/<class>/*.jpg|png, DIR/val/<class>/...) "
+                 "or Fashion-MNIST IDX files")
+      ->capture_default_str();
+  app.add_option("--data-threads", o.config.data_threads,
+                 "loader threads: each makes (reads, decodes, augments) whole batches ahead of training")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  add_image_folder_flags(app, o.image_flags);
+  app.add_option("--synthetic-samples", o.synthetic_samples, "training samples for --data synthetic")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_option("--augment", o.augment,
+                 "training-batch augmentation: none, flip (horizontal, p = 1/2), cifar (pad 4, random crop to "
+                 "the image's size, flip: torchvision's CIFAR recipe) or imagenet (image folders: random resized "
+                 "crop and flip; evaluation resizes by 256/224 and center-crops), seeded from --seed")
+      ->capture_default_str();
+}
+
+// How long and how it learns: epochs, the learning-rate schedule and SGD, the seed, threads.
+void add_schedule_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--epochs", o.config.epochs, "epochs")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--iterations", o.config.iterations, "stop after N steps (overrides --epochs)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--lr", o.config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  app.add_option("--lr-schedule", o.schedule, "constant, step or cosine")
+      ->check(CLI::IsMember({"constant", "step", "cosine"}))->capture_default_str();
+  app.add_option("--lr-step-epochs", o.config.step_epochs, "step schedule: decay every N epochs")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--momentum", o.config.momentum, "SGD momentum")->check(CLI::Range(0.0, kMaxMomentum))
+      ->capture_default_str();
+  app.add_option("--weight-decay", o.config.weight_decay, "L2 weight decay (on what: --weight-decay-on)")
+      ->check(CLI::Range(0.0, kMaxWeightDecay))->capture_default_str();
+  app.add_option("--weight-decay-on", o.weight_decay_on,
+                 "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
+                 "weight/bias too)")
+      ->check(CLI::IsMember({"weights", "all"}))->capture_default_str();
+  app.add_option("--seed", o.config.seed, "seed for initialization, shuffling, dropout and augmentation")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "oneDNN/OpenMP threads (default: all cores)")
+      ->check(threads_check());
+  app.add_flag("--no-eval", o.no_eval, "skip test-set evaluation after each epoch");
+}
+
+// How the step uses memory: the offload policy and its budgets, backend, precision, algorithms.
+void add_memory_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--policy", o.policy,
+                 "what to offload: none, all (vDNN_all), conv (vDNN_conv), dyn (vDNN_dyn: profile, then the "
+                 "first policy and convolution algorithms that fit --device-memory) or auto (profile, then keep, "
+                 "offload or recompute each tensor and pick algorithms and prefetch for the fastest step that fits)")
+      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}))->capture_default_str();
+  app.add_option("--costs", o.costs, "--policy dyn or auto: costs saved by `vdnn profile --save` (default: measure now)");
+  app.add_option("--sync", o.sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
+      ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
+  app.add_option("--backend", o.backend, "cpu (oneDNN) or cuda (cuDNN and cuBLAS on GPU 0)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "fp32, or bf16: feature and gradient maps and conv/fc arithmetic in bfloat16 (half the bytes "
+                 "to hold and offload), weights, their update, batch-norm statistics and the loss in fp32; "
+                 "needs a CPU with AVX512_BF16 or AMX")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+  app.add_option("--conv-algo", o.conv_algo,
+                 "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
+                 "(cuda: least workspace), winograd")
+      ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
+  app.add_option("--conv-sub-batches", o.conv_sub_batches,
+                 "run every convolution in this many equal slices of the batch (a divisor of --batch): each "
+                 "slice's workspace instead of the whole batch's; the weight gradient sums the slices' (float "
+                 "rounding differs from one pass); with --policy none, all or conv (auto chooses sub-batches itself on a GPU profile)")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("--slice-run", o.slice_runs,
+                 "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc, flatten or batch_norm "
+                 "layers) in K slices of the batch, one after another, so each slice's maps are offloaded or freed "
+                 "on their own and the device need not hold a whole layer's input and output; the weight gradients "
+                 "sum the slices' (float rounding differs); repeatable; --policy dyn and auto plan the sliced graph "
+                 "(its measured costs uncalibrated)")
+      ->take_all();
+  app.add_option("--prefetch", o.prefetch,
+                 "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")
+      ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
+  app.add_option("--device-memory", o.device_memory,
+                 "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs); on --backend cpu "
+                 "it is real host memory, taken at once, so at most the host's available memory");
+  app.add_option("--host-memory", o.host_memory,
+                 "host memory for the host copies of offloaded tensors, e.g. 2GiB (default: what the plan "
+                 "needs); taken once, pinned on a GPU; a plan needing more is refused before training");
+  app.add_option("--link-bandwidth", o.link_bandwidth, "emulated host link in GB/s (0: unlimited)")
+      ->capture_default_str();
+  app.add_option("--link-latency", o.link_latency, "emulated per-copy latency, e.g. 10us")
+      ->capture_default_str();
+}
+
+// What the run reads and leaves: checkpoints, weights, the report and trace, the progress shown.
+void add_output_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--report", o.report, "write a JSON report to this file");
+  app.add_option("--on-nan", o.on_nan, "a NaN or Inf in the loss or a gradient: stop (an error naming the step and "
+                                        "layer) or skip (that step makes no update)")
+      ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
+  app.add_option("--trace", o.trace,
+                 "write the 3rd training step (or the last, if fewer) as a Chrome trace (Perfetto, "
+                 "chrome://tracing): ops per stream, memory by class (cuda: host issue times)");
+  app.add_option("--save", o.config.save_path, "write a checkpoint (safetensors) at the end");
+  app.add_option("--save-weights", o.save_weights,
+                 "write the weights alone at the end (safetensors, PyTorch's names and shapes, no optimizer state)");
+  app.add_option("--checkpoint-every", o.config.checkpoint_every, "also write the --save checkpoint every N steps")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--resume", o.resume, "continue the run saved in this checkpoint (same model, batch, seed, data, --augment)");
+  app.add_option("--initial-weights", o.initial_weights,
+                 "start from the weights and running statistics in this safetensors file (a vdnn checkpoint "
+                 "or a PyTorch state_dict with the model's names) instead of the seeded initialisation");
+  app.add_option("--progress", o.progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
+
+}
+
+// Under mpirun: collectives, gradient buckets, the replica check.
+void add_data_parallel_flags(CLI::App& app, TrainOptions& o) {
+  app.add_option("--collective-timeout", o.collective_timeout,
+                 "under mpirun: seconds a collective may wait for the other ranks before every rank stops, naming "
+                 "the ranks that never arrived (0: forever)")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+  app.add_option("--bucket-size", o.bucket_size,
+                 "under mpirun: gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MiB), "
+                 "the first of at most 1 MiB")
+      ->capture_default_str();
+  app.add_flag("--verify-replicas", o.verify_replicas,
+               "under mpirun: compare the ranks' weights (SHA-256) after every step; an error names the step if they "
+               "differ");
 }
 
 }  // namespace
@@ -445,125 +565,12 @@ int run_train(TrainOptions& o) {
 Runner add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later wins
-  app.add_option("--model", o->model, "model name (see `vdnn models`), JSON or ONNX file")
-      ->capture_default_str();
-  app.add_option("--data", o->data,
-                 "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches (data_batch_*.bin, or "
-                 "train.bin and test.bin), image folders (DIR/train/<class>/*.jpg|png, DIR/val/<class>/...) "
-                 "or Fashion-MNIST IDX files")
-      ->capture_default_str();
-  app.add_option("--data-threads", o->config.data_threads,
-                 "loader threads: each makes (reads, decodes, augments) whole batches ahead of training")
-      ->check(CLI::Range(1, 256))->capture_default_str();
-  add_image_folder_flags(app, o->image_flags);
-  app.add_option("--epochs", o->config.epochs, "epochs")->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  app.add_option("--iterations", o->config.iterations, "stop after N steps (overrides --epochs)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--batch", o->batch, "batch size")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
-  app.add_option("--lr", o->config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-  app.add_option("--lr-schedule", o->schedule, "constant, step or cosine")
-      ->check(CLI::IsMember({"constant", "step", "cosine"}))->capture_default_str();
-  app.add_option("--lr-step-epochs", o->config.step_epochs, "step schedule: decay every N epochs")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--lr-gamma", o->config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--momentum", o->config.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))
-      ->capture_default_str();
-  app.add_option("--weight-decay", o->config.weight_decay, "L2 weight decay (on what: --weight-decay-on)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--weight-decay-on", o->weight_decay_on,
-                 "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
-                 "weight/bias too)")
-      ->check(CLI::IsMember({"weights", "all"}))->capture_default_str();
-  app.add_option("--seed", o->config.seed, "seed for initialization, shuffling, dropout and augmentation")
-      ->capture_default_str();
-  app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")
-      ->check(threads_check());
-  app.add_option("--input", o->input, "override the model's input shape, CxHxW");
-  app.add_option("--classes", o->classes, "override the model's class count")->check(CLI::Range(kMinClasses, kMaxClasses));
-  app.add_option("--synthetic-samples", o->synthetic_samples, "training samples for --data synthetic")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  app.add_flag("--no-eval", o->no_eval, "skip test-set evaluation after each epoch");
-  app.add_option("--policy", o->policy,
-                 "what to offload: none, all (vDNN_all), conv (vDNN_conv), dyn (vDNN_dyn: profile, then the "
-                 "first policy and convolution algorithms that fit --device-memory) or auto (profile, then keep, "
-                 "offload or recompute each tensor and pick algorithms and prefetch for the fastest step that fits)")
-      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}))->capture_default_str();
-  app.add_option("--costs", o->costs, "--policy dyn or auto: costs saved by `vdnn profile --save` (default: measure now)");
-  app.add_option("--sync", o->sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
-      ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
-  app.add_option("--backend", o->backend, "cpu (oneDNN) or cuda (cuDNN and cuBLAS on GPU 0)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  app.add_option("--precision", o->precision,
-                 "fp32, or bf16: feature and gradient maps and conv/fc arithmetic in bfloat16 (half the bytes "
-                 "to hold and offload), weights, their update, batch-norm statistics and the loss in fp32; "
-                 "needs a CPU with AVX512_BF16 or AMX")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
-  app.add_option("--conv-algo", o->conv_algo,
-                 "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
-                 "(cuda: least workspace), winograd")
-      ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
-  app.add_option("--augment", o->augment,
-                 "training-batch augmentation: none, flip (horizontal, p = 1/2), cifar (pad 4, random crop to "
-                 "the image's size, flip: torchvision's CIFAR recipe) or imagenet (image folders: random resized "
-                 "crop and flip; evaluation resizes by 256/224 and center-crops), seeded from --seed")
-      ->capture_default_str();
-  app.add_option("--conv-sub-batches", o->conv_sub_batches,
-                 "run every convolution in this many equal slices of the batch (a divisor of --batch): each "
-                 "slice's workspace instead of the whole batch's; the weight gradient sums the slices' (float "
-                 "rounding differs from one pass); with --policy none, all or conv (auto chooses sub-batches itself on a GPU profile)")
-      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  app.add_option("--slice-run", o->slice_runs,
-                 "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc, flatten or batch_norm "
-                 "layers) in K slices of the batch, one after another, so each slice's maps are offloaded or freed "
-                 "on their own and the device need not hold a whole layer's input and output; the weight gradients "
-                 "sum the slices' (float rounding differs); repeatable; --policy dyn and auto plan the sliced graph "
-                 "(its measured costs uncalibrated)")
-      ->take_all();
-  app.add_option("--prefetch", o->prefetch,
-                 "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")
-      ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
-  app.add_option("--device-memory", o->device_memory,
-                 "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs); on --backend cpu "
-                 "it is real host memory, taken at once, so at most the host's available memory");
-  app.add_option("--host-memory", o->host_memory,
-                 "host memory for the host copies of offloaded tensors, e.g. 2GiB (default: what the plan "
-                 "needs); taken once, pinned on a GPU; a plan needing more is refused before training");
-  app.add_option("--link-bandwidth", o->link_bandwidth, "emulated host link in GB/s (0: unlimited)")
-      ->capture_default_str();
-  app.add_option("--link-latency", o->link_latency, "emulated per-copy latency, e.g. 10us")
-      ->capture_default_str();
-  app.add_option("--report", o->report, "write a JSON report to this file");
-  app.add_option("--on-nan", o->on_nan, "a NaN or Inf in the loss or a gradient: stop (an error naming the step and "
-                                        "layer) or skip (that step makes no update)")
-      ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
-  app.add_option("--trace", o->trace,
-                 "write the 3rd training step (or the last, if fewer) as a Chrome trace (Perfetto, "
-                 "chrome://tracing): ops per stream, memory by class (cuda: host issue times)");
-  app.add_option("--save", o->config.save_path, "write a checkpoint (safetensors) at the end");
-  app.add_option("--save-weights", o->save_weights,
-                 "write the weights alone at the end (safetensors, PyTorch's names and shapes, no optimizer state)");
-  app.add_option("--checkpoint-every", o->config.checkpoint_every, "also write the --save checkpoint every N steps")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--resume", o->resume, "continue the run saved in this checkpoint (same model, batch, seed, data, --augment)");
-  app.add_option("--initial-weights", o->initial_weights,
-                 "start from the weights and running statistics in this safetensors file (a vdnn checkpoint "
-                 "or a PyTorch state_dict with the model's names) instead of the seeded initialisation");
-  app.add_option("--collective-timeout", o->collective_timeout,
-                 "under mpirun: seconds a collective may wait for the other ranks before every rank stops, naming "
-                 "the ranks that never arrived (0: forever)")
-      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
-  app.add_option("--bucket-size", o->bucket_size,
-                 "under mpirun: gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MiB), "
-                 "the first of at most 1 MiB")
-      ->capture_default_str();
-  app.add_flag("--verify-replicas", o->verify_replicas,
-               "under mpirun: compare the ranks' weights (SHA-256) after every step; an error names the step if they "
-               "differ");
-  app.add_option("--progress", o->progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
-      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
+  add_model_flags(app, o->model);
+  add_data_flags(app, *o);
+  add_schedule_flags(app, *o);
+  add_memory_flags(app, *o);
+  add_output_flags(app, *o);
+  add_data_parallel_flags(app, *o);
   return [o] { return run_train(*o); };
 }
 

@@ -62,7 +62,7 @@ class Batches {
 
 double lr_at(int64_t step, int epoch, double lr, const std::string& schedule, int64_t total_steps, int step_epochs,
              double gamma) {
-  return LrSchedule{lr, LrSchedule::parse(schedule), total_steps, step_epochs, gamma}.at(step, epoch);
+  return LrSchedule{lr, LrSchedule::parse(schedule, "schedule"), total_steps, step_epochs, gamma}.at(step, epoch);
 }
 
 py::dict step_dict(const StepProgress& p) {
@@ -114,7 +114,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   config.iterations = iterations;
   config.epochs = epochs;
   config.lr = lr;
-  config.schedule = LrSchedule::parse(schedule);
+  config.schedule = LrSchedule::parse(schedule, "schedule");
   config.step_epochs = step_epochs;
   config.gamma = gamma;
   config.evaluate = evaluate;

@@ -40,8 +40,8 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
               const std::string& costs, int repeats, const py::object& host_memory, bool slice_search) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
-  const SyncMode sync_mode = parse_sync_mode(sync);
-  const Prefetch prefetch_rule = parse_prefetch(prefetch);
+  const SyncMode sync_mode = parse_sync_mode(sync, "sync");  // errors name the keyword arguments
+  const Prefetch prefetch_rule = parse_prefetch(prefetch, "prefetch");
   PlanSourceOptions source{.device = device, .link = link, .costs_file = costs, .repeats = repeats};
   source.calibrate_with = [model] { return model->fresh_graph(); };
   const bool budget_given = !device_memory.is_none();

@@ -69,7 +69,7 @@ py::dict tensors(const NetHandle& h, bool gradients) {
 // skipped, so a state_dict converted to NumPy loads as it is.
 void set_weights(NetHandle& h, const py::dict& given) {
   const std::vector<ParamTensor>& params = h.net->params();
-  SafeTensors file = weights_file(h);
+  SafeTensors file = state_dict(*h.net, h.steps);  // its batch-norm counters load back as they are
   file.path = "set_weights";
   for (const auto& [key, value] : given) {
     const std::string name = py::str(key).cast<std::string>();
@@ -86,7 +86,7 @@ void set_weights(NetHandle& h, const py::dict& given) {
     it->data.assign(a.data(), a.data() + a.size());
   }
   py::gil_scoped_release release;
-  load_weights(file, *h.net);
+  load_weights(file, *h.net, h.steps);
 }
 
 py::array_t<float> infer(NetHandle& h, const py::handle& x) {
@@ -196,8 +196,11 @@ void bind_net(py::module_& m) {
       .def("infer", &infer, py::arg("x"), "Evaluation-mode logits (n, classes) of float32 NCHW x.")
       .def("weights_sha256", [](const NetHandle& h) { return h.net->weights_sha256(); },
            "The hash `vdnn train` prints as weights_sha256.")
-      .def("save", [](const NetHandle& h, const std::string& path) { save_weights(h, path); }, py::arg("path"),
-           "Writes the weights (safetensors) for `vdnn infer --weights` or set_weights.")
+      .def("save", [](const NetHandle& h, const std::string& path) {
+            vdnn::save_weights(path, *h.net, h.config.seed, h.steps);
+          }, py::arg("path"),
+           "Writes the weights as a PyTorch state_dict (safetensors), as `vdnn train --save-weights` does: "
+           "for `vdnn infer --weights`, --initial-weights, set_weights or torch's load_state_dict(strict=True).")
       .def("__repr__", [](const NetHandle& h) {
         return "vdnn.Net('" + h.net->graph().name() + "', batch " + std::to_string(h.net->batch()) + ", policy " +
                to_string(h.net->options().policy) + ")";

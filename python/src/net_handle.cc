@@ -1,9 +1,10 @@
 #include "net_handle.h"
 
-#include "plan/policy.h"
-#include "planning/planned_policy.h"
 #include "runtime/checkpoint.h"
-#include "vdnn/error.h"
+#include "runtime/net_settings.h"
+#include "planning/planned_policy.h"
+#include "runtime/sgd.h"
+#include "util/option_names.h"
 
 namespace vdnn::python {
 
@@ -12,37 +13,24 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,
                                     const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
                                     bool inference, const py::object& host_memory, const std::string& precision) {
+  const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
+  NetSettings settings{.batch = batch, .seed = seed, .policy = policy, .precision = precision,
+                       .conv_algo = conv_algo, .sync = sync, .prefetch = prefetch, .inference = inference};
+  if (!device_memory.is_none()) settings.device_memory = budget_bytes(device_memory, keywords("device_memory"));
+  if (!host_memory.is_none()) settings.host_memory = budget_bytes(host_memory, keywords("host_memory"));
+  NetOptions o = net_options(settings, keywords);
+  check_sgd_settings(momentum, weight_decay, keywords);
   auto h = std::make_shared<NetHandle>();
   h->model = as_model(model);
-  if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
-  const bool planned = policy == "dyn" || policy == "auto";
-  if (planned && device_memory.is_none())
-    VDNN_THROW("policy '" << policy << "' needs device_memory: it picks what fits a budget");
-  if (momentum < 0 || momentum >= 1) VDNN_THROW("momentum " << momentum << ": expected 0 <= momentum < 1");
-  if (weight_decay < 0 || weight_decay > 1) VDNN_THROW("weight_decay " << weight_decay << ": expected 0 to 1");
-  if (conv_algo != "auto" && conv_algo != "direct" && conv_algo != "winograd")
-    VDNN_THROW("conv_algo '" << conv_algo << "': expected auto, direct or winograd");
-  NetOptions o;
-  o.batch = batch;
-  o.precision = parse_precision(precision);
-  o.inference = inference;
-  if (planned && inference) VDNN_THROW("policy '" << policy << "' plans training; an inference Net takes policy 'none'");
   // Under mpirun: data parallel (an inference Net runs on each rank alone).
   if (process_communicator().size() > 1 && !inference) o.comm = &process_communicator();
-  o.seed = seed;
-  if (!planned) o.policy = parse_policy(policy);
-  o.sync = parse_sync_mode(sync);
-  o.prefetch_ahead = parse_prefetch(prefetch) == Prefetch::kAhead;
-  o.device_memory = budget_bytes(device_memory, "device_memory");
-  o.host_memory = budget_bytes(host_memory, "host_memory");
-  o.conv_algo = conv_algo == "direct" ? ConvAlgo::kDirect : conv_algo == "winograd" ? ConvAlgo::kWinograd : ConvAlgo::kAuto;
   h->config.seed = seed;
   h->config.momentum = momentum;
   h->config.weight_decay = weight_decay;
-  h->config.weight_decay_on = SgdConfig::parse_decay_on(weight_decay_on);
+  h->config.weight_decay_on = SgdConfig::parse_decay_on(weight_decay_on, keywords("weight_decay_on"));
   py::gil_scoped_release release;
   Graph graph = h->model->fresh_graph();
-  if (planned) {
+  if (is_planned(policy)) {
     PlanSourceOptions source{.costs_file = costs};
     source.precision = o.precision;
     source.calibrate_with = [model = h->model] { return model->fresh_graph(); };
@@ -52,20 +40,6 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
   if (!h->model->loaded.initial_weights.tensors.empty()) load_weights(h->model->loaded.initial_weights, *h->net);
   h->trainer = std::make_unique<Trainer>(*h->net, h->config);
   return h;
-}
-
-SafeTensors weights_file(const NetHandle& h) {
-  SafeTensors f;
-  const std::vector<ParamTensor>& params = h.net->params();
-  for (size_t i = 0; i < params.size(); ++i) f.tensors.push_back({params[i].name, params[i].spec.file_dims(), h.net->export_param(i)});
-  return f;
-}
-
-void save_weights(const NetHandle& h, const std::string& path) {
-  SafeTensors f = weights_file(h);
-  f.metadata = {{"model", h.net->graph().name()}, {"seed", std::to_string(h.config.seed)},
-                {"step", std::to_string(h.steps)}, {"weights_sha256", h.net->weights_sha256()}};
-  write_safetensors(path, f);
 }
 
 }  // namespace vdnn::python

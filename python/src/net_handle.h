@@ -30,9 +30,5 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,
                                     const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
                                     bool inference, const py::object& host_memory, const std::string& precision);
-// Every parameter and running statistic in its file shape (ParamSpec::file_dims), in graph order.
-SafeTensors weights_file(const NetHandle& h);
-// The weights as safetensors, with the metadata `vdnn infer` reads (model, seed, weights_sha256).
-void save_weights(const NetHandle& h, const std::string& path);
 
 }  // namespace vdnn::python

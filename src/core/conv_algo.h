@@ -6,9 +6,11 @@
 // implicit GEMM: zero), winograd = a Winograd algorithm where cuDNN has one, auto = the fastest
 // deterministic algorithm as measured by cudnnFind* (performance-optimal). vDNN_dyn picks per node.
 //
-//   ConvAlgo a = ConvAlgo::kDirect;
-//   std::printf("%s\n", to_string(a));   // "direct"
+//   ConvAlgo a = parse_conv_algo("direct");   // throws vdnn::Error naming --conv-algo otherwise
+//   std::printf("%s\n", to_string(a));        // "direct"
 #pragma once
+
+#include <string>
 
 namespace vdnn {
 
@@ -17,5 +19,9 @@ enum class ConvAlgo { kAuto, kDirect, kWinograd };
 inline const char* to_string(ConvAlgo a) {
   return a == ConvAlgo::kDirect ? "direct" : a == ConvAlgo::kWinograd ? "winograd" : "auto";
 }
+
+// "auto", "direct" or "winograd" (what to_string gives); throws vdnn::Error naming the option as the
+// caller spells it (`vdnn train --conv-algo`, Python's conv_algo) and the valid values otherwise.
+ConvAlgo parse_conv_algo(const std::string& text, const std::string& option = "--conv-algo");
 
 }  // namespace vdnn

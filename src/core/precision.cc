@@ -4,10 +4,10 @@
 
 namespace vdnn {
 
-Precision parse_precision(const std::string& text) {
+Precision parse_precision(const std::string& text, const std::string& option) {
   if (text == "fp32") return Precision::kFp32;
   if (text == "bf16") return Precision::kBf16;
-  VDNN_THROW("--precision: '" << text << "' is not a precision; valid: fp32, bf16");
+  VDNN_THROW(option << ": '" << text << "' is not a precision; valid: fp32, bf16");
 }
 
 }  // namespace vdnn

@@ -20,7 +20,8 @@ enum class Precision { kFp32, kBf16 };
 
 inline const char* to_string(Precision p) { return p == Precision::kBf16 ? "bf16" : "fp32"; }
 
-// "fp32" or "bf16"; throws vdnn::Error naming --precision and the valid values otherwise.
-Precision parse_precision(const std::string& text);
+// "fp32" or "bf16"; throws vdnn::Error naming the option as the caller spells it (`vdnn train
+// --precision`, Python's precision) and the valid values otherwise.
+Precision parse_precision(const std::string& text, const std::string& option = "--precision");
 
 }  // namespace vdnn

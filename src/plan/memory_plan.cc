@@ -344,7 +344,7 @@ size_t host_copies_bytes(const Program& program) {
 std::string describe_budget(size_t bytes) { return VDNN_MSG(format_bytes(bytes) << " (" << bytes << " bytes)"); }
 
 std::string host_refusal(const std::string& model, int64_t batch, size_t host_budget, const Program& program,
-                         size_t host_bytes) {
+                         size_t host_bytes, const OptionNames& names) {
   int copies = 0, largest = -1;
   bool weights = false;
   for (size_t t = 0; t < program.tensors.size(); ++t) {
@@ -358,12 +358,13 @@ std::string host_refusal(const std::string& model, int64_t batch, size_t host_bu
   if (largest >= 0)
     what += VDNN_MSG(", the largest '" << program.tensors[largest].name << "' of "
                                         << format_bytes(program.tensors[largest].bytes));
-  return VDNN_MSG("--host-memory " << describe_budget(host_budget) << " is too small for model '" << model
-                                   << "' at batch " << batch << ": its host copies (" << what << ") need "
-                                   << describe_budget(host_bytes) << ", the smallest --host-memory that works for this plan; "
-                                   << (weights ? "a larger --device-memory streams fewer weights"
-                                               : "a plan that offloads less needs less (conv offloads less than all; "
-                                                 "--policy dyn or auto choose one within --host-memory)"));
+  const std::string host = names("host_memory");
+  return VDNN_MSG(host << " " << describe_budget(host_budget) << " is too small for model '" << model << "' at batch "
+                       << batch << ": its host copies (" << what << ") need " << describe_budget(host_bytes)
+                       << ", the smallest " << host << " that works for this plan; "
+                       << (weights ? "a larger " + names("device_memory") + " streams fewer weights"
+                                   : "a plan that offloads less needs less (conv offloads less than all; " +
+                                         names("policy") + " dyn or auto choose one within " + host + ")"));
 }
 
 }  // namespace vdnn

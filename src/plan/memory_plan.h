@@ -28,6 +28,7 @@
 
 #include "memory/memory_class.h"
 #include "plan/program.h"
+#include "util/option_names.h"
 
 namespace vdnn {
 
@@ -73,8 +74,8 @@ std::string describe_budget(size_t bytes);
 // Why a plan whose host copies need `host_bytes` (the sum of its Programs' MemoryPlan::host_bytes)
 // is refused under --host-memory `host_budget`, in one sentence: the smallest host budget that works
 // for this plan, to the byte, what takes it (from `program`: the copies and the largest) and what
-// plan needs less.
+// plan needs less. `names` spells the options it names (util/option_names.h: flags or keywords).
 std::string host_refusal(const std::string& model, int64_t batch, size_t host_budget, const Program& program,
-                         size_t host_bytes);
+                         size_t host_bytes, const OptionNames& names = {});
 
 }  // namespace vdnn

@@ -117,7 +117,8 @@ InferencePeak inference_peak(const MemoryPlan& plan) {
   return peak;
 }
 
-std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedInference& planned) {
+std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedInference& planned,
+                              const OptionNames& names) {
   const InferencePeak peak = inference_peak(planned.plan);
   int widest = 0;  // the layer with the most weight bytes
   auto layer_weights = [&](int i) {
@@ -128,7 +129,7 @@ std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedIn
   for (int i = 0; i < static_cast<int>(planned.program.nodes.size()); ++i)
     if (layer_weights(i) > layer_weights(widest)) widest = i;
   const size_t widest_bytes = planned.program.nodes.empty() ? 0 : layer_weights(widest);
-  return VDNN_MSG("--device-memory " << describe_budget(planned.capacity) << " is too small to run model '"
+  return VDNN_MSG(names("device_memory") << " " << describe_budget(planned.capacity) << " is too small to run model '"
                                      << graph.name() << "' forward at batch " << batch << ": it needs at least "
                                      << describe_budget(planned.smallest_streamed_budget) << " (weights "
                                      << format_bytes(peak.weights) << ", activations up to "
@@ -143,7 +144,7 @@ std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedIn
                                                    format_bytes(widest_bytes) +
                                                    " of weights, more than the budget (vdnn infer cuts an fc layer "
                                                    "that wide into column blocks unless --keep-graph)"
-                                             : std::string("; a smaller --batch needs less"))
+                                             : "; a smaller " + names("batch") + " needs less")
                                      << "); the first allocation past it: " << planned.plan.first_misfit);
 }
 

@@ -29,6 +29,7 @@
 #include "core/graph.h"
 #include "plan/memory_plan.h"
 #include "plan/program.h"
+#include "util/option_names.h"
 
 namespace vdnn {
 
@@ -70,6 +71,8 @@ InferencePeak inference_peak(const MemoryPlan& plan);
 
 // Why an inference plan that does not fit is refused, in one sentence: the budget asked, the
 // smallest that works, the peak by class, and where the first allocation past the budget lands.
-std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedInference& planned);
+// `names` spells the options it names (util/option_names.h: flags or keywords).
+std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedInference& planned,
+                              const OptionNames& names = {});
 
 }  // namespace vdnn

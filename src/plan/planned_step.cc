@@ -77,7 +77,7 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
 
 std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_bytes,
                            const std::vector<NodeFacts>& facts, const StepOptions& options,
-                           int64_t batch, const PlannedStep& step) {
+                           int64_t batch, const PlannedStep& step, const OptionNames& names) {
   const Program eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);  // unplaced
   std::string others;
   for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
@@ -85,7 +85,7 @@ std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_
                        << to_string(p) << " "
                        << format_bytes(minimum_budget(build(graph, value_bytes, facts, p, options.sync, true),
                                                       eval)));
-  return VDNN_MSG("--device-memory " << describe_budget(step.capacity) << " is too small for model '"
+  return VDNN_MSG(names("device_memory") << " " << describe_budget(step.capacity) << " is too small for model '"
                                      << graph.name() << "' at batch " << batch << " with policy "
                                      << to_string(options.policy) << ": it needs at least "
                                      << describe_budget(step.smallest_budget) << " (smallest budget by policy: "

@@ -25,6 +25,7 @@
 #include "plan/policy.h"
 #include "plan/program.h"
 #include "plan/storage_decision.h"
+#include "util/option_names.h"
 
 namespace vdnn {
 
@@ -54,8 +55,9 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
 
 // Why a step that does not fit is refused, in one sentence: the budget asked and the smallest one
 // (to the byte), every policy's smallest, and where the first allocation past the budget lands.
+// `names` spells the budget's option (util/option_names.h: --device-memory or device_memory).
 std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_bytes,
                            const std::vector<NodeFacts>& facts, const StepOptions& options,
-                           int64_t batch, const PlannedStep& step);
+                           int64_t batch, const PlannedStep& step, const OptionNames& names = {});
 
 }  // namespace vdnn

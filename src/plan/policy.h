@@ -37,16 +37,17 @@ inline Policy parse_policy(const std::string& text) {
   VDNN_THROW("--policy: expected none, all, conv or auto, got '" << text << "'");
 }
 
-inline SyncMode parse_sync_mode(const std::string& text) {
+// `option` names the setting in errors as the caller spells it (util/option_names.h).
+inline SyncMode parse_sync_mode(const std::string& text, const std::string& option = "--sync") {
   if (text == "event") return SyncMode::kEvent;
   if (text == "layer") return SyncMode::kLayer;
-  VDNN_THROW("--sync: expected event or layer, got '" << text << "'");
+  VDNN_THROW(option << ": expected event or layer, got '" << text << "'");
 }
 
-inline Prefetch parse_prefetch(const std::string& text) {
+inline Prefetch parse_prefetch(const std::string& text, const std::string& option = "--prefetch") {
   if (text == "vdnn") return Prefetch::kVdnn;
   if (text == "ahead") return Prefetch::kAhead;
-  VDNN_THROW("--prefetch: expected vdnn or ahead, got '" << text << "'");
+  VDNN_THROW(option << ": expected vdnn or ahead, got '" << text << "'");
 }
 
 }  // namespace vdnn

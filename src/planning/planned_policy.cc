@@ -22,12 +22,13 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
   Planner planner(graph, in.value_bytes, in.facts, in.costs, sync);
   planner.set_host_budget(net_options.host_memory);
   const std::string host = net_options.host_memory
-                               ? VDNN_MSG(" with --host-memory " << describe_budget(net_options.host_memory))
+                               ? VDNN_MSG(" with " << net_options.names("host_memory") << " "
+                                                   << describe_budget(net_options.host_memory))
                                : std::string();
   if (policy == "auto") {
     const AutoChoice a = choose_auto(planner, budget);
     if (!a.fits)
-      VDNN_THROW("--device-memory " << describe_budget(budget) << host << " is too small for model '"
+      VDNN_THROW(net_options.names("device_memory") << " " << describe_budget(budget) << host << " is too small for model '"
                                     << graph.name() << "' at batch " << batch << " with policy auto: " << a.why);
     net_options.policy = a.config.policy;
     net_options.decisions = a.config.decisions;
@@ -37,7 +38,7 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
   }
   const DynChoice d = choose_dyn(planner, budget);
   if (!d.fits)
-    VDNN_THROW("--device-memory " << describe_budget(budget) << host << " is too small for model '"
+    VDNN_THROW(net_options.names("device_memory") << " " << describe_budget(budget) << host << " is too small for model '"
                                   << graph.name() << "' at batch " << batch << " with policy dyn: " << d.why);
   net_options.policy = d.config.policy;
   use_algorithms(net_options, planner.costs(), d.config.algos);

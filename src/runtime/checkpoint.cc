@@ -116,27 +116,20 @@ SafeTensors read_weights_file(const std::string& path) {
   return read_safetensors(path, {.accept_integer = is_batches_tracked});
 }
 
-namespace {
-
-// What a PyTorch state_dict holds, in its order: every parameter and running statistic in
-// PyTorch's shape, and after each batch norm's its num_batches_tracked.
-std::vector<SafeTensor> state_dict_tensors(const Net& net, int64_t step) {
-  std::vector<SafeTensor> tensors;
+SafeTensors state_dict(const Net& net, int64_t step) {
+  SafeTensors f;
   const std::vector<ParamTensor>& params = net.params();
   for (size_t i = 0; i < params.size(); ++i) {
-    tensors.push_back({params[i].name, params[i].spec.file_dims(), net.export_param(i)});
+    f.tensors.push_back({params[i].name, params[i].spec.file_dims(), net.export_param(i)});
     const int node = params[i].node;
     if (is_batch_norm(net, node) && (i + 1 == params.size() || params[i + 1].node != node))  // after its last
-      tensors.push_back({batches_tracked_name(net, node), {}, {}, "I64", {net.batches_tracked_base(node) + step}});
+      f.tensors.push_back({batches_tracked_name(net, node), {}, {}, "I64", {net.batches_tracked_base(node) + step}});
   }
-  return tensors;
+  return f;
 }
 
-}  // namespace
-
 void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_t step) {
-  SafeTensors f;
-  f.tensors = state_dict_tensors(net, step);
+  SafeTensors f = state_dict(net, step);
   f.metadata = {{"model", net.graph().name()},
                 {"seed", std::to_string(seed)},
                 {"step", std::to_string(step)},
@@ -146,8 +139,7 @@ void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_
 
 void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
                      const CheckpointPosition& at) {
-  SafeTensors f;
-  f.tensors = state_dict_tensors(net, at.step);
+  SafeTensors f = state_dict(net, at.step);
   const std::vector<ParamTensor>& params = net.params();
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].velocity)

@@ -62,12 +62,19 @@ bool is_batches_tracked(const std::string& tensor_name);
 // `vdnn infer` read. Any other integer tensor is an error naming the file, tensor and dtype.
 SafeTensors read_weights_file(const std::string& path);
 
+// The Net's weights as a PyTorch state_dict, in its order (no metadata): every parameter and
+// running statistic under its name in PyTorch's shape (ParamSpec::file_dims), and after each batch
+// norm's its "<layer>.num_batches_tracked" (I64 scalar: the count loaded with the weights plus
+// `step`, the optimizer steps done). What save_weights and save_checkpoint write, and what
+// load_weights(file, net, step) takes back.
+SafeTensors state_dict(const Net& net, int64_t step);
 // Writes the checkpoint atomically (temporary file, fsync, rename, fsync of the folder).
 void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
                      const CheckpointPosition& position);
 // The weights alone, as a PyTorch state_dict (load_state_dict(strict=True) takes it as it is):
-// the checkpoint's tensors less the momentum, with metadata model, seed, step and weights_sha256
-// (`vdnn infer` reads it; --resume does not, it has no optimizer state). Atomic, as checkpoints.
+// state_dict(net, step), with metadata model, seed, step and weights_sha256 (`vdnn infer` reads
+// it; --resume does not, it has no optimizer state). Atomic, as checkpoints. `vdnn train
+// --save-weights` and the Python API's Net.save write their files with it.
 void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_t step);
 // Reads and validates the file and its metadata; throws vdnn::Error naming the file.
 Checkpoint read_checkpoint(const std::string& path);

@@ -97,7 +97,7 @@ Net::Net(Graph graph, const NetOptions& options)
                                               "(use --backend cpu, or keep/offload those tensors)");
   if (options.inference) {
     if (options.policy != Policy::kNone || !options.decisions.empty() || options.comm)
-      VDNN_THROW("an inference Net runs the forward pass only: offload policies (--policy "
+      VDNN_THROW("an inference Net runs the forward pass only: offload policies (" << options.names("policy") << " "
                  << to_string(options.policy) << "), storage decisions and data-parallel ranks are for training");
     PlannedInference planned = plan_inference(graph_, value_bytes, facts_, options.device_memory, options.stream_weights);
     if (!planned.fits && options.device_memory) {
@@ -110,7 +110,7 @@ Net::Net(Graph graph, const NetOptions& options)
                                  options.stream_weights);
       }
     }
-    if (!planned.fits) VDNN_THROW(inference_refusal(graph_, batch_, planned));
+    if (!planned.fits) VDNN_THROW(inference_refusal(graph_, batch_, planned, options.names));
     take(std::move(planned));
   } else {
     StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
@@ -119,12 +119,12 @@ Net::Net(Graph graph, const NetOptions& options)
     step.collectives.bucket_bytes = options.bucket_bytes;
     step.collectives.first_bucket_bytes = std::min(step.collectives.first_bucket_bytes, options.bucket_bytes);
     PlannedStep planned = plan_step(run_graph, value_bytes, facts_, step);
-    if (!planned.fits) VDNN_THROW(budget_refusal(run_graph, value_bytes, facts_, step, batch_, planned));
+    if (!planned.fits) VDNN_THROW(budget_refusal(run_graph, value_bytes, facts_, step, batch_, planned, options.names));
     take(std::move(planned));
   }
   const size_t host_bytes = train_plan_.host_bytes + eval_plan_.host_bytes;
   if (options.host_memory && host_bytes > options.host_memory)
-    VDNN_THROW(host_refusal(graph_.name(), batch_, options.host_memory, train_program(), host_bytes));
+    VDNN_THROW(host_refusal(graph_.name(), batch_, options.host_memory, train_program(), host_bytes, options.names));
   arena_ = backend_->allocate_arena(train_plan().capacity_bytes);
   host_copies_ = HostBuffer(host_bytes, backend_->host_memory(), "host copies of offloaded tensors");
   executor_ = std::make_unique<Executor>(*backend_, arena_->data());

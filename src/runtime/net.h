@@ -45,6 +45,7 @@
 #include "plan/program.h"
 #include "rewrites/slice_runs.h"
 #include "runtime/executor.h"
+#include "util/option_names.h"
 
 namespace vdnn {
 
@@ -104,6 +105,9 @@ struct NetOptions {
   // weight stays on the device, and a budget below them is refused). On the CPU the host copies are
   // the same memory, so streaming bounds the arena, not the process.
   bool stream_weights = true;
+  // How its errors name these options (a budget too small, a policy an inference Net does not
+  // take): the CLI's flags (--device-memory) or the Python API's keywords (device_memory).
+  OptionNames names;
 };
 
 struct ParamTensor {

@@ -29,11 +29,18 @@ SgdUpdate Sgd::update_of(ParamTensor& p, double lr) const {
   return u;
 }
 
-SgdConfig::DecayOn SgdConfig::parse_decay_on(const std::string& name) {
+SgdConfig::DecayOn SgdConfig::parse_decay_on(const std::string& name, const std::string& option) {
   if (name == "weights") return DecayOn::kWeights;
   if (name == "all") return DecayOn::kAll;
-  VDNN_THROW("--weight-decay-on '" << name << "': expected weights (vdnn: weights only) or all (PyTorch: every "
+  VDNN_THROW(option << " '" << name << "': expected weights (vdnn: weights only) or all (PyTorch: every "
                                    << "trainable parameter, biases and batch-norm weight/bias too)");
+}
+
+void check_sgd_settings(double momentum, double weight_decay, const OptionNames& names) {
+  if (!(momentum >= 0 && momentum <= kMaxMomentum))  // NaN too
+    VDNN_THROW(names("momentum") << " " << momentum << ": expected 0 to " << kMaxMomentum);
+  if (!(weight_decay >= 0 && weight_decay <= kMaxWeightDecay))
+    VDNN_THROW(names("weight_decay") << " " << weight_decay << ": expected 0 to " << kMaxWeightDecay);
 }
 
 const char* SgdConfig::name(DecayOn d) { return d == DecayOn::kAll ? "all" : "weights"; }
@@ -50,11 +57,11 @@ double LrSchedule::at(int64_t step, int epoch) const {
   return base;
 }
 
-LrSchedule::Kind LrSchedule::parse(const std::string& name) {
+LrSchedule::Kind LrSchedule::parse(const std::string& name, const std::string& option) {
   if (name == "constant") return kConstant;
   if (name == "step") return kStep;
   if (name == "cosine") return kCosine;
-  VDNN_THROW("--lr-schedule: expected constant, step or cosine, got '" << name << "'");
+  VDNN_THROW(option << ": expected constant, step or cosine, got '" << name << "'");
 }
 
 }  // namespace vdnn

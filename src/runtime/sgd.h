@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/net.h"
+#include "util/option_names.h"
 
 namespace vdnn {
 
@@ -23,9 +24,18 @@ struct SgdConfig {
   double momentum = 0.9;
   double weight_decay = 0.0;
   DecayOn decay_on = DecayOn::kWeights;  // vdnn's default; kAll is PyTorch's
-  static DecayOn parse_decay_on(const std::string& name);  // "weights" | "all"
+  // "weights" | "all"; an error names `option` as the caller spells it (util/option_names.h).
+  static DecayOn parse_decay_on(const std::string& name, const std::string& option = "--weight-decay-on");
   static const char* name(DecayOn d);
 };
+
+// The settings vdnn takes: `vdnn train --momentum`/`--weight-decay` (their CLI ranges) and
+// vdnn.Net's momentum/weight_decay alike.
+inline constexpr double kMaxMomentum = 0.999;
+inline constexpr double kMaxWeightDecay = 1.0;
+// Throws vdnn::Error naming the option by `names` (util/option_names.h) when momentum is outside
+// [0, kMaxMomentum] or weight_decay outside [0, kMaxWeightDecay].
+void check_sgd_settings(double momentum, double weight_decay, const OptionNames& names);
 
 class Sgd {
  public:
@@ -51,7 +61,8 @@ struct LrSchedule {
   int step_epochs = 5;       // step: decay every `step_epochs` epochs
   double gamma = 0.1;        // step: by this factor
   double at(int64_t step, int epoch) const;
-  static Kind parse(const std::string& name);  // "constant" | "step" | "cosine"
+  // "constant" | "step" | "cosine"; an error names `option` as the caller spells it.
+  static Kind parse(const std::string& name, const std::string& option = "--lr-schedule");
 };
 
 }  // namespace vdnn

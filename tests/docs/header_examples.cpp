@@ -72,6 +72,7 @@
 #include "report/report.h"
 #include "report/svg.h"
 #include "runtime/checkpoint.h"
+#include "runtime/net_settings.h"
 #include "runtime/sgd.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
@@ -85,6 +86,7 @@
 #include "util/host_memory.h"
 #include "util/interrupt.h"
 #include "util/mapped_file.h"
+#include "util/option_names.h"
 #include "util/progress.h"
 #include "util/sha256.h"
 #include "util/size_parse.h"
@@ -195,6 +197,12 @@ void examples(Given& given) {
     SafeTensors t = parse_safetensors(f.bytes(), f.path());
     Graph g = parse_model_text(MappedFile("my.json").text(), "my.json");
   }
+  // == util/option_names.h
+  {
+    const OptionNames flags;
+    std::string a = flags("host_memory");
+    std::string b = OptionNames{OptionNames::kKeywords}("host_memory");
+  }
   // == util/progress.h
   {
     int64_t done = 0, total = 0;  // (adapted)
@@ -273,7 +281,7 @@ void examples(Given& given) {
   }
   // == core/conv_algo.h
   {
-    ConvAlgo a = ConvAlgo::kDirect;
+    ConvAlgo a = parse_conv_algo("direct");
     std::printf("%s\n", to_string(a));
   }
   // == core/graph.h
@@ -708,6 +716,13 @@ void examples(Given& given) {
     Sgd sgd({.momentum = 0.9, .weight_decay = 5e-4});
     LrSchedule schedule{.base = 0.05, .kind = LrSchedule::kCosine, .total_steps = 4690};
     net.run_on_compute([&] { sgd.step(net.backend(), net.params(), schedule.at(step, epoch)); });
+  }
+  // == runtime/net_settings.h
+  {
+    NetSettings s{.batch = 32, .policy = "dyn", .device_memory = 48 << 20, .precision = "bf16"};
+    NetOptions o = net_options(s, OptionNames{OptionNames::kKeywords});
+    bool plan_first = is_planned(s.policy);
+    (void)o, (void)plan_first;  // (adapted)
   }
   // == runtime/step_recorder.h
   {

@@ -92,7 +92,7 @@ def test_planned_policy_picks_and_trains_the_same_weights(mlp_path):
         x, y = batch(rng, 8)
         assert planned.train_step(x, y, 0.1) == plain.train_step(x, y, 0.1)
     assert planned.weights_sha256() == plain.weights_sha256()
-    with pytest.raises(vdnn.Error, match="policy 'dyn' needs device_memory"):
+    with pytest.raises(vdnn.Error, match="^policy dyn needs device_memory: it picks what fits a budget$"):
         vdnn.Net(mlp_path, batch=8, policy="dyn")
 
 
@@ -101,9 +101,36 @@ def test_host_memory_is_taken_once_and_a_budget_below_it_is_refused_naming_it():
     host = net.memory["host_bytes"]
     assert host > 0
     assert vdnn.Net("fmnist_cnn", batch=32, policy="none").memory["host_bytes"] == 0
-    with pytest.raises(vdnn.Error, match=rf"\({host} bytes\), the smallest --host-memory that works"):
+    with pytest.raises(vdnn.Error, match=rf"^host_memory .* is too small .*\({host} bytes\), the smallest host_memory "
+                                         "that works for this plan; .*within host_memory\)$") as refused:
         vdnn.Net("fmnist_cnn", batch=32, policy="all", host_memory=host - 1)
+    assert "\n" not in str(refused.value) and "--" not in str(refused.value)  # one line, in Python's words
     assert vdnn.Net("fmnist_cnn", batch=32, policy="all", host_memory=host).memory["host_bytes"] == host
+
+
+def test_the_cli_rules_on_a_nets_options_refuse_in_python_naming_the_keywords(mlp_path):
+    """`vdnn train`'s rules on the Net's options are the library's (runtime/net_settings.h), so the
+    Python API keeps them too, each refusal one line naming the keyword argument."""
+    def refused(**kwargs):
+        with pytest.raises(vdnn.Error) as e:
+            vdnn.Net(mlp_path, **kwargs)
+        assert "\n" not in str(e.value) and "--" not in str(e.value), str(e.value)
+        return str(e.value)
+
+    # Before any bf16 kernel is made, so on every CPU.
+    assert refused(batch=8, precision="bf16", conv_algo="winograd") == (
+        "conv_algo winograd: oneDNN 2.6 has no bf16 Winograd; with precision bf16 use auto or direct")
+    # The cpu backend takes its budget from host memory at once (was: the allocation failed, or swapped).
+    assert refused(batch=8, device_memory="1TiB").startswith(
+        "device_memory 1.00 TiB: the cpu backend takes the budget from host memory at once, and only ")
+    assert refused(batch=8, conv_algo="fft") == (
+        "conv_algo: 'fft' is not a convolution algorithm; valid: auto, direct, winograd")
+    assert refused(batch=8, precision="fp16") == "precision: 'fp16' is not a precision; valid: fp32, bf16"
+    assert refused(batch=8, policy="sometimes") == (
+        "policy: 'sometimes' is not a policy; valid: none, conv, all, dyn, auto")
+    assert refused(batch=8, momentum=1.0) == "momentum 1: expected 0 to 0.999"
+    assert refused(batch=8, sync="barrier") == "sync: expected event or layer, got 'barrier'"
+    assert refused(batch=8, weight_decay_on="biases").startswith("weight_decay_on 'biases': expected weights")
 
 
 def test_a_bf16_net_follows_the_fp32_one_in_half_the_activation_memory(mlp_path):

@@ -40,6 +40,20 @@ def test_numpy_loop_weights_sha256_equals_cli(cli):
     assert net.weights_sha256() == cli_hash(cli)
 
 
+def test_save_writes_the_file_vdnn_train_save_weights_writes(cli, tmp_path):
+    """One state_dict writer: the same steps saved by Net.save and by `vdnn train --save-weights` are
+    the same bytes, batch-norm counters (PyTorch's num_batches_tracked) and metadata included."""
+    net = vdnn.Net(MODEL, batch=BATCH, seed=SEED)
+    numpy_loop(net)
+    ours, theirs = tmp_path / "net_save.safetensors", tmp_path / "save_weights.safetensors"
+    net.save(str(ours))
+    assert net.weights_sha256() == cli_hash(cli, "--save-weights", theirs)
+    from safetensors.numpy import load_file  # PyPI's reader (scripts/python_env.sh)
+    counters = {k: v for k, v in load_file(str(ours)).items() if k.endswith(".num_batches_tracked")}
+    assert counters == {"bn1.num_batches_tracked": STEPS, "bn2.num_batches_tracked": STEPS}
+    assert ours.read_bytes() == theirs.read_bytes()
+
+
 def test_numpy_loop_under_policy_all_gives_the_same_weights(cli):
     net = vdnn.Net(MODEL, batch=BATCH, seed=SEED, policy="all", device_memory="48MiB")  # all needs 28.31 MiB on a Xeon (conv2 Winograd)
     numpy_loop(net)

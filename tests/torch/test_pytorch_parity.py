@@ -158,6 +158,11 @@ def test_state_dict_round_trip_through_a_budget(tmp_path):
     from safetensors.torch import load_file
     state = load_file(saved)
     fresh = torchvision.models.resnet18(num_classes=10)
+    # Every tensor of PyTorch's state_dict, its batch-norm counters too (strict=True alone would not
+    # tell: BatchNorm fills in a missing num_batches_tracked), counting the 3 training forwards.
+    assert sorted(state) == sorted(fresh.state_dict())
+    counters = {k: int(v) for k, v in state.items() if k.endswith("num_batches_tracked")}
+    assert len(counters) == 20 and set(counters.values()) == {3}, counters
     fresh.load_state_dict(state, strict=True)
     fresh.eval()
     x, _ = batch_of(shape, 8, 99)
