@@ -95,7 +95,7 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
 // --conv-algo fastest: per layer the algorithm with the fastest forward kernel as the profiler
 // measures it on this CPU (a few seconds; kept in --algo-cache when given, conv_algo_cache.h), the
 // choice `vdnn plan --inference --device cpu` predicts with. (One family for every convolution,
-// auto, direct or winograd, is options.conv_algo already: checked_net_options.)
+// auto, direct or winograd, is options.conv_algo already: infer_net_options.)
 void set_conv_algos(const InferOptions& o, const Graph& graph, NetOptions& options) {
   if (!o.algo_cache.empty() && o.conv_algo != "fastest")
     VDNN_THROW("--algo-cache " << o.algo_cache << " keeps what --conv-algo fastest measures; add --conv-algo fastest");
@@ -149,7 +149,7 @@ void write_top_k(const std::string& path, const std::vector<float>& logits, int 
 // The inference Net's options the flags give, by the library's rules on them (runtime/net_settings.h:
 // precision and convolution algorithm, the budget within host memory); the seed, streaming and
 // per-layer algorithms come later.
-NetOptions checked_net_options(const InferOptions& o) {
+NetOptions infer_net_options(const InferOptions& o) {
   const bool fastest = o.conv_algo == "fastest";  // measured later (set_conv_algos)
   NetSettings s{.batch = o.model.batch, .precision = o.precision, .conv_algo = fastest ? "auto" : o.conv_algo,
                 .inference = true};
@@ -322,7 +322,7 @@ void print_results(const InferOptions& o, const Net& net, const InferRun& run) {
 
 int run_infer(InferOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
-  NetOptions options = checked_net_options(o);
+  NetOptions options = infer_net_options(o);
   check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
   NetworkSource model = o.model.load();
   SafeTensors weights = weights_to_evaluate(o, model);

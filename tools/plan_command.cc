@@ -458,7 +458,7 @@ void add_picture_flags(CLI::App& app, PlanOptions& o) {
 }
 
 // Data-parallel plans: ranks, their network and gradient buckets, the scaling table and picture.
-void add_data_parallel_flags(CLI::App& app, PlanOptions& o) {
+void add_plan_parallel_flags(CLI::App& app, PlanOptions& o) {
   app.add_option("--ranks", o.ranks,
                  "data parallel: plan for this many ranks (--batch is per rank, as PyTorch DDP's batch_size); "
                  "adds a table of each configuration's all-reduce, hidden fraction and efficiency against one rank "
@@ -486,7 +486,7 @@ Runner add_plan_command(CLI::App& app) {
   add_model_flags(app, o->model);
   add_configuration_flags(app, *o);
   add_picture_flags(app, *o);
-  add_data_parallel_flags(app, *o);
+  add_plan_parallel_flags(app, *o);
   app.add_flag("--inference", o->inference,
                "plan the forward pass alone (vdnn infer): peak by class, smallest budget and latency per batch "
                "size; --device may list several, e.g. cpu,jetson-orin-nano");

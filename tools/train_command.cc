@@ -104,7 +104,7 @@ void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions
 
 // The Net's options the flags give, by the library's rules on them (runtime/net_settings.h: the
 // policy and its budget, precision and convolution algorithm, the cpu budget within host memory).
-NetOptions checked_net_options(const TrainOptions& o) {
+NetOptions train_net_options(const TrainOptions& o) {
   NetSettings s{.batch = o.model.batch, .seed = o.config.seed, .policy = o.policy, .precision = o.precision,
                 .conv_algo = o.conv_algo, .sync = o.sync, .prefetch = o.prefetch, .backend = parse_backend(o.backend)};
   if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
@@ -116,7 +116,7 @@ NetOptions checked_net_options(const TrainOptions& o) {
 // unusable) and fills o.config from them. Returns the Net's options the flags give.
 NetOptions check_flags(TrainOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
-  const NetOptions checked = checked_net_options(o);
+  const NetOptions checked = train_net_options(o);
   if (checked.precision != Precision::kFp32) require_native_bf16();
   parse_link(o.link_bandwidth, o.link_latency);
   if (parse_size(o.bucket_size, "--bucket-size") == 0)
@@ -546,7 +546,7 @@ void add_output_flags(CLI::App& app, TrainOptions& o) {
 }
 
 // Under mpirun: collectives, gradient buckets, the replica check.
-void add_data_parallel_flags(CLI::App& app, TrainOptions& o) {
+void add_train_parallel_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--collective-timeout", o.collective_timeout,
                  "under mpirun: seconds a collective may wait for the other ranks before every rank stops, naming "
                  "the ranks that never arrived (0: forever)")
@@ -570,7 +570,7 @@ Runner add_train_command(CLI::App& app) {
   add_schedule_flags(app, *o);
   add_memory_flags(app, *o);
   add_output_flags(app, *o);
-  add_data_parallel_flags(app, *o);
+  add_train_parallel_flags(app, *o);
   return [o] { return run_train(*o); };
 }
 
