@@ -31,15 +31,15 @@ struct Conv {
 
 std::vector<Conv> net(const std::string& name) {
   if (name == "resnet18")  // 3x64x64: conv1 to 32x32, max pool to 16x16, then four stages
-    return {{"conv1", 32, 3, 64, 64, 7, 2, 1},         {"layer1 3x3", 32, 64, 64, 16, 3, 1, 4},
+    return {{"conv1", 32, 3, 64, 64, 7, 2, 1},           {"layer1 3x3", 32, 64, 64, 16, 3, 1, 4},
             {"layer2 3x3 s2", 32, 64, 128, 16, 3, 2, 1}, {"layer2 3x3", 32, 128, 128, 8, 3, 1, 3},
-            {"layer2 down", 32, 64, 128, 16, 1, 2, 1},  {"layer3 3x3 s2", 32, 128, 256, 8, 3, 2, 1},
-            {"layer3 3x3", 32, 256, 256, 4, 3, 1, 3},   {"layer3 down", 32, 128, 256, 8, 1, 2, 1},
+            {"layer2 down", 32, 64, 128, 16, 1, 2, 1},   {"layer3 3x3 s2", 32, 128, 256, 8, 3, 2, 1},
+            {"layer3 3x3", 32, 256, 256, 4, 3, 1, 3},    {"layer3 down", 32, 128, 256, 8, 1, 2, 1},
             {"layer4 3x3 s2", 32, 256, 512, 4, 3, 2, 1}, {"layer4 3x3", 32, 512, 512, 2, 3, 1, 3},
             {"layer4 down", 32, 256, 512, 4, 1, 2, 1}};
-  return {{"conv1_1", 64, 3, 64, 32, 3, 1, 1},    {"conv1_2", 64, 64, 64, 32, 3, 1, 1},
-          {"conv2_1", 64, 64, 128, 16, 3, 1, 1},  {"conv2_2", 64, 128, 128, 16, 3, 1, 1},
-          {"conv3_1", 64, 128, 256, 8, 3, 1, 1},  {"conv3_2", 64, 256, 256, 8, 3, 1, 1}};
+  return {{"conv1_1", 64, 3, 64, 32, 3, 1, 1},   {"conv1_2", 64, 64, 64, 32, 3, 1, 1},
+          {"conv2_1", 64, 64, 128, 16, 3, 1, 1}, {"conv2_2", 64, 128, 128, 16, 3, 1, 1},
+          {"conv3_1", 64, 128, 256, 8, 3, 1, 1}, {"conv3_2", 64, 256, 256, 8, 3, 1, 1}};
 }
 
 double median_ms(const std::function<void()>& run, stream& s, int reps) {
@@ -102,18 +102,29 @@ int main(int argc, char** argv) {
     convolution_forward f(fwd);
     convolution_backward_data bd(bwd_data);
     convolution_backward_weights bw(bwd_weights);
-    const double f_ms = median_ms([&] { f.execute(s, {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b},
-                                                     {DNNL_ARG_DST, y}}); }, s, reps);
-    const double d_ms = median_ms([&] { bd.execute(s, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, wb},
-                                                      {DNNL_ARG_DIFF_SRC, dx}}); }, s, reps);
-    const double w_ms = median_ms([&] { bw.execute(s, {{DNNL_ARG_SRC, xw}, {DNNL_ARG_DIFF_DST, dyw},
-                                                      {DNNL_ARG_DIFF_WEIGHTS, dw}, {DNNL_ARG_DIFF_BIAS, db}}); }, s, reps);
+    const double f_ms = median_ms(
+        [&] {
+          f.execute(s, {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}});
+        },
+        s, reps);
+    const double d_ms = median_ms(
+        [&] {
+          bd.execute(s, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, wb}, {DNNL_ARG_DIFF_SRC, dx}});
+        },
+        s, reps);
+    const double w_ms = median_ms(
+        [&] {
+          bw.execute(
+              s, {{DNNL_ARG_SRC, xw}, {DNNL_ARG_DIFF_DST, dyw}, {DNNL_ARG_DIFF_WEIGHTS, dw}, {DNNL_ARG_DIFF_BIAS, db}});
+        },
+        s, reps);
     total += (f_ms + d_ms + w_ms) * static_cast<double>(c.count);
-    std::printf("%s{\"layer\": \"%s\", \"count\": %lld, \"forward_ms\": %.3f, \"backward_data_ms\": %.3f, "
-                "\"backward_weights_ms\": %.3f, \"forward_impl\": \"%s\", \"backward_data_impl\": \"%s\", "
-                "\"backward_weights_impl\": \"%s\"}",
-                first ? "" : ", ", c.name, static_cast<long long>(c.count), f_ms, d_ms, w_ms, fwd.impl_info_str(),
-                bwd_data.impl_info_str(), bwd_weights.impl_info_str());
+    std::printf(
+        "%s{\"layer\": \"%s\", \"count\": %lld, \"forward_ms\": %.3f, \"backward_data_ms\": %.3f, "
+        "\"backward_weights_ms\": %.3f, \"forward_impl\": \"%s\", \"backward_data_impl\": \"%s\", "
+        "\"backward_weights_impl\": \"%s\"}",
+        first ? "" : ", ", c.name, static_cast<long long>(c.count), f_ms, d_ms, w_ms, fwd.impl_info_str(),
+        bwd_data.impl_info_str(), bwd_weights.impl_info_str());
     first = false;
   }
   std::printf("], \"conv_ms\": %.3f}\n", total);

@@ -12,7 +12,8 @@
 
 int main(int argc, char** argv) try {
   const int64_t batch = 32;
-  const size_t budget = size_t(argc > 1 ? std::atoi(argv[1]) : 32) << 20;  // all needs 28.31 MiB on a Xeon (Winograd conv2), less on AMD
+  const size_t budget = size_t(argc > 1 ? std::atoi(argv[1]) : 32)
+                        << 20;  // all needs 28.31 MiB on a Xeon (Winograd conv2), less on AMD
 
   // Plan: will `all` (offload every feature map to host memory) fit the budget, and what is the least?
   const vdnn::Graph graph = vdnn::load_model("fmnist_cnn");
@@ -20,8 +21,7 @@ int main(int argc, char** argv) try {
   const vdnn::Planner planner(graph, in.value_bytes, in.facts, in.costs, vdnn::SyncMode::kEvent);
   const vdnn::Evaluation e = planner.evaluate({vdnn::Policy::kAll, in.costs.fastest()}, budget);
   std::printf("plan: fmnist_cnn, batch %lld, policy all, budget %zu MiB: %s (smallest %zu bytes)\n",
-              static_cast<long long>(batch), budget >> 20, e.fits ? "fits" : "does not fit",
-              e.minimum_budget);
+              static_cast<long long>(batch), budget >> 20, e.fits ? "fits" : "does not fit", e.minimum_budget);
   if (!e.fits) return 1;
 
   // Train a few steps under that budget.
@@ -33,8 +33,8 @@ int main(int argc, char** argv) try {
   config.evaluate = false;
   vdnn::Trainer trainer(net, config);
   const vdnn::TrainResult r = trainer.run(vdnn::make_synthetic(256, 1, 28, 28, 10, /*seed=*/1), nullptr);
-  std::printf("trained %lld steps: loss %.4f, weights %s\n", static_cast<long long>(r.iterations),
-              r.final_loss, r.weights_sha256.c_str());
+  std::printf("trained %lld steps: loss %.4f, weights %s\n", static_cast<long long>(r.iterations), r.final_loss,
+              r.weights_sha256.c_str());
   return 0;
 } catch (const vdnn::Error& e) {
   std::fprintf(stderr, "error: %s\n", e.what());

@@ -8,9 +8,7 @@
 // Integer tensors whose name starts with 'n' are accepted, so both the integer conversion and the
 // refusal of the others are reached.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const vdnn::SafeTensorsReadOptions options{.accept_integer = [](const std::string& name) {
-    return !name.empty() && name[0] == 'n';
-  }};
-  return vdnn::fuzz::expect_vdnn_error(
-      [&] { vdnn::parse_safetensors({data, size}, "fuzz.safetensors", options); });
+  const vdnn::SafeTensorsReadOptions options{
+      .accept_integer = [](const std::string& name) { return !name.empty() && name[0] == 'n'; }};
+  return vdnn::fuzz::expect_vdnn_error([&] { vdnn::parse_safetensors({data, size}, "fuzz.safetensors", options); });
 }

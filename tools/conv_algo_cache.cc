@@ -50,8 +50,10 @@ std::vector<ConvAlgo> fastest_conv_algos(const Graph& graph, int64_t batch, cons
   if (cache.empty()) return algos;
   nlohmann::json by_layer = nlohmann::json::object();
   for (size_t i = 0; i < graph.nodes().size(); ++i)
-    if (graph.nodes()[i].layer->kind() == LayerKind::kConv) by_layer[graph.nodes()[i].layer->name()] = to_string(algos[i]);
-  write_text_file(cache, nlohmann::json{{"model", graph.name()}, {"batch", batch}, {"algorithms", by_layer}}.dump(2) + "\n");
+    if (graph.nodes()[i].layer->kind() == LayerKind::kConv)
+      by_layer[graph.nodes()[i].layer->name()] = to_string(algos[i]);
+  write_text_file(cache,
+                  nlohmann::json{{"model", graph.name()}, {"batch", batch}, {"algorithms", by_layer}}.dump(2) + "\n");
   return algos;
 }
 

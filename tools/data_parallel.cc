@@ -17,19 +17,20 @@ std::unique_ptr<Communicator> start_ranks(double timeout_seconds) {
 
 void print_ranks(const Communicator& comm, const Net& net, int64_t batch) {
   if (comm.size() == 1) return;
-  std::printf("data parallel: %d ranks (%s), --batch %lld per rank, global batch %lld; gradients all-reduced in %zu "
-              "buckets (%s per step)\n",
-              comm.size(), comm.name(), static_cast<long long>(batch), static_cast<long long>(batch * comm.size()),
-              net.train_program().buckets.size(), format_bytes(net.train_program().all_reduced_bytes()).c_str());
+  std::printf(
+      "data parallel: %d ranks (%s), --batch %lld per rank, global batch %lld; gradients all-reduced in %zu "
+      "buckets (%s per step)\n",
+      comm.size(), comm.name(), static_cast<long long>(batch), static_cast<long long>(batch * comm.size()),
+      net.train_program().buckets.size(), format_bytes(net.train_program().all_reduced_bytes()).c_str());
 }
 
 void check_replicas(Communicator& comm, const Net& net, int64_t step) {
   const std::vector<std::string> hashes = comm.gather_strings(net.weights_sha256());
   for (int r = 1; r < comm.size(); ++r)
     if (hashes[r] != hashes[0])
-      VDNN_THROW("--verify-replicas: after step " << step << " rank " << r << " holds weights " << hashes[r].substr(0, 16)
-                                                  << "... but rank 0 holds " << hashes[0].substr(0, 16)
-                                                  << "... (the all-reduce did not give every rank the same sum)");
+      VDNN_THROW("--verify-replicas: after step "
+                 << step << " rank " << r << " holds weights " << hashes[r].substr(0, 16) << "... but rank 0 holds "
+                 << hashes[0].substr(0, 16) << "... (the all-reduce did not give every rank the same sum)");
 }
 
 nlohmann::json ranks_report(Communicator& comm, Net& net, const TrainResult& result, const StepRecorder& recorder,

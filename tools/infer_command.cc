@@ -27,28 +27,28 @@
 
 #include "backends/cpu/cpu_isa.h"
 #include "commands.h"
-#include "data/augment.h"
-#include "data_flags.h"
 #include "conv_algo_cache.h"
-#include "numeric_flags.h"
+#include "data/augment.h"
 #include "data/data_source.h"
-#include "model_flags.h"
-#include "rewrites/fc_split.h"
-#include "rewrites/inference_rewrites.h"
+#include "data_flags.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
+#include "model_flags.h"
+#include "numeric_flags.h"
 #include "plan/forward_order.h"
 #include "plan/memory_plan.h"
 #include "plan/planned_inference.h"
+#include "planning/step_calibration.h"
+#include "rewrites/fc_split.h"
+#include "rewrites/inference_rewrites.h"
 #include "runtime/checkpoint.h"
 #include "runtime/net_settings.h"
-#include "planning/step_calibration.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
-#include "vdnn/error.h"
 #include "util/text_list.h"
+#include "vdnn/error.h"
 
 namespace vdnn::cli {
 namespace {
@@ -151,14 +151,15 @@ void write_top_k(const std::string& path, const std::vector<float>& logits, int 
 // per-layer algorithms come later.
 NetOptions infer_net_options(const InferOptions& o) {
   const bool fastest = o.conv_algo == "fastest";  // measured later (set_conv_algos)
-  NetSettings s{.batch = o.model.batch, .precision = o.precision, .conv_algo = fastest ? "auto" : o.conv_algo,
-                .inference = true};
+  NetSettings s{
+      .batch = o.model.batch, .precision = o.precision, .conv_algo = fastest ? "auto" : o.conv_algo, .inference = true};
   if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
   if (!o.host_memory.empty()) s.host_memory = parse_size(o.host_memory, "--host-memory");
   NetOptions options = net_options(s, OptionNames{});
   if (options.precision != Precision::kFp32) {
     if (fastest)
-      VDNN_THROW("--conv-algo fastest measures fp32 kernels; with --precision " << o.precision << " use auto or direct");
+      VDNN_THROW("--conv-algo fastest measures fp32 kernels; with --precision " << o.precision
+                                                                                << " use auto or direct");
     require_native_bf16();
   }
   return options;
@@ -223,11 +224,11 @@ InferenceGraph prepare_graph(const InferOptions& o, const NetOptions& options, G
 // What the run measured and how, for the JSON and the text.
 struct InferRun {
   InferenceGraph graph;
-  std::string weights_sha256;  // of the weights as given (the folded ones hash otherwise)
-  std::string step;            // the weights' metadata "step" ("" without one)
+  std::string weights_sha256;   // of the weights as given (the folded ones hash otherwise)
+  std::string step;             // the weights' metadata "step" ("" without one)
   std::vector<ConvAlgo> asked;  // per layer, as asked (--conv-algo fastest), before the Net fits its budget
   EvalResult eval;
-  double batch_seconds = 0;    // --repeat: the median
+  double batch_seconds = 0;  // --repeat: the median
 };
 
 // Evaluates the data, writes --logits and --predictions, and times --repeat passes.
@@ -244,13 +245,18 @@ void print_json(const InferOptions& o, const Net& net, const Dataset& test, cons
   const InferencePeak peak = inference_peak(net.eval_plan());
   const EvalResult& r = run.eval;
   const InferenceGraph& g = run.graph;
-  nlohmann::json j = {{"model", net.graph().name()}, {"weights", o.model.weights}, {"data", test.name},
-                      {"samples", r.samples}, {"batch", o.model.batch}, {"precision", o.precision},
-                      {"weights_sha256", run.weights_sha256},
-                      {"peak_bytes", peak.total}, {"smallest_budget_bytes", net.smallest_resident_budget()},
-                      {"arena_bytes", net.arena_bytes()},
-                      {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations},
-                                         {"workspace", peak.workspace}}}};
+  nlohmann::json j = {
+      {"model", net.graph().name()},
+      {"weights", o.model.weights},
+      {"data", test.name},
+      {"samples", r.samples},
+      {"batch", o.model.batch},
+      {"precision", o.precision},
+      {"weights_sha256", run.weights_sha256},
+      {"peak_bytes", peak.total},
+      {"smallest_budget_bytes", net.smallest_resident_budget()},
+      {"arena_bytes", net.arena_bytes()},
+      {"peak_by_class", {{"weights", peak.weights}, {"activations", peak.activations}, {"workspace", peak.workspace}}}};
   if (o.images.empty()) j["test_loss"] = r.loss, j["test_accuracy"] = r.accuracy;
   if (!o.logits.empty()) j["logits"] = o.logits;
   if (!o.predictions.empty()) j["predictions"] = o.predictions;
@@ -262,8 +268,10 @@ void print_json(const InferOptions& o, const Net& net, const Dataset& test, cons
   j["host_bytes"] = net.host_bytes();  // the streamed weights' host copies, taken once
   j["fc_split"] = {{"layers_split", g.split.layers_split}, {"blocks", g.split.blocks}, {"notes", g.split.notes}};
   j["rewrites"] = {{"batch_norms_folded", g.rewrites.batch_norms_folded},
-                   {"dropouts_removed", g.rewrites.dropouts_removed}, {"notes", g.rewrites.notes}};
-  j["forward_order"] = {{"moved_layers", g.order.moved}, {"activation_peak_bytes", g.order.peak_bytes},
+                   {"dropouts_removed", g.rewrites.dropouts_removed},
+                   {"notes", g.rewrites.notes}};
+  j["forward_order"] = {{"moved_layers", g.order.moved},
+                        {"activation_peak_bytes", g.order.peak_bytes},
                         {"model_order_activation_peak_bytes", g.order.model_peak_bytes}};
   if (!run.step.empty()) j["step"] = run.step;
   std::printf("%s\n", j.dump(2).c_str());
@@ -276,12 +284,12 @@ void print_memory_lines(const InferOptions& o, const Net& net, const Dataset& te
               (o.model.weights.empty() ? "(its ONNX initializers)" : o.model.weights.c_str()),
               !run.step.empty() ? (" (step " + run.step + ")").c_str() : "", test.name.c_str(),
               static_cast<long long>(run.eval.samples), static_cast<long long>(o.model.batch));
-  std::printf("device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s "
-              "(%s with every weight streamed from host memory); arena %s\n",
-              format_bytes(peak.total).c_str(), format_bytes(peak.weights).c_str(),
-              format_bytes(peak.activations).c_str(), format_bytes(peak.workspace).c_str(),
-              describe_budget(net.smallest_resident_budget()).c_str(), describe_budget(net.smallest_streamed_budget()).c_str(),
-              format_bytes(net.arena_bytes()).c_str());
+  std::printf(
+      "device memory: peak %s = weights %s + activations up to %s + workspace up to %s; smallest budget %s "
+      "(%s with every weight streamed from host memory); arena %s\n",
+      format_bytes(peak.total).c_str(), format_bytes(peak.weights).c_str(), format_bytes(peak.activations).c_str(),
+      format_bytes(peak.workspace).c_str(), describe_budget(net.smallest_resident_budget()).c_str(),
+      describe_budget(net.smallest_streamed_budget()).c_str(), format_bytes(net.arena_bytes()).c_str());
 }
 
 // The text's notes on what the graph and the Net changed to fit: folds, fc blocks, streamed
@@ -293,16 +301,18 @@ void print_graph_notes(const Net& net, const InferRun& run) {
                 g.rewrites.batch_norms_folded, g.rewrites.dropouts_removed);
   for (const std::string& note : g.split.notes) std::printf("to stream under --device-memory: %s\n", note.c_str());
   if (const std::vector<std::string> streamed = streamed_layers(net); !streamed.empty())
-    std::printf("weights streamed from host memory, one weighted layer ahead: %s per batch, %zu layers (%s); "
-                "their host copies take %s\n",
-                format_bytes(net.train_program().streamed_bytes()).c_str(), streamed.size(),
-                join_list(streamed).c_str(), format_bytes(net.host_bytes()).c_str());
+    std::printf(
+        "weights streamed from host memory, one weighted layer ahead: %s per batch, %zu layers (%s); "
+        "their host copies take %s\n",
+        format_bytes(net.train_program().streamed_bytes()).c_str(), streamed.size(), join_list(streamed).c_str(),
+        format_bytes(net.host_bytes()).c_str());
   if (const std::vector<std::string> direct = direct_convolutions(net, run.asked); !direct.empty())
     std::printf("to fit --device-memory, %zu convolutions run direct instead of their fastest algorithm: %s\n",
                 direct.size(), join_list(direct).c_str());
   if (g.order.moved > 0)
     std::printf("forward order: %d layers moved, live activations %s instead of %s in the model's order (fp32)\n",
-                g.order.moved, format_bytes(g.order.peak_bytes).c_str(), format_bytes(g.order.model_peak_bytes).c_str());
+                g.order.moved, format_bytes(g.order.peak_bytes).c_str(),
+                format_bytes(g.order.model_peak_bytes).c_str());
 }
 
 // The text's last lines: the loss and accuracy, the latency, the files written.
@@ -358,16 +368,20 @@ Runner add_infer_command(CLI::App& app) {
                   {.model_required = true,
                    .weights_help = "safetensors file, e.g. from `vdnn train --save` (default for an ONNX model: its "
                                    "initializers)"});
-  CLI::Option* data = app.add_option("--data", o->source.data,
-                                     "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches, image folders "
-                                     "(DIR/val/<class>/*.jpg|png, else DIR/test/...: resized and center-cropped) or "
-                                     "Fashion-MNIST IDX files")
-                          ->capture_default_str();
+  CLI::Option* data =
+      app.add_option("--data", o->source.data,
+                     "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches, image folders "
+                     "(DIR/val/<class>/*.jpg|png, else DIR/test/...: resized and center-cropped) or "
+                     "Fashion-MNIST IDX files")
+          ->capture_default_str();
   add_image_folder_flags(app, o->source);
   CLI::Option* logits = app.add_option("--logits", o->logits,
                                        "write every sample's logits to this .npy file (float32 [samples, classes])");
-  app.add_option("--images", o->images, "inputs from a float32 .npy [N, C, H, W] (or [N, K]) instead of --data; "
-                 "no labels, so no loss or accuracy")->excludes(data)->needs(logits);
+  app.add_option("--images", o->images,
+                 "inputs from a float32 .npy [N, C, H, W] (or [N, K]) instead of --data; "
+                 "no labels, so no loss or accuracy")
+      ->excludes(data)
+      ->needs(logits);
   app.add_option("--device-memory", o->device_memory,
                  "device budget for weights + activations + workspace, e.g. 64MiB (default: exactly what it needs; "
                  "too small is refused with the smallest that works)");
@@ -377,11 +391,13 @@ Runner add_infer_command(CLI::App& app) {
   app.add_option("--precision", o->precision,
                  "fp32, or bf16: activations and conv/fc arithmetic in bfloat16 (half the activation memory), "
                  "the weights read from fp32; needs a CPU with AVX512_BF16 or AMX")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   app.add_option("--conv-algo", o->conv_algo,
                  "convolution algorithm: auto (oneDNN picks), direct, winograd, or fastest (per layer, the fastest "
                  "forward kernel measured on this CPU now, as `vdnn plan --inference --device cpu` predicts)")
-      ->check(CLI::IsMember({"auto", "direct", "winograd", "fastest"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "direct", "winograd", "fastest"}))
+      ->capture_default_str();
   app.add_option("--algo-cache", o->algo_cache,
                  "with --conv-algo fastest: read the per-layer choice from this JSON file, or measure it and write "
                  "it there when the file does not exist (no profiling in later runs)");
@@ -389,17 +405,20 @@ Runner add_infer_command(CLI::App& app) {
                  "auto: under --device-memory, weights that do not fit are streamed from host memory (wide fc "
                  "layers cut into blocks); never: every weight stays on the device and a budget below them is refused "
                  "(on the CPU the host copies are the process's memory too)")
-      ->check(CLI::IsMember({"auto", "never"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "never"}))
+      ->capture_default_str();
   app.add_flag("--keep-graph", o->keep_graph,
                "run the graph as trained: no batch norm folded into its convolution, dropout kept (the identity)");
   app.add_option("--repeat", o->repeat, "also time N forward passes of one batch and print the median latency")
       ->check(CLI::Range(1, 1000000));
-  app.add_option("--predictions", o->predictions, "write each sample's top-k classes and probabilities to this JSON file");
+  app.add_option("--predictions", o->predictions,
+                 "write each sample's top-k classes and probabilities to this JSON file");
   app.add_option("--top-k", o->top_k, "classes per sample in --predictions (default 5, or every class if fewer)")
       ->check(CLI::Range(1, kMaxClasses));
   app.add_option("--synthetic-samples", o->source.synthetic_samples,
                  "--data synthetic: training samples of the run (the test split is a quarter of them)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))->capture_default_str();
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
   app.add_option("--seed", o->source.seed, "--data synthetic: its seed (default: the weights' training seed)")
       ->each([o](const std::string&) { o->seed_given = true; });
   app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")->check(threads_check());

@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "data_flags.h"
 #include "data/augment.h"
 #include "data/batch_loader.h"
 #include "data/data_source.h"
+#include "data_flags.h"
 #include "model_flags.h"
 #include "numeric_flags.h"
 
@@ -38,7 +38,8 @@ int load(const LoadOptions& o) {
   DataSource source = o.image_flags;
   source.data = o.data, source.synthetic_samples = o.synthetic_samples, source.seed = o.seed, source.augment = augment;
   const Dataset data = load_data(source, graph, train ? Split::kTrain : Split::kTest);
-  BatchLoader loader(data, o.model.batch, /*shuffle=*/train, o.seed, {}, train ? augment : Augmentation{}, o.data_threads);
+  BatchLoader loader(data, o.model.batch, /*shuffle=*/train, o.seed, {}, train ? augment : Augmentation{},
+                     o.data_threads);
   int64_t images = 0, batches = 0;
   double seconds = 0;
   for (int epoch = 0; epoch < o.epochs; ++epoch) {
@@ -59,10 +60,16 @@ int load(const LoadOptions& o) {
   const double rate = seconds > 0 ? static_cast<double>(images) / seconds : 0.0;
   std::printf("%s (%s): %lld images in %.2f s after the first batch: %.1f images/s, %d loader threads\n",
               data.name.c_str(), o.split.c_str(), static_cast<long long>(images), seconds, rate, o.data_threads);
-  if (loader.bad_images() > 0) std::printf("%lld unreadable images skipped\n", static_cast<long long>(loader.bad_images()));
-  const nlohmann::json j = {{"loader", "vdnn"},        {"images", images},         {"seconds", seconds},
-                            {"images_per_second", rate}, {"threads", o.data_threads}, {"batch", o.model.batch},
-                            {"augment", augmentation_name(augment)}, {"bad_images", loader.bad_images()}};
+  if (loader.bad_images() > 0)
+    std::printf("%lld unreadable images skipped\n", static_cast<long long>(loader.bad_images()));
+  const nlohmann::json j = {{"loader", "vdnn"},
+                            {"images", images},
+                            {"seconds", seconds},
+                            {"images_per_second", rate},
+                            {"threads", o.data_threads},
+                            {"batch", o.model.batch},
+                            {"augment", augmentation_name(augment)},
+                            {"bad_images", loader.bad_images()}};
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }
@@ -75,7 +82,8 @@ Runner add_load_command(CLI::App& app) {
       ->capture_default_str();
   add_model_flags(app, o->model, {.model_help = "the model whose input the samples are shaped for", .classes = false});
   app.add_option("--split", o->split, "train (shuffled, augmented) or test")
-      ->check(CLI::IsMember({"train", "test"}))->capture_default_str();
+      ->check(CLI::IsMember({"train", "test"}))
+      ->capture_default_str();
   app.add_option("--data-threads", o->data_threads, "loader threads")->check(CLI::Range(1, 256))->capture_default_str();
   app.add_option("--augment", o->augment, "none, flip, cifar or imagenet (as `vdnn train`)")->capture_default_str();
   app.add_option("--epochs", o->epochs, "epochs to read")->check(CLI::Range(1, 100000))->capture_default_str();

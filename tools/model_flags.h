@@ -45,9 +45,9 @@ struct ModelFlags {
 struct ModelFlagsUse {
   bool model_required = false;  // --model has no default
   const char* model_help = "model name (see `vdnn models`), JSON or ONNX file";
-  bool classes = true;                      // --classes too (vdnn load: only the input shape matters)
-  const char* batch_help = "batch size";    // --batch's help
-  const char* weights_help = nullptr;       // --weights, with this help; null: no --weights
+  bool classes = true;                    // --classes too (vdnn load: only the input shape matters)
+  const char* batch_help = "batch size";  // --batch's help
+  const char* weights_help = nullptr;     // --weights, with this help; null: no --weights
 };
 
 // Declares --model, --weights (if the command reads weights), --batch, --input and --classes (if

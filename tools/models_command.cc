@@ -15,8 +15,7 @@ Runner add_models_command(CLI::App& app) {
   auto models = std::make_shared<std::vector<std::string>>();
   app.add_option("--model", *models, "models to describe (zoo names, JSON or ONNX files); default: the zoo");
   return [models] {
-    std::printf("%-16s %8s %12s %14s %16s %s\n", "model", "layers", "params", "GFLOP/image",
-                "fmap MiB/image", "input");
+    std::printf("%-16s %8s %12s %14s %16s %s\n", "model", "layers", "params", "GFLOP/image", "fmap MiB/image", "input");
     for (const std::string& name : models->empty() ? model_names() : *models) {
       Graph g = load_network(name).graph;
       std::printf("%-16s %8zu %12lld %14.3f %16.3f %s\n", name.c_str(), g.nodes().size(),

@@ -15,32 +15,32 @@
 // draws it. `--inference` plans the forward pass alone instead (tools/plan_inference.h).
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <iomanip>
+#include <iostream>
 #include <optional>
 #include <sstream>
 
 #include "commands.h"
+#include "io/json_text.h"
+#include "model_flags.h"
+#include "plan/auto_policy.h"
+#include "plan/collectives.h"
+#include "plan/device_profile.h"
+#include "plan/dyn.h"
+#include "plan/memory_plan.h"
+#include "plan/planner.h"
+#include "plan/slice_search.h"
 #include "plan_inference.h"
 #include "plan_parallel.h"
 #include "plan_sweep.h"
+#include "planning/plan_report.h"
+#include "planning/plan_source.h"
 #include "report/budget_sweep_chart.h"
 #include "report/chrome_trace.h"
 #include "report/configuration_chart.h"
 #include "report/memory_timeline_chart.h"
-#include "planning/plan_report.h"
 #include "report/scaling_chart.h"
 #include "rewrites/slice_runs.h"
-#include "io/json_text.h"
-#include "model_flags.h"
-#include "plan/auto_policy.h"
-#include "plan/device_profile.h"
-#include "plan/dyn.h"
-#include "plan/collectives.h"
-#include "plan/memory_plan.h"
-#include "plan/planner.h"
-#include "plan/slice_search.h"
-#include "planning/plan_source.h"
 #include "util/atomic_file.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
@@ -52,8 +52,8 @@ namespace {
 struct PlanOptions {
   ModelFlags model{.name = "fmnist_cnn"};
   std::string policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
-              link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB", scaling_svg,
-              batches, precision = "fp32";
+                      link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB",
+                      scaling_svg, batches, precision = "fp32";
   std::vector<std::string> scaling_with;
   std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   PlanSourceOptions source;
@@ -81,15 +81,18 @@ std::string mib(size_t bytes) { return VDNN_MSG(static_cast<double>(bytes) / (1 
 
 void print_row(const PlanRow& r, double oracle, bool with_budget) {
   const ClassStats& c = r.e.memory.by_class;
-  const size_t params = c.peak(MemoryClass::kWeights) + c.peak(MemoryClass::kWeightGrads) +
-                        c.peak(MemoryClass::kOptimizerState);
+  const size_t params =
+      c.peak(MemoryClass::kWeights) + c.peak(MemoryClass::kWeightGrads) + c.peak(MemoryClass::kOptimizerState);
   const double t = r.e.time.iteration_seconds;
   std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10.2f %8.1f%% %7.2f %s\n", r.label.c_str(),
               mib(r.e.memory.peak_bytes).c_str(), mib(c.peak(MemoryClass::kFeatureMaps)).c_str(),
               mib(c.peak(MemoryClass::kGradientMaps)).c_str(), mib(params).c_str(),
               mib(c.peak(MemoryClass::kWorkspace)).c_str(), mib(r.e.memory.host_bytes).c_str(),
-              format_bytes(r.e.minimum_budget).c_str(), t * 1e3, (t / oracle - 1) * 100,
-              t / r.e.bound_seconds, !with_budget ? "" : r.e.fits ? "yes" : !r.e.device_fits || r.e.host_fits ? "no" : "no (host)");
+              format_bytes(r.e.minimum_budget).c_str(), t * 1e3, (t / oracle - 1) * 100, t / r.e.bound_seconds,
+              !with_budget                        ? ""
+              : r.e.fits                          ? "yes"
+              : !r.e.device_fits || r.e.host_fits ? "no"
+                                                  : "no (host)");
 }
 
 // --trace, --svg, --svg-memory. The trace shows dyn's pick if there is one, else none+fastest
@@ -146,20 +149,30 @@ DataParallel data_parallel(const PlanOptions& o) {
 // --inference plans the forward pass alone: the training plans' flags are refused.
 void check_inference_flags(const PlanOptions& o) {
   check_output_files({{"--svg-memory", o.svg_memory}});
-  for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()}, {"--ranks", o.ranks > 1},
-                                    {"--sweep", o.sweep}, {"--scaling", o.scaling}, {"--trace", !o.trace.empty()},
-                                    {"--svg", !o.svg.empty()}, {"--print", o.print},
-                                    {"--host-memory", !o.host_memory.empty()}, {"--slice-run", !o.slice_runs.empty()}})
-    if (given) VDNN_THROW("--inference plans the forward pass alone: " << flag << " is for training plans"
-                          << (std::string(flag) == "--host-memory" ? " (vdnn infer --host-memory bounds an inference run)"
-                                                                    : ""));
+  for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()},
+                                    {"--ranks", o.ranks > 1},
+                                    {"--sweep", o.sweep},
+                                    {"--scaling", o.scaling},
+                                    {"--trace", !o.trace.empty()},
+                                    {"--svg", !o.svg.empty()},
+                                    {"--print", o.print},
+                                    {"--host-memory", !o.host_memory.empty()},
+                                    {"--slice-run", !o.slice_runs.empty()}})
+    if (given)
+      VDNN_THROW(
+          "--inference plans the forward pass alone: "
+          << flag << " is for training plans"
+          << (std::string(flag) == "--host-memory" ? " (vdnn infer --host-memory bounds an inference run)" : ""));
 }
 
 // A training plan's flags that need no model: --batches (for --inference) and the files it writes.
 void check_training_flags(const PlanOptions& o) {
   if (!o.batches.empty()) VDNN_THROW("--batches lists batch sizes for --inference; training plans take one --batch");
-  check_output_files({{"--trace", o.trace}, {"--svg", o.svg}, {"--svg-memory", o.svg_memory},
-                      {"--sweep-svg", o.sweep_svg}, {"--scaling-svg", o.scaling_svg}});
+  check_output_files({{"--trace", o.trace},
+                      {"--svg", o.svg},
+                      {"--svg-memory", o.svg_memory},
+                      {"--sweep-svg", o.sweep_svg},
+                      {"--scaling-svg", o.scaling_svg}});
 }
 
 // --scaling-with: the series of earlier `vdnn plan --scaling --json` outputs, read before any
@@ -192,12 +205,12 @@ struct TrainingPlan {
   size_t budget = 0;       // --device-memory, else the device profile's memory (0: none, on cpu)
   double oracle = 0;       // the whole graph's: none, fastest algorithms, unlimited memory, no slices
   Prefetch prefetch = Prefetch::kVdnn;
-  bool sliced = false;     // --slice-run given
+  bool sliced = false;  // --slice-run given
   PlanTable table;
-  std::vector<ScalingSeries> scaling;     // --ranks N or --scaling: each row at 1..N ranks
-  std::optional<SliceRunChoice> slices;   // auto's slice search (a device profile, --policy auto)
-  std::optional<BudgetSweep> sweep;       // --sweep
-  std::string title;                      // "model, batch N, device": the pictures'
+  std::vector<ScalingSeries> scaling;    // --ranks N or --scaling: each row at 1..N ranks
+  std::optional<SliceRunChoice> slices;  // auto's slice search (a device profile, --policy auto)
+  std::optional<BudgetSweep> sweep;      // --sweep
+  std::string title;                     // "model, batch N, device": the pictures'
   std::string sweep_title;
 
   bool has_budget_rows() const { return budget && !table.one; }
@@ -220,22 +233,20 @@ double oracle_seconds(const PlanOptions& o, const Graph& whole, bool sliced, con
 // --ranks N or --scaling: every row again at each number of ranks, with their all-reduce.
 std::vector<ScalingSeries> scale_rows(const PlanOptions& o, const TrainingPlan& plan, const PlanInputs& in,
                                       const DataParallel& dp) {
-  return scale_table(plan.table, plan.prefetch, plan.budget, o.scaling ? scaling_ranks() : std::vector<int>{1, o.ranks},
-                     [&](int n) {
-                       Planner at_n(plan.graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync),
-                                    dp.collectives(n));
-                       at_n.set_host_budget(plan.planner.host_budget());
-                       return at_n;
-                     });
+  return scale_table(
+      plan.table, plan.prefetch, plan.budget, o.scaling ? scaling_ranks() : std::vector<int>{1, o.ranks}, [&](int n) {
+        Planner at_n(plan.graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(n));
+        at_n.set_host_budget(plan.planner.host_budget());
+        return at_n;
+      });
 }
 
 // --sweep: every policy's step time from the largest smallest budget down to the floor; with the
 // slice search's runs, also `auto` on the graph sliced by them, down to its own floor.
 void sweep_plan(const PlanOptions& o, const Graph& whole, TrainingPlan& plan) {
-  plan.sweep = sweep_budgets(plan.planner, sweep_policies(),
-                             {.steps = o.sweep_steps,
-                              .prefetch_ahead = plan.prefetch == Prefetch::kAhead,
-                              .extra_budget = plan.budget});
+  plan.sweep = sweep_budgets(
+      plan.planner, sweep_policies(),
+      {.steps = o.sweep_steps, .prefetch_ahead = plan.prefetch == Prefetch::kAhead, .extra_budget = plan.budget});
   const std::optional<SliceRunChoice>& slices = plan.slices;
   if (!slices || !slices->choice.fits || slices->runs.empty()) return;
   const SlicedGraph cut = slice_runs(whole, o.model.batch, slices->runs);
@@ -253,15 +264,19 @@ std::string slice_line(const SliceRunChoice& slices, double oracle) {
     return VDNN_MSG("auto with slice runs: nothing fits either (" << slices.evaluations << " auto searches)");
   std::string runs_text;
   for (const SliceRun& r : slices.runs) runs_text += (runs_text.empty() ? "" : ", ") + to_string(r);
-  return VDNN_MSG("auto with slice runs picks " << (runs_text.empty() ? "no slices" : runs_text) << " ("
-                  << slices.evaluations << " auto searches): " << std::fixed << std::setprecision(2)
-                  << slices.choice.seconds * 1e3 << " ms, " << std::setprecision(3) << slices.choice.seconds / oracle
-                  << "x the oracle; " << describe(slices.choice));
+  return VDNN_MSG("auto with slice runs picks "
+                  << (runs_text.empty() ? "no slices" : runs_text) << " (" << slices.evaluations
+                  << " auto searches): " << std::fixed << std::setprecision(2) << slices.choice.seconds * 1e3 << " ms, "
+                  << std::setprecision(3) << slices.choice.seconds / oracle << "x the oracle; "
+                  << describe(slices.choice));
 }
 
 void print_plan_json(const PlanOptions& o, const TrainingPlan& plan, const DataParallel& dp) {
-  nlohmann::json out = plan_json(plan.table, {.model = plan.graph.name(), .batch = o.model.batch, .sync = o.sync,
-                                              .prefetch = o.prefetch, .device = plan.device});
+  nlohmann::json out = plan_json(plan.table, {.model = plan.graph.name(),
+                                              .batch = o.model.batch,
+                                              .sync = o.sync,
+                                              .prefetch = o.prefetch,
+                                              .device = plan.device});
   if (plan.sweep) out["sweep"] = sweep_json(*plan.sweep, plan.planner.costs());
   if (plan.sliced) {  // against the whole graph's oracle, as the table
     out["oracle_seconds"] = plan.oracle;
@@ -294,15 +309,17 @@ void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const Data
               static_cast<long long>(o.model.batch), plan.device.c_str(),
               (plan.budget ? ", budget " + format_bytes(plan.budget) : std::string()).c_str(), o.sync.c_str(),
               plan.prefetch == Prefetch::kAhead ? ", prefetch ahead" : "", plan.planner.costs().source.c_str());
-  std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps",
-              "grads", "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
+  std::printf("%-36s %9s %9s %9s %9s %9s %9s %11s %10s %9s %7s %s\n", "configuration", "peak MiB", "fmaps", "grads",
+              "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
               plan.budget || host_budget ? "fits" : "");
   for (const PlanRow& r : plan.table.rows) print_row(r, plan.oracle, plan.budget || host_budget);
   if (host_budget)
     std::printf("host budget %s: a configuration whose host copies (host MiB) need more does not fit.\n",
                 format_bytes(host_budget).c_str());
-  std::printf("* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
-              "memory: %.2f ms. /bound = step time over the busiest stream's time.\n", plan.oracle * 1e3);
+  std::printf(
+      "* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
+      "memory: %.2f ms. /bound = step time over the busiest stream's time.\n",
+      plan.oracle * 1e3);
   print_choices(o, plan);
   if (plan.slices) std::printf("%s.\n", slice_line(*plan.slices, plan.oracle).c_str());
   if (plan.sweep) print_sweep_table(*plan.sweep, plan.budget);
@@ -318,9 +335,9 @@ void write_scaling_svg(const PlanOptions& o, const TrainingPlan& plan, const Dat
     drawn.push_back(std::move(s));
   }
   write_text_file(o.scaling_svg,
-                  scaling_svg(VDNN_MSG(plan.graph.name() << ", batch "
-                                                         << (others.empty() ? std::to_string(o.model.batch) : "as labelled")
-                                                         << " per rank, " << plan.device << ", " << dp.network.name),
+                  scaling_svg(VDNN_MSG(plan.graph.name()
+                                       << ", batch " << (others.empty() ? std::to_string(o.model.batch) : "as labelled")
+                                       << " per rank, " << plan.device << ", " << dp.network.name),
                               drawn));
 }
 
@@ -411,12 +428,12 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
                "--policy auto on a device profile: do not search slice runs (the search runs auto 20-60 times)");
   app.add_option("--policy", o.policy, "only this configuration: none, conv, all (fastest algorithms), dyn or auto")
       ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}));
-  app.add_option("--sync", o.sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))
-      ->capture_default_str();
+  app.add_option("--sync", o.sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
   app.add_option("--prefetch", o.prefetch,
                  "as `vdnn train --prefetch`: vdnn (nearest offloaded layer, never past a conv) or ahead (as far "
                  "as the budget allows; each row names the depth train would use)")
-      ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
+      ->check(CLI::IsMember({"vdnn", "ahead"}))
+      ->capture_default_str();
   app.add_option("--device-memory", o.device_memory,
                  "the budget, e.g. 12GiB (default: the device profile's memory; none on cpu)");
   app.add_option("--host-memory", o.host_memory,
@@ -425,20 +442,24 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
   app.add_option("--device", o.source.device,
                  "cpu (this machine's kernels) or a device profile: a name from profiles/devices or a JSON file")
       ->capture_default_str();
-  app.add_option("--link", o.source.link, "a link profile for --device (pcie3, pcie4, pcie5, lpddr5-unified or a JSON file)");
+  app.add_option("--link", o.source.link,
+                 "a link profile for --device (pcie3, pcie4, pcie5, lpddr5-unified or a JSON file)");
   app.add_option("--costs", o.source.costs_file, "cpu: costs saved by `vdnn profile --save` (default: measure now)");
   app.add_option("--precision", o.precision,
                  "fp32, or bf16 (cpu: sizes and costs of the bf16 kernels, as `vdnn train --precision bf16` runs them)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   app.add_option("--repeats", o.source.repeats, "cpu, measuring: timed runs per kernel")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--link-bandwidth", o.link_bandwidth, "cpu, measuring: emulated link GB/s (0 = unlimited)");
   app.add_option("--link-latency", o.link_latency, "cpu, measuring: emulated link latency per copy");
 }
 
 // What to show beside the table: Programs, a trace, pictures, the budget sweep.
 void add_picture_flags(CLI::App& app, PlanOptions& o) {
-  app.add_flag("--print", o.print, "print each configuration's Program, one line per step (auto: and its decisions per layer)");
+  app.add_flag("--print", o.print,
+               "print each configuration's Program, one line per step (auto: and its decisions per layer)");
   app.add_option("--trace", o.trace,
                  "write the predicted step as a Chrome trace (Perfetto, chrome://tracing): dyn's pick if a budget "
                  "is known, else none+fastest, or the configuration --policy selects");
@@ -452,7 +473,8 @@ void add_picture_flags(CLI::App& app, PlanOptions& o) {
                "(JSON: \"sweep\"); with --policy auto on a device profile also auto+slices, auto with the runs "
                "the slice search chose, down to their own floor");
   app.add_option("--sweep-steps", o.sweep_steps, "--sweep: evenly spaced budgets, ends included (implies --sweep)")
-      ->check(CLI::Range(SweepOptions::kMinSteps, SweepOptions::kMaxSteps))->capture_default_str();
+      ->check(CLI::Range(SweepOptions::kMinSteps, SweepOptions::kMaxSteps))
+      ->capture_default_str();
   app.add_option("--sweep-svg", o.sweep_svg,
                  "write an SVG of the sweep: step time against budget, one line per policy (implies --sweep)");
 }

@@ -27,13 +27,18 @@ double mib_of(size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 nlohmann::json row_json(const InferenceRow& r) {
   const InferencePeak p = inference_peak(r.e.planned.plan);
-  nlohmann::json j = {{"device", r.device}, {"batch", r.batch}, {"fits", r.e.fits},
-                      {"peak_bytes", p.total}, {"smallest_budget_bytes", r.e.planned.smallest_budget},
-                      {"peak_by_class", {{"weights", p.weights}, {"activations", p.activations}, {"workspace", p.workspace}}},
-                      {"latency_seconds", r.e.time.iteration_seconds},
-                      {"images_per_second", static_cast<double>(r.batch) / r.e.time.iteration_seconds},
-                      {"leaner_layers", r.e.leaner_layers}, {"streamed_bytes_per_batch", r.e.streamed_bytes},
-                      {"smallest_streamed_budget_bytes", r.e.planned.smallest_streamed_budget}};
+  nlohmann::json j = {
+      {"device", r.device},
+      {"batch", r.batch},
+      {"fits", r.e.fits},
+      {"peak_bytes", p.total},
+      {"smallest_budget_bytes", r.e.planned.smallest_budget},
+      {"peak_by_class", {{"weights", p.weights}, {"activations", p.activations}, {"workspace", p.workspace}}},
+      {"latency_seconds", r.e.time.iteration_seconds},
+      {"images_per_second", static_cast<double>(r.batch) / r.e.time.iteration_seconds},
+      {"leaner_layers", r.e.leaner_layers},
+      {"streamed_bytes_per_batch", r.e.streamed_bytes},
+      {"smallest_streamed_budget_bytes", r.e.planned.smallest_streamed_budget}};
   if (r.budget) j["budget_bytes"] = r.budget;
   return j;
 }
@@ -42,9 +47,9 @@ void print_inference_row(const InferenceRow& r) {
   const InferencePeak p = inference_peak(r.e.planned.plan);
   const double t = r.e.time.iteration_seconds;
   std::printf("%-22s %6lld %9.1f %9.1f %9.1f %9.1f %11s %9.1f %11.3f %11.1f %6d %s\n", r.device.c_str(),
-              static_cast<long long>(r.batch), mib_of(p.total), mib_of(p.weights), mib_of(p.activations), mib_of(p.workspace),
-              format_bytes(r.e.planned.smallest_budget).c_str(), mib_of(r.e.streamed_bytes), t * 1e3,
-              static_cast<double>(r.batch) / t, r.e.leaner_layers, r.budget ? (r.e.fits ? "yes" : "no") : "");
+              static_cast<long long>(r.batch), mib_of(p.total), mib_of(p.weights), mib_of(p.activations),
+              mib_of(p.workspace), format_bytes(r.e.planned.smallest_budget).c_str(), mib_of(r.e.streamed_bytes),
+              t * 1e3, static_cast<double>(r.batch) / t, r.e.leaner_layers, r.budget ? (r.e.fits ? "yes" : "no") : "");
 }
 
 }  // namespace
@@ -103,10 +108,11 @@ int run_plan_inference(const InferencePlanRequest& request) {
     std::printf("%-22s %6s %9s %9s %9s %9s %11s %9s %11s %11s %6s %s\n", "device", "batch", "peak MiB", "weights",
                 "activ.", "workspace", "min budget", "streamed", "latency ms", "images/s", "leaner", "fits");
     for (const InferenceRow& r : rows) print_inference_row(r);
-    std::printf("peak = the most bytes in use at once (the classes' peaks need not coincide); min budget = the "
-                "smallest arena the placement needs with every weight resident; streamed = weight MiB streamed from "
-                "host memory per batch (under a budget below the weights and working set); leaner = layers on a "
-                "leaner algorithm than their fastest so that the budget fits.\n");
+    std::printf(
+        "peak = the most bytes in use at once (the classes' peaks need not coincide); min budget = the "
+        "smallest arena the placement needs with every weight resident; streamed = weight MiB streamed from "
+        "host memory per batch (under a budget below the weights and working set); leaner = layers on a "
+        "leaner algorithm than their fastest so that the budget fits.\n");
   }
   if (!request.svg_memory.empty()) {
     std::vector<MemoryPanel> panels;
@@ -119,10 +125,11 @@ int run_plan_inference(const InferencePlanRequest& request) {
   }
   for (const InferenceRow& r : rows)
     if (!r.e.fits) {
-      std::fprintf(stderr, "error: model '%s' at batch %lld does not fit %s on %s: it needs at least %s (every weight "
+      std::fprintf(stderr,
+                   "error: model '%s' at batch %lld does not fit %s on %s: it needs at least %s (every weight "
                    "streamed from host memory)\n",
-                   model.c_str(), static_cast<long long>(r.batch), describe_budget(r.budget).c_str(),
-                   r.device.c_str(), describe_budget(r.e.planned.smallest_streamed_budget).c_str());
+                   model.c_str(), static_cast<long long>(r.batch), describe_budget(r.budget).c_str(), r.device.c_str(),
+                   describe_budget(r.e.planned.smallest_streamed_budget).c_str());
       return 1;
     }
   return 0;

@@ -25,8 +25,8 @@ struct InferencePlanRequest {
   std::function<Graph()> load;       // the network (loaded again per device and batch)
   std::vector<std::string> devices;  // "cpu" or device profiles
   std::vector<int64_t> batches;
-  size_t budget = 0;                 // 0: each device's memory (none on cpu)
-  PlanSourceOptions source;          // repeats, costs file, link; `device` is set per row
+  size_t budget = 0;         // 0: each device's memory (none on cpu)
+  PlanSourceOptions source;  // repeats, costs file, link; `device` is set per row
   std::string svg_memory;
   bool json = false;
 };

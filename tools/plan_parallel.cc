@@ -23,8 +23,7 @@ CollectiveOptions DataParallel::collectives(int n) const {
 std::vector<int> scaling_ranks() { return {1, 2, 4, 8, 16, 32, 64}; }
 
 std::vector<ScalingSeries> scale_table(const PlanTable& table, Prefetch prefetch, size_t budget,
-                                       const std::vector<int>& ranks,
-                                       const std::function<Planner(int)>& planner_at) {
+                                       const std::vector<int>& ranks, const std::function<Planner(int)>& planner_at) {
   VDNN_CHECK(!ranks.empty() && ranks.front() == 1, "a scaling series starts at one rank");
   std::vector<ScalingSeries> out;
   for (const PlanRow& r : table.rows) out.push_back({r.label, {}});
@@ -68,14 +67,15 @@ std::vector<ScalingSeries> scaling_from_json(const nlohmann::json& plan, const s
 
 void print_scaling_table(const std::vector<ScalingSeries>& series, int64_t batch, const DataParallel& dp) {
   const NetworkProfile& n = dp.network;
-  std::printf("data parallel on %s (%.1f GB/s, %.0f us per message, %s the host link), ring all-reduce, buckets of "
-              "%s (the first %s); --batch %lld is per rank (global batch = ranks x %lld)\n",
-              n.name.c_str(), n.bytes_per_second / 1e9, n.latency_seconds * 1e6,
-              n.shares_host_link ? "shares" : "does not share", format_bytes(dp.bucket_bytes).c_str(),
-              format_bytes(dp.collectives(2).first_bucket_bytes).c_str(), static_cast<long long>(batch),
-              static_cast<long long>(batch));
-  std::printf("%-36s %6s %10s %14s %7s %14s %11s %s\n", "configuration", "ranks", "step ms", "all-reduce ms",
-              "hidden", "samples/s/rank", "efficiency", "fits");
+  std::printf(
+      "data parallel on %s (%.1f GB/s, %.0f us per message, %s the host link), ring all-reduce, buckets of "
+      "%s (the first %s); --batch %lld is per rank (global batch = ranks x %lld)\n",
+      n.name.c_str(), n.bytes_per_second / 1e9, n.latency_seconds * 1e6,
+      n.shares_host_link ? "shares" : "does not share", format_bytes(dp.bucket_bytes).c_str(),
+      format_bytes(dp.collectives(2).first_bucket_bytes).c_str(), static_cast<long long>(batch),
+      static_cast<long long>(batch));
+  std::printf("%-36s %6s %10s %14s %7s %14s %11s %s\n", "configuration", "ranks", "step ms", "all-reduce ms", "hidden",
+              "samples/s/rank", "efficiency", "fits");
   for (const ScalingSeries& s : series)
     for (size_t i = 0; i < s.points.size(); ++i) {
       const ScalingPoint& p = s.points[i];
@@ -83,8 +83,9 @@ void print_scaling_table(const std::vector<ScalingSeries>& series, int64_t batch
                   p.step_seconds * 1e3, p.all_reduce_seconds * 1e3, p.hidden * 100,
                   static_cast<double>(batch) / p.step_seconds, s.efficiency(i) * 100, p.fits ? "yes" : "no");
     }
-  std::printf("efficiency = one-rank step / N-rank step at the same per-rank batch; hidden = the all-reduce time "
-              "during which the compute stream is busy.\n");
+  std::printf(
+      "efficiency = one-rank step / N-rank step at the same per-rank batch; hidden = the all-reduce time "
+      "during which the compute stream is busy.\n");
 }
 
 nlohmann::json scaling_json(const std::vector<ScalingSeries>& series, int64_t batch, const DataParallel& dp) {
@@ -93,17 +94,23 @@ nlohmann::json scaling_json(const std::vector<ScalingSeries>& series, int64_t ba
     nlohmann::json points = nlohmann::json::array();
     for (size_t i = 0; i < s.points.size(); ++i) {
       const ScalingPoint& p = s.points[i];
-      points.push_back({{"ranks", p.ranks}, {"fits", p.fits}, {"iteration_seconds", p.step_seconds},
-                        {"all_reduce_seconds", p.all_reduce_seconds}, {"all_reduce_hidden", p.hidden},
+      points.push_back({{"ranks", p.ranks},
+                        {"fits", p.fits},
+                        {"iteration_seconds", p.step_seconds},
+                        {"all_reduce_seconds", p.all_reduce_seconds},
+                        {"all_reduce_hidden", p.hidden},
                         {"samples_per_second_per_rank", static_cast<double>(batch) / p.step_seconds},
                         {"efficiency", s.efficiency(i)}});
     }
     rows.push_back({{"configuration", s.label}, {"points", points}});
   }
-  return {{"network", dp.network.name}, {"network_bytes_per_second", dp.network.bytes_per_second},
+  return {{"network", dp.network.name},
+          {"network_bytes_per_second", dp.network.bytes_per_second},
           {"network_latency_seconds", dp.network.latency_seconds},
-          {"shares_host_link", dp.network.shares_host_link}, {"bucket_bytes", dp.bucket_bytes},
-          {"batch_per_rank", batch}, {"configurations", rows}};
+          {"shares_host_link", dp.network.shares_host_link},
+          {"bucket_bytes", dp.bucket_bytes},
+          {"batch_per_rank", batch},
+          {"configurations", rows}};
 }
 
 }  // namespace vdnn::cli

@@ -42,8 +42,7 @@ std::vector<int> scaling_ranks();
 // Every row of `table` planned at each count of `ranks` (the first must be 1); `planner_at(n)`
 // builds the planner for n ranks.
 std::vector<ScalingSeries> scale_table(const PlanTable& table, Prefetch prefetch, size_t budget,
-                                       const std::vector<int>& ranks,
-                                       const std::function<Planner(int)>& planner_at);
+                                       const std::vector<int>& ranks, const std::function<Planner(int)>& planner_at);
 
 // The series of an earlier `vdnn plan --scaling --json` output (`--scaling-with FILE`), labelled
 // with their batch; `where` names the file in errors (one line: what is missing or wrong).

@@ -23,9 +23,10 @@ std::string ms(double seconds) {
 }  // namespace
 
 void print_sweep_table(const BudgetSweep& s, size_t device_budget) {
-  std::printf("budget sweep: %zu budgets from %s (the largest smallest budget) down to %s (the floor: the least "
-              "any policy trains in); predicted ms per step, \u2014 where it does not fit\n",
-              s.budgets.size(), format_bytes(s.top).c_str(), format_bytes(s.floor).c_str());
+  std::printf(
+      "budget sweep: %zu budgets from %s (the largest smallest budget) down to %s (the floor: the least "
+      "any policy trains in); predicted ms per step, \u2014 where it does not fit\n",
+      s.budgets.size(), format_bytes(s.top).c_str(), format_bytes(s.floor).c_str());
   size_t width = 10;
   for (const SweepColumn& c : s.columns) width = std::max(width, c.name.size() + 2);
   std::string line = right("budget", 12);
@@ -65,11 +66,11 @@ nlohmann::json sweep_json(const BudgetSweep& s, const NetworkCosts& costs) {
       configs[name] = describe(cell.config, s.columns[c].costs_or(costs));
       if (cell.prefetch == Prefetch::kAhead) depths[name] = cell.prefetch_depth;
     }
-    rows.push_back({{"budget", s.budgets[r]}, {"step_seconds", seconds}, {"configurations", configs},
-                    {"prefetch_depth", depths}});
+    rows.push_back(
+        {{"budget", s.budgets[r]}, {"step_seconds", seconds}, {"configurations", configs}, {"prefetch_depth", depths}});
   }
-  return {{"top", s.top}, {"floor", s.floor}, {"oracle_seconds", s.oracle_seconds}, {"columns", columns},
-          {"rows", rows}};
+  return {
+      {"top", s.top}, {"floor", s.floor}, {"oracle_seconds", s.oracle_seconds}, {"columns", columns}, {"rows", rows}};
 }
 
 }  // namespace vdnn::cli

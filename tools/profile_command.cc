@@ -6,15 +6,15 @@
 #include <cstdio>
 #include <sstream>
 
+#include "backends/cpu/compiled_graph.h"
+#include "backends/cpu/cpu_isa.h"
+#include "backends/cpu/profiler.h"
 #include "commands.h"
 #include "data/synthetic.h"
 #include "model_flags.h"
 #include "plan/planner.h"
-#include "backends/cpu/compiled_graph.h"
-#include "backends/cpu/cpu_isa.h"
-#include "runtime/net.h"
 #include "planning/step_calibration.h"
-#include "backends/cpu/profiler.h"
+#include "runtime/net.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
@@ -26,7 +26,7 @@ namespace {
 struct ProfileCliOptions {
   ModelFlags model{.name = "fmnist_cnn"};
   std::string save, check, sync = "event", link_bandwidth = "0", link_latency = "0", progress = "auto",
-              precision = "fp32";
+                           precision = "fp32";
   int repeats = 5, steps = 10;
   bool json = false;
 };
@@ -38,8 +38,8 @@ void print_table(const NetworkCosts& c) {
     for (size_t k = 0; k < c.nodes[i].algos.size(); ++k) {
       const AlgoCost& a = c.nodes[i].algos[k];
       std::printf("%-16s %-10s %-10s %10.3f %10.3f %12s%s\n", k ? "" : c.nodes[i].name.c_str(),
-                  k ? "" : c.nodes[i].type.c_str(), a.name.c_str(), a.forward_seconds * 1e3,
-                  a.backward_seconds * 1e3, format_bytes(a.workspace_bytes).c_str(),
+                  k ? "" : c.nodes[i].type.c_str(), a.name.c_str(), a.forward_seconds * 1e3, a.backward_seconds * 1e3,
+                  format_bytes(a.workspace_bytes).c_str(),
                   c.nodes[i].algos.size() > 1 && fast[i] == static_cast<int>(k) ? "  (fastest)" : "");
     }
   std::printf("kernels %.2f ms per step (fastest algorithms); link %.2f GB/s + %.1f us per copy; memory %.1f GB/s\n",
@@ -67,22 +67,26 @@ void check_predictions(const Graph& graph, const NetworkCosts& costs, const Prof
     nets.push_back(std::make_unique<Net>(o.model.load().graph, no));
   }
   const Shape& shape = graph.input_shape();
-  const Dataset data = make_synthetic(o.model.batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
+  const Dataset data =
+      make_synthetic(o.model.batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
   std::vector<double> times;  // as `vdnn train` reports them, what the calibration measured too
   for (auto& net : nets) times.push_back(seconds_per_iteration(*net, data, o.steps));
-  std::printf("\n%-8s %12s %12s %8s %14s %14s %8s\n", "policy", "predicted ms", "measured ms", "error",
-              "predicted MiB", "measured MiB", "error");
+  std::printf("\n%-8s %12s %12s %8s %14s %14s %8s\n", "policy", "predicted ms", "measured ms", "error", "predicted MiB",
+              "measured MiB", "error");
   for (size_t i = 0; i < nets.size(); ++i) {
     const Evaluation e = planner.evaluate({policies[i], fast}, 0);
     const double predicted = e.time.iteration_seconds;
     const double measured = times[i];
     const double mem = static_cast<double>(nets[i]->train_plan().high_water_bytes);
     const double predicted_mem = static_cast<double>(e.memory.high_water_bytes);
-    std::printf("%-8s %12.2f %12.2f %7.1f%% %14.2f %14.2f %7.2f%%\n", to_string(policies[i]),
-                predicted * 1e3, measured * 1e3, (predicted / measured - 1) * 100,
-                predicted_mem / (1 << 20), mem / (1 << 20), (predicted_mem / mem - 1) * 100);
+    std::printf("%-8s %12.2f %12.2f %7.1f%% %14.2f %14.2f %7.2f%%\n", to_string(policies[i]), predicted * 1e3,
+                measured * 1e3, (predicted / measured - 1) * 100, predicted_mem / (1 << 20), mem / (1 << 20),
+                (predicted_mem / mem - 1) * 100);
   }
-  std::printf("measured: mean of %d training iterations after two warm-up ones, as vdnn train reports them, one policy after the other\n", o.steps);
+  std::printf(
+      "measured: mean of %d training iterations after two warm-up ones, as vdnn train reports them, one policy after "
+      "the other\n",
+      o.steps);
 }
 
 int run_profile(const ProfileCliOptions& o) {
@@ -115,19 +119,24 @@ Runner add_profile_command(CLI::App& app) {
   auto o = std::make_shared<ProfileCliOptions>();
   add_model_flags(app, o->model);
   app.add_option("--precision", o->precision, "fp32, or bf16 (the kernels `vdnn train --precision bf16` runs)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
-  app.add_option("--repeats", o->repeats, "timed runs per kernel (the median counts)")->check(CLI::Range(1, 1000))
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  app.add_option("--repeats", o->repeats, "timed runs per kernel (the median counts)")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--save", o->save, "write the costs as JSON to this file");
   app.add_flag("--json", o->json, "print JSON instead of a table");
   app.add_option("--link-bandwidth", o->link_bandwidth, "emulated link GB/s (0 = unlimited)")->capture_default_str();
   app.add_option("--link-latency", o->link_latency, "emulated link latency per copy")->capture_default_str();
   app.add_option("--progress", o->progress, "auto (a bar on a terminal), bar, lines or none")
-      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
-  app.add_option("--check", o->check, "policies to train and compare with the prediction, e.g. none,conv,all");
-  app.add_option("--steps", o->steps, "--check: measured steps per policy")->check(CLI::Range(1, 100000))
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
       ->capture_default_str();
-  app.add_option("--sync", o->sync, "--check: event or layer")->check(CLI::IsMember({"event", "layer"}))
+  app.add_option("--check", o->check, "policies to train and compare with the prediction, e.g. none,conv,all");
+  app.add_option("--steps", o->steps, "--check: measured steps per policy")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--sync", o->sync, "--check: event or layer")
+      ->check(CLI::IsMember({"event", "layer"}))
       ->capture_default_str();
   return [o] { return run_profile(*o); };
 }

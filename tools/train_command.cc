@@ -3,30 +3,30 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <memory>
 #include <optional>
-#include <filesystem>
 
 #include "backends/backend_targets.h"
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/profiler.h"
 #include "commands.h"
-#include "data_flags.h"
-#include "data_parallel.h"
 #include "data/augment.h"
 #include "data/data_source.h"
+#include "data_flags.h"
+#include "data_parallel.h"
 #include "model_flags.h"
 #include "numeric_flags.h"
 #include "plan/auto_policy.h"
 #include "plan/dyn.h"
 #include "plan/memory_plan.h"
+#include "planning/plan_source.h"
+#include "planning/planned_policy.h"
 #include "report/chrome_trace.h"
 #include "report/report.h"
 #include "runtime/checkpoint.h"
 #include "runtime/net_settings.h"
-#include "planning/plan_source.h"
-#include "planning/planned_policy.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
@@ -47,16 +47,17 @@ struct TrainOptions {
   std::string costs;  // --policy dyn/auto: a saved `vdnn profile` (default: measure now)
   std::string backend = "cpu";
   std::string precision = "fp32";
-  std::string resume;  // a checkpoint to continue (o.config.save_path: where to save)
+  std::string resume;           // a checkpoint to continue (o.config.save_path: where to save)
   std::string initial_weights;  // a safetensors file (e.g. a PyTorch state_dict) to start from
   std::string save_weights;     // --save-weights: the weights alone at the end, as a state_dict
   std::string weight_decay_on = "weights";
   std::string progress = "auto";
   std::string on_nan = "stop";
-  std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, host_memory, link_bandwidth = "0", link_latency = "0";
+  std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, host_memory,
+              link_bandwidth = "0", link_latency = "0";
   // Data parallel (under mpirun): a collective's timeout, the gradient bucket size, and the
   // replica check after every step.
-  int conv_sub_batches = 1;  // every convolution in this many slices of the batch
+  int conv_sub_batches = 1;             // every convolution in this many slices of the batch
   std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   std::string augment = "none";
   DataSource image_flags;  // --mean, --std, --skip-bad-images
@@ -105,8 +106,14 @@ void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions
 // The Net's options the flags give, by the library's rules on them (runtime/net_settings.h: the
 // policy and its budget, precision and convolution algorithm, the cpu budget within host memory).
 NetOptions train_net_options(const TrainOptions& o) {
-  NetSettings s{.batch = o.model.batch, .seed = o.config.seed, .policy = o.policy, .precision = o.precision,
-                .conv_algo = o.conv_algo, .sync = o.sync, .prefetch = o.prefetch, .backend = parse_backend(o.backend)};
+  NetSettings s{.batch = o.model.batch,
+                .seed = o.config.seed,
+                .policy = o.policy,
+                .precision = o.precision,
+                .conv_algo = o.conv_algo,
+                .sync = o.sync,
+                .prefetch = o.prefetch,
+                .backend = parse_backend(o.backend)};
   if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
   if (!o.host_memory.empty()) s.host_memory = parse_size(o.host_memory, "--host-memory");
   return net_options(s, OptionNames{});
@@ -124,13 +131,16 @@ NetOptions check_flags(TrainOptions& o) {
   o.config.schedule = LrSchedule::parse(o.schedule);
   o.config.weight_decay_on = SgdConfig::parse_decay_on(o.weight_decay_on);
   if (!o.initial_weights.empty() && !o.resume.empty())
-    VDNN_THROW("--initial-weights and --resume both give the starting weights: use one (--resume continues its "
-               "checkpoint's run, --initial-weights starts a new run from a weights file)");
+    VDNN_THROW(
+        "--initial-weights and --resume both give the starting weights: use one (--resume continues its "
+        "checkpoint's run, --initial-weights starts a new run from a weights file)");
   o.config.evaluate = !o.no_eval;
   o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
   if (o.config.checkpoint_every > 0 && o.config.save_path.empty())
     VDNN_THROW("--checkpoint-every needs --save FILE.safetensors (where to write the checkpoints)");
-  check_output_files({{"--save", o.config.save_path}, {"--save-weights", o.save_weights}, {"--trace", o.trace},
+  check_output_files({{"--save", o.config.save_path},
+                      {"--save-weights", o.save_weights},
+                      {"--trace", o.trace},
                       {"--report", o.report}});
   return checked;
 }
@@ -168,12 +178,12 @@ void load_initial_weights(Net& net, const SafeTensors& weights) {
 }
 
 void print_run(const Graph& graph, const Dataset& train, const Dataset& test, int64_t batch) {
-  std::printf("model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
-              "test); batch %lld, %d threads\n",
-              graph.name().c_str(), static_cast<long long>(graph.parameter_count()),
-              graph.forward_flops_per_sample() / 1e6, train.name.c_str(),
-              static_cast<long long>(train.count), static_cast<long long>(test.count),
-              static_cast<long long>(batch), omp_get_max_threads());
+  std::printf(
+      "model %s: %lld parameters, %.1f MFLOP/image forward; data %s (%lld train, %lld "
+      "test); batch %lld, %d threads\n",
+      graph.name().c_str(), static_cast<long long>(graph.parameter_count()), graph.forward_flops_per_sample() / 1e6,
+      train.name.c_str(), static_cast<long long>(train.count), static_cast<long long>(test.count),
+      static_cast<long long>(batch), omp_get_max_threads());
 }
 
 // The Net's options from the flags (with --policy dyn: the policy and algorithms it picks), and
@@ -194,14 +204,16 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, const Ne
   const bool planned = is_planned(o.policy);
   if (!o.slice_runs.empty() && comm.size() > 1)  // before any profiling (the Net refuses it too)
     VDNN_THROW("--slice-run does not combine with data-parallel ranks yet");
-  const std::optional<SlicedGraph> sliced = net_options.slice_runs.empty()
-                                                ? std::nullopt
-                                                : std::optional<SlicedGraph>(slice_runs(graph, o.model.batch, net_options.slice_runs));
+  const std::optional<SlicedGraph> sliced =
+      net_options.slice_runs.empty()
+          ? std::nullopt
+          : std::optional<SlicedGraph>(slice_runs(graph, o.model.batch, net_options.slice_runs));
   const Graph& computed = sliced ? sliced->graph : graph;
   if (o.conv_sub_batches > 1) {
     if (planned)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
-                                       << " picks the algorithms itself (auto: sub-batches too, on a device profile); use this flag with --policy none, all or conv");
+                                       << " picks the algorithms itself (auto: sub-batches too, on a device profile); "
+                                          "use this flag with --policy none, all or conv");
     if (o.model.batch % o.conv_sub_batches != 0)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.model.batch);
     for (const Node& n : computed.nodes())
@@ -214,11 +226,12 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, const Ne
 
 void print_memory_plan(const Net& net, const TrainOptions& o) {
   const MemoryPlan& plan = net.train_plan();
-  std::printf("device memory %s (policy %s, sync %s, prefetch %s): plan peak %s, host %s for offloaded tensors "
-              "(taken once)\n",
-              format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
-              net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
-              format_bytes(plan.peak_bytes).c_str(), format_bytes(net.host_bytes()).c_str());
+  std::printf(
+      "device memory %s (policy %s, sync %s, prefetch %s): plan peak %s, host %s for offloaded tensors "
+      "(taken once)\n",
+      format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
+      net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
+      format_bytes(plan.peak_bytes).c_str(), format_bytes(net.host_bytes()).c_str());
 }
 
 void resume_trainer(Trainer& trainer, const Checkpoint& checkpoint, const std::string& path) {
@@ -240,19 +253,20 @@ class TrainConsole {
     last_step_ = p.step;
     total_steps_ = p.total_steps;
     if (const int sig = interrupt_signal()) throw Interrupted{sig};
-    if (!progress_) progress_ = std::make_unique<Progress>(stdout, mode_, VDNN_MSG("epoch " << p.epoch << "/" << p.epochs), "img/s");
+    if (!progress_)
+      progress_ = std::make_unique<Progress>(stdout, mode_, VDNN_MSG("epoch " << p.epoch << "/" << p.epochs), "img/s");
     // Training waited for data: how much of its time so far (shown from 1%).
     const double wait = p.elapsed_seconds > 0 ? p.data_wait_seconds / p.elapsed_seconds : 0;
-    progress_->update(p.epoch_step, p.steps_per_epoch, static_cast<double>(p.epoch_step * batch_),
-                      VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss
-                                       << (wait >= 0.01 ? VDNN_MSG("  data wait " << std::setprecision(0) << wait * 100 << "%")
-                                                        : std::string())));
+    progress_->update(
+        p.epoch_step, p.steps_per_epoch, static_cast<double>(p.epoch_step * batch_),
+        VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss
+                         << (wait >= 0.01 ? VDNN_MSG("  data wait " << std::setprecision(0) << wait * 100 << "%")
+                                          : std::string())));
   }
 
   void epoch(const EpochResult& e) {
     progress_.reset();
-    std::printf("epoch %3d  lr %.4f  loss %.4f  train acc %.4f", e.epoch, e.lr, e.train_loss,
-                e.train_accuracy);
+    std::printf("epoch %3d  lr %.4f  loss %.4f  train acc %.4f", e.epoch, e.lr, e.train_loss, e.train_accuracy);
     if (e.test.samples > 0) std::printf("  test loss %.4f  test acc %.4f", e.test.loss, e.test.accuracy);
     std::printf("  %.0f img/s  %.1f s", e.images_per_second, e.train_seconds);
     if (e.data_wait_seconds >= 0.01 * e.train_seconds && e.data_wait_seconds > 0)
@@ -273,8 +287,7 @@ class TrainConsole {
 };
 
 void print_result(const TrainResult& r, const TrainOptions& o) {
-  std::printf("done: %lld iterations, final loss %.4f, ", static_cast<long long>(r.iterations),
-              r.final_loss);
+  std::printf("done: %lld iterations, final loss %.4f, ", static_cast<long long>(r.iterations), r.final_loss);
   if (o.config.evaluate)
     std::printf("test accuracy %.4f, ", r.test_accuracy);
   else
@@ -289,21 +302,22 @@ void print_result(const TrainResult& r, const TrainOptions& o) {
 }
 
 void write_trace(const TrainOptions& o, const StepRecorder& recorder, const Net& net, const std::string& model_name) {
-  write_chrome_trace(o.trace, recorder.timeline(),
-                     VDNN_MSG(model_name << ", batch " << o.model.batch << ", policy " << to_string(net.options().policy)
-                                         << ", " << o.backend << ", measured step " << recorder.steps_begun()));
+  write_chrome_trace(
+      o.trace, recorder.timeline(),
+      VDNN_MSG(model_name << ", batch " << o.model.batch << ", policy " << to_string(net.options().policy) << ", "
+                          << o.backend << ", measured step " << recorder.steps_begun()));
   std::printf("trace: training step %d written to %s\n", recorder.steps_begun(), o.trace.c_str());
 }
 
 // The memory line; returns the report's memory fields it prints from.
 nlohmann::json print_memory(Net& net, const TrainResult& r) {
   nlohmann::json memory = memory_report(net, r);
-  std::printf("memory: peak %s of %s, offloaded %s/iteration, compute stalled %.1f ms/iteration, "
-              "%.1f ms/iteration\n",
-              format_bytes(memory["peak_device_bytes"].get<size_t>()).c_str(),
-              format_bytes(net.arena_bytes()).c_str(),
-              format_bytes(static_cast<size_t>(memory["offloaded_bytes_per_iteration"].get<double>())).c_str(),
-              memory["stall_ms_per_iteration"].get<double>(), memory["iteration_ms"].get<double>());
+  std::printf(
+      "memory: peak %s of %s, offloaded %s/iteration, compute stalled %.1f ms/iteration, "
+      "%.1f ms/iteration\n",
+      format_bytes(memory["peak_device_bytes"].get<size_t>()).c_str(), format_bytes(net.arena_bytes()).c_str(),
+      format_bytes(static_cast<size_t>(memory["offloaded_bytes_per_iteration"].get<double>())).c_str(),
+      memory["stall_ms_per_iteration"].get<double>(), memory["iteration_ms"].get<double>());
   return memory;
 }
 
@@ -410,8 +424,10 @@ int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   if (o.verify_replicas && comm.size() > 1)
     std::printf("replicas: the %d ranks held identical weights after each of the %lld steps (--verify-replicas)\n",
                 comm.size(), static_cast<long long>(r.iterations));
-  const nlohmann::json ranks = comm.size() > 1 ? ranks_report(comm, net, r, recorder, o.verify_replicas) : nlohmann::json();
-  if (comm.rank() == 0) write_outputs(o, net, r, recorder, ranks, choice.algo_reason);  // rank 0 writes what the run leaves
+  const nlohmann::json ranks =
+      comm.size() > 1 ? ranks_report(comm, net, r, recorder, o.verify_replicas) : nlohmann::json();
+  if (comm.rank() == 0)
+    write_outputs(o, net, r, recorder, ranks, choice.algo_reason);  // rank 0 writes what the run leaves
   return 0;
 }
 
@@ -435,7 +451,8 @@ void add_data_flags(CLI::App& app, TrainOptions& o) {
       ->capture_default_str();
   app.add_option("--data-threads", o.config.data_threads,
                  "loader threads: each makes (reads, decodes, augments) whole batches ahead of training")
-      ->check(CLI::Range(1, 256))->capture_default_str();
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   add_image_folder_flags(app, o.image_flags);
   app.add_option("--synthetic-samples", o.synthetic_samples, "training samples for --data synthetic")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
@@ -448,29 +465,30 @@ void add_data_flags(CLI::App& app, TrainOptions& o) {
 
 // How long and how it learns: epochs, the learning-rate schedule and SGD, the seed, threads.
 void add_schedule_flags(CLI::App& app, TrainOptions& o) {
-  app.add_option("--epochs", o.config.epochs, "epochs")->check(CLI::Range(1, 100000))
-      ->capture_default_str();
+  app.add_option("--epochs", o.config.epochs, "epochs")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--iterations", o.config.iterations, "stop after N steps (overrides --epochs)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--lr", o.config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
+  app.add_option("--lr", o.config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))->capture_default_str();
   app.add_option("--lr-schedule", o.schedule, "constant, step or cosine")
-      ->check(CLI::IsMember({"constant", "step", "cosine"}))->capture_default_str();
+      ->check(CLI::IsMember({"constant", "step", "cosine"}))
+      ->capture_default_str();
   app.add_option("--lr-step-epochs", o.config.step_epochs, "step schedule: decay every N epochs")
       ->check(CLI::Range(1, 100000));
   app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--momentum", o.config.momentum, "SGD momentum")->check(CLI::Range(0.0, kMaxMomentum))
+  app.add_option("--momentum", o.config.momentum, "SGD momentum")
+      ->check(CLI::Range(0.0, kMaxMomentum))
       ->capture_default_str();
   app.add_option("--weight-decay", o.config.weight_decay, "L2 weight decay (on what: --weight-decay-on)")
-      ->check(CLI::Range(0.0, kMaxWeightDecay))->capture_default_str();
+      ->check(CLI::Range(0.0, kMaxWeightDecay))
+      ->capture_default_str();
   app.add_option("--weight-decay-on", o.weight_decay_on,
                  "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
                  "weight/bias too)")
-      ->check(CLI::IsMember({"weights", "all"}))->capture_default_str();
+      ->check(CLI::IsMember({"weights", "all"}))
+      ->capture_default_str();
   app.add_option("--seed", o.config.seed, "seed for initialization, shuffling, dropout and augmentation")
       ->capture_default_str();
-  app.add_option("--threads", o.threads, "oneDNN/OpenMP threads (default: all cores)")
-      ->check(threads_check());
+  app.add_option("--threads", o.threads, "oneDNN/OpenMP threads (default: all cores)")->check(threads_check());
   app.add_flag("--no-eval", o.no_eval, "skip test-set evaluation after each epoch");
 }
 
@@ -480,36 +498,46 @@ void add_memory_flags(CLI::App& app, TrainOptions& o) {
                  "what to offload: none, all (vDNN_all), conv (vDNN_conv), dyn (vDNN_dyn: profile, then the "
                  "first policy and convolution algorithms that fit --device-memory) or auto (profile, then keep, "
                  "offload or recompute each tensor and pick algorithms and prefetch for the fastest step that fits)")
-      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}))->capture_default_str();
-  app.add_option("--costs", o.costs, "--policy dyn or auto: costs saved by `vdnn profile --save` (default: measure now)");
+      ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}))
+      ->capture_default_str();
+  app.add_option("--costs", o.costs,
+                 "--policy dyn or auto: costs saved by `vdnn profile --save` (default: measure now)");
   app.add_option("--sync", o.sync, "event (only true dependencies wait) or layer (vDNN's barrier)")
-      ->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
+      ->check(CLI::IsMember({"event", "layer"}))
+      ->capture_default_str();
   app.add_option("--backend", o.backend, "cpu (oneDNN) or cuda (cuDNN and cuBLAS on GPU 0)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--precision", o.precision,
                  "fp32, or bf16: feature and gradient maps and conv/fc arithmetic in bfloat16 (half the bytes "
                  "to hold and offload), weights, their update, batch-norm statistics and the loss in fp32; "
                  "needs a CPU with AVX512_BF16 or AMX")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   app.add_option("--conv-algo", o.conv_algo,
                  "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
                  "(cuda: least workspace), winograd")
-      ->check(CLI::IsMember({"auto", "direct", "winograd"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "direct", "winograd"}))
+      ->capture_default_str();
   app.add_option("--conv-sub-batches", o.conv_sub_batches,
                  "run every convolution in this many equal slices of the batch (a divisor of --batch): each "
                  "slice's workspace instead of the whole batch's; the weight gradient sums the slices' (float "
-                 "rounding differs from one pass); with --policy none, all or conv (auto chooses sub-batches itself on a GPU profile)")
-      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  app.add_option("--slice-run", o.slice_runs,
-                 "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc, flatten or batch_norm "
-                 "layers) in K slices of the batch, one after another, so each slice's maps are offloaded or freed "
-                 "on their own and the device need not hold a whole layer's input and output; the weight gradients "
-                 "sum the slices' (float rounding differs); repeatable; --policy dyn and auto plan the sliced graph "
-                 "(its measured costs uncalibrated)")
+                 "rounding differs from one pass); with --policy none, all or conv (auto chooses sub-batches itself on "
+                 "a GPU profile)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option(
+         "--slice-run", o.slice_runs,
+         "FIRST:LAST:K: run the layers FIRST..LAST (a chain of conv, relu, pool, lrn, fc, flatten or batch_norm "
+         "layers) in K slices of the batch, one after another, so each slice's maps are offloaded or freed "
+         "on their own and the device need not hold a whole layer's input and output; the weight gradients "
+         "sum the slices' (float rounding differs); repeatable; --policy dyn and auto plan the sliced graph "
+         "(its measured costs uncalibrated)")
       ->take_all();
   app.add_option("--prefetch", o.prefetch,
                  "vdnn (nearest offloaded layer, never past a conv) or ahead (as far as the budget allows)")
-      ->check(CLI::IsMember({"vdnn", "ahead"}))->capture_default_str();
+      ->check(CLI::IsMember({"vdnn", "ahead"}))
+      ->capture_default_str();
   app.add_option("--device-memory", o.device_memory,
                  "device memory budget, e.g. 512MiB or 12GiB (default: what the plan needs); on --backend cpu "
                  "it is real host memory, taken at once, so at most the host's available memory");
@@ -518,16 +546,17 @@ void add_memory_flags(CLI::App& app, TrainOptions& o) {
                  "needs); taken once, pinned on a GPU; a plan needing more is refused before training");
   app.add_option("--link-bandwidth", o.link_bandwidth, "emulated host link in GB/s (0: unlimited)")
       ->capture_default_str();
-  app.add_option("--link-latency", o.link_latency, "emulated per-copy latency, e.g. 10us")
-      ->capture_default_str();
+  app.add_option("--link-latency", o.link_latency, "emulated per-copy latency, e.g. 10us")->capture_default_str();
 }
 
 // What the run reads and leaves: checkpoints, weights, the report and trace, the progress shown.
 void add_output_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--report", o.report, "write a JSON report to this file");
-  app.add_option("--on-nan", o.on_nan, "a NaN or Inf in the loss or a gradient: stop (an error naming the step and "
-                                        "layer) or skip (that step makes no update)")
-      ->check(CLI::IsMember({"stop", "skip"}))->capture_default_str();
+  app.add_option("--on-nan", o.on_nan,
+                 "a NaN or Inf in the loss or a gradient: stop (an error naming the step and "
+                 "layer) or skip (that step makes no update)")
+      ->check(CLI::IsMember({"stop", "skip"}))
+      ->capture_default_str();
   app.add_option("--trace", o.trace,
                  "write the 3rd training step (or the last, if fewer) as a Chrome trace (Perfetto, "
                  "chrome://tracing): ops per stream, memory by class (cuda: host issue times)");
@@ -536,13 +565,14 @@ void add_output_flags(CLI::App& app, TrainOptions& o) {
                  "write the weights alone at the end (safetensors, PyTorch's names and shapes, no optimizer state)");
   app.add_option("--checkpoint-every", o.config.checkpoint_every, "also write the --save checkpoint every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--resume", o.resume, "continue the run saved in this checkpoint (same model, batch, seed, data, --augment)");
+  app.add_option("--resume", o.resume,
+                 "continue the run saved in this checkpoint (same model, batch, seed, data, --augment)");
   app.add_option("--initial-weights", o.initial_weights,
                  "start from the weights and running statistics in this safetensors file (a vdnn checkpoint "
                  "or a PyTorch state_dict with the model's names) instead of the seeded initialisation");
   app.add_option("--progress", o.progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
-      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))->capture_default_str();
-
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
+      ->capture_default_str();
 }
 
 // Under mpirun: collectives, gradient buckets, the replica check.
@@ -550,7 +580,8 @@ void add_train_parallel_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--collective-timeout", o.collective_timeout,
                  "under mpirun: seconds a collective may wait for the other ranks before every rank stops, naming "
                  "the ranks that never arrived (0: forever)")
-      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   app.add_option("--bucket-size", o.bucket_size,
                  "under mpirun: gradients are all-reduced in buckets of about this size (PyTorch DDP's 25 MiB), "
                  "the first of at most 1 MiB")

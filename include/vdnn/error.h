@@ -37,16 +37,14 @@ namespace detail {
 }  // namespace vdnn
 
 // Builds a message with stream syntax: VDNN_MSG("layer " << name << " has " << n << " inputs").
-#define VDNN_MSG(...) \
-  (static_cast<std::ostringstream&&>(std::ostringstream() << __VA_ARGS__).str())
+#define VDNN_MSG(...) (static_cast<std::ostringstream&&>(std::ostringstream() << __VA_ARGS__).str())
 
 // Throws vdnn::Error with a streamed message.
 #define VDNN_THROW(...) throw ::vdnn::Error(VDNN_MSG(__VA_ARGS__))
 
 // Internal invariant; failing it is a bug in vdnn, never the user's fault.
-#define VDNN_CHECK(cond, stream_expr)                                                     \
-  do {                                                                                    \
-    if (!(cond))                                                                          \
-      ::vdnn::detail::throw_internal(__FILE__, __LINE__,                                  \
-                                     VDNN_MSG("check failed: " #cond ": " << stream_expr)); \
+#define VDNN_CHECK(cond, stream_expr)                                                                           \
+  do {                                                                                                          \
+    if (!(cond))                                                                                                \
+      ::vdnn::detail::throw_internal(__FILE__, __LINE__, VDNN_MSG("check failed: " #cond ": " << stream_expr)); \
   } while (0)

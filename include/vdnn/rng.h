@@ -38,9 +38,7 @@ class Rng {
   float uniform() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }
 
   // Uniform integer in [0, n), n > 0 (Lemire's multiply-shift; bias < 2^-64 * n, negligible).
-  uint64_t below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
+  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
 
   // Standard normal by Box-Muller in double, rounded to float.
   float normal() {

@@ -25,8 +25,8 @@ DatasetPtr load_dataset(const py::object& model, const std::string& data, const 
   if (synthetic_samples < 1) VDNN_THROW("synthetic_samples " << synthetic_samples << ": expected >= 1");
   const std::shared_ptr<Model> m = as_model(model);
   py::gil_scoped_release release;
-  return std::make_shared<Dataset>(load_data({data, synthetic_samples, seed}, m->loaded.graph,
-                                             split == "train" ? Split::kTrain : Split::kTest));
+  return std::make_shared<Dataset>(
+      load_data({data, synthetic_samples, seed}, m->loaded.graph, split == "train" ? Split::kTrain : Split::kTest));
 }
 
 // One epoch of a Dataset in the order training visits it; yields (x, y) copies.
@@ -35,7 +35,8 @@ class Batches {
   Batches(DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle, const Augmentation& augment)
       : data_(std::move(data)),
         loader_(*data_, batch, shuffle, seed, {process_communicator().rank(), process_communicator().size()}, augment),
-        images_(static_cast<size_t>(batch * loader_.sample_floats())), labels_(static_cast<size_t>(batch)) {
+        images_(static_cast<size_t>(batch * loader_.sample_floats())),
+        labels_(static_cast<size_t>(batch)) {
     loader_.start_epoch(epoch);
   }
   int64_t size() const { return loader_.batches_per_epoch(); }
@@ -98,15 +99,15 @@ py::dict epoch_dict(const EpochResult& e) {
 }
 
 // vdnn.train: Trainer::run on a Net (or a Net built from a model with `batch`), a callback per step.
-py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs,
-               int64_t batch, double lr, const std::string& schedule, int step_epochs, double gamma,
-               int64_t synthetic_samples, bool evaluate, const py::object& callback, const std::string& save,
-               const std::string& augment) {
+py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs, int64_t batch,
+               double lr, const std::string& schedule, int step_epochs, double gamma, int64_t synthetic_samples,
+               bool evaluate, const py::object& callback, const std::string& save, const std::string& augment) {
   std::shared_ptr<NetHandle> h;
   if (py::isinstance<NetHandle>(net_or_model))
     h = net_or_model.cast<std::shared_ptr<NetHandle>>();
   else
-    h = make_net(net_or_model, batch, "none", py::none(), 1, 0.9, 5e-4, "weights", "event", "vdnn", "auto", "", false, py::none(), "fp32");
+    h = make_net(net_or_model, batch, "none", py::none(), 1, 0.9, 5e-4, "weights", "event", "vdnn", "auto", "", false,
+                 py::none(), "fp32");
   if (iterations < 0) VDNN_THROW("iterations " << iterations << ": expected >= 0 (0: whole epochs)");
   if (epochs < 1) VDNN_THROW("epochs " << epochs << ": expected >= 1");
   if (!callback.is_none() && !PyCallable_Check(callback.ptr())) VDNN_THROW("callback: expected a function of one dict");
@@ -159,15 +160,18 @@ void bind_data(py::module_& m) {
       .def_property_readonly("name", [](const Dataset& d) { return d.name; })
       .def_property_readonly("classes", [](const Dataset& d) { return d.classes; })
       .def("__len__", [](const Dataset& d) { return d.count; })
-      .def_property_readonly("images", [](const DatasetPtr& d) {
-        if (d->reader)
-          VDNN_THROW("dataset '" << d->name << "' is an image folder, decoded batch by batch: iterate "
-                                 << "vdnn.batches(dataset, batch) for its samples");
-        return py::array_t<float>({d->count, d->channels, d->height, d->width}, d->images.data(), py::cast(d));
-      }, "float32 (count, C, H, W), a read-only view")
-      .def_property_readonly("labels", [](const DatasetPtr& d) {
-        return py::array_t<int32_t>({d->count}, d->labels.data(), py::cast(d));
-      }, "int32 (count,)");
+      .def_property_readonly(
+          "images",
+          [](const DatasetPtr& d) {
+            if (d->reader)
+              VDNN_THROW("dataset '" << d->name << "' is an image folder, decoded batch by batch: iterate "
+                                     << "vdnn.batches(dataset, batch) for its samples");
+            return py::array_t<float>({d->count, d->channels, d->height, d->width}, d->images.data(), py::cast(d));
+          },
+          "float32 (count, C, H, W), a read-only view")
+      .def_property_readonly(
+          "labels", [](const DatasetPtr& d) { return py::array_t<int32_t>({d->count}, d->labels.data(), py::cast(d)); },
+          "int32 (count,)");
   m.def("load_data", &load_dataset, py::arg("model"), py::arg("data") = "fashion-mnist", py::arg("split") = "train",
         py::arg("synthetic_samples") = 2048, py::arg("seed") = 1,
         "`vdnn train --data`'s data for a model: 'fashion-mnist', 'synthetic' (synthetic_samples "
@@ -177,15 +181,18 @@ void bind_data(py::module_& m) {
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &Batches::next)
       .def("__len__", &Batches::size);
-  m.def("batches", [](DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle, const std::string& augment) {
-          return std::make_unique<Batches>(std::move(data), batch, seed, epoch, shuffle,
-                                           parse_augmentation(augment, "augment"));
-        }, py::arg("data"), py::arg("batch"), py::arg("seed") = 1, py::arg("epoch") = 0, py::arg("shuffle") = true,
-        py::arg("augment") = "none", py::keep_alive<0, 1>(),
-        "Epoch `epoch` of data as (x float32 NCHW, y int32) batches in training's order (shuffled from "
-        "(seed, epoch), the last partial batch dropped; shuffle=False: in order, the partial batch kept), "
-        "augmented as `vdnn train --augment` does (none, flip or cifar). "
-        "Under mpirun: this rank's share of each global batch of ranks() x batch samples.");
+  m.def(
+      "batches",
+      [](DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle, const std::string& augment) {
+        return std::make_unique<Batches>(std::move(data), batch, seed, epoch, shuffle,
+                                         parse_augmentation(augment, "augment"));
+      },
+      py::arg("data"), py::arg("batch"), py::arg("seed") = 1, py::arg("epoch") = 0, py::arg("shuffle") = true,
+      py::arg("augment") = "none", py::keep_alive<0, 1>(),
+      "Epoch `epoch` of data as (x float32 NCHW, y int32) batches in training's order (shuffled from "
+      "(seed, epoch), the last partial batch dropped; shuffle=False: in order, the partial batch kept), "
+      "augmented as `vdnn train --augment` does (none, flip or cifar). "
+      "Under mpirun: this rank's share of each global batch of ranks() x batch samples.");
   m.def("lr_at", &lr_at, py::arg("step"), py::arg("epoch"), py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
         py::arg("total_steps") = 1, py::arg("step_epochs") = 5, py::arg("gamma") = 0.1,
         "The learning rate `vdnn train` uses at 0-based step `step` of epoch `epoch` (cosine decays to 0 "
@@ -193,7 +200,8 @@ void bind_data(py::module_& m) {
   m.def("train", &train, py::arg("net"), py::arg("data") = "fashion-mnist", py::arg("iterations") = 0,
         py::arg("epochs") = 1, py::arg("batch") = 128, py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
         py::arg("step_epochs") = 5, py::arg("gamma") = 0.1, py::arg("synthetic_samples") = 2048,
-        py::arg("evaluate") = false, py::arg("callback") = py::none(), py::arg("save") = "", py::arg("augment") = "none",
+        py::arg("evaluate") = false, py::arg("callback") = py::none(), py::arg("save") = "",
+        py::arg("augment") = "none",
         "`vdnn train` on a built-in data source: a vdnn.Net (its seed, momentum and weight decay) or a "
         "model (a Net of `batch` is made: result['net']); callback(dict) after every step (step, "
         "total_steps, epoch, epochs, epoch_step, steps_per_epoch, loss, lr, elapsed_seconds); augment: "

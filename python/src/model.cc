@@ -35,9 +35,10 @@ py::tuple shape_tuple(const Shape& s) {
   return t;
 }
 
-py::dict plan(const py::object& model_or_name, int64_t batch, const std::string& device, const py::object& device_memory,
-              const std::string& policy, const std::string& sync, const std::string& prefetch, const std::string& link,
-              const std::string& costs, int repeats, const py::object& host_memory, bool slice_search) {
+py::dict plan(const py::object& model_or_name, int64_t batch, const std::string& device,
+              const py::object& device_memory, const std::string& policy, const std::string& sync,
+              const std::string& prefetch, const std::string& link, const std::string& costs, int repeats,
+              const py::object& host_memory, bool slice_search) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
   const SyncMode sync_mode = parse_sync_mode(sync, "sync");  // errors name the keyword arguments
@@ -56,8 +57,8 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
     planner.set_host_budget(host_budget);
     const size_t budget = budget_given ? given : in.device_memory_bytes;
     const PlanTable table = plan_table(planner, budget, policy, prefetch_rule);
-    nlohmann::json out = plan_json(table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch,
-                                           .device = in.device});
+    nlohmann::json out = plan_json(
+        table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch, .device = in.device});
     const std::optional<SliceRunChoice> slices =
         slice_search ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget) : std::nullopt;
     if (slices) out["slice_runs"] = slice_runs_json(*slices, table.oracle);  // as `vdnn plan --policy auto`
@@ -83,7 +84,8 @@ std::shared_ptr<Model> load_model(const std::string& source, const py::object& i
 
 std::shared_ptr<Model> as_model(const py::object& model_or_name) {
   if (py::isinstance<Model>(model_or_name)) return model_or_name.cast<std::shared_ptr<Model>>();
-  if (py::isinstance<py::str>(model_or_name)) return load_model(model_or_name.cast<std::string>(), py::none(), py::none());
+  if (py::isinstance<py::str>(model_or_name))
+    return load_model(model_or_name.cast<std::string>(), py::none(), py::none());
   VDNN_THROW("model: expected a vdnn.Model (vdnn.load_model) or a model name or path (str), got a "
              << py::str(py::type::of(model_or_name).attr("__name__")).cast<std::string>());
 }
@@ -92,21 +94,26 @@ void bind_model(py::module_& m) {
   py::class_<Model, std::shared_ptr<Model>>(m, "Model", "A network: what vdnn.load_model read.")
       .def_property_readonly("name", [](const Model& x) { return x.loaded.graph.name(); })
       .def_property_readonly("source", [](const Model& x) { return x.source; })
-      .def_property_readonly("input", [](const Model& x) { return shape_tuple(x.loaded.graph.input_shape()); },
-                             "the sample shape, (C, H, W) or (features,)")
+      .def_property_readonly(
+          "input", [](const Model& x) { return shape_tuple(x.loaded.graph.input_shape()); },
+          "the sample shape, (C, H, W) or (features,)")
       .def_property_readonly("classes", [](const Model& x) { return x.loaded.graph.classes(); })
-      .def_property_readonly("parameter_count", [](const Model& x) { return x.loaded.graph.parameter_count(); },
-                             "trainable parameters")
-      .def_property_readonly("layers", [](const Model& x) {
-        std::vector<std::string> names;
-        for (const Node& n : x.loaded.graph.nodes()) names.push_back(n.layer->name());
-        return names;
-      })
-      .def_property_readonly("initial_weights", [](const Model& x) {
-        py::dict d;
-        for (const SafeTensor& t : x.loaded.initial_weights.tensors) d[py::str(t.name)] = to_numpy(t.data, t.shape);
-        return d;
-      }, "an ONNX file's initializers by name (empty for JSON models: vdnn initialises them from the seed)")
+      .def_property_readonly(
+          "parameter_count", [](const Model& x) { return x.loaded.graph.parameter_count(); }, "trainable parameters")
+      .def_property_readonly("layers",
+                             [](const Model& x) {
+                               std::vector<std::string> names;
+                               for (const Node& n : x.loaded.graph.nodes()) names.push_back(n.layer->name());
+                               return names;
+                             })
+      .def_property_readonly(
+          "initial_weights",
+          [](const Model& x) {
+            py::dict d;
+            for (const SafeTensor& t : x.loaded.initial_weights.tensors) d[py::str(t.name)] = to_numpy(t.data, t.shape);
+            return d;
+          },
+          "an ONNX file's initializers by name (empty for JSON models: vdnn initialises them from the seed)")
       .def("__repr__", [](const Model& x) {
         return "vdnn.Model('" + x.loaded.graph.name() + "', input " + shape_text(x.loaded.graph.input_shape().dims) +
                ", " + std::to_string(x.loaded.graph.classes()) + " classes)";

@@ -19,7 +19,8 @@ std::string type_name(const py::handle& h) { return py::str(py::type::of(h).attr
 py::array_t<float, py::array::c_style> check_images(const NetHandle& h, const py::handle& x, int64_t max_n) {
   auto a = float32_array(x, "x");
   const Shape& in = h.net->graph().input_shape();
-  bool ok = a.ndim() == static_cast<py::ssize_t>(in.rank() + 1) && a.shape(0) >= 1 && (max_n <= 0 || a.shape(0) <= max_n);
+  bool ok =
+      a.ndim() == static_cast<py::ssize_t>(in.rank() + 1) && a.shape(0) >= 1 && (max_n <= 0 || a.shape(0) <= max_n);
   for (size_t i = 0; ok && i < in.rank(); ++i) ok = a.shape(static_cast<py::ssize_t>(i + 1)) == in.dims[i];
   if (!ok) {
     std::string expected = shape_text(in.dims);
@@ -38,8 +39,7 @@ std::vector<int32_t> check_labels(const NetHandle& h, const py::handle& y, int64
   const char kind = a.dtype().kind();
   if (kind != 'i' && kind != 'u')
     VDNN_THROW("y: dtype " << py::str(a.dtype()).cast<std::string>() << ", expected integer class labels");
-  if (a.ndim() != 1 || a.shape(0) != n)
-    VDNN_THROW("y: expected shape (" << n << ",), one label per sample of x");
+  if (a.ndim() != 1 || a.shape(0) != n) VDNN_THROW("y: expected shape (" << n << ",), one label per sample of x");
   const auto labels = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
   std::vector<int32_t> out(static_cast<size_t>(n));
   const int classes = h.net->graph().classes();
@@ -74,7 +74,8 @@ void set_weights(NetHandle& h, const py::dict& given) {
   for (const auto& [key, value] : given) {
     const std::string name = py::str(key).cast<std::string>();
     if (is_batches_tracked(name)) continue;  // a PyTorch state_dict's batch-norm counter: not a weight
-    auto it = std::find_if(file.tensors.begin(), file.tensors.end(), [&](const SafeTensor& t) { return t.name == name; });
+    auto it =
+        std::find_if(file.tensors.begin(), file.tensors.end(), [&](const SafeTensor& t) { return t.name == name; });
     if (it == file.tensors.end())
       VDNN_THROW("set_weights: model '" << h.net->graph().name() << "' has no tensor '" << name << "' (its names: "
                                         << params.front().name << ", ... ; see net.weights().keys())");
@@ -116,11 +117,11 @@ py::dict memory(const NetHandle& h) {
   py::dict d;
   d["peak_bytes"] = plan.by_class.total_peak;
   d["smallest_budget_bytes"] = h.net->options().inference  // every weight resident
-                                  ? h.net->smallest_resident_budget()
-                                  : std::max(plan.smallest_bytes, h.net->eval_plan().smallest_bytes);
+                                   ? h.net->smallest_resident_budget()
+                                   : std::max(plan.smallest_bytes, h.net->eval_plan().smallest_bytes);
   d["peak_by_class"] = by_class;
   d["host_bytes"] = h.net->host_bytes();  // the host copies' region, taken once: the smallest host_memory
-  if (h.net->options().inference) {  // weights streamed from host memory (plan/planned_inference.h)
+  if (h.net->options().inference) {       // weights streamed from host memory (plan/planned_inference.h)
     d["streamed_bytes_per_batch"] = h.net->train_program().streamed_bytes();
     d["smallest_streamed_budget_bytes"] = h.net->smallest_streamed_budget();
   }
@@ -130,7 +131,8 @@ py::dict memory(const NetHandle& h) {
 }  // namespace
 
 void bind_net(py::module_& m) {
-  py::class_<NetHandle, std::shared_ptr<NetHandle>>(m, "Net",
+  py::class_<NetHandle, std::shared_ptr<NetHandle>>(
+      m, "Net",
       "A network on the CPU backend with its weights, gradients and SGD momentum in a device arena "
       "planned for `batch` under a memory policy (none, conv, all, or dyn and auto, which pick for "
       "device_memory from costs measured now or read from `costs`); device_memory is the budget "
@@ -144,37 +146,46 @@ void bind_net(py::module_& m) {
       .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
            py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
            py::arg("weight_decay") = 5e-4, py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
-           py::arg("prefetch") = "vdnn",
-           py::arg("conv_algo") = "auto", py::arg("costs") = "", py::arg("inference") = false,
-           py::arg("host_memory") = py::none(), py::arg("precision") = "fp32")
+           py::arg("prefetch") = "vdnn", py::arg("conv_algo") = "auto", py::arg("costs") = "",
+           py::arg("inference") = false, py::arg("host_memory") = py::none(), py::arg("precision") = "fp32")
       .def_property_readonly("model", [](const NetHandle& h) { return h.model; })
       .def_property_readonly("batch", [](const NetHandle& h) { return h.net->batch(); })
-      .def_property_readonly("precision", [](const NetHandle& h) { return std::string(to_string(h.net->options().precision)); })
+      .def_property_readonly("precision",
+                             [](const NetHandle& h) { return std::string(to_string(h.net->options().precision)); })
       .def_property_readonly("seed", [](const NetHandle& h) { return h.config.seed; })
-      .def_property_readonly("steps", [](const NetHandle& h) { return h.steps; }, "train_step calls so far")
+      .def_property_readonly(
+          "steps", [](const NetHandle& h) { return h.steps; }, "train_step calls so far")
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
-      .def_property_readonly("memory", &memory,
-                             "the planned device memory: peak_bytes, smallest_budget_bytes and peak_by_class (bytes "
-                             "per class: weights, weight_grads, optimizer_state, feature_maps, gradient_maps, workspace); an "
-                             "inference Net adds streamed_bytes_per_batch (weights streamed from host memory under "
-                             "its budget) and smallest_streamed_budget_bytes (every weight streamed); host_bytes: the host "
-                             "memory taken once for the host copies of offloaded tensors and streamed weights, "
-                             "the smallest host_memory that works")
-      .def_property_readonly("policy", [](const NetHandle& h) { return std::string(to_string(h.net->options().policy)); },
-                             "the policy the Net runs (dyn and auto: what they picked)")
-      .def_property_readonly("policy_summary", [](const NetHandle& h) { return h.policy_summary; },
-                             "dyn or auto: what was picked and why ('' otherwise)")
-      .def("train_step", [](NetHandle& h, const py::handle& x, const py::handle& y, double lr) {
+      .def_property_readonly(
+          "memory", &memory,
+          "the planned device memory: peak_bytes, smallest_budget_bytes and peak_by_class (bytes "
+          "per class: weights, weight_grads, optimizer_state, feature_maps, gradient_maps, workspace); an "
+          "inference Net adds streamed_bytes_per_batch (weights streamed from host memory under "
+          "its budget) and smallest_streamed_budget_bytes (every weight streamed); host_bytes: the host "
+          "memory taken once for the host copies of offloaded tensors and streamed weights, "
+          "the smallest host_memory that works")
+      .def_property_readonly(
+          "policy", [](const NetHandle& h) { return std::string(to_string(h.net->options().policy)); },
+          "the policy the Net runs (dyn and auto: what they picked)")
+      .def_property_readonly(
+          "policy_summary", [](const NetHandle& h) { return h.policy_summary; },
+          "dyn or auto: what was picked and why ('' otherwise)")
+      .def(
+          "train_step",
+          [](NetHandle& h, const py::handle& x, const py::handle& y, double lr) {
             const auto a = check_images(h, x, h.net->batch());
             const std::vector<int32_t> labels = check_labels(h, y, a.shape(0));
             py::gil_scoped_release release;
             const float loss = h.trainer->train_batch(a.data(), labels.data(), a.shape(0), lr, h.steps);
             ++h.steps;
             return loss;
-          }, py::arg("x"), py::arg("y"), py::arg("lr"),
+          },
+          py::arg("x"), py::arg("y"), py::arg("lr"),
           "One SGD step (momentum, weight decay) on float32 NCHW x and integer labels y (n <= batch "
           "samples), as each step of `vdnn train`; returns the batch's mean loss.")
-      .def("forward_backward", [](NetHandle& h, const py::handle& x, const py::handle& y) {
+      .def(
+          "forward_backward",
+          [](NetHandle& h, const py::handle& x, const py::handle& y) {
             const auto a = check_images(h, x, h.net->batch());
             const std::vector<int32_t> labels = check_labels(h, y, a.shape(0));
             py::gil_scoped_release release;
@@ -182,25 +193,30 @@ void bind_net(py::module_& m) {
             const float loss = h.net->forward(/*training=*/true);
             h.net->backward();
             return loss;
-          }, py::arg("x"), py::arg("y"),
+          },
+          py::arg("x"), py::arg("y"),
           "A training-mode forward and backward pass without an update (batch-norm running statistics "
           "and the dropout counter do advance, as in PyTorch's train mode); returns the mean loss. "
           "gradients() then holds d loss / d parameter.")
-      .def("gradients", [](const NetHandle& h) { return tensors(h, true); },
-           "The last backward pass's gradients by parameter name, in the parameters' shapes.")
-      .def("weights", [](const NetHandle& h) { return tensors(h, false); },
-           "Every parameter and running statistic by name (float32 copies).")
+      .def(
+          "gradients", [](const NetHandle& h) { return tensors(h, true); },
+          "The last backward pass's gradients by parameter name, in the parameters' shapes.")
+      .def(
+          "weights", [](const NetHandle& h) { return tensors(h, false); },
+          "Every parameter and running statistic by name (float32 copies).")
       .def("set_weights", &set_weights, py::arg("weights"),
            "Replaces the named tensors (the others keep their values); each must have the shape "
            "weights() reports and finite values. '<bn>.num_batches_tracked' entries (PyTorch's) are skipped.")
       .def("infer", &infer, py::arg("x"), "Evaluation-mode logits (n, classes) of float32 NCHW x.")
-      .def("weights_sha256", [](const NetHandle& h) { return h.net->weights_sha256(); },
-           "The hash `vdnn train` prints as weights_sha256.")
-      .def("save", [](const NetHandle& h, const std::string& path) {
-            vdnn::save_weights(path, *h.net, h.config.seed, h.steps);
-          }, py::arg("path"),
-           "Writes the weights as a PyTorch state_dict (safetensors), as `vdnn train --save-weights` does: "
-           "for `vdnn infer --weights`, --initial-weights, set_weights or torch's load_state_dict(strict=True).")
+      .def(
+          "weights_sha256", [](const NetHandle& h) { return h.net->weights_sha256(); },
+          "The hash `vdnn train` prints as weights_sha256.")
+      .def(
+          "save",
+          [](const NetHandle& h, const std::string& path) { vdnn::save_weights(path, *h.net, h.config.seed, h.steps); },
+          py::arg("path"),
+          "Writes the weights as a PyTorch state_dict (safetensors), as `vdnn train --save-weights` does: "
+          "for `vdnn infer --weights`, --initial-weights, set_weights or torch's load_state_dict(strict=True).")
       .def("__repr__", [](const NetHandle& h) {
         return "vdnn.Net('" + h.net->graph().name() + "', batch " + std::to_string(h.net->batch()) + ", policy " +
                to_string(h.net->options().policy) + ")";

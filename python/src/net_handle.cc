@@ -1,8 +1,8 @@
 #include "net_handle.h"
 
+#include "planning/planned_policy.h"
 #include "runtime/checkpoint.h"
 #include "runtime/net_settings.h"
-#include "planning/planned_policy.h"
 #include "runtime/sgd.h"
 #include "util/option_names.h"
 
@@ -14,8 +14,14 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
                                     const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
                                     bool inference, const py::object& host_memory, const std::string& precision) {
   const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
-  NetSettings settings{.batch = batch, .seed = seed, .policy = policy, .precision = precision,
-                       .conv_algo = conv_algo, .sync = sync, .prefetch = prefetch, .inference = inference};
+  NetSettings settings{.batch = batch,
+                       .seed = seed,
+                       .policy = policy,
+                       .precision = precision,
+                       .conv_algo = conv_algo,
+                       .sync = sync,
+                       .prefetch = prefetch,
+                       .inference = inference};
   if (!device_memory.is_none()) settings.device_memory = budget_bytes(device_memory, keywords("device_memory"));
   if (!host_memory.is_none()) settings.host_memory = budget_bytes(host_memory, keywords("host_memory"));
   NetOptions o = net_options(settings, keywords);

@@ -26,11 +26,14 @@ Communicator& process_communicator() {
 }
 
 void bind_ranks(py::module_& m) {
-  m.def("rank", [] { return process_communicator().rank(); },
-        "This process's rank in the data-parallel run (0 when not started by mpirun).");
-  m.def("ranks", [] { return process_communicator().size(); },
-        "How many processes train together (mpirun -np N; 1 without mpirun).");
-  m.def("_end_ranks", [] { slot().reset(); }, "Ends this process's part in the run (MPI_Finalize); at exit.");
+  m.def(
+      "rank", [] { return process_communicator().rank(); },
+      "This process's rank in the data-parallel run (0 when not started by mpirun).");
+  m.def(
+      "ranks", [] { return process_communicator().size(); },
+      "How many processes train together (mpirun -np N; 1 without mpirun).");
+  m.def(
+      "_end_ranks", [] { slot().reset(); }, "Ends this process's part in the run (MPI_Finalize); at exit.");
 }
 
 }  // namespace vdnn::python

@@ -57,8 +57,8 @@ struct BackendOptions {
   // Per node: > 1 runs that convolution in as many slices of the batch; empty: 1.
   std::vector<int> conv_sub_batches;
   // Per node: at most this much workspace for a convolution (the plan's figure for the algorithm it
-  // chose, 0 included; other layers' entries are ignored; empty: what the algorithm family reserves). CUDA: cudnnFind then picks the fastest
-  // algorithm within it, so the live Net needs what was planned. The CPU's workspace is the
+  // chose, 0 included; other layers' entries are ignored; empty: what the algorithm family reserves). CUDA: cudnnFind
+  // then picks the fastest algorithm within it, so the live Net needs what was planned. The CPU's workspace is the
   // measured kernel's own, so it has nothing to cap.
   std::vector<size_t> conv_workspace_bytes;
   // The activations' number type (core/precision.h). CPU: bf16 needs native bf16 instructions
@@ -138,8 +138,7 @@ class Backend {
   virtual bool all_finite(const void* device_data, size_t bytes);
   // Parameter `k` of `node` in its plain layout (ParamSpec::dims) from/to the kernel's layout.
   virtual std::vector<float> export_param(int node, int k, const void* device_data) = 0;
-  virtual void import_param(int node, int k, const std::vector<float>& plain,
-                            void* device_data) = 0;
+  virtual void import_param(int node, int k, const std::vector<float>& plain, void* device_data) = 0;
 
   // Data parallel: the communicator that all-reduces this backend's gradient buckets (device
   // memory, on device().stream kComm) among the ranks of `host`, the process's host communicator

@@ -51,11 +51,11 @@ struct TargetFacts {
 };
 
 struct CostOptions {
-  std::string device;       // cuda: a device profile name or JSON path (its GPU's roofline)
-  std::string link;         // cuda: a link profile name ("" = the device's own)
-  std::string costs_file;   // cpu: a saved `vdnn profile --save` file ("" = measure now)
-  int repeats = 3;          // cpu, measuring: timed runs per kernel
-  LinkModel cpu_link;       // cpu, measuring: the copy engine's emulated link
+  std::string device;                      // cuda: a device profile name or JSON path (its GPU's roofline)
+  std::string link;                        // cuda: a link profile name ("" = the device's own)
+  std::string costs_file;                  // cpu: a saved `vdnn profile --save` file ("" = measure now)
+  int repeats = 3;                         // cpu, measuring: timed runs per kernel
+  LinkModel cpu_link;                      // cpu, measuring: the copy engine's emulated link
   Precision precision = Precision::kFp32;  // the activations' type (a costs file must match)
 };
 

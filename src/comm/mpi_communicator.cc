@@ -42,8 +42,9 @@ class MpiCommunicator final : public Communicator {
       VDNN_THROW("MPI_Init_thread failed: " << mpi_error(rc));
     if (provided < MPI_THREAD_MULTIPLE) {
       MPI_Finalize();
-      VDNN_THROW("this MPI library does not provide MPI_THREAD_MULTIPLE (the collective watchdog needs it); "
-                 "use an MPI built with thread support (Debian's Open MPI has it)");
+      VDNN_THROW(
+          "this MPI library does not provide MPI_THREAD_MULTIPLE (the collective watchdog needs it); "
+          "use an MPI built with thread support (Debian's Open MPI has it)");
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -93,8 +94,8 @@ class MpiCommunicator final : public Communicator {
   void all_reduce_sum(std::span<const ReduceBuffer> buffers, float scale) override {
     size_t total = 0;
     for (const ReduceBuffer& b : buffers) total += b.count;
-    VDNN_CHECK(total <= static_cast<size_t>(INT32_MAX), "a gradient bucket of " << total
-                                                                                << " floats is too large for one MPI call");
+    VDNN_CHECK(total <= static_cast<size_t>(INT32_MAX),
+               "a gradient bucket of " << total << " floats is too large for one MPI call");
     staging_.resize(total);
     float* at = staging_.data();
     for (const ReduceBuffer& b : buffers)
@@ -110,9 +111,8 @@ class MpiCommunicator final : public Communicator {
   }
 
   void sum_host(double* values, int count) override {
-    collective("a sum of training statistics", [&] {
-      return MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, data_);
-    });
+    collective("a sum of training statistics",
+               [&] { return MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, data_); });
   }
 
   void broadcast_host(void* data, size_t bytes, int root) override {
@@ -123,7 +123,8 @@ class MpiCommunicator final : public Communicator {
   std::vector<std::string> gather_strings(const std::string& text) override {
     std::vector<int> lengths(size_);
     int mine = static_cast<int>(text.size());
-    collective("a gather of lengths", [&] { return MPI_Allgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, data_); });
+    collective("a gather of lengths",
+               [&] { return MPI_Allgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, data_); });
     std::vector<int> offsets(size_, 0);
     for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
     std::string all(static_cast<size_t>(offsets.back() + lengths.back()), '\0');
@@ -218,7 +219,8 @@ class MpiCommunicator final : public Communicator {
         silent << (silent_count++ ? ", " : "") << "rank " << peer << " (silent for " << static_cast<int>(quiet)
                << " s; it last reached collective #" << seen_[peer] << ")";
       else if (seen_[peer] < seq_)
-        behind << (behind_count++ ? ", " : "") << "rank " << peer << " (alive, but at collective #" << seen_[peer] << ")";
+        behind << (behind_count++ ? ", " : "") << "rank " << peer << " (alive, but at collective #" << seen_[peer]
+               << ")";
     }
     std::ostringstream m;
     m << "rank " << rank_ << ": " << what_ << ", collective #" << seq_ << ", did not complete within "
@@ -236,7 +238,7 @@ class MpiCommunicator final : public Communicator {
   CommOptions options_;
   int rank_ = 0, size_ = 1;
   MPI_Comm data_ = MPI_COMM_NULL, notes_ = MPI_COMM_NULL;
-  std::mutex issue_mu_;  // one collective at a time from this rank
+  std::mutex issue_mu_;          // one collective at a time from this rank
   std::atomic<int64_t> seq_{0};  // collectives this rank has started (the watchdog reads it)
   std::vector<float> staging_;
   // The watchdog's state (its thread alone sends and takes notes).
@@ -247,7 +249,7 @@ class MpiCommunicator final : public Communicator {
   bool stop_ = false, busy_ = false;
   std::string what_;
   Clock::time_point since_;
-  std::vector<int64_t> seen_, note_in_;  // per peer: the last collective it reached
+  std::vector<int64_t> seen_, note_in_;   // per peer: the last collective it reached
   std::vector<Clock::time_point> heard_;  // per peer: when its last note came
   std::vector<MPI_Request> recv_;
   std::thread watchdog_;

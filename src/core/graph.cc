@@ -6,14 +6,11 @@
 
 namespace vdnn {
 
-Graph::Graph(std::string name, Shape input_shape, int classes)
-    : name_(std::move(name)), classes_(classes) {
+Graph::Graph(std::string name, Shape input_shape, int classes) : name_(std::move(name)), classes_(classes) {
   if (input_shape.rank() != 3 && input_shape.rank() != 1)
-    VDNN_THROW("model '" << name_ << "': input must be [C, H, W] or [K], got "
-                         << input_shape.to_string());
+    VDNN_THROW("model '" << name_ << "': input must be [C, H, W] or [K], got " << input_shape.to_string());
   for (int64_t d : input_shape.dims)
-    if (d < 1) VDNN_THROW("model '" << name_ << "': input dims must be >= 1, got "
-                                    << input_shape.to_string());
+    if (d < 1) VDNN_THROW("model '" << name_ << "': input dims must be >= 1, got " << input_shape.to_string());
   if (elements_up_to(input_shape.dims) < 0)
     VDNN_THROW("model '" << name_ << "': input " << input_shape.to_string()
                          << " has more than 2^36 elements per sample");
@@ -34,8 +31,7 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
   if (name.empty()) VDNN_THROW("a layer of type '" << layer->type() << "' has an empty name");
   if (find_value(name) >= 0) layer->fail("the name is already used by an earlier layer or input");
   if (!nodes_.empty() && nodes_.back().layer->kind() == LayerKind::kLoss)
-    layer->fail("comes after the loss layer '" + nodes_.back().layer->name() +
-                "'; the loss must be last");
+    layer->fail("comes after the loss layer '" + nodes_.back().layer->name() + "'; the loss must be last");
 
   Node node;
   if (inputs.empty()) {
@@ -49,8 +45,7 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
   }
   const int n = static_cast<int>(node.inputs.size());
   if (n < layer->min_inputs() || n > layer->max_inputs())
-    layer->fail(VDNN_MSG("takes " << layer->min_inputs() << ".." << layer->max_inputs()
-                                  << " inputs, got " << n));
+    layer->fail(VDNN_MSG("takes " << layer->min_inputs() << ".." << layer->max_inputs() << " inputs, got " << n));
   std::vector<Shape> in_shapes;
   for (ValueId id : node.inputs) in_shapes.push_back(values_[id].shape);
   Shape out = layer->infer_shape(in_shapes);
@@ -70,8 +65,8 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
   return index;
 }
 
-int Graph::add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs, int slices,
-                      int param_owner, int origin) {
+int Graph::add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs, int slices, int param_owner,
+                      int origin) {
   const std::string name = layer->name();
   if (slices < 1) VDNN_THROW("layer '" << name << "': slices must be >= 1, got " << slices);
   if (param_owner >= static_cast<int>(nodes_.size()))
@@ -109,8 +104,8 @@ void Graph::finalize() {
                          << "' must be a loss (softmax_cross_entropy)");
   const Shape& logits = values_[last.inputs[0]].shape;
   if (logits.elements() != classes_)
-    last.layer->fail(VDNN_MSG("receives " << logits.elements() << " logits but the model has "
-                                          << classes_ << " classes"));
+    last.layer->fail(
+        VDNN_MSG("receives " << logits.elements() << " logits but the model has " << classes_ << " classes"));
   for (const Value& v : values_)
     if (v.consumers.empty() && v.producer != static_cast<int>(nodes_.size()) - 1)
       VDNN_THROW("model '" << name_ << "': the output of '" << v.name

@@ -4,8 +4,6 @@
 
 namespace vdnn {
 
-void Layer::fail(const std::string& what) const {
-  VDNN_THROW("layer '" << name_ << "' (" << type_ << "): " << what);
-}
+void Layer::fail(const std::string& what) const { VDNN_THROW("layer '" << name_ << "' (" << type_ << "): " << what); }
 
 }  // namespace vdnn

@@ -29,9 +29,9 @@ struct ParamSpec {
   std::string name;           // "weight", "bias", "running_mean", "running_var" (PyTorch's names)
   std::vector<int64_t> dims;  // plain layout
   Init init = Init::kZero;
-  int64_t fan_in = 1;       // for the normal initializations
-  bool trainable = true;    // false: running statistics, updated by the layer, not by SGD
-  bool decay = false;       // weight decay applies
+  int64_t fan_in = 1;     // for the normal initializations
+  bool trainable = true;  // false: running statistics, updated by the layer, not by SGD
+  bool decay = false;     // weight decay applies
   // The shape checkpoints and weight files hold (PyTorch's), in the same memory order, where it
   // differs from `dims`: a grouped convolution's [O, I/groups, kh, kw] for its goihw dims. Empty: dims.
   std::vector<int64_t> file_shape;

@@ -44,9 +44,8 @@ int64_t LayerConfig::integer(const std::string& key, int64_t fallback, int64_t m
   return v->get<int64_t>();
 }
 
-std::pair<int64_t, int64_t> LayerConfig::pair(const std::string& key,
-                                               std::pair<int64_t, int64_t> fallback,
-                                               int64_t min_value) {
+std::pair<int64_t, int64_t> LayerConfig::pair(const std::string& key, std::pair<int64_t, int64_t> fallback,
+                                              int64_t min_value) {
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
   const std::string expected = integer_range(min_value) + " or a pair [h, w] of them";
@@ -87,8 +86,7 @@ void LayerConfig::check_all_used() const {
     if (used_.count(it.key())) continue;
     std::string valid;
     for (const auto& u : used_) valid += (valid.empty() ? "" : ", ") + u;
-    VDNN_THROW(where_ << ": unknown field '" << it.key() << "' (valid fields here: " << valid
-                      << ")");
+    VDNN_THROW(where_ << ": unknown field '" << it.key() << "' (valid fields here: " << valid << ")");
   }
 }
 

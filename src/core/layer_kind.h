@@ -16,15 +16,24 @@ enum class LayerKind { kConv, kActivation, kPool, kNorm, kFc, kDropout, kJoin, k
 
 inline std::string to_string(LayerKind kind) {
   switch (kind) {
-    case LayerKind::kConv: return "CONV";
-    case LayerKind::kActivation: return "ACTV";
-    case LayerKind::kPool: return "POOL";
-    case LayerKind::kNorm: return "NORM";
-    case LayerKind::kFc: return "FC";
-    case LayerKind::kDropout: return "DROP";
-    case LayerKind::kJoin: return "JOIN";
-    case LayerKind::kReshape: return "RESHAPE";
-    case LayerKind::kLoss: return "LOSS";
+    case LayerKind::kConv:
+      return "CONV";
+    case LayerKind::kActivation:
+      return "ACTV";
+    case LayerKind::kPool:
+      return "POOL";
+    case LayerKind::kNorm:
+      return "NORM";
+    case LayerKind::kFc:
+      return "FC";
+    case LayerKind::kDropout:
+      return "DROP";
+    case LayerKind::kJoin:
+      return "JOIN";
+    case LayerKind::kReshape:
+      return "RESHAPE";
+    case LayerKind::kLoss:
+      return "LOSS";
   }
   return "?";
 }

@@ -14,8 +14,7 @@
 
 namespace vdnn {
 
-std::unique_ptr<Layer> make_layer(const std::string& name, const std::string& type,
-                                  LayerConfig& cfg);
+std::unique_ptr<Layer> make_layer(const std::string& name, const std::string& type, LayerConfig& cfg);
 std::vector<std::string> layer_types();
 
 }  // namespace vdnn

@@ -23,25 +23,27 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
   const std::string name = data.name.empty() ? "(unnamed)" : data.name;
   if (batch < 1) VDNN_THROW("dataset '" << name << "': batch size must be >= 1, got " << batch);
   if (data.count < 1 || sample_ < 1) {
-    VDNN_THROW("dataset '" << name << "': empty (" << data.count << " samples of " << data.channels
-                           << "x" << data.height << "x" << data.width
-                           << "); expected at least one non-empty sample");
+    VDNN_THROW("dataset '" << name << "': empty (" << data.count << " samples of " << data.channels << "x"
+                           << data.height << "x" << data.width << "); expected at least one non-empty sample");
   }
   const int64_t stored = data.reader ? 0 : data.count * sample_;  // a reader makes the samples
   if (static_cast<int64_t>(data.images.size()) != stored || static_cast<int64_t>(data.labels.size()) != data.count) {
-    VDNN_THROW("dataset '" << name << "': holds " << data.images.size() << " floats and "
-                           << data.labels.size() << " labels (expected " << stored
-                           << " and " << data.count << " for " << data.count << " samples)");
+    VDNN_THROW("dataset '" << name << "': holds " << data.images.size() << " floats and " << data.labels.size()
+                           << " labels (expected " << stored << " and " << data.count << " for " << data.count
+                           << " samples)");
   }
   VDNN_CHECK(data.zero_pixel.empty() || static_cast<int64_t>(data.zero_pixel.size()) == data.channels,
-             "dataset '" << name << "': " << data.zero_pixel.size() << " zero-pixel values for " << data.channels << " channels");
+             "dataset '" << name << "': " << data.zero_pixel.size() << " zero-pixel values for " << data.channels
+                         << " channels");
   VDNN_CHECK(shard.ranks >= 1 && shard.rank >= 0 && shard.rank < shard.ranks,
              "shard " << shard.rank << " of " << shard.ranks);
-  if (threads < 1) VDNN_THROW("dataset '" << name << "': " << threads << " loader threads (--data-threads); expected >= 1");
+  if (threads < 1)
+    VDNN_THROW("dataset '" << name << "': " << threads << " loader threads (--data-threads); expected >= 1");
   if (augment.resized_crop && !data.reader)
-    VDNN_THROW("dataset '" << name << "': a random resized crop (--augment imagenet) is drawn before decoding, from an "
-                           << "image folder (--data DIR of DIR/train/<class>/*.jpg); for images in memory use --augment "
-                              "cifar or flip");
+    VDNN_THROW(
+        "dataset '" << name << "': a random resized crop (--augment imagenet) is drawn before decoding, from an "
+                    << "image folder (--data DIR of DIR/train/<class>/*.jpg); for images in memory use --augment "
+                       "cifar or flip");
   const int64_t ranks = shard.ranks;
   if (shuffle) {
     batches_ = data.count / (batch * ranks);
@@ -51,10 +53,10 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
     batches_ = (samples_ + batch - 1) / batch;
   }
   if (batches_ == 0 && shuffle) {
-    VDNN_THROW("dataset '" << name << "': " << data.count << " samples make no full batch of "
-                           << batch * ranks << (ranks > 1 ? VDNN_MSG(" (" << ranks << " ranks x " << batch << ")") : "")
-                           << " (training drops partial batches; expected batch size <= "
-                           << data.count / ranks << (ranks > 1 ? " per rank)" : ")"));
+    VDNN_THROW("dataset '" << name << "': " << data.count << " samples make no full batch of " << batch * ranks
+                           << (ranks > 1 ? VDNN_MSG(" (" << ranks << " ranks x " << batch << ")") : "")
+                           << " (training drops partial batches; expected batch size <= " << data.count / ranks
+                           << (ranks > 1 ? " per rank)" : ")"));
   }
   order_.resize(static_cast<size_t>(data.count));
   std::iota(order_.begin(), order_.end(), int64_t{0});
@@ -86,8 +88,7 @@ BatchLoader::~BatchLoader() {
 }
 
 void BatchLoader::start_epoch(int epoch, int64_t first_batch) {
-  VDNN_CHECK(first_batch >= 0 && first_batch <= batches_,
-             "first batch " << first_batch << " outside 0.." << batches_);
+  VDNN_CHECK(first_batch >= 0 && first_batch <= batches_, "first batch " << first_batch << " outside 0.." << batches_);
   std::unique_lock<std::mutex> lock(mu_);
   // Park the workers: they start nothing while !active_, and we wait out the batches in flight.
   active_ = false;

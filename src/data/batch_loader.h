@@ -56,8 +56,9 @@ class BatchLoader {
   // Also when threads < 1, or a resized crop is asked of a dataset without a reader.
   BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint64_t seed, Shard shard = {},
               Augmentation augment = {}, int threads = 1);
-  BatchLoader(Dataset&&, int64_t, bool, uint64_t, Shard = {}, Augmentation = {}, int = 1) = delete;  // keeps a reference
-  ~BatchLoader();  // stops and joins the workers, also mid-epoch
+  BatchLoader(Dataset&&, int64_t, bool, uint64_t, Shard = {}, Augmentation = {},
+              int = 1) = delete;  // keeps a reference
+  ~BatchLoader();                 // stops and joins the workers, also mid-epoch
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
 
@@ -114,13 +115,13 @@ class BatchLoader {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Slot> slots_;  // threads + 1; batch k goes to slot k % size
-  bool active_ = false;  // an epoch is running (false before start_epoch and while it resets)
-  int busy_ = 0;         // workers filling a slot outside the lock
+  bool active_ = false;      // an epoch is running (false before start_epoch and while it resets)
+  int busy_ = 0;             // workers filling a slot outside the lock
   bool stop_ = false;
-  int64_t claimed_ = 0;   // batches of this epoch taken by a worker
-  int64_t consumed_ = 0;  // batches of this epoch given back by the caller
-  bool held_ = false;     // the caller holds slot consumed_ (a BatchView)
-  double waited_ = 0;     // the caller's, in next()
+  int64_t claimed_ = 0;               // batches of this epoch taken by a worker
+  int64_t consumed_ = 0;              // batches of this epoch given back by the caller
+  bool held_ = false;                 // the caller holds slot consumed_ (a BatchView)
+  double waited_ = 0;                 // the caller's, in next()
   std::vector<std::thread> workers_;  // last member: start after everything above is initialized
 };
 

@@ -47,8 +47,8 @@ void append_cifar_records(std::span<const uint8_t> bytes, CifarKind kind, const 
                          : "CIFAR-100 records of 2 label bytes (coarse, fine) and 3072 pixel bytes";
   if (bytes.empty()) VDNN_THROW(source << ": empty file (expected " << what << ")");
   if (bytes.size() % record != 0)
-    VDNN_THROW(source << ": " << bytes.size() << " bytes is not a whole number of " << record << "-byte records (expected "
-                      << what << "; truncated?)");
+    VDNN_THROW(source << ": " << bytes.size() << " bytes is not a whole number of " << record
+                      << "-byte records (expected " << what << "; truncated?)");
   const float* mean = ten ? kCifar10Mean : kCifar100Mean;
   const float* stdev = ten ? kCifar10Std : kCifar100Std;
   if (out.count == 0) {
@@ -91,8 +91,9 @@ Dataset load_cifar(const std::string& dir, bool train) {
     const fs::path path = fs::path(dir) / name;
     if (!is_file(path))
       VDNN_THROW("data folder '" << dir << "': " << name << " not found (a CIFAR-"
-                                 << (kind == CifarKind::kCifar10 ? "10 folder holds data_batch_1.bin .. data_batch_5.bin and test_batch.bin"
-                                                                 : "100 folder holds train.bin and test.bin")
+                                 << (kind == CifarKind::kCifar10
+                                         ? "10 folder holds data_batch_1.bin .. data_batch_5.bin and test_batch.bin"
+                                         : "100 folder holds train.bin and test.bin")
                                  << ", as in the dataset's binary version)");
     const MappedFile file(path.string());
     append_cifar_records(file.bytes(), kind, file.path(), out);

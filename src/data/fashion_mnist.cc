@@ -35,15 +35,13 @@ Dataset load_fashion_mnist(const std::string& dir, bool train) {
   const std::string label_path = find_idx_file(dir, prefix + "-labels-idx1-ubyte");
 
   const IdxArray images = read_idx(image_path);
-  if (images.dims.size() != 3 || images.dims[1] != kFashionMnistSide ||
-      images.dims[2] != kFashionMnistSide) {
+  if (images.dims.size() != 3 || images.dims[1] != kFashionMnistSide || images.dims[2] != kFashionMnistSide) {
     std::string shape;
     for (size_t i = 0; i < images.dims.size(); ++i) {
       if (i > 0) shape += 'x';
       shape += std::to_string(images.dims[i]);
     }
-    VDNN_THROW(image_path << ": images have shape " << shape
-                          << " (expected N x 28 x 28 Fashion-MNIST images)");
+    VDNN_THROW(image_path << ": images have shape " << shape << " (expected N x 28 x 28 Fashion-MNIST images)");
   }
   const IdxArray labels = read_idx(label_path);
   if (labels.dims.size() != 1) {
@@ -52,8 +50,8 @@ Dataset load_fashion_mnist(const std::string& dir, bool train) {
   }
   const int64_t count = images.dims[0];
   if (labels.dims[0] != count) {
-    VDNN_THROW(label_path << ": holds " << labels.dims[0] << " labels but " << image_path
-                          << " holds " << count << " images (expected equal counts)");
+    VDNN_THROW(label_path << ": holds " << labels.dims[0] << " labels but " << image_path << " holds " << count
+                          << " images (expected equal counts)");
   }
 
   Dataset out;

@@ -16,13 +16,20 @@ constexpr uint8_t kTypeUnsignedByte = 0x08;
 
 const char* type_name(uint8_t type) {
   switch (type) {
-    case 0x08: return "unsigned byte";
-    case 0x09: return "signed byte";
-    case 0x0B: return "int16";
-    case 0x0C: return "int32";
-    case 0x0D: return "float32";
-    case 0x0E: return "float64";
-    default: return "unknown";
+    case 0x08:
+      return "unsigned byte";
+    case 0x09:
+      return "signed byte";
+    case 0x0B:
+      return "int16";
+    case 0x0C:
+      return "int32";
+    case 0x0D:
+      return "float32";
+    case 0x0E:
+      return "float64";
+    default:
+      return "unknown";
   }
 }
 
@@ -59,16 +66,16 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& source) {
   uint8_t magic[4];
   const size_t magic_got = in.read(magic, 4);
   if (magic_got < 4) {
-    VDNN_THROW(source << ": truncated: file holds " << magic_got
-                    << " bytes, an IDX header needs at least 4" << in.short_read_note());
+    VDNN_THROW(source << ": truncated: file holds " << magic_got << " bytes, an IDX header needs at least 4"
+                      << in.short_read_note());
   }
   if (magic[0] != 0 || magic[1] != 0) {
     VDNN_THROW(source << ": bad magic " << hex_byte(magic[0]) << " " << hex_byte(magic[1])
-                    << " (expected an IDX file starting with 0x00 0x00)");
+                      << " (expected an IDX file starting with 0x00 0x00)");
   }
   if (magic[2] != kTypeUnsignedByte) {
-    VDNN_THROW(source << ": unsupported IDX element type " << hex_byte(magic[2]) << " ("
-                    << type_name(magic[2]) << "); only 0x08 (unsigned byte) is supported");
+    VDNN_THROW(source << ": unsupported IDX element type " << hex_byte(magic[2]) << " (" << type_name(magic[2])
+                      << "); only 0x08 (unsigned byte) is supported");
   }
   const int ndims = magic[3];
   if (ndims == 0) VDNN_THROW(source << ": IDX header declares 0 dimensions (expected at least 1)");
@@ -76,9 +83,8 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& source) {
   std::vector<uint8_t> dim_bytes(4 * static_cast<size_t>(ndims));
   const size_t dims_got = in.read(dim_bytes.data(), dim_bytes.size());
   if (dims_got < dim_bytes.size()) {
-    VDNN_THROW(source << ": truncated: header declares " << ndims << " dimensions ("
-                    << dim_bytes.size() << " bytes of sizes), file holds " << dims_got
-                    << in.short_read_note());
+    VDNN_THROW(source << ": truncated: header declares " << ndims << " dimensions (" << dim_bytes.size()
+                      << " bytes of sizes), file holds " << dims_got << in.short_read_note());
   }
 
   IdxArray out;
@@ -93,7 +99,7 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& source) {
     elements *= d;  // d < 2^32 and elements <= 2^31 before, so no overflow
     if (elements > kIdxMaxElements) {
       VDNN_THROW(source << ": absurd dimensions " << dims_text(out.dims) << "... (more than 2^31"
-                      << " elements; the header is probably corrupt)");
+                        << " elements; the header is probably corrupt)");
     }
   }
 
@@ -109,15 +115,15 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& source) {
   }
   if (filled < total) {
     VDNN_THROW(source << ": truncated: header says " << dims_text(out.dims) << " (" << total
-                    << " bytes of data), file holds " << filled << in.short_read_note());
+                      << " bytes of data), file holds " << filled << in.short_read_note());
   }
 
   uint8_t extra[256];
   const size_t extra_got = in.read(extra, sizeof(extra));
   if (extra_got > 0) {
-    VDNN_THROW(source << ": trailing garbage: " << (extra_got < sizeof(extra) ? "" : "at least ")
-                    << extra_got << " bytes after the " << total << " data bytes declared by dims "
-                    << dims_text(out.dims) << " (expected the file to end there)");
+    VDNN_THROW(source << ": trailing garbage: " << (extra_got < sizeof(extra) ? "" : "at least ") << extra_got
+                      << " bytes after the " << total << " data bytes declared by dims " << dims_text(out.dims)
+                      << " (expected the file to end there)");
   }
   return out;
 }

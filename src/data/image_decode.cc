@@ -8,8 +8,8 @@
 #include <cstring>
 #include <memory>
 // clang-format off: jpeglib.h needs <cstdio> (FILE) first
-#include <jpeglib.h>
 #include <jerror.h>
+#include <jpeglib.h>
 // clang-format on
 #include <png.h>
 
@@ -83,7 +83,7 @@ void on_jpeg_message(j_common_ptr cinfo, int level) {
     case JWRN_BOGUS_PROGRESSION:  // an odd but decodable progressive scan script
       return;                     // PIL decodes these files too
     default:
-      on_jpeg_error(cinfo);       // a truncated or corrupt stream: libjpeg would fill it with grey
+      on_jpeg_error(cinfo);  // a truncated or corrupt stream: libjpeg would fill it with grey
   }
 }
 
@@ -117,13 +117,15 @@ void cmyk_row_to(const uint8_t* cmyk, int64_t width, int channels, uint8_t* out)
     const int nk = p[3];  // 255 - K, K stored inverted
     uint8_t rgb[3];
     for (int c = 0; c < 3; ++c) rgb[c] = static_cast<uint8_t>((p[c] * nk + 127) / 255);
-    if (channels == 1) out[x] = luma(rgb);
-    else std::copy(rgb, rgb + 3, out + 3 * x);
+    if (channels == 1)
+      out[x] = luma(rgb);
+    else
+      std::copy(rgb, rgb + 3, out + 3 * x);
   }
 }
 
-DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const RegionChooser& choose,
-                         int64_t min_width, int64_t min_height) {
+DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const RegionChooser& choose, int64_t min_width,
+                         int64_t min_height) {
   DecodedImage out;
   std::vector<uint8_t> row_buffer;  // before setjmp: nothing with a destructor may begin after it
   JpegDecoder d;
@@ -154,11 +156,11 @@ DecodedImage decode_jpeg(FILE* f, const std::string& path, int channels, const R
   const int64_t margin = 2 + static_cast<int64_t>(std::ceil(per_pixel));
   const int64_t full_w = d.cinfo.output_width, full_h = d.cinfo.output_height;
   const int64_t x0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(region.x / scale)) - margin, 0, full_w - 1);
-  const int64_t x1 = std::clamp<int64_t>(static_cast<int64_t>(std::ceil((region.x + region.width) / scale)) + margin,
-                                         x0 + 1, full_w);
+  const int64_t x1 =
+      std::clamp<int64_t>(static_cast<int64_t>(std::ceil((region.x + region.width) / scale)) + margin, x0 + 1, full_w);
   const int64_t y0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(region.y / scale)) - margin, 0, full_h - 1);
-  const int64_t y1 = std::clamp<int64_t>(static_cast<int64_t>(std::ceil((region.y + region.height) / scale)) + margin,
-                                         y0 + 1, full_h);
+  const int64_t y1 =
+      std::clamp<int64_t>(static_cast<int64_t>(std::ceil((region.y + region.height) / scale)) + margin, y0 + 1, full_h);
   JDIMENSION crop_x = static_cast<JDIMENSION>(x0), crop_w = static_cast<JDIMENSION>(x1 - x0);
   if (crop_w < d.cinfo.output_width) jpeg_crop_scanline(&d.cinfo, &crop_x, &crop_w);  // widened to whole iMCUs
   if (y0 > 0) jpeg_skip_scanlines(&d.cinfo, static_cast<JDIMENSION>(y0));
@@ -223,8 +225,10 @@ DecodedImage decode_png(FILE* f, const std::string& path, int channels, const Re
   for (int64_t i = 0; i < out.width * out.height; ++i) {
     const uint8_t* in = raw.data() + i * stored;
     uint8_t* px = out.pixels.data() + i * channels;
-    if (channels == 1) px[0] = colour ? luma(in) : in[0];
-    else for (int c = 0; c < 3; ++c) px[c] = in[colour ? c : 0];
+    if (channels == 1)
+      px[0] = colour ? luma(in) : in[0];
+    else
+      for (int c = 0; c < 3; ++c) px[c] = in[colour ? c : 0];
   }
   out.region = choose(out.source);
   return out;
@@ -252,7 +256,8 @@ ImageSize read_image_size(const std::string& path) {
 
 DecodedImage decode_image(const std::string& path, int channels, const RegionChooser& choose, int64_t min_width,
                           int64_t min_height) {
-  VDNN_CHECK(channels == 1 || channels == 3, "image '" << path << "': " << channels << " channels asked for; expected 1 or 3");
+  VDNN_CHECK(channels == 1 || channels == 3,
+             "image '" << path << "': " << channels << " channels asked for; expected 1 or 3");
   ImageFormat format;
   File f = open_image(path, &format);
   return format == ImageFormat::kJpeg ? decode_jpeg(f.get(), path, channels, choose, min_width, min_height)

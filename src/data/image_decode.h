@@ -40,8 +40,8 @@ struct ImageRegion {
 
 struct DecodedImage {
   int64_t width = 0, height = 0, channels = 0;
-  std::vector<uint8_t> pixels;  // height rows of width * channels bytes
-  double scale = 1;             // source pixels per decoded pixel (1, 2, 4 or 8)
+  std::vector<uint8_t> pixels;        // height rows of width * channels bytes
+  double scale = 1;                   // source pixels per decoded pixel (1, 2, 4 or 8)
   double x_offset = 0, y_offset = 0;  // the source position of the decoded buffer's corner
   ImageSize source;                   // the file's image
   ImageRegion region;                 // what `choose` picked

@@ -32,12 +32,14 @@ bool is_image_name(const fs::path& p) {
 int64_t modified(const fs::path& p) {
   std::error_code ec;
   const auto t = fs::last_write_time(p, ec);
-  return ec ? -1 : static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+  return ec ? -1
+            : static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
 
 int64_t modified_now() {
   return static_cast<int64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(fs::file_time_type::clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(fs::file_time_type::clock::now().time_since_epoch())
+          .count());
 }
 
 // The cache file of `root` in `dir`: a name from a hash (FNV-1a) of the absolute path.
@@ -74,20 +76,22 @@ ImageFolder::ImageFolder(const std::string& root, const ImageFolderOptions& opti
     : root_(fs::absolute(root).lexically_normal().string()), options_(options) {
   if (options_.channels != 1 && options_.channels != 3)
     VDNN_THROW("image folder '" << root << "': the model takes " << options_.channels
-                              << " channels; images give 1 (grey) or 3 (RGB)");
+                                << " channels; images give 1 (grey) or 3 (RGB)");
   if (options_.mean.empty())
-    options_.mean = options_.channels == 3 ? std::vector<float>(kImageNetMean, kImageNetMean + 3) : std::vector<float>{0.5f};
+    options_.mean =
+        options_.channels == 3 ? std::vector<float>(kImageNetMean, kImageNetMean + 3) : std::vector<float>{0.5f};
   if (options_.std.empty())
-    options_.std = options_.channels == 3 ? std::vector<float>(kImageNetStd, kImageNetStd + 3) : std::vector<float>{0.5f};
+    options_.std =
+        options_.channels == 3 ? std::vector<float>(kImageNetStd, kImageNetStd + 3) : std::vector<float>{0.5f};
   if (static_cast<int64_t>(options_.mean.size()) != options_.channels ||
       static_cast<int64_t>(options_.std.size()) != options_.channels)
     VDNN_THROW("image folder '" << root << "': " << options_.mean.size() << " means and " << options_.std.size()
-                              << " stds (--mean, --std) for a model of " << options_.channels
-                              << " channels; expected one of each per channel");
+                                << " stds (--mean, --std) for a model of " << options_.channels
+                                << " channels; expected one of each per channel");
   for (size_t c = 0; c < options_.std.size(); ++c)
     if (!std::isfinite(options_.mean[c]) || !std::isfinite(options_.std[c]) || options_.std[c] <= 0)
       VDNN_THROW("image folder '" << root << "': channel " << c << " has mean " << options_.mean[c] << " and std "
-                                << options_.std[c] << " (--mean, --std); expected finite values, std > 0");
+                                  << options_.std[c] << " (--mean, --std); expected finite values, std > 0");
   std::error_code ec;
   if (!fs::is_directory(root_, ec)) VDNN_THROW("image folder '" << root << "': not a folder");
   const std::string cache_dir = options_.cache_dir.empty() ? default_file_list_cache() : options_.cache_dir;
@@ -112,7 +116,8 @@ void ImageFolder::scan() {
   classes_ = image_folder_classes(root_);
   std::error_code ec;
   if (classes_.empty())
-    VDNN_THROW("image folder '" << root_ << "': no class folders (expected " << root_ << "/<class>/<image>.jpg or .png)");
+    VDNN_THROW("image folder '" << root_ << "': no class folders (expected " << root_
+                                << "/<class>/<image>.jpg or .png)");
   for (size_t label = 0; label < classes_.size(); ++label) {
     const fs::path dir = fs::path(root_) / classes_[label];
     std::vector<fs::path> found;
@@ -120,8 +125,10 @@ void ImageFolder::scan() {
     for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       std::error_code kind;  // a dangling link is a file here: its read names it
-      if (it->is_directory(kind)) folders_.emplace_back(it->path().string(), modified(it->path()));
-      else if (is_image_name(it->path())) found.push_back(it->path());
+      if (it->is_directory(kind))
+        folders_.emplace_back(it->path().string(), modified(it->path()));
+      else if (is_image_name(it->path()))
+        found.push_back(it->path());
     }
     if (ec) VDNN_THROW("image folder '" << dir.string() << "': cannot be listed (" << ec.message() << ")");
     // torchvision's order: folder by folder (os.walk's roots sorted), each folder's files sorted.
@@ -191,7 +198,7 @@ bool ImageFolder::read_cache(const std::string& file) {
 void ImageFolder::write_cache(const std::string& file) const {
   for (const auto& [folder, time] : folders_)
     if (time > scan_start_ - kRacySeconds * 1000000000LL) return;
-  const nlohmann::json j = {{"format", kCacheFormat}, {"root", root_},   {"folders", folders_}, {"classes", classes_},
+  const nlohmann::json j = {{"format", kCacheFormat}, {"root", root_},     {"folders", folders_}, {"classes", classes_},
                             {"files", files_},        {"labels", labels_}, {"bad", bad_}};
   try {
     std::error_code ec;
@@ -256,7 +263,8 @@ Dataset load_image_folder(const std::string& root, const ImageFolderOptions& opt
   d.labels = folder->labels();
   d.name = name;
   for (int64_t ch = 0; ch < d.channels; ++ch)
-    d.zero_pixel.push_back(-folder->options().mean[static_cast<size_t>(ch)] / folder->options().std[static_cast<size_t>(ch)]);
+    d.zero_pixel.push_back(-folder->options().mean[static_cast<size_t>(ch)] /
+                           folder->options().std[static_cast<size_t>(ch)]);
   d.reader = std::move(folder);
   return d;
 }

@@ -3,20 +3,18 @@
 //
 // Model: `root/<class>/**/<file>.{jpg,jpeg,png}` (extensions in any case; other files are ignored,
 // as torchvision does). Classes are the subfolders sorted by name (label = position); files are in
-// torchvision's order (folders sorted by path, each folder's files by name). The scan reads every file's header, so a file that is not an image, an
-// empty or unreadable file, or an empty class folder is found before training: an error naming it,
-// or with skip_bad_images a warning on stderr, the file left out (bad_images() counts it) and an
-// empty class kept with no samples. The scanned list is cached in `cache_dir` (one JSON file per
-// root), valid while every folder it walked has the same modification time (adding or removing a
-// file changes its folder's) and its bad files are still bad; a later run reads it instead of
-// scanning. A folder changed within 2 s of the scan keeps the list from being cached (its next
-// change could fall in the same tick of the file system's clock).
-// A sample: the region ImageFolderOptions's recipe picks (training with resized_crop: torchvision's
-// RandomResizedCrop; else Resize(round(side * resize_ratio)) + CenterCrop), resampled to height x
-// width, mirrored with probability 1/2 when augment.flip, normalized with mean and std per channel,
-// then padded and cropped when augment.pad > 0 (data/augment.h). Grey files feed 3-channel models
-// repeated, colour files feed 1-channel models as luma. A file that fails to decode later (a
-// truncated JPEG) throws naming it, or with skip_bad_images is warned about once, counted, and
+// torchvision's order (folders sorted by path, each folder's files by name). The scan reads every file's header, so a
+// file that is not an image, an empty or unreadable file, or an empty class folder is found before training: an error
+// naming it, or with skip_bad_images a warning on stderr, the file left out (bad_images() counts it) and an empty class
+// kept with no samples. The scanned list is cached in `cache_dir` (one JSON file per root), valid while every folder it
+// walked has the same modification time (adding or removing a file changes its folder's) and its bad files are still
+// bad; a later run reads it instead of scanning. A folder changed within 2 s of the scan keeps the list from being
+// cached (its next change could fall in the same tick of the file system's clock). A sample: the region
+// ImageFolderOptions's recipe picks (training with resized_crop: torchvision's RandomResizedCrop; else
+// Resize(round(side * resize_ratio)) + CenterCrop), resampled to height x width, mirrored with probability 1/2 when
+// augment.flip, normalized with mean and std per channel, then padded and cropped when augment.pad > 0
+// (data/augment.h). Grey files feed 3-channel models repeated, colour files feed 1-channel models as luma. A file that
+// fails to decode later (a truncated JPEG) throws naming it, or with skip_bad_images is warned about once, counted, and
 // replaced by the next readable sample (read returns which one, for its label).
 //
 //   ImageFolderOptions o{.channels = 3, .height = 224, .width = 224};
@@ -37,11 +35,11 @@ namespace vdnn {
 
 struct ImageFolderOptions {
   int64_t channels = 3, height = 224, width = 224;
-  bool train = true;           // draws regions (with Augmentation::resized_crop); else the center
-  double resize_ratio = 1;     // evaluation's Resize: the shorter side to round(side * this)
+  bool train = true;             // draws regions (with Augmentation::resized_crop); else the center
+  double resize_ratio = 1;       // evaluation's Resize: the shorter side to round(side * this)
   std::vector<float> mean, std;  // per channel; empty: ImageNet's (3 channels) or 0.5 (grey)
   bool skip_bad_images = false;
-  std::string cache_dir;       // where scanned lists are kept; "" = default_file_list_cache(), "-": none
+  std::string cache_dir;  // where scanned lists are kept; "" = default_file_list_cache(), "-": none
 };
 
 // $VDNN_CACHE_DIR, else $XDG_CACHE_HOME/vdnn, else $HOME/.cache/vdnn ("" when none is set).
@@ -78,7 +76,7 @@ class ImageFolder : public SampleReader {
   std::vector<int32_t> labels_;
   std::vector<std::pair<std::string, int64_t>> folders_;  // walked, with their mtimes (cache validity)
   std::vector<std::pair<std::string, std::string>> bad_;  // found by the scan: path, why
-  int64_t scan_start_ = 0;  // the file clock when scan() began (ns)
+  int64_t scan_start_ = 0;                                // the file clock when scan() began (ns)
   bool from_cache_ = false;
   mutable std::mutex bad_mu_;
   mutable std::set<int64_t> bad_read_;  // samples that failed to decode (skip_bad_images)

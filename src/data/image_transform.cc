@@ -28,8 +28,8 @@ ImageRegion random_resized_crop_region(ImageSize size, Rng& rng) {
     h = std::llround(width / (3.0 / 4.0));
   else if (width / height > 4.0 / 3.0)
     w = std::llround(height * (4.0 / 3.0));
-  return {static_cast<double>((size.width - w) / 2), static_cast<double>((size.height - h) / 2),
-          static_cast<double>(w), static_cast<double>(h)};
+  return {static_cast<double>((size.width - w) / 2), static_cast<double>((size.height - h) / 2), static_cast<double>(w),
+          static_cast<double>(h)};
 }
 
 ImageRegion center_region(ImageSize size, int64_t out_width, int64_t out_height, double resize_ratio) {
@@ -41,7 +41,8 @@ ImageRegion center_region(ImageSize size, int64_t out_width, int64_t out_height,
   const int64_t resized_w = wide ? resized_long : s, resized_h = wide ? s : resized_long;
   // CenterCrop(out): offsets rounded half to even (Python's round), in the resized image; then
   // back to source pixels.
-  const double left = std::nearbyint((resized_w - out_width) / 2.0), top = std::nearbyint((resized_h - out_height) / 2.0);
+  const double left = std::nearbyint((resized_w - out_width) / 2.0),
+               top = std::nearbyint((resized_h - out_height) / 2.0);
   const double sx = static_cast<double>(size.width) / static_cast<double>(resized_w);
   const double sy = static_cast<double>(size.height) / static_cast<double>(resized_h);
   ImageRegion r{left * sx, top * sy, static_cast<double>(out_width) * sx, static_cast<double>(out_height) * sy};
@@ -74,9 +75,11 @@ AxisTaps axis_taps(double start, double length, int64_t in_size, int64_t out_siz
   t.count.resize(static_cast<size_t>(out_size));
   t.weights.assign(static_cast<size_t>(out_size * t.taps), 0.f);
   // The pixels taps may read: [first, end), never empty.
-  const int64_t first = within ? std::clamp<int64_t>(static_cast<int64_t>(std::floor(start + 1e-9)), 0, in_size - 1) : 0;
+  const int64_t first =
+      within ? std::clamp<int64_t>(static_cast<int64_t>(std::floor(start + 1e-9)), 0, in_size - 1) : 0;
   const int64_t end =
-      within ? std::clamp<int64_t>(static_cast<int64_t>(std::ceil(start + length - 1e-9)), first + 1, in_size) : in_size;
+      within ? std::clamp<int64_t>(static_cast<int64_t>(std::ceil(start + length - 1e-9)), first + 1, in_size)
+             : in_size;
   for (int64_t i = 0; i < out_size; ++i) {
     const double center = start + (static_cast<double>(i) + 0.5) * scale;
     const int64_t lo = std::max<int64_t>(static_cast<int64_t>(std::floor(center - support + 0.5)), first);
@@ -109,10 +112,10 @@ void resample_region(const DecodedImage& img, int64_t out_width, int64_t out_hei
                      const float* std, float* dst, bool within_region) {
   const int64_t c = img.channels;
   const ImageRegion& region = img.region;
-  const AxisTaps xs = axis_taps((region.x - img.x_offset) / img.scale, region.width / img.scale, img.width, out_width,
-                                 within_region);
-  const AxisTaps ys = axis_taps((region.y - img.y_offset) / img.scale, region.height / img.scale, img.height, out_height,
-                                 within_region);
+  const AxisTaps xs =
+      axis_taps((region.x - img.x_offset) / img.scale, region.width / img.scale, img.width, out_width, within_region);
+  const AxisTaps ys = axis_taps((region.y - img.y_offset) / img.scale, region.height / img.scale, img.height,
+                                out_height, within_region);
   // Horizontal pass over the rows the vertical taps read: rows x out_width x c floats.
   const int64_t row0 = *std::min_element(ys.first.begin(), ys.first.end());
   int64_t row1 = row0;
@@ -148,7 +151,8 @@ void resample_region(const DecodedImage& img, int64_t out_width, int64_t out_hei
         for (int64_t k = 0; k < n; ++k) sum += w[k] * rows[static_cast<size_t>(((first + k) * out_width + x) * c + ch)];
         // PIL rounds to 8 bits between resize and ToTensor; so do we, so a sample is the same image.
         const float pixel = std::clamp(std::nearbyint(sum), 0.f, 255.f);
-        dst[(ch * out_height + y) * out_width + to] = pixel * scale[static_cast<size_t>(ch)] + shift[static_cast<size_t>(ch)];
+        dst[(ch * out_height + y) * out_width + to] =
+            pixel * scale[static_cast<size_t>(ch)] + shift[static_cast<size_t>(ch)];
       }
     }
   }

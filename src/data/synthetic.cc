@@ -29,9 +29,8 @@ Dataset make_synthetic(int64_t count, int64_t c, int64_t h, int64_t w, int class
   }
   const int64_t sample = c * h * w;
   if (classes > kMaxFloats / sample) {
-    VDNN_THROW(
-        "make_synthetic: " << classes << " class prototypes of " << c << "x" << h << "x" << w
-                           << " exceed 2^31 floats (expected fewer classes or smaller images)");
+    VDNN_THROW("make_synthetic: " << classes << " class prototypes of " << c << "x" << h << "x" << w
+                                  << " exceed 2^31 floats (expected fewer classes or smaller images)");
   }
 
   Rng proto_rng(seed, kPrototypeStream);

@@ -22,7 +22,6 @@ inline constexpr float kSyntheticNoiseSigma = 0.5f;
 // Throws vdnn::Error if any size is < 1, classes < 1, or the images would exceed 2^31 floats.
 // `split` selects independent samples (labels and noise) over the same class prototypes, so a test
 // split (split = 1) measures generalisation on the training split's (split = 0) classes.
-Dataset make_synthetic(int64_t count, int64_t c, int64_t h, int64_t w, int classes, uint64_t seed,
-                       uint64_t split = 0);
+Dataset make_synthetic(int64_t count, int64_t c, int64_t h, int64_t w, int classes, uint64_t seed, uint64_t split = 0);
 
 }  // namespace vdnn

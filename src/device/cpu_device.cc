@@ -17,9 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The event a CpuDevice marker completes.
 class CpuEventState final : public EventState {
@@ -80,11 +78,9 @@ double link_seconds(const LinkModel& link, size_t bytes) {
 }
 
 CpuDevice::CpuDevice(LinkModel link) : link_(link) {
-  VDNN_CHECK(std::isfinite(link_.bandwidth_bytes_per_second) &&
-                 link_.bandwidth_bytes_per_second >= 0 && std::isfinite(link_.latency_seconds) &&
-                 link_.latency_seconds >= 0,
-             "bad link model " << link_.bandwidth_bytes_per_second << " B/s, "
-                               << link_.latency_seconds << " s");
+  VDNN_CHECK(std::isfinite(link_.bandwidth_bytes_per_second) && link_.bandwidth_bytes_per_second >= 0 &&
+                 std::isfinite(link_.latency_seconds) && link_.latency_seconds >= 0,
+             "bad link model " << link_.bandwidth_bytes_per_second << " B/s, " << link_.latency_seconds << " s");
   for (int i = 0; i < kStreamCount; ++i) {
     streams_[i] = std::make_unique<Stream>();
     streams_[i]->kind = static_cast<StreamKind>(i);
@@ -155,8 +151,7 @@ void CpuDevice::wait(StreamKind s, const Event& e) {
 }
 
 Event CpuDevice::copy_async(StreamKind s, void* dst, const void* src, size_t bytes) {
-  VDNN_CHECK(bytes == 0 || (dst && src),
-             "copy of " << bytes << " bytes with a null pointer on " << stream_name(s));
+  VDNN_CHECK(bytes == 0 || (dst && src), "copy of " << bytes << " bytes with a null pointer on " << stream_name(s));
   Task task;
   task.kind = Task::Kind::kCopy;
   task.dst = dst;
@@ -285,9 +280,7 @@ void CpuDevice::run_copy(Stream& st, const Task& task) {
   st.stats.bytes_copied += task.bytes;
 }
 
-std::unique_ptr<Device> make_cpu_device(LinkModel link) {
-  return std::make_unique<CpuDevice>(link);
-}
+std::unique_ptr<Device> make_cpu_device(LinkModel link) { return std::make_unique<CpuDevice>(link); }
 
 // --- flag parsing ---------------------------------------------------------------------------
 

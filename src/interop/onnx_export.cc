@@ -1,7 +1,7 @@
 #include "interop/onnx_export.h"
 
-#include <onnx/checker.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
@@ -55,8 +55,8 @@ void attr_float(onnx::NodeProto* n, const char* name, double v) {
   a->set_f(static_cast<float>(v));
 }
 
-void set_float_data(onnx::TensorProto* t, const std::string& name, const std::vector<int64_t>& dims,
-                    const float* data, size_t count) {
+void set_float_data(onnx::TensorProto* t, const std::string& name, const std::vector<int64_t>& dims, const float* data,
+                    size_t count) {
   t->set_name(name);
   t->set_data_type(onnx::TensorProto::FLOAT);
   for (int64_t d : dims) t->add_dims(d);
@@ -74,9 +74,9 @@ std::vector<float> divisor_scale(const PoolLayer::Params& p, const PoolLayer::Wi
   std::vector<float> scale;
   for (int64_t i = 0; i < win.oh; ++i)
     for (int64_t j = 0; j < win.ow; ++j)
-      scale.push_back(static_cast<float>(static_cast<double>(p.kh * p.kw) /
-                                         static_cast<double>(inside(i, p.kh, p.sh, p.ph, x.height()) *
-                                                             inside(j, p.kw, p.sw, p.pw, x.width()))));
+      scale.push_back(static_cast<float>(
+          static_cast<double>(p.kh * p.kw) /
+          static_cast<double>(inside(i, p.kh, p.sh, p.ph, x.height()) * inside(j, p.kw, p.sw, p.pw, x.width()))));
   return scale;
 }
 
@@ -118,8 +118,8 @@ class Exporter {
   const SafeTensors* weights_;
   int64_t batch_;
   onnx::ModelProto model_;
-  std::vector<std::string> names_;         // the ONNX name of each vdnn value ("" until produced)
-  std::set<std::string> used_;             // every name given out
+  std::vector<std::string> names_;          // the ONNX name of each vdnn value ("" until produced)
+  std::set<std::string> used_;              // every name given out
   std::map<std::string, int> produced_by_;  // ONNX value name -> the vdnn node whose shape it has
 };
 
@@ -173,8 +173,9 @@ void Exporter::export_node(int i) {
   } else if (type == "relu6") {
     export_relu6(name, in[0], out);
   } else {
-    layer.fail("ONNX export supports conv, max_pool, avg_pool, batch_norm, lrn, fc, flatten, concat, add, "
-               "relu, relu6, dropout and the loss; not this kind");
+    layer.fail(
+        "ONNX export supports conv, max_pool, avg_pool, batch_norm, lrn, fc, flatten, concat, add, "
+        "relu, relu6, dropout and the loss; not this kind");
   }
 }
 
@@ -220,8 +221,7 @@ void Exporter::export_pool(const Node& node, const std::string& in, const std::s
   if (!overhang) return;
   const std::vector<float> scale = divisor_scale(p, win, x);
   const std::string scale_name = fresh(name + "/divisor_scale");
-  set_float_data(model_.mutable_graph()->add_initializer(), scale_name, {win.oh, win.ow}, scale.data(),
-                 scale.size());
+  set_float_data(model_.mutable_graph()->add_initializer(), scale_name, {win.oh, win.ow}, scale.data(), scale.size());
   add_node("Mul", name, {mean, scale_name}, out);
 }
 
@@ -273,8 +273,8 @@ void Exporter::check_shapes() {
   try {
     onnx::checker::check_model(model_);
   } catch (const std::exception& e) {
-    throw InternalError(VDNN_MSG("ONNX export of '" << g_.name() << "': libonnx's checker refuses the model: "
-                                                    << e.what()));
+    throw InternalError(
+        VDNN_MSG("ONNX export of '" << g_.name() << "': libonnx's checker refuses the model: " << e.what()));
   }
   try {
     onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(),
@@ -291,8 +291,7 @@ void Exporter::check_shapes() {
     for (const auto& d : v.type().tensor_type().shape().dim()) got.push_back(d.has_dim_value() ? d.dim_value() : -1);
     if (got != want)
       node.layer->fail(VDNN_MSG("ONNX would compute its output as " << shape_text(got) << ", vdnn computes "
-                                                                  << shape_text(want)
-                                                                  << "; it cannot be exported"));
+                                                                    << shape_text(want) << "; it cannot be exported"));
   }
 }
 

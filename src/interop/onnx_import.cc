@@ -8,13 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <set>
-#include <cstring>
 
 #include "core/layer_config.h"
 #include "core/layer_registry.h"
@@ -79,9 +79,13 @@ class Translator {
       const auto& type = in.type().tensor_type();
       if (type.elem_type() == onnx::TensorProto::INT64 && !labels_.empty())
         VDNN_THROW(source_ << ": two integer graph inputs ('" << labels_ << "', '" << in.name() << "')");
-      if (type.elem_type() == onnx::TensorProto::INT64) { labels_ = in.name(); continue; }
-      if (data) VDNN_THROW(source_ << ": two data inputs ('" << data->name() << "', '" << in.name()
-                                   << "'); vdnn trains networks with one image or vector input");
+      if (type.elem_type() == onnx::TensorProto::INT64) {
+        labels_ = in.name();
+        continue;
+      }
+      if (data)
+        VDNN_THROW(source_ << ": two data inputs ('" << data->name() << "', '" << in.name()
+                           << "'); vdnn trains networks with one image or vector input");
       data = &in;
     }
     if (!data) VDNN_THROW(source_ << ": the graph has no data input");
@@ -93,9 +97,10 @@ class Translator {
     std::vector<int64_t> dims;
     for (const auto& d : type.shape().dim()) {
       if (!d.has_dim_value() || d.dim_value() < 1)
-        VDNN_THROW(at << ": dimension " << dims.size() << " is "
-                      << (d.has_dim_param() ? "dynamic ('" + d.dim_param() + "')" : std::string("not a positive number"))
-                      << "; vdnn needs fixed sizes (export with a fixed-size example input and no dynamic_axes)");
+        VDNN_THROW(
+            at << ": dimension " << dims.size() << " is "
+               << (d.has_dim_param() ? "dynamic ('" + d.dim_param() + "')" : std::string("not a positive number"))
+               << "; vdnn needs fixed sizes (export with a fixed-size example input and no dynamic_axes)");
       if (d.dim_value() > kMaxInputDim) VDNN_THROW(at << ": dimension " << dims.size() << " is too large");
       dims.push_back(d.dim_value());
     }
@@ -123,8 +128,8 @@ class Translator {
                          << "; expected [classes] (flatten before the classifier)");
     const int classes = static_cast<int>(logits_shape.dims[0]);
     if (options_.classes && *options_.classes != classes)
-      VDNN_THROW(source_ << ": the network has " << classes << " classes (its logits '" << out
-                         << "'); --classes " << *options_.classes << " cannot change an imported network");
+      VDNN_THROW(source_ << ": the network has " << classes << " classes (its logits '" << out << "'); --classes "
+                         << *options_.classes << " cannot change an imported network");
     ImportedModel result;
     result.model = {{"name", model_name},
                     {"description", VDNN_MSG("imported from " << source_ << " (batch " << batch_ << " in the file)")},
@@ -145,7 +150,8 @@ class Translator {
     if (padded_.count(onnx_name))
       VDNN_THROW(where << ": reads the output of a Pad, which vdnn folds only into a following Conv or AveragePool");
     if (constants_.find(onnx_name))
-      VDNN_THROW(where << ": reads the constant '" << onnx_name << "' as data; vdnn supports constants only "
+      VDNN_THROW(where << ": reads the constant '" << onnx_name
+                       << "' as data; vdnn supports constants only "
                           "as weights, biases and attributes");
     VDNN_THROW(where << ": reads '" << onnx_name << "', which no earlier node produces");
   }
@@ -198,7 +204,8 @@ class Translator {
   }
 
   void produce(const onnx::NodeProto& node, const std::string& vdnn_name) {
-    if (node.output_size() < 1 || node.output(0).empty()) VDNN_THROW(source_ << ": node '" << node.name() << "' has no output");
+    if (node.output_size() < 1 || node.output(0).empty())
+      VDNN_THROW(source_ << ": node '" << node.name() << "' has no output");
     value_of_[node.output(0)] = vdnn_name;
   }
 
@@ -216,8 +223,7 @@ class Translator {
 
   // The weights of the layer just added, from the node's constant inputs in ParamSpec order
   // (`inputs[k]` feeds param k; -1 skips it). `transpose_first` transposes a 2-D first tensor.
-  void take_weights(OnnxNodeReader& node, int layer, const std::vector<int>& inputs,
-                    bool transpose_first = false) {
+  void take_weights(OnnxNodeReader& node, int layer, const std::vector<int>& inputs, bool transpose_first = false) {
     const Node& n = shadow_->nodes()[layer];
     for (size_t k = 0; k < inputs.size() && k < n.params.size(); ++k) {
       if (inputs[k] < 0 || node.input(inputs[k]).empty()) continue;
@@ -237,7 +243,8 @@ class Translator {
       }
       if (!same_layout(dims, spec.dims))
         VDNN_THROW(what << ": has shape " << Shape(dims).to_string() << ", the layer needs "
-                        << Shape(spec.dims).to_string() << " for its input " << shadow_->value(n.inputs[0]).shape.to_string());
+                        << Shape(spec.dims).to_string() << " for its input "
+                        << shadow_->value(n.inputs[0]).shape.to_string());
       used_initializers_.insert(node.input(inputs[k]));
       weights_.tensors.push_back({n.layer->name() + "." + spec.name, spec.dims, std::move(data)});
       constants_.release(node.input(inputs[k]));  // translated: the file's copy goes
@@ -319,7 +326,9 @@ class Translator {
     const std::string input = vdnn_value(in, node.where());
     const onnx::TensorProto& w = node.require_constant(1, "weight");
     const std::vector<int64_t> wd = onnx_dims(w, node.where() + ": weight");
-    if (wd.size() != 4) node.fail(VDNN_MSG("weight has shape " << Shape(wd).to_string() << "; vdnn supports 2-D convolutions (4-D weights)"));
+    if (wd.size() != 4)
+      node.fail(
+          VDNN_MSG("weight has shape " << Shape(wd).to_string() << "; vdnn supports 2-D convolutions (4-D weights)"));
     require_no_auto_pad(node);
     const auto kernel = node.ints("kernel_shape", {wd[2], wd[3]}, 2);
     if (kernel[0] != wd[2] || kernel[1] != wd[3]) node.fail("kernel_shape disagrees with the weight's shape");
@@ -328,10 +337,15 @@ class Translator {
     const auto dilations = node.ints("dilations", {1, 1}, 2);
     const int64_t groups = node.integer("group", 1);
     for (int k = 0; k < 4; ++k) pads[k] += extra_pads[k];
-    for (int64_t v : pads) if (v < 0) node.fail("pads must be >= 0");
-    json layer = {{"type", "conv"}, {"channels", wd[0]}, {"kernel", pair(wd[2], wd[3])},
-                  {"stride", pair(strides[0], strides[1])}, {"pad", pair(pads[0], pads[1])},
-                  {"bias", !node.input(2).empty()}, {"inputs", {input}}};
+    for (int64_t v : pads)
+      if (v < 0) node.fail("pads must be >= 0");
+    json layer = {{"type", "conv"},
+                  {"channels", wd[0]},
+                  {"kernel", pair(wd[2], wd[3])},
+                  {"stride", pair(strides[0], strides[1])},
+                  {"pad", pair(pads[0], pads[1])},
+                  {"bias", !node.input(2).empty()},
+                  {"inputs", {input}}};
     if (pads[2] != pads[0] || pads[3] != pads[1]) layer["pad_end"] = json::array({pads[2], pads[3]});
     if (dilations[0] != 1 || dilations[1] != 1) layer["dilation"] = pair(dilations[0], dilations[1]);
     if (groups != 1) layer["groups"] = groups;
@@ -355,7 +369,8 @@ class Translator {
     const double hi = node.has("max") ? node.real("max", 0) : node.scalar_input(2, inf, "max");
     if (lo == 0 && hi == inf) return activation(node, index, "relu");
     if (lo == 0 && hi == 6) return activation(node, index, "relu6");
-    node.fail(VDNN_MSG("Clip(min " << lo << ", max " << hi << ") is supported only as ReLU (min 0) or ReLU6 (min 0, max 6)"));
+    node.fail(
+        VDNN_MSG("Clip(min " << lo << ", max " << hi << ") is supported only as ReLU (min 0) or ReLU6 (min 0, max 6)"));
   }
 
   void pool(OnnxNodeReader& node, int index) {
@@ -373,10 +388,13 @@ class Translator {
     }
     if (pads[0] != pads[2] || pads[1] != pads[3])
       node.fail(VDNN_MSG("asymmetric pads [" << pads[0] << ", " << pads[1] << ", " << pads[2] << ", " << pads[3]
-                                            << "] are not supported for pooling (top = bottom, left = right)"));
+                                             << "] are not supported for pooling (top = bottom, left = right)"));
     const std::string name = plain_name(node.proto(), index);
-    json layer = {{"name", name}, {"type", max ? "max_pool" : "avg_pool"}, {"kernel", pair(kernel[0], kernel[1])},
-                  {"stride", pair(strides[0], strides[1])}, {"pad", pair(pads[0], pads[1])},
+    json layer = {{"name", name},
+                  {"type", max ? "max_pool" : "avg_pool"},
+                  {"kernel", pair(kernel[0], kernel[1])},
+                  {"stride", pair(strides[0], strides[1])},
+                  {"pad", pair(pads[0], pads[1])},
                   {"ceil", ceil}};
     if (!max) layer["exclude_padding"] = node.integer("count_include_pad", 0) == 0;
     std::string in = node.input(0);
@@ -385,8 +403,9 @@ class Translator {
       // one pool with that padding, counting it in the divisor.
       const std::vector<int64_t>& zp = p->second.pads;
       if (max || ceil || pads != std::vector<int64_t>{0, 0, 0, 0} || zp[0] != zp[2] || zp[1] != zp[3])
-        node.fail("reads a Pad, which vdnn folds only into an AveragePool without pads or ceil_mode of its own, "
-                  "padding top = bottom and left = right");
+        node.fail(
+            "reads a Pad, which vdnn folds only into an AveragePool without pads or ceil_mode of its own, "
+            "padding top = bottom and left = right");
       layer["pad"] = pair(zp[0], zp[1]);
       layer["exclude_padding"] = false;
       in = p->second.input;
@@ -398,8 +417,10 @@ class Translator {
 
   void global_pool(OnnxNodeReader& node, int index) {
     const std::string name = plain_name(node.proto(), index);
-    add_layer({{"name", name}, {"type", node.op() == "GlobalMaxPool" ? "max_pool" : "avg_pool"},
-               {"global", true}, {"inputs", {data_input(node, 0)}}},
+    add_layer({{"name", name},
+               {"type", node.op() == "GlobalMaxPool" ? "max_pool" : "avg_pool"},
+               {"global", true},
+               {"inputs", {data_input(node, 0)}}},
               node.where());
     produce(node.proto(), name);
   }
@@ -407,9 +428,10 @@ class Translator {
   void batch_norm(OnnxNodeReader& node, int index) {
     const bool training = node.integer("training_mode", node.proto().output_size() > 1 ? 1 : 0) != 0;
     if (!training)
-      node.fail("is in inference form (one output, training_mode 0): it normalises with the running "
-                "statistics, which training with batch statistics would silently change; export with "
-                "training=torch.onnx.TrainingMode.TRAINING");
+      node.fail(
+          "is in inference form (one output, training_mode 0): it normalises with the running "
+          "statistics, which training with batch statistics would silently change; export with "
+          "training=torch.onnx.TrainingMode.TRAINING");
     require_only_first_output_used(node);
     const double eps = as_decimal(node.real("epsilon", 1e-5f));
     const double momentum = as_decimal(1.0 - as_decimal(node.real("momentum", 0.9f)));
@@ -429,18 +451,18 @@ class Translator {
     return out;
   }
 
-  void fc_layer(OnnxNodeReader& node, int index, const std::string& input, int weight, int bias,
-                bool transpose) {
+  void fc_layer(OnnxNodeReader& node, int index, const std::string& input, int weight, int bias, bool transpose) {
     const onnx::TensorProto& w = node.require_constant(weight, "weight");
     const std::vector<int64_t> wd = onnx_dims(w, node.where() + ": weight");
     if (wd.size() != 2) node.fail(VDNN_MSG("weight has shape " << Shape(wd).to_string() << ", expected 2-D"));
     const Shape& in = shape_of(input);
     if (in.rank() != 1)
-      node.fail(VDNN_MSG("its input has per-sample shape " << in.to_string() << "; vdnn's fully connected layer "
-                         "takes flattened [K] inputs (Flatten first)"));
+      node.fail(VDNN_MSG("its input has per-sample shape " << in.to_string()
+                                                           << "; vdnn's fully connected layer "
+                                                              "takes flattened [K] inputs (Flatten first)"));
     const int64_t units = transpose ? wd[1] : wd[0];
-    json layer = {{"type", "fc"}, {"units", units}, {"bias", bias >= 0 && !node.input(bias).empty()},
-                  {"inputs", {input}}};
+    json layer = {
+        {"type", "fc"}, {"units", units}, {"bias", bias >= 0 && !node.input(bias).empty()}, {"inputs", {input}}};
     std::vector<int> params{weight};
     if (bias >= 0) params.push_back(bias);
     layer["name"] = param_layer_name(node, index, params, {"weight", "bias"});
@@ -464,8 +486,8 @@ class Translator {
     const std::string out = node.proto().output(0);
     for (int j = index + 1; j < graph_.node_size(); ++j) {
       const auto& next = graph_.node(j);
-      if (next.op_type() != "Add" || uses_[out] != 1 || next.input_size() != 2 ||
-          next.output_size() < 1 || next.output(0).empty())
+      if (next.op_type() != "Add" || uses_[out] != 1 || next.input_size() != 2 || next.output_size() < 1 ||
+          next.output(0).empty())
         continue;
       const int other = next.input(0) == out ? 1 : next.input(1) == out ? 0 : -1;
       if (other < 0 || !constants_.find(next.input(other))) continue;
@@ -493,8 +515,10 @@ class Translator {
     const bool ok = target.size() == 2 && (target[0] == batch_ || target[0] == 0 || target[0] == -1) &&
                     (target[1] == k || (target[1] == -1 && target[0] != -1));
     if (!ok)
-      node.fail(VDNN_MSG("reshape to [" << (target.empty() ? "" : std::to_string(target[0])) << (target.size() > 1 ? ", " + std::to_string(target[1]) : "")
-                         << (target.size() > 2 ? ", ..." : "") << "]: only flattening to [N, " << k << "] is supported"));
+      node.fail(VDNN_MSG("reshape to [" << (target.empty() ? "" : std::to_string(target[0]))
+                                        << (target.size() > 1 ? ", " + std::to_string(target[1]) : "")
+                                        << (target.size() > 2 ? ", ..." : "") << "]: only flattening to [N, " << k
+                                        << "] is supported"));
     to_vector(node, index);
   }
 
@@ -521,19 +545,20 @@ class Translator {
     if (node.proto().input_size() != 2) node.fail("expected two inputs");
     for (int i = 0; i < 2; ++i)
       if (constants_.find(node.input(i)))
-        node.fail("adds a constant; vdnn supports Add of two computed values (residual joins) and a bias "
-                  "after MatMul");
+        node.fail(
+            "adds a constant; vdnn supports Add of two computed values (residual joins) and a bias "
+            "after MatMul");
     const std::string name = plain_name(node.proto(), index);
-    add_layer({{"name", name}, {"type", "add"}, {"inputs", {data_input(node, 0), data_input(node, 1)}}},
-              node.where());
+    add_layer({{"name", name}, {"type", "add"}, {"inputs", {data_input(node, 0), data_input(node, 1)}}}, node.where());
     produce(node.proto(), name);
   }
 
   // Zero padding of H and W, folded into the Conv or AveragePool that reads it.
   void pad(OnnxNodeReader& node, int index) {
     if (node.text("mode", "constant") != "constant") node.fail("only constant (zero) padding is supported");
-    std::vector<int64_t> pads = node.has("pads") ? node.ints("pads", {})
-                                                 : onnx_integers(node.require_constant(1, "pads"), node.where() + ": pads");
+    std::vector<int64_t> pads = node.has("pads")
+                                    ? node.ints("pads", {})
+                                    : onnx_integers(node.require_constant(1, "pads"), node.where() + ": pads");
     const double value = node.has("value") ? node.real("value", 0) : node.scalar_input(2, 0.0, "constant_value");
     if (value != 0) node.fail("only zero padding is supported");
     if (pads.size() != 8 || pads[0] || pads[1] || pads[4] || pads[5])
@@ -543,7 +568,7 @@ class Translator {
       for (const auto& in : next.input())
         if (in == out && next.op_type() != "Conv" && next.op_type() != "AveragePool")
           node.fail(VDNN_MSG("is read by a " << next.op_type()
-                             << "; vdnn folds Pad only into a following Conv or AveragePool"));
+                                             << "; vdnn folds Pad only into a following Conv or AveragePool"));
     data_input(node, 0);
     padded_[out] = {node.input(0), {pads[2], pads[3], pads[6], pads[7]}};
   }
@@ -562,9 +587,13 @@ class Translator {
 
   void lrn(OnnxNodeReader& node, int index) {
     const std::string name = plain_name(node.proto(), index);
-    add_layer({{"name", name}, {"type", "lrn"}, {"size", node.integer("size", 0)},
-               {"alpha", as_decimal(node.real("alpha", 1e-4f))}, {"beta", as_decimal(node.real("beta", 0.75f))},
-               {"k", as_decimal(node.real("bias", 1.0f))}, {"inputs", {data_input(node, 0)}}},
+    add_layer({{"name", name},
+               {"type", "lrn"},
+               {"size", node.integer("size", 0)},
+               {"alpha", as_decimal(node.real("alpha", 1e-4f))},
+               {"beta", as_decimal(node.real("beta", 0.75f))},
+               {"k", as_decimal(node.real("bias", 1.0f))},
+               {"inputs", {data_input(node, 0)}}},
               node.where());
     produce(node.proto(), name);
   }
@@ -580,8 +609,7 @@ class Translator {
     if (node.text("reduction", "mean") != "mean") node.fail("only reduction 'mean' is supported (as vdnn's loss)");
     if (node.has("ignore_index")) node.fail("ignore_index is not supported");
     if (!node.input(2).empty()) node.fail("class weights are not supported");
-    if (node.input(1) != labels_ || labels_.empty())
-      node.fail("its labels must be the graph's integer input");
+    if (node.input(1) != labels_ || labels_.empty()) node.fail("its labels must be the graph's integer input");
     require_only_first_output_used(node);
     logits_ = data_input(node, 0);
     add_layer({{"name", "loss"}, {"type", "softmax_cross_entropy"}, {"inputs", {logits_}}}, node.where());
@@ -624,7 +652,8 @@ ImportedModel translate(onnx::ModelProto& model, const std::string& source, cons
   for (const auto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
   if (opset < kMinOpset)
-    VDNN_THROW(source << ": opset " << opset << " is older than vdnn reads (13 or newer: torch.onnx.export(..., opset_version=13))");
+    VDNN_THROW(source << ": opset " << opset
+                      << " is older than vdnn reads (13 or newer: torch.onnx.export(..., opset_version=13))");
   const std::string stem = std::filesystem::path(source).stem().string();
   return Translator(*model.mutable_graph(), source, options).run(stem.empty() ? "onnx_model" : stem);
 }
@@ -638,8 +667,7 @@ const char* const kNotOnnx = ": not an ONNX model (protobuf could not parse it: 
 
 }  // namespace
 
-ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& source,
-                                const ModelOptions& options) {
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& source, const ModelOptions& options) {
   onnx::ModelProto model;
   check_protobuf_size(bytes.size(), source);
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) VDNN_THROW(source << kNotOnnx);

@@ -33,7 +33,6 @@ struct ImportedModel {
 // Reads `path`; throws vdnn::Error naming the file (and the node) on anything it cannot import.
 ImportedModel import_onnx(const std::string& path, const ModelOptions& options = {});
 // The same from the file's bytes; `source` names it in errors (the fuzz target's entry point).
-ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& source,
-                                const ModelOptions& options = {});
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& source, const ModelOptions& options = {});
 
 }  // namespace vdnn

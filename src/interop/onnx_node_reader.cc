@@ -9,17 +9,24 @@ namespace vdnn {
 
 namespace {
 
-
 const char* type_name(int32_t t) {
   switch (t) {
-    case onnx::TensorProto::FLOAT: return "FLOAT";
-    case onnx::TensorProto::DOUBLE: return "DOUBLE";
-    case onnx::TensorProto::FLOAT16: return "FLOAT16";
-    case onnx::TensorProto::BFLOAT16: return "BFLOAT16";
-    case onnx::TensorProto::INT64: return "INT64";
-    case onnx::TensorProto::INT32: return "INT32";
-    case onnx::TensorProto::BOOL: return "BOOL";
-    default: return "another type";
+    case onnx::TensorProto::FLOAT:
+      return "FLOAT";
+    case onnx::TensorProto::DOUBLE:
+      return "DOUBLE";
+    case onnx::TensorProto::FLOAT16:
+      return "FLOAT16";
+    case onnx::TensorProto::BFLOAT16:
+      return "BFLOAT16";
+    case onnx::TensorProto::INT64:
+      return "INT64";
+    case onnx::TensorProto::INT32:
+      return "INT32";
+    case onnx::TensorProto::BOOL:
+      return "BOOL";
+    default:
+      return "another type";
   }
 }
 
@@ -113,8 +120,7 @@ OnnxConstants::OnnxConstants(onnx::GraphProto& graph, const std::string& source)
   for (auto& node : *graph.mutable_node()) {
     if (node.op_type() != "Constant" || node.output_size() != 1) continue;
     for (auto& a : *node.mutable_attribute())
-      if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR)
-        tensors_[node.output(0)] = a.mutable_t();
+      if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) tensors_[node.output(0)] = a.mutable_t();
   }
 }
 
@@ -131,13 +137,12 @@ const onnx::TensorProto* OnnxConstants::find(const std::string& name) const {
   return it == tensors_.end() ? nullptr : it->second;
 }
 
-OnnxNodeReader::OnnxNodeReader(const onnx::NodeProto& node, const OnnxConstants& constants,
-                               const std::string& source)
-    : node_(node), constants_(constants),
+OnnxNodeReader::OnnxNodeReader(const onnx::NodeProto& node, const OnnxConstants& constants, const std::string& source)
+    : node_(node),
+      constants_(constants),
       where_(VDNN_MSG(source << ": node '" << node.name() << "' (" << node.op_type() << ")")) {}
 
-const onnx::AttributeProto* OnnxNodeReader::find(const std::string& name,
-                                                 onnx::AttributeProto::AttributeType type) {
+const onnx::AttributeProto* OnnxNodeReader::find(const std::string& name, onnx::AttributeProto::AttributeType type) {
   for (const auto& a : node_.attribute()) {
     if (a.name() != name) continue;
     used_.insert(name);
@@ -156,8 +161,7 @@ bool OnnxNodeReader::has(const std::string& name) const {
   return false;
 }
 
-std::vector<int64_t> OnnxNodeReader::ints(const std::string& name, std::vector<int64_t> fallback,
-                                          size_t count) {
+std::vector<int64_t> OnnxNodeReader::ints(const std::string& name, std::vector<int64_t> fallback, size_t count) {
   const auto* a = find(name, onnx::AttributeProto::INTS);
   std::vector<int64_t> out = a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : fallback;
   if (count > 0 && out.size() != count)
@@ -185,9 +189,7 @@ const onnx::TensorProto* OnnxNodeReader::tensor(const std::string& name) {
   return a ? &a->t() : nullptr;
 }
 
-std::string OnnxNodeReader::input(int i) const {
-  return i < node_.input_size() ? node_.input(i) : std::string();
-}
+std::string OnnxNodeReader::input(int i) const { return i < node_.input_size() ? node_.input(i) : std::string(); }
 
 const onnx::TensorProto* OnnxNodeReader::constant_input(int i) const {
   const std::string name = input(i);
@@ -221,12 +223,11 @@ void OnnxNodeReader::check_attributes_used() const {
     if (used_.count(a.name())) continue;
     std::string valid;
     for (const auto& u : used_) valid += (valid.empty() ? "" : ", ") + u;
-    fail(VDNN_MSG("attribute '" << a.name() << "' is not supported (read here: "
-                                << (valid.empty() ? "none" : valid) << ")"));
+    fail(VDNN_MSG("attribute '" << a.name() << "' is not supported (read here: " << (valid.empty() ? "none" : valid)
+                                << ")"));
   }
 }
 
 void OnnxNodeReader::fail(const std::string& what) const { VDNN_THROW(where_ << ": " << what); }
 
 }  // namespace vdnn
-

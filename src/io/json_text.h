@@ -25,7 +25,6 @@ inline constexpr int kMaxJsonDepth = 64;
 inline constexpr size_t kMaxJsonTextBytes = size_t{64} << 20;
 
 // Throws vdnn::Error "<source>: not valid JSON (<nlohmann's message>)", or naming the depth or size.
-nlohmann::json parse_json_text(std::string_view text, const std::string& source,
-                               size_t max_bytes = kMaxJsonTextBytes);
+nlohmann::json parse_json_text(std::string_view text, const std::string& source, size_t max_bytes = kMaxJsonTextBytes);
 
 }  // namespace vdnn

@@ -21,8 +21,10 @@ static Shape read_input_shape(const nlohmann::json& model, const std::string& so
   std::vector<int64_t> dims;
   if (ok)
     for (const auto& d : *it) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > kMaxInputDim) ok = false;
-      else dims.push_back(d.get<int64_t>());
+      if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > kMaxInputDim)
+        ok = false;
+      else
+        dims.push_back(d.get<int64_t>());
     }
   if (!ok)
     VDNN_THROW(source << ": field 'input': expected [C, H, W] or [K] of integers in [1, " << kMaxInputDim << "], got "
@@ -35,8 +37,7 @@ static std::vector<std::string> read_inputs(const nlohmann::json& obj, const std
   const auto it = obj.find("inputs");
   if (it == obj.end()) return inputs;
   if (!it->is_array() || it->empty())
-    VDNN_THROW(where << ": field 'inputs': expected a non-empty list of value names, got "
-                     << it->dump());
+    VDNN_THROW(where << ": field 'inputs': expected a non-empty list of value names, got " << it->dump());
   for (const auto& v : *it) {
     if (!v.is_string()) VDNN_THROW(where << ": field 'inputs': names must be strings, got " << v.dump());
     inputs.push_back(v.get<std::string>());
@@ -44,12 +45,11 @@ static std::vector<std::string> read_inputs(const nlohmann::json& obj, const std
   return inputs;
 }
 
-Graph parse_model(const nlohmann::json& model, const std::string& source,
-                  const ModelOptions& options) {
+Graph parse_model(const nlohmann::json& model, const std::string& source, const ModelOptions& options) {
   if (!model.is_object()) VDNN_THROW(source << ": a model must be a JSON object");
   for (auto it = model.begin(); it != model.end(); ++it)
-    if (it.key() != "name" && it.key() != "input" && it.key() != "classes" &&
-        it.key() != "layers" && it.key() != "description")
+    if (it.key() != "name" && it.key() != "input" && it.key() != "classes" && it.key() != "layers" &&
+        it.key() != "description")
       VDNN_THROW(source << ": unknown top-level field '" << it.key()
                         << "' (valid: name, description, input, classes, layers)");
   const auto name_field = model.find("name");
@@ -65,8 +65,7 @@ Graph parse_model(const nlohmann::json& model, const std::string& source,
     if (c == model.end() || !c->is_number_integer() || c->get<int64_t>() < kMinClasses ||
         c->get<int64_t>() > kMaxClasses)
       VDNN_THROW(source << ": field 'classes': expected an integer in [" << kMinClasses << ", " << kMaxClasses
-                        << "] (as --classes), got "
-                        << (c == model.end() ? "nothing" : c->dump()));
+                        << "] (as --classes), got " << (c == model.end() ? "nothing" : c->dump()));
     classes = c->get<int>();
   }
   const auto layers = model.find("layers");
@@ -131,8 +130,8 @@ Graph load_model(const std::string& name_or_path, const ModelOptions& options) {
     if (name_or_path.find('/') != std::string::npos || !fs::is_regular_file(path, ec)) {
       std::string names;
       for (const auto& n : model_names()) names += (names.empty() ? "" : ", ") + n;
-      VDNN_THROW("model '" << name_or_path << "' is neither a file nor a known model (known: "
-                           << names << "; looked in " << models_dir() << ")");
+      VDNN_THROW("model '" << name_or_path << "' is neither a file nor a known model (known: " << names
+                           << "; looked in " << models_dir() << ")");
     }
   }
   const MappedFile file(path.string());
@@ -153,8 +152,7 @@ Shape parse_shape(const std::string& text, const std::string& flag) {
     char* stop = nullptr;
     const long long d = std::strtoll(part.c_str(), &stop, 10);
     if (part.empty() || *stop != '\0' || d < 1 || d > kMaxInputDim)
-      VDNN_THROW(flag << ": expected CxHxW or K with positive integers (e.g. 3x224x224), got '"
-                      << text << "'");
+      VDNN_THROW(flag << ": expected CxHxW or K with positive integers (e.g. 3x224x224), got '" << text << "'");
     dims.push_back(d);
     start = end + 1;
   }
@@ -164,12 +162,11 @@ Shape parse_shape(const std::string& text, const std::string& flag) {
 }
 
 ModelBuilder::ModelBuilder(std::string name, std::vector<int64_t> input, int classes) {
-  model_ = {{"name", name}, {"input", input}, {"classes", classes},
-            {"layers", nlohmann::json::array()}};
+  model_ = {{"name", name}, {"input", input}, {"classes", classes}, {"layers", nlohmann::json::array()}};
 }
 
-ModelBuilder& ModelBuilder::layer(const std::string& type, const std::string& name,
-                                  nlohmann::json fields, std::vector<std::string> inputs) {
+ModelBuilder& ModelBuilder::layer(const std::string& type, const std::string& name, nlohmann::json fields,
+                                  std::vector<std::string> inputs) {
   fields["type"] = type;
   fields["name"] = name;
   if (!inputs.empty()) fields["inputs"] = inputs;

@@ -35,16 +35,14 @@ inline constexpr int kMaxClasses = 1 << 20;
 inline constexpr int64_t kMaxInputDim = int64_t{1} << 31;
 
 struct ModelOptions {
-  std::optional<Shape> input;    // replaces the file's "input"
-  std::optional<int> classes;    // replaces the file's "classes"
+  std::optional<Shape> input;  // replaces the file's "input"
+  std::optional<int> classes;  // replaces the file's "classes"
 };
 
 // Builds a graph from a parsed model description; `source` names it in errors.
-Graph parse_model(const nlohmann::json& model, const std::string& source,
-                  const ModelOptions& options = {});
+Graph parse_model(const nlohmann::json& model, const std::string& source, const ModelOptions& options = {});
 // The same from the text of a model file; invalid JSON is a vdnn::Error too.
-Graph parse_model_text(std::string_view text, const std::string& source,
-                       const ModelOptions& options = {});
+Graph parse_model_text(std::string_view text, const std::string& source, const ModelOptions& options = {});
 // A path to a .json file, or the name of a model in the models folder.
 Graph load_model(const std::string& name_or_path, const ModelOptions& options = {});
 // The folder holding the shipped models ($VDNN_MODELS_DIR, else the data directory's models/,
@@ -58,8 +56,7 @@ class ModelBuilder {
  public:
   ModelBuilder(std::string name, std::vector<int64_t> input, int classes);
   ModelBuilder& layer(const std::string& type, const std::string& name,
-                      nlohmann::json fields = nlohmann::json::object(),
-                      std::vector<std::string> inputs = {});
+                      nlohmann::json fields = nlohmann::json::object(), std::vector<std::string> inputs = {});
   const nlohmann::json& json() const { return model_; }
   Graph build() const;
 

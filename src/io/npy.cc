@@ -79,8 +79,8 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& source) {
   const size_t data_bytes = text.size() - start - header_len;
   if (n < 0 || static_cast<uint64_t>(n) * sizeof(float) != data_bytes)
     VDNN_THROW(source << ": .npy shape " << Shape(a.shape).to_string() << " needs "
-                      << (n < 0 ? std::string("too many") : std::to_string(n * sizeof(float))) << " bytes of data, the file has "
-                      << data_bytes);
+                      << (n < 0 ? std::string("too many") : std::to_string(n * sizeof(float)))
+                      << " bytes of data, the file has " << data_bytes);
   a.data.resize(static_cast<size_t>(n));
   if (n > 0) std::memcpy(a.data.data(), bytes.data() + start + header_len, data_bytes);
   return a;

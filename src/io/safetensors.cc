@@ -85,8 +85,8 @@ class HeaderReader {
     // elements <= 2^60 and bytes <= 8: no overflow
     const uint64_t expected = static_cast<uint64_t>(elements_of(e.shape)) * e.dtype->bytes;
     if (e.end - e.begin != expected)
-      fail(t + ": shape " + shape_text(e.shape) + " needs " + std::to_string(expected) + " bytes of " +
-           e.dtype->name + " but data_offsets span " + std::to_string(e.end - e.begin));
+      fail(t + ": shape " + shape_text(e.shape) + " needs " + std::to_string(expected) + " bytes of " + e.dtype->name +
+           " but data_offsets span " + std::to_string(e.end - e.begin));
     return e;
   }
 
@@ -97,7 +97,8 @@ class HeaderReader {
     if (d->kind == Dtype::kUnsupported)
       fail(t + ": dtype " + text + " is not supported (vdnn reads F32, F16, BF16 and F64 as floats)");
     if (d->kind != Dtype::kFloat && !(options_.accept_integer && options_.accept_integer(name)))
-      fail(t + ": dtype " + text + " holds integers, which vdnn takes only where it knows their meaning "
+      fail(t + ": dtype " + text +
+           " holds integers, which vdnn takes only where it knows their meaning "
            "(a batch norm's num_batches_tracked); parameters must be F32, F16, BF16 or F64");
     return d;
   }
@@ -135,23 +136,21 @@ std::map<std::string, std::string> read_metadata(const HeaderReader& r, const nl
 
 // The tensors must tile the data exactly: no overlaps, no bytes that belong to no tensor.
 void check_tiling(const HeaderReader& r, std::vector<Entry>& entries, uint64_t data_bytes) {
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t at = 0;
   const Entry* previous = nullptr;
   for (const Entry& e : entries) {
     if (e.begin < at)
-      r.fail("tensors '" + previous->name + "' and '" + e.name + "' overlap (data bytes " +
-             std::to_string(e.begin) + ".." + std::to_string(at) + ")");
+      r.fail("tensors '" + previous->name + "' and '" + e.name + "' overlap (data bytes " + std::to_string(e.begin) +
+             ".." + std::to_string(at) + ")");
     if (e.begin > at)
-      r.fail("data bytes " + std::to_string(at) + ".." + std::to_string(e.begin) + " before tensor '" +
-             e.name + "' belong to no tensor");
+      r.fail("data bytes " + std::to_string(at) + ".." + std::to_string(e.begin) + " before tensor '" + e.name +
+             "' belong to no tensor");
     at = e.end;
     previous = &e;
   }
-  if (at != data_bytes)
-    r.fail(std::to_string(data_bytes - at) + " bytes after the last tensor belong to no tensor");
+  if (at != data_bytes) r.fail(std::to_string(data_bytes - at) + " bytes after the last tensor belong to no tensor");
 }
 
 uint64_t read_u64_le(const uint8_t* b) {
@@ -258,8 +257,8 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
                "tensor '" << t.name << "' holds " << count << (t.is_integer() ? " integers" : " floats")
                           << " for shape " << shape_text(t.shape));
     const uint64_t bytes = count * (t.is_integer() ? sizeof(int64_t) : sizeof(float));
-    header[t.name] = {{"dtype", t.is_integer() ? "I64" : "F32"}, {"shape", t.shape},
-                      {"data_offsets", {offset, offset + bytes}}};
+    header[t.name] = {
+        {"dtype", t.is_integer() ? "I64" : "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
@@ -289,8 +288,7 @@ SafeTensors read_safetensors(const std::string& path, const SafeTensorsReadOptio
 SafeTensors parse_safetensors(std::span<const uint8_t> bytes, const std::string& source,
                               const SafeTensorsReadOptions& options) {
   const uint64_t size = bytes.size();
-  if (size < 8)
-    VDNN_THROW(source << ": truncated: " << size << " bytes, shorter than the 8-byte header length");
+  if (size < 8) VDNN_THROW(source << ": truncated: " << size << " bytes, shorter than the 8-byte header length");
   const uint64_t n = read_u64_le(bytes.data());
   if (n > size - 8)
     VDNN_THROW(source << ": truncated or not safetensors: the header length " << n << " goes beyond the end of the "

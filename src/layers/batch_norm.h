@@ -15,8 +15,7 @@ class BatchNormLayer : public Layer {
   struct Params {
     double eps = 1e-5, momentum = 0.1;
   };
-  BatchNormLayer(std::string name, Params p)
-      : Layer(std::move(name), "batch_norm", LayerKind::kNorm), p_(p) {}
+  BatchNormLayer(std::string name, Params p) : Layer(std::move(name), "batch_norm", LayerKind::kNorm), p_(p) {}
   static std::unique_ptr<Layer> parse(const std::string& name, LayerConfig& cfg) {
     Params p;
     p.eps = cfg.number("eps", 1e-5, 1e-12, 1.0);

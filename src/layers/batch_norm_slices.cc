@@ -11,7 +11,8 @@ BnCombineLayer::BnCombineLayer(std::string name, int count)
 
 Shape BnCombineLayer::infer_shape(const std::vector<Shape>& in) const {
   for (const Shape& s : in)
-    if (s.dims != in.at(0).dims) fail("its slices' statistics differ: " + in.at(0).to_string() + " and " + s.to_string());
+    if (s.dims != in.at(0).dims)
+      fail("its slices' statistics differ: " + in.at(0).to_string() + " and " + s.to_string());
   return in.at(0);
 }
 

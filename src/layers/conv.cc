@@ -15,8 +15,7 @@ std::unique_ptr<Layer> ConvLayer::parse(const std::string& name, LayerConfig& cf
   std::tie(p.ph_end, p.pw_end) = cfg.pair("pad_end", {p.ph, p.pw}, 0);
   p.groups = cfg.integer("groups", 1, 1);
   p.bias = cfg.boolean("bias", true);
-  if (p.channels % p.groups != 0)
-    cfg.fail("groups", VDNN_MSG("a divisor of channels (" << p.channels << ")"));
+  if (p.channels % p.groups != 0) cfg.fail("groups", VDNN_MSG("a divisor of channels (" << p.channels << ")"));
   return std::make_unique<ConvLayer>(name, p);
 }
 
@@ -24,13 +23,12 @@ Shape ConvLayer::infer_shape(const std::vector<Shape>& in) const {
   const Shape& x = in[0];
   if (!x.is_image()) fail("needs an image input CxHxW, got " + x.to_string());
   if (x.channels() % p_.groups != 0)
-    fail(VDNN_MSG("input channels " << x.channels() << " are not divisible by groups "
-                                    << p_.groups));
+    fail(VDNN_MSG("input channels " << x.channels() << " are not divisible by groups " << p_.groups));
   const int64_t padded_h = x.height() + p_.ph + p_.pb(), padded_w = x.width() + p_.pw + p_.pr();
   if (padded_h < p_.span_h() || padded_w < p_.span_w())
     fail(VDNN_MSG("kernel " << p_.kh << "x" << p_.kw << " (dilation " << p_.dh << "x" << p_.dw
-                            << ") does not fit input " << x.to_string() << " with pad " << p_.ph
-                            << "x" << p_.pw << ", pad_end " << p_.pb() << "x" << p_.pr()));
+                            << ") does not fit input " << x.to_string() << " with pad " << p_.ph << "x" << p_.pw
+                            << ", pad_end " << p_.pb() << "x" << p_.pr()));
   const int64_t oh = (padded_h - p_.span_h()) / p_.sh + 1;
   const int64_t ow = (padded_w - p_.span_w()) / p_.sw + 1;
   return Shape{p_.channels, oh, ow};

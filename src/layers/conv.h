@@ -19,8 +19,8 @@ class ConvLayer : public Layer {
   struct Params {
     int64_t channels = 0, kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, groups = 1;
     bool bias = true;
-    int64_t dh = 1, dw = 1;           // dilation: taps d apart (1: dense)
-    int64_t ph_end = -1, pw_end = -1; // bottom / right padding; -1: as ph / pw (symmetric)
+    int64_t dh = 1, dw = 1;            // dilation: taps d apart (1: dense)
+    int64_t ph_end = -1, pw_end = -1;  // bottom / right padding; -1: as ph / pw (symmetric)
     int64_t pb() const { return ph_end < 0 ? ph : ph_end; }
     int64_t pr() const { return pw_end < 0 ? pw : pw_end; }
     bool symmetric_padding() const { return pb() == ph && pr() == pw; }

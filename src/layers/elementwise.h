@@ -25,8 +25,7 @@ class ReluLayer : public Layer {
   bool can_run_in_place() const override { return true; }
 
  protected:
-  ReluLayer(std::string name, const char* type)
-      : Layer(std::move(name), type, LayerKind::kActivation) {}
+  ReluLayer(std::string name, const char* type) : Layer(std::move(name), type, LayerKind::kActivation) {}
 };
 
 // ReLU with a ceiling of 6: the same memory behaviour as ReLU (in place, backward reads y).
@@ -38,8 +37,7 @@ class Relu6Layer : public ReluLayer {
 
 class DropoutLayer : public Layer {
  public:
-  DropoutLayer(std::string name, double rate)
-      : Layer(std::move(name), "dropout", LayerKind::kDropout), rate_(rate) {}
+  DropoutLayer(std::string name, double rate) : Layer(std::move(name), "dropout", LayerKind::kDropout), rate_(rate) {}
   static std::unique_ptr<Layer> parse(const std::string& name, LayerConfig& cfg) {
     return std::make_unique<DropoutLayer>(name, cfg.number("rate", 0.5, 0.0, 0.99));
   }
@@ -53,11 +51,8 @@ class DropoutLayer : public Layer {
 
 class FlattenLayer : public Layer {
  public:
-  explicit FlattenLayer(std::string name)
-      : Layer(std::move(name), "flatten", LayerKind::kReshape) {}
-  Shape infer_shape(const std::vector<Shape>& in) const override {
-    return Shape{in[0].elements()};
-  }
+  explicit FlattenLayer(std::string name) : Layer(std::move(name), "flatten", LayerKind::kReshape) {}
+  Shape infer_shape(const std::vector<Shape>& in) const override { return Shape{in[0].elements()}; }
   bool backward_reads_input() const override { return false; }
 };
 

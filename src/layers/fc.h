@@ -25,8 +25,7 @@ class FcLayer : public Layer {
   }
   const Params& p() const { return p_; }
   Shape infer_shape(const std::vector<Shape>& in) const override {
-    if (in[0].rank() != 1 && in[0].rank() != 3)
-      fail("needs a CxHxW or K input, got " + in[0].to_string());
+    if (in[0].rank() != 1 && in[0].rank() != 3) fail("needs a CxHxW or K input, got " + in[0].to_string());
     return Shape{p_.units};
   }
   std::vector<ParamSpec> params(const std::vector<Shape>& in) const override {

@@ -31,8 +31,7 @@ static const std::map<std::string, Factory>& factories() {
       {"flatten", [](auto& n, auto&) { return std::make_unique<FlattenLayer>(n); }},
       {"concat", [](auto& n, auto&) { return std::make_unique<ConcatLayer>(n); }},
       {"add", [](auto& n, auto&) { return std::make_unique<AddLayer>(n); }},
-      {"softmax_cross_entropy",
-       [](auto& n, auto&) { return std::make_unique<SoftmaxCrossEntropyLayer>(n); }},
+      {"softmax_cross_entropy", [](auto& n, auto&) { return std::make_unique<SoftmaxCrossEntropyLayer>(n); }},
   };
   return table;
 }
@@ -43,8 +42,7 @@ std::vector<std::string> layer_types() {
   return out;
 }
 
-std::unique_ptr<Layer> make_layer(const std::string& name, const std::string& type,
-                                  LayerConfig& cfg) {
+std::unique_ptr<Layer> make_layer(const std::string& name, const std::string& type, LayerConfig& cfg) {
   auto it = factories().find(type);
   if (it == factories().end()) {
     std::string valid;

@@ -26,8 +26,9 @@ class LrnLayer : public Layer {
     Params p;
     p.size = cfg.integer("size", 5, 1);
     if (p.size % 2 == 0)
-      cfg.fail("size", "an odd integer >= 1 (the window is centred on the channel; oneDNN and "
-                       "cuDNN have no window that matches PyTorch's for an even size)");
+      cfg.fail("size",
+               "an odd integer >= 1 (the window is centred on the channel; oneDNN and "
+               "cuDNN have no window that matches PyTorch's for an even size)");
     p.alpha = cfg.number("alpha", 1e-4, 0.0, 1e3);
     p.beta = cfg.number("beta", 0.75, 0.0, 1e3);
     p.k = cfg.number("k", 1.0, 1e-6, 1e6);

@@ -4,8 +4,7 @@
 
 namespace vdnn {
 
-std::unique_ptr<Layer> PoolLayer::parse(const std::string& name, const std::string& type,
-                                        LayerConfig& cfg) {
+std::unique_ptr<Layer> PoolLayer::parse(const std::string& name, const std::string& type, LayerConfig& cfg) {
   Params p;
   p.max = type == "max_pool";
   p.global = cfg.boolean("global", false);

@@ -28,8 +28,7 @@ class PoolLayer : public Layer {
   };
   PoolLayer(std::string name, std::string type, Params p)
       : Layer(std::move(name), std::move(type), LayerKind::kPool), p_(p) {}
-  static std::unique_ptr<Layer> parse(const std::string& name, const std::string& type,
-                                      LayerConfig& cfg);
+  static std::unique_ptr<Layer> parse(const std::string& name, const std::string& type, LayerConfig& cfg);
 
   const Params& p() const { return p_; }
   Window window(const Shape& in) const;

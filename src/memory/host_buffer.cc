@@ -22,8 +22,7 @@ HostMemory HostMemory::aligned() {
 }
 
 HostBuffer::HostBuffer(size_t bytes, const HostMemory& source, const char* what)
-    : memory_(static_cast<char*>(bytes ? source.allocate(bytes) : nullptr), source.release),
-      bytes_(bytes) {
+    : memory_(static_cast<char*>(bytes ? source.allocate(bytes) : nullptr), source.release), bytes_(bytes) {
   if (bytes && !memory_) VDNN_THROW(what << ": cannot take " << bytes << " B of host memory");
   if (bytes) g_taken.fetch_add(1, std::memory_order_relaxed);
 }

@@ -36,7 +36,9 @@ class HostBuffer {
   HostBuffer(size_t bytes, const HostMemory& source, const char* what = "host buffer");
   char* data() const { return memory_.get(); }
   template <typename T>
-  T* as() const { return reinterpret_cast<T*>(memory_.get()); }
+  T* as() const {
+    return reinterpret_cast<T*>(memory_.get());
+  }
   size_t bytes() const { return bytes_; }
 
   // Buffers of at least one byte taken in this process so far (every source, every thread).

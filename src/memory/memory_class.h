@@ -40,12 +40,18 @@ constexpr int index_of(MemoryClass cls) { return static_cast<int>(cls); }
 // The lower-case name used in reports and messages ("feature_maps"); "unknown" for a bad value.
 constexpr const char* to_string(MemoryClass cls) {
   switch (cls) {
-    case MemoryClass::kWeights: return "weights";
-    case MemoryClass::kWeightGrads: return "weight_grads";
-    case MemoryClass::kOptimizerState: return "optimizer_state";
-    case MemoryClass::kFeatureMaps: return "feature_maps";
-    case MemoryClass::kGradientMaps: return "gradient_maps";
-    case MemoryClass::kWorkspace: return "workspace";
+    case MemoryClass::kWeights:
+      return "weights";
+    case MemoryClass::kWeightGrads:
+      return "weight_grads";
+    case MemoryClass::kOptimizerState:
+      return "optimizer_state";
+    case MemoryClass::kFeatureMaps:
+      return "feature_maps";
+    case MemoryClass::kGradientMaps:
+      return "gradient_maps";
+    case MemoryClass::kWorkspace:
+      return "workspace";
   }
   return "unknown";
 }

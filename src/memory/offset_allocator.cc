@@ -9,8 +9,7 @@
 
 namespace vdnn {
 
-OffsetAllocator::OffsetAllocator(size_t capacity_bytes)
-    : capacity_(capacity_bytes / kAlignment * kAlignment) {
+OffsetAllocator::OffsetAllocator(size_t capacity_bytes) : capacity_(capacity_bytes / kAlignment * kAlignment) {
   if (capacity_ == 0) return;
   head_ = new_chunk();
   Chunk& c = chunks_[head_];
@@ -21,8 +20,7 @@ OffsetAllocator::OffsetAllocator(size_t capacity_bytes)
 
 size_t OffsetAllocator::round_up(size_t bytes) {
   if (bytes == 0) bytes = 1;
-  VDNN_CHECK(bytes <= std::numeric_limits<size_t>::max() - kAlignment,
-             "allocation size " << bytes << " overflows");
+  VDNN_CHECK(bytes <= std::numeric_limits<size_t>::max() - kAlignment, "allocation size " << bytes << " overflows");
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
@@ -39,8 +37,7 @@ int32_t OffsetAllocator::new_chunk() {
     chunks_[h].alive = true;
     return h;
   }
-  VDNN_CHECK(chunks_.size() < static_cast<size_t>(std::numeric_limits<int32_t>::max()),
-             "too many chunks");
+  VDNN_CHECK(chunks_.size() < static_cast<size_t>(std::numeric_limits<int32_t>::max()), "too many chunks");
   chunks_.push_back(Chunk{});
   chunks_.back().alive = true;
   return static_cast<int32_t>(chunks_.size() - 1);
@@ -102,8 +99,7 @@ std::optional<Allocation> OffsetAllocator::allocate(size_t bytes, MemoryClass cl
 void OffsetAllocator::merge_into(int32_t left, int32_t right) {
   Chunk& l = chunks_[left];
   Chunk& r = chunks_[right];
-  VDNN_CHECK(l.next == right && r.prev == left,
-             "chunks " << left << " and " << right << " are not neighbours");
+  VDNN_CHECK(l.next == right && r.prev == left, "chunks " << left << " and " << right << " are not neighbours");
   l.bytes += r.bytes;
   l.next = r.next;
   if (l.next != -1) chunks_[l.next].prev = left;
@@ -161,8 +157,7 @@ double OffsetAllocator::fragmentation() const {
 }
 
 bool OffsetAllocator::is_live(int32_t handle) const {
-  return handle >= 0 && static_cast<size_t>(handle) < chunks_.size() && chunks_[handle].alive &&
-         chunks_[handle].in_use;
+  return handle >= 0 && static_cast<size_t>(handle) < chunks_.size() && chunks_[handle].alive && chunks_[handle].in_use;
 }
 
 Allocation OffsetAllocator::allocation(int32_t handle) const {
@@ -194,8 +189,7 @@ void OffsetAllocator::validate() const {
   for (int32_t h = head_, prev = -1; h != -1; prev = h, h = chunks_[h].next) {
     const Chunk& c = chunks_[h];
     VDNN_CHECK(c.alive && c.prev == prev, "chunk " << h << " badly linked");
-    VDNN_CHECK(c.offset == expected_offset,
-               "chunk " << h << " at " << c.offset << ", expected " << expected_offset);
+    VDNN_CHECK(c.offset == expected_offset, "chunk " << h << " at " << c.offset << ", expected " << expected_offset);
     VDNN_CHECK(c.bytes > 0 && c.bytes % kAlignment == 0, "chunk " << h << " size " << c.bytes);
     expected_offset += c.bytes;
     if (c.in_use) {
@@ -204,16 +198,13 @@ void OffsetAllocator::validate() const {
       recount.current_bytes[index_of(c.cls)] += c.bytes;
     } else {
       ++free_chunks;
-      VDNN_CHECK(prev == -1 || chunks_[prev].in_use,
-                 "free chunks " << prev << ", " << h << " not coalesced");
-      VDNN_CHECK(bins_[bin_of(c.bytes)].count({c.bytes, c.offset, h}) == 1,
-                 "free chunk " << h << " not in its bin");
+      VDNN_CHECK(prev == -1 || chunks_[prev].in_use, "free chunks " << prev << ", " << h << " not coalesced");
+      VDNN_CHECK(bins_[bin_of(c.bytes)].count({c.bytes, c.offset, h}) == 1, "free chunk " << h << " not in its bin");
     }
   }
   size_t binned = 0;
   for (const auto& bin : bins_) binned += bin.size();
-  VDNN_CHECK(expected_offset == capacity_,
-             "chunks cover " << expected_offset << " of " << capacity_);
+  VDNN_CHECK(expected_offset == capacity_, "chunks cover " << expected_offset << " of " << capacity_);
   VDNN_CHECK(binned == free_chunks, binned << " binned vs " << free_chunks << " free chunks");
   VDNN_CHECK(used == stats_.total_current && live == live_count_, "usage counters drifted");
   VDNN_CHECK(recount.current_bytes == stats_.current_bytes, "per-class counters drifted");

@@ -4,8 +4,8 @@
 // the device; offloading (a device->host copy in flight, owning its event); on the host (device
 // copy released); prefetching (host->device copy in flight, owning its event); on the device again;
 // absent after its last use. A streamed weight (inference) starts on the host instead: its host
-// copy is the weight, prefetched for its layer and absent from the device after. Any other transition is a bug in the Program or the executor and
-// fails loudly (vdnn::InternalError).
+// copy is the weight, prefetched for its layer and absent from the device after. Any other transition is a bug in the
+// Program or the executor and fails loudly (vdnn::InternalError).
 //
 //   Residency r("conv1:out");
 //   r.to(Residency::kDevice);
@@ -35,8 +35,8 @@ class Residency {
   const Event& event() const { return event_; }
 
   void to(State next, Event event = {}) {
-    VDNN_CHECK(allowed(state_, next), "tensor '" << name_ << "': illegal residency transition "
-                                                 << name(state_) << " -> " << name(next));
+    VDNN_CHECK(allowed(state_, next),
+               "tensor '" << name_ << "': illegal residency transition " << name(state_) << " -> " << name(next));
     state_ = next;
     event_ = std::move(event);
   }
@@ -49,11 +49,16 @@ class Residency {
  private:
   static bool allowed(State from, State to) {
     switch (from) {
-      case kAbsent: return to == kDevice;
-      case kDevice: return to == kOffloading || to == kAbsent;
-      case kOffloading: return to == kHost;
-      case kHost: return to == kPrefetching;
-      case kPrefetching: return to == kDevice;
+      case kAbsent:
+        return to == kDevice;
+      case kDevice:
+        return to == kOffloading || to == kAbsent;
+      case kOffloading:
+        return to == kHost;
+      case kHost:
+        return to == kPrefetching;
+      case kPrefetching:
+        return to == kDevice;
     }
     return false;
   }

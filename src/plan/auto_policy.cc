@@ -31,8 +31,8 @@ struct Unit {
 // tensors live there, and which tensors outlive the forward pass (what the backward pass reads).
 struct LivePeak {
   size_t bytes = 0;
-  std::vector<int> live;            // tensors live at the peak
-  int busy_node = -1;               // the node whose kernel runs at the peak
+  std::vector<int> live;  // tensors live at the peak
+  int busy_node = -1;     // the node whose kernel runs at the peak
   std::vector<bool> live_at_phase_end;
   // Per tensor: how much backward compute runs before its first backward reader's kernel (the
   // last `window_kernels` backward kernels before it), the window a prefetch can hide behind.
@@ -94,7 +94,8 @@ LivePeak live_peak(const Program& p, const CostModel& costs, int window_kernels)
   for (const Step& s : p.steps) {
     if (s.op != Op::kBackward && s.op != Op::kRecompute) continue;
     double window = 0;
-    for (size_t k = recent.size(); k > 0 && recent.size() - k < static_cast<size_t>(window_kernels); --k) window += recent[k - 1];
+    for (size_t k = recent.size(); k > 0 && recent.size() - k < static_cast<size_t>(window_kernels); --k)
+      window += recent[k - 1];
     const NodeBinding& b = p.nodes[s.node];
     auto reads = [&](int t) {
       if (t >= 0 && out.prefetch_window[t] < 0) out.prefetch_window[t] = window;
@@ -111,8 +112,13 @@ class Search {
  public:
   // sub_batches: whether a leaner algorithm may be a sub-batched one (AlgoCost::sub_batches).
   Search(const Planner& planner, size_t budget, int window_kernels, bool sub_batches)
-      : p_(planner), g_(planner.graph()), costs_(planner.costs()), budget_(budget), window_(window_kernels),
-        sub_batches_(sub_batches), algo_(costs_.fastest()) {
+      : p_(planner),
+        g_(planner.graph()),
+        costs_(planner.costs()),
+        budget_(budget),
+        window_(window_kernels),
+        sub_batches_(sub_batches),
+        algo_(costs_.fastest()) {
     const int n = static_cast<int>(g_.nodes().size());
     forward_end_.assign(n, 0);
     double t = 0;
@@ -130,9 +136,9 @@ class Search {
       if (peak.bytes <= target) {
         const size_t train_smallest = vdnn::minimum_budget(train), eval = eval_smallest(c);
         if (std::max(train_smallest, eval) <= budget_) {
-          tried.push_back(VDNN_MSG("fit: " << round << " round(s), " << picks_.size()
-                                           << " decision(s), live peak " << format_bytes(peak.bytes)
-                                           << ", smallest budget " << format_bytes(train_smallest)
+          tried.push_back(VDNN_MSG("fit: " << round << " round(s), " << picks_.size() << " decision(s), live peak "
+                                           << format_bytes(peak.bytes) << ", smallest budget "
+                                           << format_bytes(train_smallest)
                                            << " (the evaluation pass: " << format_bytes(eval) << ")"));
           return true;
         }
@@ -150,9 +156,8 @@ class Search {
         continue;
       }
       if (!lower_peak(c, train, peak, peak.bytes - target)) {
-        tried.push_back(VDNN_MSG("fit: no decision lowers the live peak of " << format_bytes(peak.bytes)
-                                                                             << " at layer '"
-                                                                             << busy_name(peak) << "'"));
+        tried.push_back(VDNN_MSG("fit: no decision lowers the live peak of "
+                                 << format_bytes(peak.bytes) << " at layer '" << busy_name(peak) << "'"));
         return false;
       }
     }
@@ -182,7 +187,8 @@ class Search {
   int place_prefetches(Configuration& trial) {
     std::vector<PrefetchSlot> slots = prefetch_slots(p_.program(trial, true));
     if (slots.empty()) return 0;
-    std::stable_sort(slots.begin(), slots.end(), [](const PrefetchSlot& a, const PrefetchSlot& b) { return a.reader > b.reader; });
+    std::stable_sort(slots.begin(), slots.end(),
+                     [](const PrefetchSlot& a, const PrefetchSlot& b) { return a.reader > b.reader; });
     const int last = static_cast<int>(g_.nodes().size()) - 1;
     const size_t limit = std::min<size_t>(slots.size(), kPlacedPrefetches);
     int moved = 0;
@@ -197,8 +203,10 @@ class Search {
       while (lo < hi) {  // the earliest slot that still fits (earlier holds more memory)
         const int mid = lo + (hi - lo + 1) / 2;
         d.prefetch_at = mid;
-        if (fits(trial)) lo = mid;
-        else hi = mid - 1;
+        if (fits(trial))
+          lo = mid;
+        else
+          hi = mid - 1;
       }
       d.prefetch_at = lo;
       moved += lo > slots[k].issued_at;
@@ -260,7 +268,8 @@ class Search {
       };
       int shift = 0;
       for (scale(0); !fits(trial);)
-        if (++shift <= 5) scale(shift);
+        if (++shift <= 5)
+          scale(shift);
         else {
           scale(31);  // every hold back where it was: that fitted
           break;
@@ -268,8 +277,10 @@ class Search {
     }
     int held = 0;
     for (auto [d, from] : natural)
-      if (d->release_at > from) ++held;
-      else d->release_at = -1;  // not held after all: freed where it would be anyway
+      if (d->release_at > from)
+        ++held;
+      else
+        d->release_at = -1;  // not held after all: freed where it would be anyway
     return held;
   }
 
@@ -305,7 +316,8 @@ class Search {
     std::optional<double> ahead;  // c's step under the look-ahead, once needed
     for (size_t k = 0; k < order.size() && swaps < trials; ++k) {
       const Unit& u = order[k].unit;
-      if (u.kind != Unit::kValue || u.index == 0 || c.decisions.values[u.index].action == StorageAction::kKeep) continue;
+      if (u.kind != Unit::kValue || u.index == 0 || c.decisions.values[u.index].action == StorageAction::kKeep)
+        continue;
       Configuration trial = c;
       StorageDecision& d = trial.decisions.values[u.index];
       d = {d.action == StorageAction::kOffload ? StorageAction::kRecompute : StorageAction::kOffload};
@@ -390,8 +402,7 @@ class Search {
     return peak.busy_node < 0 ? "(none)" : g_.nodes()[peak.busy_node].layer->name();
   }
   double copy_seconds(size_t bytes) const {
-    return costs_.link_bytes_per_second > 0 ? costs_.link_latency_seconds + bytes / costs_.link_bytes_per_second
-                                            : 0;
+    return costs_.link_bytes_per_second > 0 ? costs_.link_latency_seconds + bytes / costs_.link_bytes_per_second : 0;
   }
 
   // The forward pass's exposed copy time with `extra` added to the committed offloads: the d2h
@@ -434,7 +445,9 @@ class Search {
     if (leaner < 0) return false;
     const AlgoCost &now = cost.algos[c.algos[node]], &lean = cost.algos[leaner];
     out.bytes = now.workspace_bytes - lean.workspace_bytes;
-    out.pick = {{Unit::kAlgo, node}, StorageAction::kKeep, c.algos[node],
+    out.pick = {{Unit::kAlgo, node},
+                StorageAction::kKeep,
+                c.algos[node],
                 (lean.forward_seconds + lean.backward_seconds) - (now.forward_seconds + now.backward_seconds)};
     return true;
   }
@@ -480,7 +493,8 @@ class Search {
       if (b.out >= 0 && !g_.runs_in_place(static_cast<int>(i)) && b.out != train.logits_tensor &&
           b.out != train.loss_tensor)
         unit_of_[b.out] = {Unit::kValue, g_.nodes()[i].output};
-      for (size_t k = 0; k < b.saved.size(); ++k) unit_of_[b.saved[k]] = {Unit::kSaved, static_cast<int>(i), static_cast<int>(k)};
+      for (size_t k = 0; k < b.saved.size(); ++k)
+        unit_of_[b.saved[k]] = {Unit::kSaved, static_cast<int>(i), static_cast<int>(k)};
       if (b.scratch >= 0 && costs_.nodes[i].algos.size() > 1) unit_of_[b.scratch] = {Unit::kAlgo, static_cast<int>(i)};
     }
     if (train.input_tensor >= 0) unit_of_[train.input_tensor] = {Unit::kValue, 0};
@@ -493,14 +507,20 @@ class Search {
   }
 
   void apply(Configuration& c, const Pick& p) {
-    if (p.unit.kind == Unit::kValue) c.decisions.values[p.unit.index].action = p.action;
-    else if (p.unit.kind == Unit::kSaved) c.decisions.saved[p.unit.index][p.unit.saved].action = p.action;
-    else c.algos[p.unit.index] = costs_.nodes[p.unit.index].next_leaner(c.algos[p.unit.index], sub_batches_);
+    if (p.unit.kind == Unit::kValue)
+      c.decisions.values[p.unit.index].action = p.action;
+    else if (p.unit.kind == Unit::kSaved)
+      c.decisions.saved[p.unit.index][p.unit.saved].action = p.action;
+    else
+      c.algos[p.unit.index] = costs_.nodes[p.unit.index].next_leaner(c.algos[p.unit.index], sub_batches_);
   }
   void undo(Configuration& c, const Pick& p) const {
-    if (p.unit.kind == Unit::kValue) c.decisions.values[p.unit.index].action = StorageAction::kKeep;
-    else if (p.unit.kind == Unit::kSaved) c.decisions.saved[p.unit.index][p.unit.saved].action = StorageAction::kKeep;
-    else c.algos[p.unit.index] = p.old_algo;
+    if (p.unit.kind == Unit::kValue)
+      c.decisions.values[p.unit.index].action = StorageAction::kKeep;
+    else if (p.unit.kind == Unit::kSaved)
+      c.decisions.saved[p.unit.index][p.unit.saved].action = StorageAction::kKeep;
+    else
+      c.algos[p.unit.index] = p.old_algo;
   }
 
   // Takes the cheapest units per byte among those live at the peak until `deficit` bytes are
@@ -576,7 +596,7 @@ class Search {
   AlgoChoice algo_;                  // the algorithms the costs are read at
   std::vector<double> forward_end_;  // per node: when its forward kernel ends (fastest algorithms)
   double forward_total_ = 0;
-  std::map<int, Unit> unit_of_;      // Program tensor -> the unit deciding it
+  std::map<int, Unit> unit_of_;  // Program tensor -> the unit deciding it
   std::vector<Offload> offloads_;
   std::vector<Pick> picks_;
   AlgoChoice eval_algos_;
@@ -602,9 +622,12 @@ AutoSummary summarize(const Planner& planner, const Configuration& config) {
   for (size_t t = 0; t < train.tensors.size(); ++t) {
     const ProgramTensor& tensor = train.tensors[t];
     if (tensor.persistent || tensor.cls != MemoryClass::kFeatureMaps) continue;  // saved state included
-    if (tensor.offloaded) s.offloaded_bytes += tensor.bytes;
-    else if (tensor.recomputed) s.recomputed_bytes += tensor.bytes;
-    else if (peak.live_at_phase_end[t]) s.kept_bytes += tensor.bytes;
+    if (tensor.offloaded)
+      s.offloaded_bytes += tensor.bytes;
+    else if (tensor.recomputed)
+      s.recomputed_bytes += tensor.bytes;
+    else if (peak.live_at_phase_end[t])
+      s.kept_bytes += tensor.bytes;
   }
   for (const Step& step : train.steps)
     if (step.op == Op::kRecompute) s.recompute_seconds += costs.forward_seconds(step.node);
@@ -643,7 +666,9 @@ std::string decisions_by_layer(const Planner& planner, const Configuration& conf
     const NodeCost& cost = planner.costs().nodes[i];
     std::string extra;
     if (saved_offloaded) extra += ", saved state " + format_bytes(saved_offloaded) + " offloaded";
-    if (config.algos[i] != fast[i]) extra += ", algorithm " + cost.algos[config.algos[i]].label() + (cost.algos[config.algos[i]].sub_batches > 1 ? " (sub-batched)" : " (leaner)");
+    if (config.algos[i] != fast[i])
+      extra += ", algorithm " + cost.algos[config.algos[i]].label() +
+               (cost.algos[config.algos[i]].sub_batches > 1 ? " (sub-batched)" : " (leaner)");
     std::snprintf(line, sizeof line, "%-24s %12s  %s%s\n", train.node_names[i].c_str(),
                   bytes ? format_bytes(bytes).c_str() : "", what.c_str(), extra.c_str());
     out += line;
@@ -656,13 +681,13 @@ std::string describe(const AutoChoice& a) {
   const AutoSummary& s = a.summary;
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.2f", s.recompute_seconds * 1e3);
-  return VDNN_MSG("auto picks " << (a.config.policy == Policy::kAuto ? "per-tensor decisions" : to_string(a.config.policy))
-                                << ", prefetch " << to_string(a.prefetch) << ": " << a.why << "; "
-                                << format_bytes(s.kept_bytes) << " kept, " << format_bytes(s.offloaded_bytes)
-                                << " offloaded, " << format_bytes(s.recomputed_bytes) << " recomputed (" << ms
-                                << " ms of forward kernels again), " << s.leaner_algorithms
-                                << " convolution(s) on a leaner algorithm"
-                                << (s.sub_batched ? VDNN_MSG(" (" << s.sub_batched << " of them in sub-batches)") : ""));
+  return VDNN_MSG(
+      "auto picks " << (a.config.policy == Policy::kAuto ? "per-tensor decisions" : to_string(a.config.policy))
+                    << ", prefetch " << to_string(a.prefetch) << ": " << a.why << "; " << format_bytes(s.kept_bytes)
+                    << " kept, " << format_bytes(s.offloaded_bytes) << " offloaded, "
+                    << format_bytes(s.recomputed_bytes) << " recomputed (" << ms << " ms of forward kernels again), "
+                    << s.leaner_algorithms << " convolution(s) on a leaner algorithm"
+                    << (s.sub_batched ? VDNN_MSG(" (" << s.sub_batched << " of them in sub-batches)") : ""));
 }
 
 namespace {
@@ -714,12 +739,14 @@ std::optional<Refined> fit_and_refine(const Planner& planner, size_t budget, Aut
     if (best && fastest(e) >= fastest(best->evaluations)) return;
     best.emplace(Refined{std::move(s), std::move(fitted), std::move(e)});
   };
-  const bool has_sub_batches = std::any_of(planner.costs().nodes.begin(), planner.costs().nodes.end(), [](const NodeCost& n) {
-    return std::any_of(n.algos.begin(), n.algos.end(), [](const AlgoCost& a) { return a.sub_batches > 1; });
-  });
+  const bool has_sub_batches =
+      std::any_of(planner.costs().nodes.begin(), planner.costs().nodes.end(), [](const NodeCost& n) {
+        return std::any_of(n.algos.begin(), n.algos.end(), [](const AlgoCost& a) { return a.sub_batches > 1; });
+      });
   for (const bool sub_batches : {true, false}) {
     if (sub_batches && !has_sub_batches) continue;
-    const char* which = has_sub_batches ? (sub_batches ? ", sub-batched algorithms too" : ", whole-batch algorithms only") : "";
+    const char* which =
+        has_sub_batches ? (sub_batches ? ", sub-batched algorithms too" : ", whole-batch algorithms only") : "";
     for (const int window : kBackwardWindows) {
       Search s(planner, budget, window, sub_batches);
       Configuration fitted = all_kept(planner);
@@ -765,7 +792,8 @@ void place_points(const Planner& planner, size_t budget, Refined& r, AutoChoice&
     out.evaluations += v.known == nullptr;
     const bool better = ve.fits && (!out.fits || ve.time.iteration_seconds < out.seconds);
     out.tried.push_back(VDNN_MSG(v.label << ", prefetch " << to_string(v.prefetch) << ": "
-                                         << ve.time.iteration_seconds * 1e3 << " ms" << (better ? " (best so far)" : "")));
+                                         << ve.time.iteration_seconds * 1e3 << " ms"
+                                         << (better ? " (best so far)" : "")));
     if (!better) continue;
     out.fits = true;
     out.config = std::move(v.config);
@@ -805,7 +833,8 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
     out.why = "everything fits on the device with the fastest algorithms";
     return out;
   }
-  if (std::optional<Refined> refined = fit_and_refine(planner, budget, out)) place_points(planner, budget, *refined, out);
+  if (std::optional<Refined> refined = fit_and_refine(planner, budget, out))
+    place_points(planner, budget, *refined, out);
   const DynChoice dyn = consider_vdnn_policies(planner, budget, out);
   if (!out.fits) {
     out.why = planner.host_budget() && budget >= dyn.minimum_budget
@@ -817,7 +846,8 @@ AutoChoice choose_auto(const Planner& planner, size_t budget) {
   }
   out.summary = summarize(planner, out.config);
   if (out.config.policy != Policy::kAuto)
-    out.why = VDNN_MSG("vDNN's " << out.why << " is the fastest that fits (the per-tensor search found no faster step)");
+    out.why =
+        VDNN_MSG("vDNN's " << out.why << " is the fastest that fits (the per-tensor search found no faster step)");
   return out;
 }
 

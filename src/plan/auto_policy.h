@@ -55,17 +55,17 @@ namespace vdnn {
 
 struct AutoSummary {
   size_t kept_bytes = 0, offloaded_bytes = 0, recomputed_bytes = 0;  // feature maps and saved state
-  int leaner_algorithms = 0;           // convolutions not on their fastest algorithm (sub-batched too)
-  int sub_batched = 0;                 // of those, convolutions run in sub-batches
-  double recompute_seconds = 0;        // forward kernels re-run per step (the cost model's)
+  int leaner_algorithms = 0;     // convolutions not on their fastest algorithm (sub-batched too)
+  int sub_batched = 0;           // of those, convolutions run in sub-batches
+  double recompute_seconds = 0;  // forward kernels re-run per step (the cost model's)
 };
 
 struct AutoChoice {
   bool fits = false;
-  Configuration config;        // Policy::kAuto with its decisions, or the vDNN policy that won
+  Configuration config;  // Policy::kAuto with its decisions, or the vDNN policy that won
   Prefetch prefetch = Prefetch::kAhead;
-  double seconds = 0;          // the simulated step of `config` at the budget
-  std::string why;             // one sentence: what was chosen and why
+  double seconds = 0;  // the simulated step of `config` at the budget
+  std::string why;     // one sentence: what was chosen and why
   AutoSummary summary;
   std::vector<std::string> tried;  // the search's rounds and the comparisons, in order
   int evaluations = 0;             // full plans + simulations the search ran

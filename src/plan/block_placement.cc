@@ -24,7 +24,7 @@ namespace {
 constexpr size_t kScanBudget = 6'000'000;  // placed blocks visited, all orders together
 constexpr size_t kAllOrdersUpTo = 8192;    // more blocks: the size order only
 constexpr size_t kMinScan = 32;
-constexpr size_t kMaxRestarts = 64;            // the scan cap is never below this
+constexpr size_t kMaxRestarts = 64;  // the scan cap is never below this
 
 // H(t) = the highest top of any placed block alive at time t, over compressed times [0, n):
 // raise(l, r, v) sets H = max(H, v) on [l, r); highest(l, r) is max H on [l, r). O(log n) each.
@@ -68,7 +68,9 @@ class ByOffset {
 
   void insert(size_t offset, size_t top, int32_t lo, int32_t hi) {
     if (chunks_.empty()) chunks_.emplace_back();
-    const auto before = [](size_t o1, int32_t l1, size_t o2, int32_t l2) { return std::tie(o1, l1) < std::tie(o2, l2); };
+    const auto before = [](size_t o1, int32_t l1, size_t o2, int32_t l2) {
+      return std::tie(o1, l1) < std::tie(o2, l2);
+    };
     size_t c = 0;
     while (c + 1 < chunks_.size() && before(chunks_[c].offset.back(), chunks_[c].lo.back(), offset, lo)) ++c;
     Chunk& v = chunks_[c];
@@ -170,7 +172,9 @@ std::vector<size_t> place(const std::vector<Block>& blocks, const std::vector<in
   begins.erase(std::unique(begins.begin(), begins.end()), begins.end());
   VDNN_CHECK(begins.size() < static_cast<size_t>(std::numeric_limits<int32_t>::max()),
              "more than 2^31 distinct block lifetimes to place");
-  auto rank = [&](size_t t) { return static_cast<int32_t>(std::lower_bound(begins.begin(), begins.end(), t) - begins.begin()); };
+  auto rank = [&](size_t t) {
+    return static_cast<int32_t>(std::lower_bound(begins.begin(), begins.end(), t) - begins.begin());
+  };
   std::vector<int32_t> lo(blocks.size()), hi(blocks.size());
   for (size_t i = 0; i < blocks.size(); ++i) {
     lo[i] = rank(blocks[i].begin);
@@ -240,11 +244,19 @@ std::vector<size_t> place_blocks(const std::vector<Block>& blocks, size_t base) 
   // three, lowest offset, reached everything the eighteen did (docs/design.md).
   const std::vector<std::function<bool(int, int)>> orders{
       // Size descending (TFLite's greedy by size), longer lifetimes first.
-      [&](int a, int b) { return std::tuple(blocks[b].bytes, life(b), blocks[a].begin, a) < std::tuple(blocks[a].bytes, life(a), blocks[b].begin, b); },
+      [&](int a, int b) {
+        return std::tuple(blocks[b].bytes, life(b), blocks[a].begin, a) <
+               std::tuple(blocks[a].bytes, life(a), blocks[b].begin, b);
+      },
       // Size descending, earlier first.
-      [&](int a, int b) { return std::tuple(blocks[b].bytes, blocks[a].begin, a) < std::tuple(blocks[a].bytes, blocks[b].begin, b); },
+      [&](int a, int b) {
+        return std::tuple(blocks[b].bytes, blocks[a].begin, a) < std::tuple(blocks[a].bytes, blocks[b].begin, b);
+      },
       // Size x lifetime descending.
-      [&](int a, int b) { return std::tuple(area(b), blocks[b].bytes, blocks[a].begin, a) < std::tuple(area(a), blocks[a].bytes, blocks[b].begin, b); },
+      [&](int a, int b) {
+        return std::tuple(area(b), blocks[b].bytes, blocks[a].begin, a) <
+               std::tuple(area(a), blocks[a].bytes, blocks[b].begin, b);
+      },
   };
   // Bounded work: about kScanBudget visits over all orders; past kAllOrdersUpTo
   // blocks only the first order is tried.
@@ -271,7 +283,8 @@ std::vector<size_t> place_blocks(const std::vector<Block>& blocks, size_t base) 
   Rng rng(1234);
   std::vector<double> key(blocks.size());
   for (size_t r = 0; r < restarts; ++r) {
-    for (size_t i = 0; i < blocks.size(); ++i) key[i] = static_cast<double>(blocks[i].bytes) * (0.7 + 0.7 * rng.uniform());
+    for (size_t i = 0; i < blocks.size(); ++i)
+      key[i] = static_cast<double>(blocks[i].bytes) * (0.7 + 0.7 * rng.uniform());
     std::vector<int> order(blocks.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return std::tuple(key[b], a) < std::tuple(key[a], b); });

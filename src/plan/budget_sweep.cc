@@ -14,7 +14,9 @@ SweepPolicy fixed(Policy policy) {
   auto config = [policy](const Planner& p) { return Configuration{policy, p.costs().fastest()}; };
   return {to_string(policy), policy != Policy::kNone,
           [config](const Planner& p) { return p.minimum_budget(config(p)); },
-          [config](const Planner& p, size_t) { return std::optional<SweepChoice>({config(p), std::nullopt}); }};
+          [config](const Planner& p, size_t) {
+            return std::optional<SweepChoice>({config(p), std::nullopt});
+          }};
 }
 
 // Every step of a configuration under vDNN's prefetch rule is the same step from its smallest
@@ -48,7 +50,9 @@ std::vector<size_t> budgets_between(size_t top, size_t floor, int steps, const s
 
 std::vector<SweepPolicy> sweep_policies() {
   SweepPolicy dyn{"dyn", true,
-                  [](const Planner& p) { return p.minimum_budget({Policy::kAll, p.costs().leanest()}); },
+                  [](const Planner& p) {
+                    return p.minimum_budget({Policy::kAll, p.costs().leanest()});
+                  },
                   [](const Planner& p, size_t budget) -> std::optional<SweepChoice> {
                     const DynChoice d = choose_dyn(p, budget);
                     if (!d.fits) return std::nullopt;
@@ -57,7 +61,9 @@ std::vector<SweepPolicy> sweep_policies() {
   // auto fits wherever all with the leanest algorithms does (its last resort is dyn's) and chooses
   // its prefetch rule per budget: one column (no /ahead), planned at every budget.
   SweepPolicy chosen{"auto", false,
-                     [](const Planner& p) { return p.minimum_budget({Policy::kAll, p.costs().leanest()}); },
+                     [](const Planner& p) {
+                       return p.minimum_budget({Policy::kAll, p.costs().leanest()});
+                     },
                      [](const Planner& p, size_t budget) -> std::optional<SweepChoice> {
                        const AutoChoice a = choose_auto(p, budget);
                        if (!a.fits) return std::nullopt;
@@ -118,8 +124,7 @@ BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>
   return s;
 }
 
-void add_sliced_column(BudgetSweep& s, const Planner& sliced, const std::string& name, int steps,
-                       size_t extra_budget) {
+void add_sliced_column(BudgetSweep& s, const Planner& sliced, const std::string& name, int steps, size_t extra_budget) {
   const size_t floor = sliced.minimum_budget({Policy::kAll, sliced.costs().leanest()});
   if (floor < s.floor) {
     std::vector<size_t> also;

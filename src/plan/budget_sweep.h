@@ -46,7 +46,7 @@ struct SweepChoice {
 // algorithms) or a search (dyn). A policy that picks its own prefetch rule sets offloads = false
 // (one column) and same_step_above_smallest = false.
 struct SweepPolicy {
-  std::string name;  // "none", "dyn"
+  std::string name;      // "none", "dyn"
   bool offloads = true;  // false: the `ahead` prefetch rule changes nothing, no column for it
   // The least budget it trains in.
   std::function<size_t(const Planner&)> smallest;
@@ -70,10 +70,10 @@ struct SweepOptions {
 };
 
 struct SweepColumn {
-  std::string name;             // "all", "all/ahead"
-  size_t policy = 0;            // index into the policies swept (add_sliced_column's: one past them)
+  std::string name;   // "all", "all/ahead"
+  size_t policy = 0;  // index into the policies swept (add_sliced_column's: one past them)
   Prefetch prefetch = Prefetch::kVdnn;
-  size_t smallest_budget = 0;   // the policy's
+  size_t smallest_budget = 0;  // the policy's
   // The costs its configurations index when they are another graph's (add_sliced_column: the
   // sliced graph's, for describe()); unset: the sweep's planner's.
   std::optional<NetworkCosts> costs;
@@ -82,18 +82,18 @@ struct SweepColumn {
 
 struct SweepCell {
   bool fits = false;
-  double step_seconds = 0;      // predicted; meaningful when fits
-  Configuration config;         // what the policy chose (when fits)
+  double step_seconds = 0;              // predicted; meaningful when fits
+  Configuration config;                 // what the policy chose (when fits)
   Prefetch prefetch = Prefetch::kVdnn;  // the rule it was planned with
-  int prefetch_depth = 0;       // `ahead`: the look-ahead depth at this budget
+  int prefetch_depth = 0;               // `ahead`: the look-ahead depth at this budget
 };
 
 struct BudgetSweep {
   std::vector<SweepColumn> columns;
-  std::vector<size_t> budgets;                 // bytes, largest first
-  std::vector<std::vector<SweepCell>> cells;   // [budget][column]
-  size_t top = 0, floor = 0;                   // the range swept
-  double oracle_seconds = 0;                   // none, fastest algorithms, unlimited memory
+  std::vector<size_t> budgets;                // bytes, largest first
+  std::vector<std::vector<SweepCell>> cells;  // [budget][column]
+  size_t top = 0, floor = 0;                  // the range swept
+  double oracle_seconds = 0;                  // none, fastest algorithms, unlimited memory
 };
 
 // Throws vdnn::Error naming --sweep-steps when options.steps is out of range.

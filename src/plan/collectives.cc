@@ -107,7 +107,8 @@ class BucketMaker {
 void add_collectives(Program& program, const CollectiveOptions& options) {
   // User input (--ranks, --bucket-size): vdnn::Error, as the header says, not an internal check.
   if (options.ranks < 1) VDNN_THROW("ranks must be at least 1, got " << options.ranks);
-  if (options.bucket_bytes == 0 || options.first_bucket_bytes == 0) VDNN_THROW("gradient bucket sizes must be positive");
+  if (options.bucket_bytes == 0 || options.first_bucket_bytes == 0)
+    VDNN_THROW("gradient bucket sizes must be positive");
   VDNN_CHECK(program.buckets.empty(), "the Program already has its collectives");
   program.ranks = options.ranks;
   if (options.ranks == 1 || !program.training) return;

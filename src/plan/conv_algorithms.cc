@@ -60,8 +60,8 @@ double fft_flops(const ConvProblem& p) {
 
 // cuDNN's documented conditions for its FFT algorithm.
 bool fft_applies(const ConvProblem& p) {
-  return p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && p.h + p.ph + p.pb <= 256 &&
-         p.w + p.pw + p.pr <= 256 && p.kh > std::max(p.ph, p.pb) && p.kw > std::max(p.pw, p.pr);
+  return p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && p.h + p.ph + p.pb <= 256 && p.w + p.pw + p.pr <= 256 &&
+         p.kh > std::max(p.ph, p.pb) && p.kw > std::max(p.pw, p.pr);
 }
 
 struct Algorithm {
@@ -93,8 +93,7 @@ const Algorithm kAlgorithms[] = {
     {"winograd_nonfused", is_3x3_stride_1, [](const ConvProblem& p) { return winograd_flops(p, 4); },
      [](const ConvProblem& p) {
        const double tiles = d(winograd_tiles(p, 4));
-       return kFloatBytes * 36.0 *
-              (d(p.n * p.c) * tiles + d(p.k * (p.c / p.groups)) + d(p.n * p.k) * tiles);
+       return kFloatBytes * 36.0 * (d(p.n * p.c) * tiles + d(p.k * (p.c / p.groups)) + d(p.n * p.k) * tiles);
      }},
 };
 
@@ -130,8 +129,7 @@ const std::vector<std::string>& conv_algorithm_names() {
 std::vector<ConvAlgoEstimate> conv_algorithms(const ConvProblem& p) {
   std::vector<ConvAlgoEstimate> out;
   for (const Algorithm& a : kAlgorithms)
-    if (a.applies(p))
-      out.push_back({a.name, a.flops(p), static_cast<size_t>(std::llround(a.workspace_bytes(p)))});
+    if (a.applies(p)) out.push_back({a.name, a.flops(p), static_cast<size_t>(std::llround(a.workspace_bytes(p)))});
   return out;
 }
 

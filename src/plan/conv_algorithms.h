@@ -37,7 +37,7 @@ struct ConvProblem {
   int64_t k = 1, oh = 1, ow = 1;       // output
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, groups = 1;
   int64_t pb = 0, pr = 0, dh = 1, dw = 1;  // bottom / right padding (ph, pw: top / left); dilation
-  double direct_flops = 0;             // the layer's own count, times the batch
+  double direct_flops = 0;                 // the layer's own count, times the batch
 
   static ConvProblem of(const ConvLayer& layer, const Shape& in, const Shape& out, int64_t batch);
   ConvProblem with_batch(int64_t batch) const;  // the same convolution over `batch` samples

@@ -10,9 +10,9 @@
 #include "io/json_text.h"
 #include "plan/conv_algorithms.h"
 #include "util/mapped_file.h"
+#include "util/text_list.h"
 #include "vdnn/data_dir.h"
 #include "vdnn/error.h"
-#include "util/text_list.h"
 
 namespace vdnn {
 namespace {
@@ -28,10 +28,14 @@ constexpr double kMaxByteCount = 1152921504606846976.0;  // 2^60
 
 const char* describe(Range r) {
   switch (r) {
-    case Range::kPositive: return "a number > 0";
-    case Range::kNonNegative: return "a number >= 0";
-    case Range::kFraction: return "a number in (0, 1]";
-    case Range::kByteCount: return "a byte count in [1, 2^60]";
+    case Range::kPositive:
+      return "a number > 0";
+    case Range::kNonNegative:
+      return "a number >= 0";
+    case Range::kFraction:
+      return "a number in (0, 1]";
+    case Range::kByteCount:
+      return "a byte count in [1, 2^60]";
   }
   return "?";
 }
@@ -39,10 +43,14 @@ const char* describe(Range r) {
 bool in_range(double x, Range r) {
   if (!std::isfinite(x)) return false;
   switch (r) {
-    case Range::kPositive: return x > 0;
-    case Range::kNonNegative: return x >= 0;
-    case Range::kFraction: return x > 0 && x <= 1;
-    case Range::kByteCount: return x >= 1 && x <= kMaxByteCount;
+    case Range::kPositive:
+      return x > 0;
+    case Range::kNonNegative:
+      return x >= 0;
+    case Range::kFraction:
+      return x > 0 && x <= 1;
+    case Range::kByteCount:
+      return x >= 1 && x <= kMaxByteCount;
   }
   return false;
 }
@@ -53,8 +61,7 @@ class Fields {
  public:
   Fields(const json& j, std::string file, std::string prefix = "")
       : j_(j), file_(std::move(file)), prefix_(std::move(prefix)) {
-    if (!j_.is_object())
-      VDNN_THROW(file_ << ": " << label() << " must be a JSON object, got " << j_.type_name());
+    if (!j_.is_object()) VDNN_THROW(file_ << ": " << label() << " must be a JSON object, got " << j_.type_name());
   }
 
   bool has(const std::string& key) {
@@ -81,9 +88,7 @@ class Fields {
     return v.get<bool>();
   }
   // Optional; 0 when absent.
-  double optional_number(const std::string& key, Range range) {
-    return has(key) ? number(key, range) : 0.0;
-  }
+  double optional_number(const std::string& key, Range range) { return has(key) ? number(key, range) : 0.0; }
   // Optional; empty when absent.
   std::vector<std::string> optional_texts(const std::string& key) {
     if (!has(key)) return {};
@@ -100,8 +105,7 @@ class Fields {
         VDNN_THROW(file_ << ": unknown field '" << prefix_ << key << "' (valid: " << join_list(read_) << ")");
   }
   [[noreturn]] void wrong(const std::string& key, const std::string& expected) const {
-    VDNN_THROW(file_ << ": field '" << prefix_ << key << "' must be " << expected << ", got "
-                     << j_.at(key).dump());
+    VDNN_THROW(file_ << ": field '" << prefix_ << key << "' must be " << expected << ", got " << j_.at(key).dump());
   }
 
  private:
@@ -142,8 +146,7 @@ fs::path resolve(const std::string& name_or_path, const std::string& kind, const
 KernelEfficiency read_efficiency(Fields f) {
   KernelEfficiency e;
   Fields conv = f.object("conv");
-  for (const std::string& algo : conv_algorithm_names())
-    e.conv[algo] = conv.number(algo, Range::kFraction);
+  for (const std::string& algo : conv_algorithm_names()) e.conv[algo] = conv.number(algo, Range::kFraction);
   conv.finish();
   e.fc = f.number("fc", Range::kFraction);
   e.other = f.number("other", Range::kFraction);
@@ -187,8 +190,7 @@ Profile parse_wire(std::string_view json_text, const std::string& source) {
   f.finish();
   if (l.theoretical_bytes_per_second > 0 && l.bytes_per_second > l.theoretical_bytes_per_second)
     VDNN_THROW(source << ": field 'bytes_per_second' (" << l.bytes_per_second
-                      << ") exceeds 'theoretical_bytes_per_second' (" << l.theoretical_bytes_per_second
-                      << ")");
+                      << ") exceeds 'theoretical_bytes_per_second' (" << l.theoretical_bytes_per_second << ")");
   return l;
 }
 

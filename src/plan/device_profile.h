@@ -60,10 +60,10 @@ struct DeviceProfile {
   size_t memory_bytes = 0;
   double peak_fp32_flops = 0;
   double memory_bytes_per_second = 0;
-  std::string link;                    // the default host link: a link profile name or path
-  double kernel_launch_seconds = 0;    // added to every kernel
+  std::string link;                  // the default host link: a link profile name or path
+  double kernel_launch_seconds = 0;  // added to every kernel
   KernelEfficiency efficiency;
-  std::vector<std::string> sources;    // optional: where the figures come from
+  std::vector<std::string> sources;  // optional: where the figures come from
 };
 
 // The folder with devices/, links/ and networks/ ($VDNN_PROFILES_DIR, else the data directory's profiles/,

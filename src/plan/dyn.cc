@@ -11,8 +11,7 @@ class DynSearch {
 
   bool try_config(const Configuration& c, int step, const std::string& why) {
     const bool ok = p_.fits(c, budget_);
-    out_.tried.push_back(VDNN_MSG(step << ". " << describe(c, p_.costs()) << ": "
-                                       << (ok ? "fits" : "does not fit")));
+    out_.tried.push_back(VDNN_MSG(step << ". " << describe(c, p_.costs()) << ": " << (ok ? "fits" : "does not fit")));
     if (ok) {
       out_.fits = true;
       out_.config = c;
@@ -45,13 +44,16 @@ class DynSearch {
     size_t lo = 1, hi = walk.size();  // the first fitting count of steps is in [lo, hi]
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
-      if (p_.fits(after(mid), budget_)) hi = mid;
-      else lo = mid + 1;
+      if (p_.fits(after(mid), budget_))
+        hi = mid;
+      else
+        lo = mid + 1;
     }
-    return try_config(after(lo), 5, VDNN_MSG("the fastest algorithms do not fit; " << lo
-                                     << " greedy step(s) to leaner convolution algorithms, up to layer '"
-                                     << p_.costs().nodes[walk[lo - 1].first].name << "', make "
-                                     << to_string(policy) << " fit"));
+    return try_config(
+        after(lo), 5,
+        VDNN_MSG("the fastest algorithms do not fit; "
+                 << lo << " greedy step(s) to leaner convolution algorithms, up to layer '"
+                 << p_.costs().nodes[walk[lo - 1].first].name << "', make " << to_string(policy) << " fit"));
   }
 
  private:
@@ -70,17 +72,20 @@ DynChoice choose_dyn(const Planner& planner, size_t budget) {
   DynSearch search(planner, budget, out);
   // Step 1, trainability on the device (the host budget, if any, is for the configurations below).
   const bool trainable_fits = budget >= out.minimum_budget;  // exact: memory_plan.h minimum_budget
-  out.tried.push_back(VDNN_MSG("1. " << describe(trainable, costs) << ": "
-                                     << (trainable_fits ? "fits the device" : "does not fit")));
+  out.tried.push_back(
+      VDNN_MSG("1. " << describe(trainable, costs) << ": " << (trainable_fits ? "fits the device" : "does not fit")));
   if (!trainable_fits) {
-    out.why = VDNN_MSG("not even `all` with the leanest algorithms fits " << format_bytes(budget)
-                       << "; it needs at least " << describe_budget(out.minimum_budget));
+    out.why = VDNN_MSG("not even `all` with the leanest algorithms fits "
+                       << format_bytes(budget) << "; it needs at least " << describe_budget(out.minimum_budget));
     return out;
   }
   const AlgoChoice fast = costs.fastest();
-  if (search.try_config({Policy::kNone, fast}, 2, "everything fits on the device with the fastest algorithms")) return out;
+  if (search.try_config({Policy::kNone, fast}, 2, "everything fits on the device with the fastest algorithms"))
+    return out;
   if (search.try_config({Policy::kConv, fast}, 3, "offloading the convolutions' inputs is enough")) return out;
-  if (search.try_config({Policy::kAll, fast}, 4, "offloading every feature map is needed; the fastest algorithms still fit")) return out;
+  if (search.try_config({Policy::kAll, fast}, 4,
+                        "offloading every feature map is needed; the fastest algorithms still fit"))
+    return out;
   if (search.downgrade(Policy::kConv) || search.downgrade(Policy::kAll)) return out;
   if (!planner.fits(trainable, budget)) {  // the device holds it; the host budget does not
     out.why = VDNN_MSG("`all` fits " << format_bytes(budget) << " but its host copies need "

@@ -23,10 +23,10 @@ namespace vdnn {
 
 struct DynChoice {
   bool fits = false;
-  Configuration config;        // meaningful when fits
-  int step = 0;                // which step of the search chose it (1..6)
-  std::string why;             // one sentence
-  size_t minimum_budget = 0;   // of the trainability configuration (all + leanest)
+  Configuration config;            // meaningful when fits
+  int step = 0;                    // which step of the search chose it (1..6)
+  std::string why;                 // one sentence
+  size_t minimum_budget = 0;       // of the trainability configuration (all + leanest)
   std::vector<std::string> tried;  // every configuration tried, in order, with "fits"/"does not fit"
 };
 

@@ -8,10 +8,10 @@ namespace {
 
 // Storages (a value and the in-place layers that overwrite it) and who reads them.
 struct Storages {
-  std::vector<int> of_value;      // value -> storage
-  std::vector<size_t> bytes;      // per storage
-  std::vector<int> readers;       // per storage: node reads of it (in-place writers included)
-  std::vector<bool> out_is_new;   // per node: its output has a buffer of its own
+  std::vector<int> of_value;     // value -> storage
+  std::vector<size_t> bytes;     // per storage
+  std::vector<int> readers;      // per storage: node reads of it (in-place writers included)
+  std::vector<bool> out_is_new;  // per node: its output has a buffer of its own
 
   Storages(const Graph& g, int64_t batch) : of_value(g.values().size(), -1), out_is_new(g.nodes().size()) {
     auto add = [&](int v) {
@@ -23,8 +23,10 @@ struct Storages {
     for (size_t n = 0; n < g.nodes().size(); ++n) {
       const Node& node = g.nodes()[n];
       out_is_new[n] = !g.runs_in_place(static_cast<int>(n));
-      if (out_is_new[n]) add(node.output);
-      else of_value[node.output] = of_value[node.inputs[0]];
+      if (out_is_new[n])
+        add(node.output);
+      else
+        of_value[node.output] = of_value[node.inputs[0]];
       for (ValueId in : node.inputs) ++readers[of_value[in]];
     }
   }

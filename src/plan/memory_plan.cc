@@ -16,7 +16,6 @@
 namespace vdnn {
 namespace {
 
-
 // Freed address ranges, cut into disjoint segments, each with the events that end every use of
 // its last tenant (a tenant's events supersede those of the tenants it overlapped: it waited for
 // them before its first write). Each operation touches O(log n + segments it overlaps), and every
@@ -88,7 +87,7 @@ class PlacementMemo {
   }
 
  private:
-  static constexpr size_t kKept = 64;                 // placements
+  static constexpr size_t kKept = 64;                     // placements
   static constexpr size_t kKeptBlocks = size_t{1} << 20;  // blocks in all (32 B each with its offset)
   struct Entry {
     uint64_t key;
@@ -166,7 +165,10 @@ Layout lay_out(const Program& program) {
 class Replay {
  public:
   Replay(const Program& program, const Layout& layout, size_t capacity, Program* out)
-      : program_(program), layout_(layout), capacity_(capacity), out_(out),
+      : program_(program),
+        layout_(layout),
+        capacity_(capacity),
+        out_(out),
         offset_of_(out ? program.tensors.size() : 0),
         event_stream_(static_cast<size_t>(std::max(program.event_count, 0)), StreamKind::kCompute) {
     plan_.capacity_bytes = capacity;
@@ -241,10 +243,10 @@ class Replay {
     const ProgramTensor& tensor = program_.tensors[t];
     const size_t bytes = OffsetAllocator::round_up(tensor.bytes);
     if (offset + bytes > capacity_) {
-      plan_.first_misfit = VDNN_MSG("'" << tensor.name << "' (" << format_bytes(tensor.bytes) << ", " << to_string(tensor.cls)
-                                        << ") is placed at " << format_bytes(offset) << ".." << format_bytes(offset + bytes)
-                                        << ", past " << format_bytes(capacity_) << " (" << format_bytes(stats_.total_current)
-                                        << " in use)");
+      plan_.first_misfit =
+          VDNN_MSG("'" << tensor.name << "' (" << format_bytes(tensor.bytes) << ", " << to_string(tensor.cls)
+                       << ") is placed at " << format_bytes(offset) << ".." << format_bytes(offset + bytes) << ", past "
+                       << format_bytes(capacity_) << " (" << format_bytes(stats_.total_current) << " in use)");
       plan_.failure = plan_.first_misfit;
       return false;
     }
@@ -273,7 +275,8 @@ class Replay {
   // Bytes in use after a step, in all and per class, for the averages.
   void sample() {
     in_use_sum_ += static_cast<double>(stats_.total_current);
-    for (MemoryClass c : kAllMemoryClasses) plan_.average_by_class[index_of(c)] += static_cast<double>(stats_.current(c));
+    for (MemoryClass c : kAllMemoryClasses)
+      plan_.average_by_class[index_of(c)] += static_cast<double>(stats_.current(c));
   }
 
   const Program& program_;
@@ -283,9 +286,9 @@ class Replay {
   MemoryPlan plan_;
   ClassStats stats_;
   size_t high_water_ = 0;
-  size_t allocs_ = 0;                       // kAlloc steps passed
-  std::vector<size_t> offset_of_;           // tensor -> offset while on the device (with `out`)
-  std::vector<Step> steps_;                 // `out`'s new steps
+  size_t allocs_ = 0;              // kAlloc steps passed
+  std::vector<size_t> offset_of_;  // tensor -> offset while on the device (with `out`)
+  std::vector<Step> steps_;        // `out`'s new steps
   // Which stream completes each event, and which events each stream already waited for.
   std::vector<StreamKind> event_stream_;
   std::map<StreamKind, std::set<int>> waited_;
@@ -309,8 +312,7 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
   VDNN_CHECK(plan.fits == (capacity_bytes >= layout.smallest_bytes),
              "the placement fits exactly the capacities from its high water up");
   plan.smallest_bytes = layout.smallest_bytes;
-  if (!plan.fits)
-    plan.failure += "; this Program needs at least " + describe_budget(layout.smallest_bytes);
+  if (!plan.fits) plan.failure += "; this Program needs at least " + describe_budget(layout.smallest_bytes);
   return plan;
 }
 
@@ -357,7 +359,7 @@ std::string host_refusal(const std::string& model, int64_t batch, size_t host_bu
   std::string what = VDNN_MSG(copies << (weights ? " streamed weights" : " offloaded tensors"));
   if (largest >= 0)
     what += VDNN_MSG(", the largest '" << program.tensors[largest].name << "' of "
-                                        << format_bytes(program.tensors[largest].bytes));
+                                       << format_bytes(program.tensors[largest].bytes));
   const std::string host = names("host_memory");
   return VDNN_MSG(host << " " << describe_budget(host_budget) << " is too small for model '" << model << "' at batch "
                        << batch << ": its host copies (" << what << ") need " << describe_budget(host_bytes)

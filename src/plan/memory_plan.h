@@ -40,7 +40,7 @@ struct MemoryPlan {
   size_t smallest_bytes = 0;    // minimum_budget(program), known to plan_memory whether it fits or not
   double average_bytes = 0;     // mean bytes in use over the steps
   std::array<double, kMemoryClassCount> average_by_class{};  // the same, per class (index_of)
-  ClassStats by_class;          // current (at the end) and peak per memory class
+  ClassStats by_class;                                       // current (at the end) and peak per memory class
   // Current bytes per class when the forward pass ends (the loss is ready), in program order:
   // what the device holds for backward. Offloaded tensors count as freed once their copy is issued
   // (their space is reusable as soon as it ends).

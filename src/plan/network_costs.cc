@@ -28,8 +28,7 @@ AlgoChoice pick(const std::vector<NodeCost>& nodes, Better better) {
 
 template <class T>
 T field(const nlohmann::json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key))
-    VDNN_THROW(where << ": missing field '" << key << "'");
+  if (!j.is_object() || !j.contains(key)) VDNN_THROW(where << ": missing field '" << key << "'");
   try {
     return j.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
@@ -61,8 +60,7 @@ AlgoChoice NetworkCosts::fastest_forward() const {
 
 AlgoChoice NetworkCosts::leanest() const {
   return pick(nodes, [](const AlgoCost& a, const AlgoCost& b) {
-    return a.workspace_bytes < b.workspace_bytes ||
-           (a.workspace_bytes == b.workspace_bytes && total(a) < total(b));
+    return a.workspace_bytes < b.workspace_bytes || (a.workspace_bytes == b.workspace_bytes && total(a) < total(b));
   });
 }
 
@@ -96,18 +94,27 @@ nlohmann::json NetworkCosts::to_json() const {
   for (const NodeCost& n : nodes) {
     nlohmann::json algos = nlohmann::json::array();
     for (const AlgoCost& a : n.algos)
-      algos.push_back({{"name", a.name}, {"forward_seconds", a.forward_seconds},
-                       {"backward_seconds", a.backward_seconds}, {"workspace_bytes", a.workspace_bytes},
-                       {"spread", a.spread}, {"waited", a.waited}, {"sub_batches", a.sub_batches}});
+      algos.push_back({{"name", a.name},
+                       {"forward_seconds", a.forward_seconds},
+                       {"backward_seconds", a.backward_seconds},
+                       {"workspace_bytes", a.workspace_bytes},
+                       {"spread", a.spread},
+                       {"waited", a.waited},
+                       {"sub_batches", a.sub_batches}});
     js.push_back({{"name", n.name}, {"type", n.type}, {"algos", algos}});
   }
-  return {{"source", source}, {"model", model}, {"batch", batch}, {"precision", to_string(precision)},
+  return {{"source", source},
+          {"model", model},
+          {"batch", batch},
+          {"precision", to_string(precision)},
           {"link_bytes_per_second", link_bytes_per_second},
           {"link_latency_seconds", link_latency_seconds},
           {"memory_bytes_per_second", memory_bytes_per_second},
           {"compute_slowdown_when_copying", compute_slowdown_when_copying},
-          {"copy_slowdown_when_computing", copy_slowdown_when_computing}, {"kernel_scale", kernel_scale},
-          {"unstable", unstable}, {"nodes", js}};
+          {"copy_slowdown_when_computing", copy_slowdown_when_computing},
+          {"kernel_scale", kernel_scale},
+          {"unstable", unstable},
+          {"nodes", js}};
 }
 
 NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string& where) {
@@ -142,7 +149,8 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
     const std::string at = VDNN_MSG(where << ": nodes[" << i << "]");
     NodeCost n{field<std::string>(nodes[i], "name", at), field<std::string>(nodes[i], "type", at), {}};
     const auto algos = field<nlohmann::json>(nodes[i], "algos", at);
-    if (!algos.is_array() || algos.empty()) VDNN_THROW(at << " ('" << n.name << "'): 'algos' must be a non-empty array");
+    if (!algos.is_array() || algos.empty())
+      VDNN_THROW(at << " ('" << n.name << "'): 'algos' must be a non-empty array");
     for (size_t k = 0; k < algos.size(); ++k) {
       const std::string ak = VDNN_MSG(at << ".algos[" << k << "]");
       AlgoCost a{field<std::string>(algos[k], "name", ak), field<double>(algos[k], "forward_seconds", ak),
@@ -153,17 +161,20 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
         const nlohmann::json& k_json = algos[k]["sub_batches"];
         if (!k_json.is_number_integer() || k_json.get<int64_t>() < 1 || k_json.get<int64_t>() > c.batch ||
             c.batch % k_json.get<int64_t>() != 0)
-          VDNN_THROW(ak << ": 'sub_batches' must be an integer dividing the batch " << c.batch << ", got " << k_json.dump());
+          VDNN_THROW(ak << ": 'sub_batches' must be an integer dividing the batch " << c.batch << ", got "
+                        << k_json.dump());
         a.sub_batches = static_cast<int>(k_json.get<int64_t>());
         if (a.sub_batches > 1 && n.type != "conv")
-          VDNN_THROW(ak << ": 'sub_batches' " << a.sub_batches << " on a " << n.type << " layer (only convolutions run in sub-batches)");
+          VDNN_THROW(ak << ": 'sub_batches' " << a.sub_batches << " on a " << n.type
+                        << " layer (only convolutions run in sub-batches)");
       }
       if (a.forward_seconds < 0 || a.backward_seconds < 0 || a.spread < 0 || a.waited < 0)
         VDNN_THROW(ak << ": times, spread and waited must be >= 0");
       n.algos.push_back(a);
     }
     if (std::none_of(n.algos.begin(), n.algos.end(), [](const AlgoCost& a) { return a.sub_batches == 1; }))
-      VDNN_THROW(at << " ('" << n.name << "'): every algorithm is sub-batched; expected at least one over the whole batch");
+      VDNN_THROW(at << " ('" << n.name
+                    << "'): every algorithm is sub-batched; expected at least one over the whole batch");
     c.nodes.push_back(std::move(n));
   }
   if (j.contains("unstable")) c.unstable = field<std::vector<std::string>>(j, "unstable", where);
@@ -178,15 +189,12 @@ NetworkCosts NetworkCosts::load(const std::string& path) {
   return from_json(parse_json_text(read_text_file(path), path), path);
 }
 
-ChosenCosts::ChosenCosts(const NetworkCosts& costs, AlgoChoice choice)
-    : costs_(costs), choice_(std::move(choice)) {
-  VDNN_CHECK(choice_.size() == costs_.nodes.size(), "algorithm choice has " << choice_.size()
-                                                         << " entries for " << costs_.nodes.size() << " nodes");
+ChosenCosts::ChosenCosts(const NetworkCosts& costs, AlgoChoice choice) : costs_(costs), choice_(std::move(choice)) {
+  VDNN_CHECK(choice_.size() == costs_.nodes.size(),
+             "algorithm choice has " << choice_.size() << " entries for " << costs_.nodes.size() << " nodes");
 }
 
-const AlgoCost& ChosenCosts::at(int node) const {
-  return costs_.nodes.at(node).algos.at(choice_.at(node));
-}
+const AlgoCost& ChosenCosts::at(int node) const { return costs_.nodes.at(node).algos.at(choice_.at(node)); }
 double ChosenCosts::forward_seconds(int node) const { return at(node).forward_seconds * costs_.kernel_scale; }
 double ChosenCosts::backward_seconds(int node) const { return at(node).backward_seconds * costs_.kernel_scale; }
 double ChosenCosts::copy_seconds(size_t bytes) const {
@@ -226,7 +234,8 @@ std::vector<size_t> conv_workspace_of(const NetworkCosts& costs, const AlgoChoic
 
 double ChosenCosts::update_seconds(size_t weight_bytes) const {
   // SGD with momentum, memory-bound: reads weight, gradient and momentum, writes momentum and weight.
-  return costs_.memory_bytes_per_second > 0 ? 5.0 * static_cast<double>(weight_bytes) / costs_.memory_bytes_per_second : 0.0;
+  return costs_.memory_bytes_per_second > 0 ? 5.0 * static_cast<double>(weight_bytes) / costs_.memory_bytes_per_second
+                                            : 0.0;
 }
 double ChosenCosts::load_input_seconds(size_t bytes) const {
   return costs_.memory_bytes_per_second > 0 ? static_cast<double>(bytes) / costs_.memory_bytes_per_second : 0.0;

@@ -28,10 +28,10 @@
 namespace vdnn {
 
 struct AlgoCost {
-  std::string name;               // "direct", "winograd", "gemm", "implicit_gemm", "fft", "-" (no choice)
+  std::string name;  // "direct", "winograd", "gemm", "implicit_gemm", "fft", "-" (no choice)
   double forward_seconds = 0;
-  double backward_seconds = 0;    // backward data + backward weights
-  size_t workspace_bytes = 0;     // the most scratch any pass needs with this algorithm
+  double backward_seconds = 0;  // backward data + backward weights
+  size_t workspace_bytes = 0;   // the most scratch any pass needs with this algorithm
   // Measured costs (util/timing_stability.h; the larger of forward and backward; 0: not measured):
   // how much the timed runs scattered (median absolute deviation over median), and how long the
   // kernel's threads waited for a CPU per second of run (another process on the cores).
@@ -46,9 +46,9 @@ struct AlgoCost {
 };
 
 struct NodeCost {
-  std::string name;               // the layer's name
-  std::string type;               // "conv", "pool", ...
-  std::vector<AlgoCost> algos;    // at least one
+  std::string name;             // the layer's name
+  std::string type;             // "conv", "pool", ...
+  std::vector<AlgoCost> algos;  // at least one
 
   // The fastest algorithm needing less workspace than algos[current]; -1 when none does. Only
   // whole-batch ones unless `sub_batched_too` (vDNN_dyn keeps to the paper's algorithms).
@@ -59,7 +59,7 @@ struct NodeCost {
 using AlgoChoice = std::vector<int>;
 
 struct NetworkCosts {
-  std::string source;             // "measured on cpu (jit:avx512_core)", "device profile titan-x"
+  std::string source;  // "measured on cpu (jit:avx512_core)", "device profile titan-x"
   std::string model;
   int64_t batch = 0;
   // The activations' type the kernels were costed in (core/precision.h). Optional in JSON (fp32).
@@ -83,9 +83,9 @@ struct NetworkCosts {
   // 0: none (collectives cost nothing). Chosen when planning, not part of the JSON.
   NetworkProfile network;
 
-  AlgoChoice fastest() const;    // least forward + backward time per node
-  AlgoChoice fastest_forward() const;  // least forward time per node (inference)
-  AlgoChoice leanest() const;    // least workspace per node (ties: the faster)
+  AlgoChoice fastest() const;                              // least forward + backward time per node
+  AlgoChoice fastest_forward() const;                      // least forward time per node (inference)
+  AlgoChoice leanest() const;                              // least workspace per node (ties: the faster)
   double compute_seconds(const AlgoChoice& choice) const;  // sum of every kernel's time
   // "" when every timing was stable; else one line naming the unstable layers and their spread.
   std::string unstable_warning() const;

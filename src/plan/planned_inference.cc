@@ -19,7 +19,7 @@ struct Placed {
 };
 
 Placed place_values(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
-             const std::vector<bool>& streamed, size_t budget) {
+                    const std::vector<bool>& streamed, size_t budget) {
   ProgramOptions o{Policy::kNone, SyncMode::kEvent, /*training=*/false};
   o.inference = true;
   o.streamed_weights = streamed;
@@ -28,7 +28,9 @@ Placed place_values(const Graph& graph, const std::vector<size_t>& value_bytes, 
   return p;
 }
 
-size_t weight_bytes(const NodeFacts& f) { return std::accumulate(f.param_bytes.begin(), f.param_bytes.end(), size_t{0}); }
+size_t weight_bytes(const NodeFacts& f) {
+  return std::accumulate(f.param_bytes.begin(), f.param_bytes.end(), size_t{0});
+}
 
 // The largest layers' weights streamed first, one more at a time, until the pass fits; every weight
 // streamed when no prefix fits (look-ahead copies overlap, so it is not monotone).
@@ -129,23 +131,22 @@ std::string inference_refusal(const Graph& graph, int64_t batch, const PlannedIn
   for (int i = 0; i < static_cast<int>(planned.program.nodes.size()); ++i)
     if (layer_weights(i) > layer_weights(widest)) widest = i;
   const size_t widest_bytes = planned.program.nodes.empty() ? 0 : layer_weights(widest);
-  return VDNN_MSG(names("device_memory") << " " << describe_budget(planned.capacity) << " is too small to run model '"
-                                     << graph.name() << "' forward at batch " << batch << ": it needs at least "
-                                     << describe_budget(planned.smallest_streamed_budget) << " (weights "
-                                     << format_bytes(peak.weights) << ", activations up to "
-                                     << format_bytes(peak.activations) << ", workspace up to "
-                                     << format_bytes(peak.workspace)
-                                     << (planned.streamed.empty() ? ""
-                                                                  : ", every weight streamed from host memory, two "
-                                                                    "weighted layers' at a time")
-                                     << (!planned.streaming ? std::string("; every weight on the device: streaming them from host memory is off")
-                                         : widest_bytes > planned.capacity
-                                             ? "; layer '" + planned.program.node_names[widest] + "' alone holds " +
-                                                   format_bytes(widest_bytes) +
-                                                   " of weights, more than the budget (vdnn infer cuts an fc layer "
-                                                   "that wide into column blocks unless --keep-graph)"
-                                             : "; a smaller " + names("batch") + " needs less")
-                                     << "); the first allocation past it: " << planned.plan.first_misfit);
+  return VDNN_MSG(
+      names("device_memory")
+      << " " << describe_budget(planned.capacity) << " is too small to run model '" << graph.name()
+      << "' forward at batch " << batch << ": it needs at least " << describe_budget(planned.smallest_streamed_budget)
+      << " (weights " << format_bytes(peak.weights) << ", activations up to " << format_bytes(peak.activations)
+      << ", workspace up to " << format_bytes(peak.workspace)
+      << (planned.streamed.empty() ? ""
+                                   : ", every weight streamed from host memory, two "
+                                     "weighted layers' at a time")
+      << (!planned.streaming ? std::string("; every weight on the device: streaming them from host memory is off")
+          : widest_bytes > planned.capacity
+              ? "; layer '" + planned.program.node_names[widest] + "' alone holds " + format_bytes(widest_bytes) +
+                    " of weights, more than the budget (vdnn infer cuts an fc layer "
+                    "that wide into column blocks unless --keep-graph)"
+              : "; a smaller " + names("batch") + " needs less")
+      << "); the first allocation past it: " << planned.plan.first_misfit);
 }
 
 }  // namespace vdnn

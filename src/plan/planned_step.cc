@@ -47,8 +47,8 @@ void choose_prefetch_depth(const Graph& graph, const std::vector<size_t>& value_
 
 }  // namespace
 
-PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes,
-                      const std::vector<NodeFacts>& facts, const StepOptions& options) {
+PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+                      const StepOptions& options) {
   PlannedStep s;
   s.train = build(graph, value_bytes, facts, options.policy, options.sync, true, 0, options.decisions);
   s.eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);
@@ -76,22 +76,20 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
 }
 
 std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_bytes,
-                           const std::vector<NodeFacts>& facts, const StepOptions& options,
-                           int64_t batch, const PlannedStep& step, const OptionNames& names) {
+                           const std::vector<NodeFacts>& facts, const StepOptions& options, int64_t batch,
+                           const PlannedStep& step, const OptionNames& names) {
   const Program eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);  // unplaced
   std::string others;
   for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
     others += VDNN_MSG((others.empty() ? "" : ", ")
                        << to_string(p) << " "
-                       << format_bytes(minimum_budget(build(graph, value_bytes, facts, p, options.sync, true),
-                                                      eval)));
-  return VDNN_MSG(names("device_memory") << " " << describe_budget(step.capacity) << " is too small for model '"
-                                     << graph.name() << "' at batch " << batch << " with policy "
-                                     << to_string(options.policy) << ": it needs at least "
-                                     << describe_budget(step.smallest_budget) << " (smallest budget by policy: "
-                                     << others << "); the first allocation past it: "
-                                     << (step.train_plan.fits ? step.eval_plan.first_misfit
-                                                              : step.train_plan.first_misfit));
+                       << format_bytes(minimum_budget(build(graph, value_bytes, facts, p, options.sync, true), eval)));
+  return VDNN_MSG(
+      names("device_memory") << " " << describe_budget(step.capacity) << " is too small for model '" << graph.name()
+                             << "' at batch " << batch << " with policy " << to_string(options.policy)
+                             << ": it needs at least " << describe_budget(step.smallest_budget)
+                             << " (smallest budget by policy: " << others << "); the first allocation past it: "
+                             << (step.train_plan.fits ? step.eval_plan.first_misfit : step.train_plan.first_misfit));
 }
 
 }  // namespace vdnn

@@ -42,22 +42,22 @@ struct StepOptions {
 };
 
 struct PlannedStep {
-  bool fits = false;             // both Programs fit `capacity`
-  size_t smallest_budget = 0;    // of the step with vDNN's prefetch rule (memory_plan.h: exact)
-  size_t capacity = 0;           // the arena: the budget asked, or smallest_budget without one
-  Program train, eval;           // placed (offsets filled) when fits
+  bool fits = false;           // both Programs fit `capacity`
+  size_t smallest_budget = 0;  // of the step with vDNN's prefetch rule (memory_plan.h: exact)
+  size_t capacity = 0;         // the arena: the budget asked, or smallest_budget without one
+  Program train, eval;         // placed (offsets filled) when fits
   MemoryPlan train_plan, eval_plan;
-  int prefetch_depth = 0;        // 0: vDNN's rule; N: look N backward layers ahead
+  int prefetch_depth = 0;  // 0: vDNN's rule; N: look N backward layers ahead
 };
 
-PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes,
-                      const std::vector<NodeFacts>& facts, const StepOptions& options);
+PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+                      const StepOptions& options);
 
 // Why a step that does not fit is refused, in one sentence: the budget asked and the smallest one
 // (to the byte), every policy's smallest, and where the first allocation past the budget lands.
 // `names` spells the budget's option (util/option_names.h: --device-memory or device_memory).
 std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_bytes,
-                           const std::vector<NodeFacts>& facts, const StepOptions& options,
-                           int64_t batch, const PlannedStep& step, const OptionNames& names = {});
+                           const std::vector<NodeFacts>& facts, const StepOptions& options, int64_t batch,
+                           const PlannedStep& step, const OptionNames& names = {});
 
 }  // namespace vdnn

@@ -7,19 +7,22 @@
 
 namespace vdnn {
 
-Planner::Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vector<NodeFacts> facts,
-                 NetworkCosts costs, SyncMode sync, CollectiveOptions collectives)
-    : graph_(graph), value_bytes_(std::move(value_bytes)), facts_(std::move(facts)),
-      costs_(std::move(costs)), sync_(sync), collectives_(collectives) {
+Planner::Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vector<NodeFacts> facts, NetworkCosts costs,
+                 SyncMode sync, CollectiveOptions collectives)
+    : graph_(graph),
+      value_bytes_(std::move(value_bytes)),
+      facts_(std::move(facts)),
+      costs_(std::move(costs)),
+      sync_(sync),
+      collectives_(collectives) {
   if (collectives_.ranks < 1) VDNN_THROW("ranks must be at least 1, got " << collectives_.ranks);
   if (costs_.nodes.size() != graph.nodes().size())
-    VDNN_THROW("the cost profile (" << costs_.model << ", " << costs_.nodes.size()
-                                    << " layers) does not match model '" << graph.name() << "' ("
-                                    << graph.nodes().size() << " layers)");
+    VDNN_THROW("the cost profile (" << costs_.model << ", " << costs_.nodes.size() << " layers) does not match model '"
+                                    << graph.name() << "' (" << graph.nodes().size() << " layers)");
   for (size_t i = 0; i < costs_.nodes.size(); ++i)
     if (costs_.nodes[i].name != graph.nodes()[i].layer->name())
-      VDNN_THROW("the cost profile's layer " << i << " is '" << costs_.nodes[i].name << "', model '"
-                                             << graph.name() << "' has '" << graph.nodes()[i].layer->name() << "'");
+      VDNN_THROW("the cost profile's layer " << i << " is '" << costs_.nodes[i].name << "', model '" << graph.name()
+                                             << "' has '" << graph.nodes()[i].layer->name() << "'");
 }
 
 std::vector<NodeFacts> Planner::facts_with(const AlgoChoice& algos) const {
@@ -37,14 +40,15 @@ Program Planner::program(const Configuration& config, bool training, int prefetc
 }
 
 PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t budget) const {
-  return plan_step(graph_, value_bytes_, facts_with(config.algos), {config.policy, sync_, prefetch, budget, config.decisions, collectives_});
+  return plan_step(graph_, value_bytes_, facts_with(config.algos),
+                   {config.policy, sync_, prefetch, budget, config.decisions, collectives_});
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {
   const Program train = program(config, true), eval = program(config, false);
   if (host_budget_ && host_copies_bytes(train) + host_copies_bytes(eval) > host_budget_) return false;
   if (live_bytes_floor(train) > budget || live_bytes_floor(eval) > budget) return false;  // no placement needed
-  return budget >= vdnn::minimum_budget(train, eval);  // exact: memory_plan.h
+  return budget >= vdnn::minimum_budget(train, eval);                                     // exact: memory_plan.h
 }
 
 size_t Planner::host_bytes(const Configuration& config) const {
@@ -83,8 +87,8 @@ InferenceEvaluation Planner::infer_leanest(size_t budget, bool streaming) const 
     for (size_t i = 0; i < costs_.nodes.size(); ++i) {
       const NodeCost& n = costs_.nodes[i];
       if (n.next_leaner(e.algos[i]) >= 0 &&
-          (widest < 0 || n.algos[e.algos[i]].workspace_bytes >
-                             costs_.nodes[widest].algos[e.algos[widest]].workspace_bytes))
+          (widest < 0 ||
+           n.algos[e.algos[i]].workspace_bytes > costs_.nodes[widest].algos[e.algos[widest]].workspace_bytes))
         widest = static_cast<int>(i);
     }
     if (widest < 0) break;

@@ -4,8 +4,9 @@
 // same step the Net runs (plan/planned_step.h: the training and evaluation Programs, placed by the
 // memory planner — the offline placement the executor uses, its waste included — and, with
 // `--prefetch ahead`, the look-ahead depth), with each layer's workspace set by its chosen
-// algorithm; and simulates the training Program with the network's costs. The oracle is `none` with the fastest algorithms and unlimited memory; the
-// physical bound of a configuration is its busiest stream (compute, or the link in one direction).
+// algorithm; and simulates the training Program with the network's costs. The oracle is `none` with the fastest
+// algorithms and unlimited memory; the physical bound of a configuration is its busiest stream (compute, or the link in
+// one direction).
 //
 // Complexity (n layers, S = O(n + edges) Program steps, T tensors; measured: `vdnn plan --device
 // h200` on a chain of 10,000 ReLUs 2.4 s, on a ResNet of 10,002 layers 4.1 s, both Release, 2 cores):
@@ -87,8 +88,8 @@ class Planner {
  public:
   // `collectives`: data parallel (ranks > 1): every step planned and simulated (and the oracle)
   // has the gradient buckets and their all-reduce (plan/collectives.h), costed on costs.network.
-  Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vector<NodeFacts> facts,
-          NetworkCosts costs, SyncMode sync, CollectiveOptions collectives = {});
+  Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vector<NodeFacts> facts, NetworkCosts costs,
+          SyncMode sync, CollectiveOptions collectives = {});
 
   const Graph& graph() const { return graph_; }
   const NetworkCosts& costs() const { return costs_; }

@@ -47,7 +47,9 @@ StepDecisions decisions_of(const Program& p, const Graph& g) {
   VDNN_CHECK(p.nodes.size() == g.nodes().size(), "a Program of another graph");
   auto action = [&](int t) {
     const ProgramTensor& tensor = p.tensors[t];
-    return tensor.offloaded ? StorageAction::kOffload : tensor.recomputed ? StorageAction::kRecompute : StorageAction::kKeep;
+    return tensor.offloaded    ? StorageAction::kOffload
+           : tensor.recomputed ? StorageAction::kRecompute
+                               : StorageAction::kKeep;
   };
   StepDecisions d;
   d.values.assign(g.values().size(), {});

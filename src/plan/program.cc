@@ -40,21 +40,36 @@ std::vector<int> Program::recomputed_nodes() const {
 
 static const char* op_name(Op op) {
   switch (op) {
-    case Op::kAlloc: return "alloc";
-    case Op::kFree: return "free";
-    case Op::kLoadInput: return "load_input";
-    case Op::kForward: return "forward";
-    case Op::kBackward: return "backward";
-    case Op::kAccumulate: return "accumulate";
-    case Op::kOffload: return "offload";
-    case Op::kPrefetch: return "prefetch";
-    case Op::kRecord: return "record";
-    case Op::kWait: return "wait";
-    case Op::kSync: return "sync";
-    case Op::kPhaseEnd: return "phase_end";
-    case Op::kRecompute: return "recompute";
-    case Op::kAllReduce: return "all_reduce";
-    case Op::kUpdate: return "update";
+    case Op::kAlloc:
+      return "alloc";
+    case Op::kFree:
+      return "free";
+    case Op::kLoadInput:
+      return "load_input";
+    case Op::kForward:
+      return "forward";
+    case Op::kBackward:
+      return "backward";
+    case Op::kAccumulate:
+      return "accumulate";
+    case Op::kOffload:
+      return "offload";
+    case Op::kPrefetch:
+      return "prefetch";
+    case Op::kRecord:
+      return "record";
+    case Op::kWait:
+      return "wait";
+    case Op::kSync:
+      return "sync";
+    case Op::kPhaseEnd:
+      return "phase_end";
+    case Op::kRecompute:
+      return "recompute";
+    case Op::kAllReduce:
+      return "all_reduce";
+    case Op::kUpdate:
+      return "update";
   }
   return "?";
 }
@@ -62,8 +77,8 @@ static const char* op_name(Op op) {
 std::string Program::to_text() const {
   std::ostringstream out;
   out << "# program: policy " << to_string(policy) << ", sync " << to_string(sync) << ", "
-      << (training ? "training" : "evaluation") << ", " << steps.size() << " steps, "
-      << tensors.size() << " tensors, " << event_count << " events";
+      << (training ? "training" : "evaluation") << ", " << steps.size() << " steps, " << tensors.size() << " tensors, "
+      << event_count << " events";
   if (const size_t bytes = recomputed_bytes()) out << ", recompute " << bytes << " B";
   if (ranks > 1) out << ", " << ranks << " ranks, " << buckets.size() << " gradient buckets";
   out << "\n";

@@ -73,9 +73,9 @@ struct Step {
 
 // Gradients all-reduced together (data parallel), and the parameters whose update waits for them.
 struct GradientBucket {
-  std::vector<int> tensors;  // gradients, then running statistics (averaged), in all-reduce order
+  std::vector<int> tensors;                 // gradients, then running statistics (averaged), in all-reduce order
   std::vector<std::pair<int, int>> params;  // (node, parameter index) updated after the bucket
-  size_t bytes = 0;          // of `tensors`
+  size_t bytes = 0;                         // of `tensors`
 };
 
 // Which tensors a node's kernel reads and writes; d_in[i] < 0: no gradient for that input.
@@ -101,12 +101,12 @@ struct Program {
   int ranks = 1;                        // data-parallel ranks; > 1: kAllReduce and kUpdate steps
   std::vector<GradientBucket> buckets;  // ranks > 1
 
-  size_t offloaded_bytes() const;  // bytes copied each way per step
-  size_t recomputed_bytes() const; // bytes dropped in forward and re-made in backward per step
-  size_t streamed_bytes() const;   // weight bytes copied host -> device per forward pass
-  size_t all_reduced_bytes() const;  // data parallel: the buckets' bytes, summed over the ranks per step
+  size_t offloaded_bytes() const;             // bytes copied each way per step
+  size_t recomputed_bytes() const;            // bytes dropped in forward and re-made in backward per step
+  size_t streamed_bytes() const;              // weight bytes copied host -> device per forward pass
+  size_t all_reduced_bytes() const;           // data parallel: the buckets' bytes, summed over the ranks per step
   std::vector<int> recomputed_nodes() const;  // kRecompute steps' nodes, in issue order
-  std::string to_text() const;     // one line per step
+  std::string to_text() const;                // one line per step
 };
 
 // What a backend kernel declared for one node (sizes are the kernel's layouts, padding included).

@@ -11,14 +11,14 @@ namespace {
 
 // A storage: a value plus the in-place layers that overwrite it, sharing one buffer.
 struct Storage {
-  int value = 0;                            // the graph value its first writer produced
+  int value = 0;  // the graph value its first writer produced
   int tensor = -1, grad = -1;
   std::vector<int> writers;                 // first writer, then its in-place layers, in order
   int first_writer = -1, last_writer = -1;  // node indices; -1: the graph input
   int last_forward_use = -1;
-  std::set<int> backward_readers;           // nodes whose backward reads this storage
-  bool kept_to_phase_end = false;           // the logits and the loss (read by the host)
-  int recompute_at = -1;                    // recomputed: the node whose backward slot re-makes it
+  std::set<int> backward_readers;  // nodes whose backward reads this storage
+  bool kept_to_phase_end = false;  // the logits and the loss (read by the host)
+  int recompute_at = -1;           // recomputed: the node whose backward slot re-makes it
 };
 
 class Builder {
@@ -107,7 +107,7 @@ class Builder {
   const std::vector<NodeFacts>& facts_;
   ProgramOptions o_;
   Program p_;
-  std::vector<int> group_;          // value -> storage index
+  std::vector<int> group_;  // value -> storage index
   std::vector<Storage> storages_;
   std::set<int> live_;
   std::map<int, int> offload_event_, prefetch_event_;
@@ -116,14 +116,14 @@ class Builder {
   std::set<int> param_grad_written_;  // shared parameters' gradients already written in backward
   // Per-node indexes (index_storages), so that each step looks only at what concerns it: building
   // is O(n log n) in the graph's size, not O(n^2) (a chain of 10,000 ReLUs took minutes).
-  std::vector<std::vector<int>> needs_;              // node -> tensors its backward reads
-  std::vector<std::vector<int>> last_read_forward_;  // node -> storages it reads last in forward
+  std::vector<std::vector<int>> needs_;                // node -> tensors its backward reads
+  std::vector<std::vector<int>> last_read_forward_;    // node -> storages it reads last in forward
   std::vector<std::vector<int>> first_read_backward_;  // node -> storages it reads first in backward
-  std::vector<std::vector<int>> readers_;            // offloaded tensor -> nodes whose backward reads it
-  std::vector<int> pending_;      // node -> offloaded needs not yet prefetched
-  std::set<int> pending_nodes_;   // nodes with pending_ > 0
-  std::vector<int> conv_before_;  // node -> the nearest earlier convolution, or -1
-  std::vector<std::vector<int>> recomputes_;  // node -> storages re-made in its backward slot
+  std::vector<std::vector<int>> readers_;              // offloaded tensor -> nodes whose backward reads it
+  std::vector<int> pending_;                           // node -> offloaded needs not yet prefetched
+  std::set<int> pending_nodes_;                        // nodes with pending_ > 0
+  std::vector<int> conv_before_;                       // node -> the nearest earlier convolution, or -1
+  std::vector<std::vector<int>> recomputes_;           // node -> storages re-made in its backward slot
   // Per-tensor prefetch points (StorageDecision::prefetch_at >= 0): offloaded tensor -> the node
   // whose backward slot issues its prefetch, and node -> those tensors. Such a tensor is outside
   // the Program's rule (not counted in pending_), so it is prefetched at that point and no other.
@@ -142,9 +142,10 @@ void Builder::make_parameters() {
   const int n = static_cast<int>(g_.nodes().size());
   const std::vector<bool>& streamed = o_.streamed_weights;
   if (!streamed.empty() && (!o_.inference || static_cast<int>(streamed.size()) != n))
-    VDNN_THROW("streamed weights: " << (!o_.inference ? "only an inference Program streams its weights"
-                                                    : std::to_string(streamed.size()) + " flags for model '" + g_.name() +
-                                                          "', which has " + std::to_string(n) + " layers"));
+    VDNN_THROW("streamed weights: " << (!o_.inference
+                                            ? "only an inference Program streams its weights"
+                                            : std::to_string(streamed.size()) + " flags for model '" + g_.name() +
+                                                  "', which has " + std::to_string(n) + " layers"));
   stream_before_.assign(n + 1, {});
   int weighted_before = n;  // the previous layer with weights; n: none yet (the start of the pass)
   for (int i = 0; i < n; ++i) {
@@ -154,7 +155,8 @@ void Builder::make_parameters() {
     if (stream) stream_before_[weighted_before].push_back(i);
     if (!node.params.empty()) weighted_before = i;
     if (node.param_owner >= 0) {  // another slice of a layer: its parameters, gradients summed into its
-      VDNN_CHECK(node.param_owner < i && !stream, "node '" << node.layer->name() << "' shares a later or streamed node's parameters");
+      VDNN_CHECK(node.param_owner < i && !stream,
+                 "node '" << node.layer->name() << "' shares a later or streamed node's parameters");
       b.params = p_.nodes[node.param_owner].params;
       shares_params_.insert(node.param_owner);
       b.d_params = p_.nodes[node.param_owner].d_params;
@@ -214,11 +216,11 @@ void Builder::make_storages() {
     b.out = out.tensor;
     b.d_out = out.grad;
     for (size_t k = 0; k < facts_[i].saved_bytes.size(); ++k)
-      b.saved.push_back(add_tensor(node.layer->name() + ":saved" + std::to_string(k),
-                                   facts_[i].saved_bytes[k], MemoryClass::kFeatureMaps));
+      b.saved.push_back(add_tensor(node.layer->name() + ":saved" + std::to_string(k), facts_[i].saved_bytes[k],
+                                   MemoryClass::kFeatureMaps));
     // An inference Program's kernels run forward only: the backward passes' scratch is not needed.
-    const size_t scratch = o_.inference ? std::min(facts_[i].scratch_bytes, facts_[i].forward_scratch_bytes)
-                                        : facts_[i].scratch_bytes;
+    const size_t scratch =
+        o_.inference ? std::min(facts_[i].scratch_bytes, facts_[i].forward_scratch_bytes) : facts_[i].scratch_bytes;
     if (scratch > 0) b.scratch = add_tensor(node.layer->name() + ":scratch", scratch, MemoryClass::kWorkspace);
     for (ValueId in : node.inputs) {
       Storage& s = storages_[group_[in]];
@@ -278,19 +280,19 @@ void Builder::check_decisions_fit_graph() const {
     VDNN_THROW("storage decisions: " << d.values.size() << " value decisions for model '" << g_.name()
                                      << "', which has " << values.size() << " values");
   if (!d.saved.empty() && d.saved.size() != nodes.size())
-    VDNN_THROW("storage decisions: saved-state decisions for " << d.saved.size() << " layers, model '"
-                                                               << g_.name() << "' has " << nodes.size());
+    VDNN_THROW("storage decisions: saved-state decisions for " << d.saved.size() << " layers, model '" << g_.name()
+                                                               << "' has " << nodes.size());
   for (int v = 0; v < static_cast<int>(d.values.size()); ++v) {
     const Storage& s = storages_[group_[v]];
     const std::string& name = p_.tensors[s.tensor].name;
     if (v != s.value && d.values[v].prefetch_at != -1 && d.values[v].prefetch_at != d.values[s.value].prefetch_at)
-      VDNN_THROW("storage decision for a value written in place into '" << name << "': prefetch point "
-                                                                        << d.values[v].prefetch_at << "; decide on '" << name
-                                                                        << "' (its storage), not on the in-place layer");
+      VDNN_THROW("storage decision for a value written in place into '"
+                 << name << "': prefetch point " << d.values[v].prefetch_at << "; decide on '" << name
+                 << "' (its storage), not on the in-place layer");
     if (v != s.value && d.values[v].release_at != -1 && d.values[v].release_at != d.values[s.value].release_at)
-      VDNN_THROW("storage decision for a value written in place into '" << name << "': release point "
-                                                                        << d.values[v].release_at << "; decide on '" << name
-                                                                        << "' (its storage), not on the in-place layer");
+      VDNN_THROW("storage decision for a value written in place into '"
+                 << name << "': release point " << d.values[v].release_at << "; decide on '" << name
+                 << "' (its storage), not on the in-place layer");
     if (v != s.value && action_of(v) != StorageAction::kKeep && action_of(v) != action_of(s.value))
       VDNN_THROW("storage decision " << to_string(action_of(v)) << " for a value written in place into '" << name
                                      << "': decide on '" << name << "' (its storage), not on the in-place layer");
@@ -311,16 +313,17 @@ void Builder::apply_storage_decision(int k) {
     VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with prefetch point " << prefetch_at
                                    << ": only an offloaded tensor is prefetched (offload it, or prefetch_at -1)");
   if (release_at != -1 && a != StorageAction::kOffload)
-    VDNN_THROW("storage decision " << to_string(a) << " for '" << name << "' with release point " << release_at
-                                   << ": only an offloaded tensor's device copy is held (offload it, or release_at -1)");
+    VDNN_THROW(
+        "storage decision " << to_string(a) << " for '" << name << "' with release point " << release_at
+                            << ": only an offloaded tensor's device copy is held (offload it, or release_at -1)");
   if (a == StorageAction::kKeep) return;
   if (s.kept_to_phase_end)
     VDNN_THROW("storage decision " << to_string(a) << " for '" << name
                                    << "': the logits and the loss stay on the device (keep)");
   if (s.backward_readers.empty()) {  // no backward reads it: freed in forward anyway
     if (prefetch_at != -1 || release_at != -1)
-      VDNN_THROW("storage decision for '" << name << "': " << (prefetch_at != -1 ? "prefetch" : "release")
-                                          << " point " << std::max(prefetch_at, release_at)
+      VDNN_THROW("storage decision for '" << name << "': " << (prefetch_at != -1 ? "prefetch" : "release") << " point "
+                                          << std::max(prefetch_at, release_at)
                                           << ", but no backward reads it, so it is not offloaded (-1)");
     return;
   }
@@ -330,7 +333,9 @@ void Builder::apply_storage_decision(int k) {
     if (release_at != -1) set_release_point(s.tensor, release_at, s.last_forward_use);
     return;
   }
-  if (k == 0) VDNN_THROW("storage decision recompute for '" << name << "': the graph input has no layer to re-run (keep or offload it)");
+  if (k == 0)
+    VDNN_THROW("storage decision recompute for '" << name
+                                                  << "': the graph input has no layer to re-run (keep or offload it)");
   mark_recomputed(k);
 }
 
@@ -355,8 +360,8 @@ void Builder::apply_saved_state_decisions() {
   for (size_t i = 0; i < d.saved.size(); ++i) {
     const std::vector<int>& saved = p_.nodes[i].saved;
     if (d.saved[i].size() > saved.size())
-      VDNN_THROW("storage decisions: " << d.saved[i].size() << " saved-state decisions for layer '"
-                                       << p_.node_names[i] << "', which saves " << saved.size());
+      VDNN_THROW("storage decisions: " << d.saved[i].size() << " saved-state decisions for layer '" << p_.node_names[i]
+                                       << "', which saves " << saved.size());
     for (size_t k = 0; k < d.saved[i].size(); ++k) {
       if (d.saved[i][k].action == StorageAction::kRecompute)
         VDNN_THROW("storage decision recompute for '" << p_.tensors[saved[k]].name
@@ -371,7 +376,8 @@ void Builder::apply_saved_state_decisions() {
         VDNN_THROW("storage decision " << to_string(d.saved[i][k].action) << " for '" << p_.tensors[saved[k]].name
                                        << "' with " << (prefetch_at != -1 ? "prefetch" : "release") << " point "
                                        << std::max(prefetch_at, release_at) << ": "
-                                       << (p_.tensors[saved[k]].recomputed ? "its layer's recompute regenerates it" : "it is kept")
+                                       << (p_.tensors[saved[k]].recomputed ? "its layer's recompute regenerates it"
+                                                                           : "it is kept")
                                        << ", only an offloaded tensor is prefetched or held (offload it, or -1)");
       if (prefetch_at != -1) set_prefetch_point(saved[k], prefetch_at);
       if (release_at != -1) set_release_point(saved[k], release_at, static_cast<int>(i));
@@ -411,8 +417,7 @@ void Builder::index_storages() {
         if (!prefetch_at_.count(t)) ++pending_[i];
       }
     if (pending_[i] > 0) pending_nodes_.insert(i);
-    if (i > 0)
-      conv_before_[i] = g_.nodes()[i - 1].layer->kind() == LayerKind::kConv ? i - 1 : conv_before_[i - 1];
+    if (i > 0) conv_before_[i] = g_.nodes()[i - 1].layer->kind() == LayerKind::kConv ? i - 1 : conv_before_[i - 1];
   }
 }
 
@@ -430,18 +435,20 @@ void Builder::set_prefetch_point(int tensor, int node) {
 void Builder::set_release_point(int tensor, int node, int earliest) {
   const int n = static_cast<int>(g_.nodes().size());
   if (node < earliest || node >= n)
-    VDNN_THROW("storage decision for '" << p_.tensors[tensor].name << "': release point " << node
-                                        << " is out of range: a node " << earliest << ".." << n - 1 << " of model '"
-                                        << g_.name() << "' (" << earliest
-                                        << ": its last forward reader, after whose forward kernel its device copy is freed), or -1");
+    VDNN_THROW("storage decision for '"
+               << p_.tensors[tensor].name << "': release point " << node << " is out of range: a node " << earliest
+               << ".." << n - 1 << " of model '" << g_.name() << "' (" << earliest
+               << ": its last forward reader, after whose forward kernel its device copy is freed), or -1");
   release_at_[tensor] = node;
 }
 
 // Frees offloaded tensor t after node i's forward kernel, or holds it to its release point.
 void Builder::free_or_hold(int t, int i) {
   const auto it = release_at_.find(t);
-  if (it == release_at_.end() || it->second <= i) free_now(t);
-  else released_after_[it->second].push_back(t);
+  if (it == release_at_.end() || it->second <= i)
+    free_now(t);
+  else
+    released_after_[it->second].push_back(t);
 }
 
 // A prefetch point must be issued no later than the tensor's first backward reader: the backward
@@ -451,7 +458,8 @@ void Builder::free_or_hold(int t, int i) {
 void Builder::check_prefetch_points() {
   const int n = static_cast<int>(g_.nodes().size());
   prefetch_points_.assign(n, {});
-  std::map<std::pair<int, int>, std::vector<int>> order;  // (node, -reader) -> tensors by position in the reader's needs
+  std::map<std::pair<int, int>, std::vector<int>>
+      order;  // (node, -reader) -> tensors by position in the reader's needs
   for (auto [t, node] : prefetch_at_) {
     const int reader = readers_[t].back();  // readers_ is in node order: the last runs first backward
     if (node < reader)
@@ -533,7 +541,8 @@ void Builder::emit_forward() {
     const Storage& out = storages_[group_[g_.nodes()[i].output]];
     if (out.last_writer == i && p_.tensors[out.tensor].offloaded) offload(out.tensor);
     for (int t : b.saved) {
-      if (!o_.training || p_.tensors[t].recomputed) free_now(t);  // recomputed: regenerated in backward
+      if (!o_.training || p_.tensors[t].recomputed)
+        free_now(t);  // recomputed: regenerated in backward
       else if (p_.tensors[t].offloaded) {
         offload(t);
         free_or_hold(t, i);
@@ -553,8 +562,10 @@ void Builder::emit_forward_frees(int i) {
     const Storage& s = storages_[k];
     if (s.kept_to_phase_end || !live_.count(s.tensor)) continue;
     const bool needed_later = o_.training && !s.backward_readers.empty();
-    if (p_.tensors[s.tensor].offloaded && needed_later) free_or_hold(s.tensor, i);
-    else if (!needed_later || p_.tensors[s.tensor].recomputed) free_now(s.tensor);
+    if (p_.tensors[s.tensor].offloaded && needed_later)
+      free_or_hold(s.tensor, i);
+    else if (!needed_later || p_.tensors[s.tensor].recomputed)
+      free_now(s.tensor);
   }
 }
 
@@ -570,7 +581,7 @@ void Builder::emit_backward_node(int j) {
   prefetch_pending(j);
   // Only nodes with pending prefetches are visited (pending_nodes_), each once over the pass.
   auto below = pending_nodes_.lower_bound(j);  // the nearest pending node before j: std::prev
-  if (o_.prefetch_depth > 0) {  // look-ahead: the next N layers of the backward pass, nearest first
+  if (o_.prefetch_depth > 0) {                 // look-ahead: the next N layers of the backward pass, nearest first
     std::vector<int> ahead;
     for (auto it = below; it != pending_nodes_.begin() && *std::prev(it) >= j - o_.prefetch_depth; --it)
       ahead.push_back(*std::prev(it));
@@ -598,8 +609,8 @@ void Builder::emit_backward_node(int j) {
       if (!facts_[j].in_place || m > 0) alloc(grad);  // in place: the first input's gradient is d_out
       b.d_in.push_back(grad);
     } else {
-      const int temp = add_tensor(node.layer->name() + ":accum" + std::to_string(m),
-                                  p_.tensors[grad].bytes, MemoryClass::kGradientMaps);
+      const int temp = add_tensor(node.layer->name() + ":accum" + std::to_string(m), p_.tensors[grad].bytes,
+                                  MemoryClass::kGradientMaps);
       alloc(temp);
       b.d_in.push_back(temp);
       sums.push_back({grad, temp});
@@ -667,14 +678,15 @@ void Builder::free_leftovers() {
 
 }  // namespace
 
-Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes,
-                      const std::vector<NodeFacts>& facts, const ProgramOptions& options) {
+Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+                      const ProgramOptions& options) {
   VDNN_CHECK(facts.size() == graph.nodes().size(), "one NodeFacts per node");
   VDNN_CHECK(value_bytes.size() == graph.values().size(), "one size per value");
   VDNN_CHECK(!(options.inference && options.training), "an inference Program has no backward pass");
   Program p = Builder(graph, value_bytes, facts, options).build();
   std::set<std::string> names;  // tensors are found by name (Net::bind_params)
-  for (const ProgramTensor& t : p.tensors) VDNN_CHECK(names.insert(t.name).second, "two Program tensors named '" << t.name << "'");
+  for (const ProgramTensor& t : p.tensors)
+    VDNN_CHECK(names.insert(t.name).second, "two Program tensors named '" << t.name << "'");
   return p;
 }
 

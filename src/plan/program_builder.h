@@ -65,7 +65,7 @@ struct ProgramOptions {
   std::vector<bool> streamed_weights;
 };
 
-Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes,
-                      const std::vector<NodeFacts>& facts, const ProgramOptions& options);
+Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+                      const ProgramOptions& options);
 
 }  // namespace vdnn

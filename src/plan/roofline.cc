@@ -61,22 +61,19 @@ NodeWork node_work(const Graph& g, int i, int64_t graph_batch, const std::vector
   w.forward.bytes = inputs + output + params + saved;
   w.backward.flops = layer.backward_flops(in, out) * static_cast<double>(batch);
   w.backward.bytes = output + input_grads + saved + params + trainable_params +
-                     (layer.backward_reads_input() ? inputs : 0) +
-                     (layer.backward_reads_output() ? output : 0);
+                     (layer.backward_reads_input() ? inputs : 0) + (layer.backward_reads_output() ? output : 0);
   return w;
 }
 
 // One slice of `k` of a node's work: arithmetic and activations divided, the weights (and their
 // gradient, in backward) read whole by each slice.
 NodeWork slice_of(const NodeWork& w, int k, double forward_weight_bytes, double backward_weight_bytes) {
-  auto part = [k](const Work& x, double weights) {
-    return Work{x.flops / k, (x.bytes - weights) / k + weights};
-  };
+  auto part = [k](const Work& x, double weights) { return Work{x.flops / k, (x.bytes - weights) / k + weights}; };
   return {part(w.forward, forward_weight_bytes), part(w.backward, backward_weight_bytes)};
 }
 
-std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const NodeWork& base,
-                                 const NodeFacts& facts, const DeviceProfile& d) {
+std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const NodeWork& base, const NodeFacts& facts,
+                                 const DeviceProfile& d) {
   const Node& node = g.nodes()[i];
   const auto& conv = static_cast<const ConvLayer&>(node.layer->original());
   batch = node.batch(batch);
@@ -96,21 +93,19 @@ std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const Nod
   std::vector<AlgoCost> out;
   const double weights = static_cast<double>(sum(facts.param_bytes));
   for (const ConvAlgoEstimate& a : conv_algorithms_with_sub_batches(ConvProblem::of(conv, in, out_shape, batch)))
-    out.push_back(cost(a, a.sub_batches > 1 ? slice_of(base, a.sub_batches, weights, 2 * weights) : base,
-                       a.sub_batches));
+    out.push_back(
+        cost(a, a.sub_batches > 1 ? slice_of(base, a.sub_batches, weights, 2 * weights) : base, a.sub_batches));
   return out;
 }
 
 }  // namespace
 
 NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector<size_t>& value_bytes,
-                            const std::vector<NodeFacts>& facts, const DeviceProfile& device,
-                            const LinkProfile& link) {
+                            const std::vector<NodeFacts>& facts, const DeviceProfile& device, const LinkProfile& link) {
   if (batch < 1) VDNN_THROW("roofline: batch must be >= 1, got " << batch);
   VDNN_CHECK(value_bytes.size() == graph.values().size() && facts.size() == graph.nodes().size(),
-             "roofline: sizes for " << value_bytes.size() << " values and " << facts.size()
-                                    << " nodes, the graph has " << graph.values().size() << " and "
-                                    << graph.nodes().size());
+             "roofline: sizes for " << value_bytes.size() << " values and " << facts.size() << " nodes, the graph has "
+                                    << graph.values().size() << " and " << graph.nodes().size());
   NetworkCosts costs;
   costs.source = "device profile " + device.name + " + link " + link.name;
   costs.model = graph.name();
@@ -125,8 +120,7 @@ NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector
     if (layer.kind() == LayerKind::kConv) {
       n.algos = conv_costs(graph, i, batch, w, facts[i], device);
     } else {
-      const double efficiency =
-          layer.kind() == LayerKind::kFc ? device.efficiency.fc : device.efficiency.other;
+      const double efficiency = layer.kind() == LayerKind::kFc ? device.efficiency.fc : device.efficiency.other;
       n.algos.push_back({"-", roofline_seconds(w.forward, efficiency, device),
                          roofline_seconds(w.backward, efficiency, device), facts[i].scratch_bytes});
     }

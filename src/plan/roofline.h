@@ -13,7 +13,8 @@
 // per pass), then the same algorithms run in k = 2, 4, 8, 16 sub-batches (k dividing the batch)
 // where that needs less workspace (AlgoCost::sub_batches; μ-cuDNN's idea): k kernels at batch / k,
 // each reading the weights whole, the workspace of one. Every other layer has one entry, "-",
-// whose workspace is the node's scratch in `facts`. The figures are assumptions until calibrated on a real GPU: docs/device-profiles.md.
+// whose workspace is the node's scratch in `facts`. The figures are assumptions until calibrated on a real GPU:
+// docs/device-profiles.md.
 //
 //   DeviceProfile gpu = load_device_profile("titan-x-maxwell");
 //   Graph g = load_model("vgg16");
@@ -38,7 +39,6 @@ namespace vdnn {
 // from the profiles. source: "device profile <device> + link <link>".
 // value_bytes / facts: per value / per node at `batch`, with no algorithm's workspace applied.
 NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector<size_t>& value_bytes,
-                            const std::vector<NodeFacts>& facts, const DeviceProfile& device,
-                            const LinkProfile& link);
+                            const std::vector<NodeFacts>& facts, const DeviceProfile& device, const LinkProfile& link);
 
 }  // namespace vdnn

@@ -28,18 +28,32 @@ class Clocks {
     const CostModel& costs = costs_;
     switch (s.op) {
       case Op::kAlloc:
-      case Op::kFree: account(s.op == Op::kAlloc, p_.tensors.at(s.tensor)); break;
-      case Op::kLoadInput: op(step, costs.load_input_seconds(bytes(s.tensor))); break;
-      case Op::kForward: op(step, costs.forward_seconds(s.node)); break;
-      case Op::kBackward: op(step, costs.backward_seconds(s.node)); break;
-      case Op::kRecompute: r_.recompute_seconds += op(step, costs.forward_seconds(s.node)); break;
-      case Op::kAccumulate: op(step, costs.accumulate_seconds(bytes(s.tensor))); break;
+      case Op::kFree:
+        account(s.op == Op::kAlloc, p_.tensors.at(s.tensor));
+        break;
+      case Op::kLoadInput:
+        op(step, costs.load_input_seconds(bytes(s.tensor)));
+        break;
+      case Op::kForward:
+        op(step, costs.forward_seconds(s.node));
+        break;
+      case Op::kBackward:
+        op(step, costs.backward_seconds(s.node));
+        break;
+      case Op::kRecompute:
+        r_.recompute_seconds += op(step, costs.forward_seconds(s.node));
+        break;
+      case Op::kAccumulate:
+        op(step, costs.accumulate_seconds(bytes(s.tensor)));
+        break;
       case Op::kOffload:
       case Op::kPrefetch:
         op(step, costs.copy_seconds(bytes(s.tensor)));
         event_time_[s.event] = free_[index(s.stream)];
         break;
-      case Op::kRecord: event_time_[s.event] = std::max(free_[index(s.stream)], host_); break;
+      case Op::kRecord:
+        event_time_[s.event] = std::max(free_[index(s.stream)], host_);
+        break;
       case Op::kWait: {
         double& f = free_[index(s.stream)];
         const double ready = event_time_[s.event];
@@ -48,13 +62,17 @@ class Clocks {
         f = std::max(f, ready);
         break;
       }
-      case Op::kSync: host_ = *std::max_element(free_.begin(), free_.end()); break;
+      case Op::kSync:
+        host_ = *std::max_element(free_.begin(), free_.end());
+        break;
       case Op::kPhaseEnd:
         host_ = std::max(host_, free_[index(StreamKind::kCompute)]);
         r_.forward_seconds = host_;
         pass_ = Pass::kBackward;
         break;
-      case Op::kAllReduce: op(step, costs.all_reduce_seconds(p_.buckets.at(s.bucket).bytes, p_.ranks)); break;
+      case Op::kAllReduce:
+        op(step, costs.all_reduce_seconds(p_.buckets.at(s.bucket).bytes, p_.ranks));
+        break;
       case Op::kUpdate: {
         size_t weights = 0;  // the bucket's trainable weights (a gradient each, as big)
         for (const auto& [node, k] : p_.buckets.at(s.bucket).params) weights += bytes(p_.nodes.at(node).params.at(k));
@@ -164,7 +182,9 @@ SimResult simulate(const Program& program, const CostModel& costs) {
   for (size_t i = 0; i < program.steps.size(); ++i) clocks.run(i);
   result.iteration_seconds = clocks.end();
   result.all_reduce_hidden = comm_overlap(result.timeline()).hidden_fraction();
-  if (program.training && !clocks.has_updates()) {  // the optimizer updates every trainable weight (one gradient each) on the compute stream
+  if (program.training &&
+      !clocks
+           .has_updates()) {  // the optimizer updates every trainable weight (one gradient each) on the compute stream
     size_t weights = 0;
     for (const ProgramTensor& t : program.tensors)
       if (t.persistent && t.cls == MemoryClass::kWeightGrads) weights += t.bytes;

@@ -59,18 +59,18 @@ class CostModel {
 
 struct SimResult {
   double iteration_seconds = 0;
-  double forward_seconds = 0;  // when the loss is ready
-  double stall_seconds = 0;    // time the compute stream waited on other streams
+  double forward_seconds = 0;    // when the loss is ready
+  double stall_seconds = 0;      // time the compute stream waited on other streams
   double recompute_seconds = 0;  // forward kernels re-run in the backward pass (kRecompute)
   double update_seconds = 0;     // training: the optimizer's step (all kUpdate steps when the Program has them)
   std::array<double, kStreamCount> busy_seconds{};  // busy_seconds[kComm]: the all-reduces
   // Data parallel: the fraction of the comm stream's busy time during which the compute stream is
   // busy too (all-reduce hidden under backward); 0 without all-reduces.
   double all_reduce_hidden = 0;
-  std::vector<TimelineOp> ops;      // every op, in issue order (a predicted trace)
+  std::vector<TimelineOp> ops;  // every op, in issue order (a predicted trace)
   // Device bytes by class after each alloc and free, stamped with the compute stream's clock.
   std::vector<MemoryPoint> memory;
-  ClassStats memory_by_class;       // current and peak bytes per class over the step
+  ClassStats memory_by_class;  // current and peak bytes per class over the step
 
   StepTimeline timeline() const { return {ops, memory}; }
 };

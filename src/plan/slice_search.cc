@@ -64,7 +64,8 @@ SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const Inputs
       t.choice = choose_auto(planner, budget), ++out.evaluations;
     std::string label;
     for (const SliceRun& r : runs) label += (label.empty() ? "" : ", ") + to_string(r);
-    out.tried.push_back(VDNN_MSG((label.empty() ? "no slices" : label) << ": "
+    out.tried.push_back(VDNN_MSG((label.empty() ? "no slices" : label)
+                                 << ": "
                                  << (t.choice.fits ? VDNN_MSG(t.choice.seconds * 1e3 << " ms") : "does not fit")));
     return t;
   };

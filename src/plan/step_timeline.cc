@@ -16,8 +16,10 @@ bool is_timeline_op(Op op) {
     case Op::kOffload:
     case Op::kPrefetch:
     case Op::kAllReduce:
-    case Op::kUpdate: return true;
-    default: return false;
+    case Op::kUpdate:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -33,16 +35,35 @@ TimelineOp timeline_op(const Program& p, size_t step, Pass pass) {
   TimelineOp op{.stream = s.stream, .op = s.op, .pass = pass, .step = static_cast<int>(step)};
   const std::string tensor = s.tensor >= 0 ? p.tensors.at(s.tensor).name : "";
   switch (s.op) {
-    case Op::kLoadInput: op.name = "load_input"; break;
-    case Op::kForward: op.name = "forward " + p.node_names.at(s.node), op.node = s.node; break;
-    case Op::kBackward: op.name = "backward " + p.node_names.at(s.node), op.node = s.node; break;
-    case Op::kRecompute: op.name = "recompute " + p.node_names.at(s.node), op.node = s.node; break;
-    case Op::kAccumulate: op.name = "accumulate " + tensor; break;
-    case Op::kOffload: op.name = "offload " + tensor; break;
-    case Op::kPrefetch: op.name = "prefetch " + tensor; break;
-    case Op::kAllReduce: op.name = "all_reduce bucket " + std::to_string(s.bucket); break;
-    case Op::kUpdate: op.name = "update bucket " + std::to_string(s.bucket); break;
-    default: VDNN_CHECK(false, "step " << op.step << " is not stream work");
+    case Op::kLoadInput:
+      op.name = "load_input";
+      break;
+    case Op::kForward:
+      op.name = "forward " + p.node_names.at(s.node), op.node = s.node;
+      break;
+    case Op::kBackward:
+      op.name = "backward " + p.node_names.at(s.node), op.node = s.node;
+      break;
+    case Op::kRecompute:
+      op.name = "recompute " + p.node_names.at(s.node), op.node = s.node;
+      break;
+    case Op::kAccumulate:
+      op.name = "accumulate " + tensor;
+      break;
+    case Op::kOffload:
+      op.name = "offload " + tensor;
+      break;
+    case Op::kPrefetch:
+      op.name = "prefetch " + tensor;
+      break;
+    case Op::kAllReduce:
+      op.name = "all_reduce bucket " + std::to_string(s.bucket);
+      break;
+    case Op::kUpdate:
+      op.name = "update bucket " + std::to_string(s.bucket);
+      break;
+    default:
+      VDNN_CHECK(false, "step " << op.step << " is not stream work");
   }
   return op;
 }

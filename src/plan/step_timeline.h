@@ -33,10 +33,10 @@ struct TimelineOp {
   StreamKind stream = StreamKind::kCompute;
   std::string name;  // "forward conv1", "recompute pool1", "offload conv1:out", "accumulate relu1:grad", "load_input"
   double start = 0, end = 0;  // seconds from the start of the step
-  Op op = Op::kForward;  // kForward, kBackward, kRecompute, kAccumulate, kLoadInput, kOffload, kPrefetch
+  Op op = Op::kForward;       // kForward, kBackward, kRecompute, kAccumulate, kLoadInput, kOffload, kPrefetch
   Pass pass = Pass::kForward;
-  int node = -1;   // the layer (graph order): kernels; -1 for the rest
-  int step = -1;   // index in Program::steps
+  int node = -1;  // the layer (graph order): kernels; -1 for the rest
+  int step = -1;  // index in Program::steps
 };
 
 // Device bytes in use (tensor sizes) after an alloc or free.
@@ -49,8 +49,8 @@ struct MemoryPoint {
 };
 
 struct StepTimeline {
-  std::vector<TimelineOp> ops;       // in issue order
-  std::vector<MemoryPoint> memory;   // in time order, the first at 0 (persistent tensors only)
+  std::vector<TimelineOp> ops;      // in issue order
+  std::vector<MemoryPoint> memory;  // in time order, the first at 0 (persistent tensors only)
 };
 
 // The op that step `step` of `p` (stream work) becomes in a timeline: all but the times. `pass`

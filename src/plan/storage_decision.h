@@ -20,9 +20,9 @@
 // decided here: batch-norm mean/variance (the forward's statistics; running averages left alone)
 // and the dropout mask (the same mask). What the forward writes wholly from its inputs
 // (NodeFacts::saved_regenerated: max pooling's argmax, LRN's workspace) is dropped with its node's
-// output and regenerated, with the same values, by the recompute. The math does not change. A decision on a value the backward pass
-// does not read changes nothing; the graph input, the logits and the loss cannot be recomputed.
-// Empty decisions: the policy decides (none/conv/all exactly as vDNN defines them).
+// output and regenerated, with the same values, by the recompute. The math does not change. A decision on a value the
+// backward pass does not read changes nothing; the graph input, the logits and the loss cannot be recomputed. Empty
+// decisions: the policy decides (none/conv/all exactly as vDNN defines them).
 //
 //   StepDecisions d;
 //   d.values.assign(graph.values().size(), {});

@@ -10,21 +10,28 @@ nlohmann::json row_json(const PlanRow& r, double oracle) {
   const ClassStats& c = r.e.memory.by_class;
   nlohmann::json by_class;
   for (MemoryClass m : kAllMemoryClasses) by_class[to_string(m)] = c.peak(m);
-  return {{"configuration", r.label}, {"policy", to_string(r.e.config.policy)},
-          {"algorithms", r.e.config.algos}, {"peak_bytes", r.e.memory.peak_bytes},
+  return {{"configuration", r.label},
+          {"policy", to_string(r.e.config.policy)},
+          {"algorithms", r.e.config.algos},
+          {"peak_bytes", r.e.memory.peak_bytes},
           {"average_bytes", r.e.memory.average_bytes},
-          {"peak_by_class", by_class}, {"host_bytes", r.e.memory.host_bytes},
-          {"minimum_budget", r.e.minimum_budget}, {"fits", r.e.fits}, {"host_fits", r.e.host_fits}, {"prefetch_depth", r.e.prefetch_depth},
-          {"iteration_seconds", r.e.time.iteration_seconds}, {"stall_seconds", r.e.time.stall_seconds},
-          {"busy_seconds", r.e.time.busy_seconds}, {"overhead_vs_oracle", r.e.time.iteration_seconds / oracle - 1},
+          {"peak_by_class", by_class},
+          {"host_bytes", r.e.memory.host_bytes},
+          {"minimum_budget", r.e.minimum_budget},
+          {"fits", r.e.fits},
+          {"host_fits", r.e.host_fits},
+          {"prefetch_depth", r.e.prefetch_depth},
+          {"iteration_seconds", r.e.time.iteration_seconds},
+          {"stall_seconds", r.e.time.stall_seconds},
+          {"busy_seconds", r.e.time.busy_seconds},
+          {"overhead_vs_oracle", r.e.time.iteration_seconds / oracle - 1},
           {"ratio_to_bound", r.e.time.iteration_seconds / r.e.bound_seconds}};
 }
 
 }  // namespace
 
 PlanTable plan_table(const Planner& planner, size_t budget, const std::string& policy, Prefetch prefetch) {
-  if (!policy.empty() && policy != "none" && policy != "conv" && policy != "all" && policy != "dyn" &&
-      policy != "auto")
+  if (!policy.empty() && policy != "none" && policy != "conv" && policy != "all" && policy != "dyn" && policy != "auto")
     VDNN_THROW("policy '" << policy << "': expected none, conv, all, dyn or auto (or none given: every configuration)");
   PlanTable t;
   t.budget = budget;
@@ -64,18 +71,26 @@ PlanTable plan_table(const Planner& planner, size_t budget, const std::string& p
 nlohmann::json plan_json(const PlanTable& t, const PlanJsonHeader& h) {
   nlohmann::json rows = nlohmann::json::array();
   for (const PlanRow& r : t.rows) rows.push_back(row_json(r, t.oracle));
-  nlohmann::json out{{"model", h.model}, {"batch", h.batch}, {"sync", h.sync}, {"prefetch", h.prefetch},
-                     {"device", h.device}, {"costs", t.costs_source}, {"device_memory", t.budget},
-                     {"oracle_seconds", t.oracle}, {"configurations", rows}};
+  nlohmann::json out{{"model", h.model},          {"batch", h.batch},           {"sync", h.sync},
+                     {"prefetch", h.prefetch},    {"device", h.device},         {"costs", t.costs_source},
+                     {"device_memory", t.budget}, {"oracle_seconds", t.oracle}, {"configurations", rows}};
   if (t.has_dyn)
-    out["dyn"] = {{"fits", t.dyn.fits}, {"step", t.dyn.step}, {"why", t.dyn.why}, {"tried", t.dyn.tried},
+    out["dyn"] = {{"fits", t.dyn.fits},
+                  {"step", t.dyn.step},
+                  {"why", t.dyn.why},
+                  {"tried", t.dyn.tried},
                   {"minimum_budget", t.dyn.minimum_budget}};
   if (t.has_auto) {
     const AutoSummary& a = t.chosen.summary;
-    out["auto"] = {{"fits", t.chosen.fits}, {"why", t.chosen.why}, {"tried", t.chosen.tried},
-                   {"kept_bytes", a.kept_bytes}, {"offloaded_bytes", a.offloaded_bytes},
-                   {"recomputed_bytes", a.recomputed_bytes}, {"recompute_seconds", a.recompute_seconds},
-                   {"leaner_algorithms", a.leaner_algorithms}, {"sub_batched", a.sub_batched}};
+    out["auto"] = {{"fits", t.chosen.fits},
+                   {"why", t.chosen.why},
+                   {"tried", t.chosen.tried},
+                   {"kept_bytes", a.kept_bytes},
+                   {"offloaded_bytes", a.offloaded_bytes},
+                   {"recomputed_bytes", a.recomputed_bytes},
+                   {"recompute_seconds", a.recompute_seconds},
+                   {"leaner_algorithms", a.leaner_algorithms},
+                   {"sub_batched", a.sub_batched}};
   }
   return out;
 }
@@ -94,8 +109,12 @@ std::optional<SliceRunChoice> plan_slice_runs(const Graph& graph, int64_t batch,
 nlohmann::json slice_runs_json(const SliceRunChoice& c, double oracle) {
   nlohmann::json runs = nlohmann::json::array();
   for (const SliceRun& r : c.runs) runs.push_back(to_string(r));
-  return {{"runs", runs}, {"fits", c.choice.fits}, {"step_ms", c.choice.seconds * 1e3},
-          {"vs_oracle", c.choice.seconds / oracle}, {"tried", c.tried}, {"auto_searches", c.evaluations}};
+  return {{"runs", runs},
+          {"fits", c.choice.fits},
+          {"step_ms", c.choice.seconds * 1e3},
+          {"vs_oracle", c.choice.seconds / oracle},
+          {"tried", c.tried},
+          {"auto_searches", c.evaluations}};
 }
 
 }  // namespace vdnn

@@ -32,10 +32,10 @@ struct PlanRow {
 
 struct PlanTable {
   std::vector<PlanRow> rows;
-  size_t budget = 0;          // 0: none known (no dyn or auto)
-  double oracle = 0;          // seconds: none, fastest algorithms, unlimited memory
-  std::string costs_source;   // where the costs came from (NetworkCosts::source)
-  bool one = false;           // policy none/conv/all: that row only
+  size_t budget = 0;                       // 0: none known (no dyn or auto)
+  double oracle = 0;                       // seconds: none, fastest algorithms, unlimited memory
+  std::string costs_source;                // where the costs came from (NetworkCosts::source)
+  bool one = false;                        // policy none/conv/all: that row only
   bool has_dyn = false, has_auto = false;  // whether dyn / auto were asked (they may not fit)
   DynChoice dyn;
   AutoChoice chosen;

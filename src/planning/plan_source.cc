@@ -32,8 +32,9 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
   TargetFacts f = cpu.facts(graph, batch, {}, o.precision);  // direct convolutions as the base
   in.value_bytes = std::move(f.value_bytes);
   in.facts = std::move(f.facts);
-  in.costs = cpu.costs(graph, batch, {.costs_file = o.costs_file, .repeats = o.repeats, .cpu_link = o.cpu_link,
-                                      .precision = o.precision});
+  in.costs =
+      cpu.costs(graph, batch,
+                {.costs_file = o.costs_file, .repeats = o.repeats, .cpu_link = o.cpu_link, .precision = o.precision});
   if (o.costs_file.empty() && o.calibrate_with && !graph.is_sliced()) {
     if (o.calibrate_inference)
       calibrate_inference_kernels(in.costs, o.calibrate_with(), batch);

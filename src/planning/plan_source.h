@@ -32,7 +32,7 @@ struct PlanSourceOptions {
   // measured costs (planning/step_calibration.h); unset, or a sliced graph (rewrites/slice_runs.h): the
   // costs stay as the profiler took them. A sliced graph takes no costs_file either (refused).
   std::function<Graph()> calibrate_with;
-  bool calibrate_inference = false;  // calibrate on forward passes of an inference Net instead
+  bool calibrate_inference = false;        // calibrate on forward passes of an inference Net instead
   Precision precision = Precision::kFp32;  // the activations' type (cpu only so far)
 };
 

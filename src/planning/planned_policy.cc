@@ -21,15 +21,15 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
   const PlanInputs in = plan_inputs(graph, batch, source);
   Planner planner(graph, in.value_bytes, in.facts, in.costs, sync);
   planner.set_host_budget(net_options.host_memory);
-  const std::string host = net_options.host_memory
-                               ? VDNN_MSG(" with " << net_options.names("host_memory") << " "
-                                                   << describe_budget(net_options.host_memory))
-                               : std::string();
+  const std::string host = net_options.host_memory ? VDNN_MSG(" with " << net_options.names("host_memory") << " "
+                                                                       << describe_budget(net_options.host_memory))
+                                                   : std::string();
   if (policy == "auto") {
     const AutoChoice a = choose_auto(planner, budget);
     if (!a.fits)
-      VDNN_THROW(net_options.names("device_memory") << " " << describe_budget(budget) << host << " is too small for model '"
-                                    << graph.name() << "' at batch " << batch << " with policy auto: " << a.why);
+      VDNN_THROW(net_options.names("device_memory")
+                 << " " << describe_budget(budget) << host << " is too small for model '" << graph.name()
+                 << "' at batch " << batch << " with policy auto: " << a.why);
     net_options.policy = a.config.policy;
     net_options.decisions = a.config.decisions;
     use_algorithms(net_options, planner.costs(), a.config.algos);
@@ -38,8 +38,9 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
   }
   const DynChoice d = choose_dyn(planner, budget);
   if (!d.fits)
-    VDNN_THROW(net_options.names("device_memory") << " " << describe_budget(budget) << host << " is too small for model '"
-                                  << graph.name() << "' at batch " << batch << " with policy dyn: " << d.why);
+    VDNN_THROW(net_options.names("device_memory")
+               << " " << describe_budget(budget) << host << " is too small for model '" << graph.name() << "' at batch "
+               << batch << " with policy dyn: " << d.why);
   net_options.policy = d.config.policy;
   use_algorithms(net_options, planner.costs(), d.config.algos);
   return {VDNN_MSG("dyn picks " << describe(d.config, planner.costs()) << " (step " << d.step << "): " << d.why),

@@ -19,7 +19,8 @@ void draw_column(Svg& svg, const PlotArea& plot, const BudgetSweep& s, size_t co
   std::vector<std::pair<double, double>> points;
   for (size_t r = 0; r < s.budgets.size(); ++r)
     if (const SweepCell& cell = s.cells[r][column]; cell.fits)
-      points.push_back({plot.px(static_cast<double>(s.budgets[r]) / bytes.scale), plot.py(cell.step_seconds / time.scale)});
+      points.push_back(
+          {plot.px(static_cast<double>(s.budgets[r]) / bytes.scale), plot.py(cell.step_seconds / time.scale)});
   svg.polyline(points, {.stroke = policy_color(c.policy), .stroke_width = 2, .dash = dash_of(c), .tooltip = c.name});
   for (size_t r = 0, k = 0; r < s.budgets.size(); ++r) {
     const SweepCell& cell = s.cells[r][column];
@@ -55,7 +56,10 @@ std::string budget_sweep_svg(const std::string& title, const BudgetSweep& sweep,
       if (cell.fits) max_seconds = std::max(max_seconds, cell.step_seconds);
   const double max_bytes = static_cast<double>(std::max(sweep.top, budget_bytes));
   const ChartUnit bytes = byte_unit(max_bytes), time = time_unit(max_seconds);
-  const PlotArea plot{.x = 80, .y = 90, .width = 640, .height = 380,
+  const PlotArea plot{.x = 80,
+                      .y = 90,
+                      .width = 640,
+                      .height = 380,
                       .x_max = std::max(max_bytes * 1.05 / bytes.scale, 1e-9),
                       .y_max = std::max(max_seconds * 1.1 / time.scale, 1e-9)};
 

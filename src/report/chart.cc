@@ -30,7 +30,8 @@ std::vector<double> nice_ticks(double max, int count) {
 
 std::string tick_label(double value, double step) {
   int decimals = 0;
-  while (decimals < 6 && std::fabs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
+  while (decimals < 6 &&
+         std::fabs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
     ++decimals;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
@@ -81,12 +82,18 @@ const char* series_color(size_t i) {
 
 const char* class_color(MemoryClass cls) {
   switch (cls) {
-    case MemoryClass::kWeights: return "#4e79a7";
-    case MemoryClass::kWeightGrads: return "#76b7b2";
-    case MemoryClass::kOptimizerState: return "#b07aa1";
-    case MemoryClass::kFeatureMaps: return "#f28e2b";
-    case MemoryClass::kGradientMaps: return "#e15759";
-    case MemoryClass::kWorkspace: return "#edc948";
+    case MemoryClass::kWeights:
+      return "#4e79a7";
+    case MemoryClass::kWeightGrads:
+      return "#76b7b2";
+    case MemoryClass::kOptimizerState:
+      return "#b07aa1";
+    case MemoryClass::kFeatureMaps:
+      return "#f28e2b";
+    case MemoryClass::kGradientMaps:
+      return "#e15759";
+    case MemoryClass::kWorkspace:
+      return "#edc948";
   }
   return "#999999";
 }

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "report/svg.h"
 #include "memory/memory_class.h"
+#include "report/svg.h"
 
 namespace vdnn {
 
@@ -48,7 +48,7 @@ struct ChartUnit {
   double scale = 1;  // data units per chart unit (bytes per GiB, seconds per ms)
   std::string name;  // "GiB", "ms"
 };
-ChartUnit byte_unit(double max_bytes);     // MiB below 2 GiB, else GiB
+ChartUnit byte_unit(double max_bytes);    // MiB below 2 GiB, else GiB
 ChartUnit time_unit(double max_seconds);  // ms below 10 s, else s
 
 const char* class_color(MemoryClass cls);

@@ -13,15 +13,24 @@ int tid(StreamKind s) { return static_cast<int>(s) + 1; }  // some viewers hide 
 const char* category(Op op) {
   switch (op) {
     case Op::kForward:
-    case Op::kBackward: return "kernel";
-    case Op::kRecompute: return "recompute";
-    case Op::kAccumulate: return "accumulate";
-    case Op::kLoadInput: return "load_input";
-    case Op::kOffload: return "offload";
-    case Op::kPrefetch: return "prefetch";
-    case Op::kAllReduce: return "all_reduce";
-    case Op::kUpdate: return "update";
-    default: return "other";
+    case Op::kBackward:
+      return "kernel";
+    case Op::kRecompute:
+      return "recompute";
+    case Op::kAccumulate:
+      return "accumulate";
+    case Op::kLoadInput:
+      return "load_input";
+    case Op::kOffload:
+      return "offload";
+    case Op::kPrefetch:
+      return "prefetch";
+    case Op::kAllReduce:
+      return "all_reduce";
+    case Op::kUpdate:
+      return "update";
+    default:
+      return "other";
   }
 }
 
@@ -45,15 +54,20 @@ nlohmann::json chrome_trace(const StepTimeline& timeline, const std::string& tit
   for (const TimelineOp& op : timeline.ops) {
     nlohmann::json args{{"pass", to_string(op.pass)}, {"program_step", op.step}};
     if (op.node >= 0) args["node"] = op.node;
-    events.push_back({{"name", op.name}, {"cat", category(op.op)}, {"ph", "X"}, {"pid", kPid},
-                      {"tid", tid(op.stream)}, {"ts", micros(op.start)},
-                      {"dur", micros(op.end - op.start)}, {"args", args}});
+    events.push_back({{"name", op.name},
+                      {"cat", category(op.op)},
+                      {"ph", "X"},
+                      {"pid", kPid},
+                      {"tid", tid(op.stream)},
+                      {"ts", micros(op.start)},
+                      {"dur", micros(op.end - op.start)},
+                      {"args", args}});
   }
   for (const MemoryPoint& m : timeline.memory) {
     nlohmann::json by_class = nlohmann::json::object();
     for (MemoryClass c : kAllMemoryClasses) by_class[to_string(c)] = static_cast<double>(m.of(c)) / (1 << 20);
-    events.push_back({{"name", kMemoryCounter}, {"ph", "C"}, {"pid", kPid}, {"ts", micros(m.seconds)},
-                      {"args", by_class}});
+    events.push_back(
+        {{"name", kMemoryCounter}, {"ph", "C"}, {"pid", kPid}, {"ts", micros(m.seconds)}, {"args", by_class}});
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", {{"title", title}, {"generator", "vdnn"}}}};
 }

@@ -61,10 +61,18 @@ std::string configuration_chart_svg(const std::string& title, const std::vector<
   const double left = label_width + 10, plots = kPageWidth - left - kBarGap - kBarsRight;
   const double height = kBarRow * static_cast<double>(bars.size()) + 16;
   // Room right of the longest bar for its label.
-  const PlotArea memory{.x = left, .y = kBarsTop, .width = plots * 0.56, .height = height,
-                        .x_max = std::max(max_bytes * 1.45 / bytes.scale, 1e-9), .y_max = 1};
-  const PlotArea step{.x = memory.right() + kBarGap, .y = kBarsTop, .width = plots * 0.44, .height = height,
-                      .x_max = std::max(max_seconds * 1.5 / time.scale, 1e-9), .y_max = 1};
+  const PlotArea memory{.x = left,
+                        .y = kBarsTop,
+                        .width = plots * 0.56,
+                        .height = height,
+                        .x_max = std::max(max_bytes * 1.45 / bytes.scale, 1e-9),
+                        .y_max = 1};
+  const PlotArea step{.x = memory.right() + kBarGap,
+                      .y = kBarsTop,
+                      .width = plots * 0.44,
+                      .height = height,
+                      .x_max = std::max(max_seconds * 1.5 / time.scale, 1e-9),
+                      .y_max = 1};
 
   Svg svg(kPageWidth, kBarsTop + height + 50);
   svg.text(kPageMargin, 26, "Configurations compared: " + title, {.size = 16, .bold = true});

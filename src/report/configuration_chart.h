@@ -22,11 +22,11 @@
 namespace vdnn {
 
 struct ConfigurationBar {
-  std::string label;            // "all+fastest"
-  MemoryPoint peak;             // bytes by class when the step's memory peaks
-  size_t minimum_budget = 0;    // the least device memory it trains in
-  double step_seconds = 0;      // predicted
-  bool fits = true;             // within the budget
+  std::string label;          // "all+fastest"
+  MemoryPoint peak;           // bytes by class when the step's memory peaks
+  size_t minimum_budget = 0;  // the least device memory it trains in
+  double step_seconds = 0;    // predicted
+  bool fits = true;           // within the budget
 };
 
 // The SVG document; `title` names model, batch and device. budget 0 / oracle 0: no such line.

@@ -52,8 +52,8 @@ void draw_budget(Svg& svg, const PlotArea& plot, size_t budget, const ChartUnit&
 
 }  // namespace
 
-std::string memory_timeline_svg(const std::string& title, const std::vector<MemoryPanel>& panels,
-                                size_t budget_bytes, bool forward_only) {
+std::string memory_timeline_svg(const std::string& title, const std::vector<MemoryPanel>& panels, size_t budget_bytes,
+                                bool forward_only) {
   const std::string span = forward_only ? "pass" : "step";
   double max_bytes = static_cast<double>(budget_bytes), max_seconds = 0;
   for (const MemoryPanel& p : panels) {
@@ -62,7 +62,8 @@ std::string memory_timeline_svg(const std::string& title, const std::vector<Memo
   }
   const ChartUnit bytes = byte_unit(max_bytes), time = time_unit(max_seconds);
   Svg svg(kTimelineWidth, kTimelineTop + panel_height() * static_cast<double>(panels.size()) + 8);
-  svg.text(kTimelineLeft, 26, std::string("Device memory over one ") + (forward_only ? "forward pass" : "training step") + ": " + title,
+  svg.text(kTimelineLeft, 26,
+           std::string("Device memory over one ") + (forward_only ? "forward pass" : "training step") + ": " + title,
            {.size = 16, .bold = true});
   svg.text(kTimelineLeft, 46,
            std::string("simulated; stacked by class; panels share both axes") +
@@ -71,7 +72,10 @@ std::string memory_timeline_svg(const std::string& title, const std::vector<Memo
   draw_class_legend(svg, kTimelineLeft, 72);
   double top = kTimelineTop;
   for (const MemoryPanel& p : panels) {
-    const PlotArea plot{.x = kTimelineLeft, .y = top + kHeader, .width = kTimelineWidth - kTimelineLeft - kTimelineRight, .height = kPlotHeight,
+    const PlotArea plot{.x = kTimelineLeft,
+                        .y = top + kHeader,
+                        .width = kTimelineWidth - kTimelineLeft - kTimelineRight,
+                        .height = kPlotHeight,
                         .x_max = std::max(max_seconds / time.scale, 1e-9),
                         .y_max = std::max(max_bytes * 1.08 / bytes.scale, 1e-9)};
     const MemoryPoint peak = peak_point(p.memory);

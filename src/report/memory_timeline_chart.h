@@ -27,7 +27,7 @@ struct MemoryPanel {
 
 // The SVG document; `title` names model, batch and device; budget 0: no budget line.
 // forward_only: the panels are forward passes of an inference Net (plan/planned_inference.h).
-std::string memory_timeline_svg(const std::string& title, const std::vector<MemoryPanel>& panels,
-                                size_t budget_bytes, bool forward_only = false);
+std::string memory_timeline_svg(const std::string& title, const std::vector<MemoryPanel>& panels, size_t budget_bytes,
+                                bool forward_only = false);
 
 }  // namespace vdnn

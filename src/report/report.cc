@@ -11,8 +11,11 @@ nlohmann::json train_report(const std::string& model, const TrainConfig& config,
                             const TrainResult& result) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const EpochResult& e : result.epochs) {
-    nlohmann::json j = {{"epoch", e.epoch}, {"steps", e.steps}, {"lr", e.lr},
-                        {"train_loss", e.train_loss}, {"train_accuracy", e.train_accuracy},
+    nlohmann::json j = {{"epoch", e.epoch},
+                        {"steps", e.steps},
+                        {"lr", e.lr},
+                        {"train_loss", e.train_loss},
+                        {"train_accuracy", e.train_accuracy},
                         {"train_seconds", e.train_seconds},
                         {"images_per_second", e.images_per_second},
                         {"data_wait_seconds", e.data_wait_seconds}};
@@ -24,10 +27,16 @@ nlohmann::json train_report(const std::string& model, const TrainConfig& config,
   }
   return {
       {"config",
-       {{"model", model}, {"batch", batch}, {"epochs", config.epochs},
-        {"iterations", config.iterations}, {"lr", config.lr}, {"momentum", config.momentum},
-        {"weight_decay", config.weight_decay}, {"seed", config.seed},
-        {"augment", augmentation_name(config.augment)}, {"data_threads", config.data_threads}}},
+       {{"model", model},
+        {"batch", batch},
+        {"epochs", config.epochs},
+        {"iterations", config.iterations},
+        {"lr", config.lr},
+        {"momentum", config.momentum},
+        {"weight_decay", config.weight_decay},
+        {"seed", config.seed},
+        {"augment", augmentation_name(config.augment)},
+        {"data_threads", config.data_threads}}},
       {"epochs", epochs},
       {"iterations", result.iterations},
       {"final_loss", result.final_loss},
@@ -101,12 +110,14 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
       // Its own release and prefetch points (auto's; plan/storage_decision.h), where it has them.
       const StorageDecision* d = nullptr;
       if (k == 0 && !o.decisions.values.empty()) d = &o.decisions.values[graph.nodes()[i].output];
-      if (k > 0 && i < o.decisions.saved.size() && k - 1 < o.decisions.saved[i].size()) d = &o.decisions.saved[i][k - 1];
+      if (k > 0 && i < o.decisions.saved.size() && k - 1 < o.decisions.saved[i].size())
+        d = &o.decisions.saved[i][k - 1];
       if (d && d->release_at >= 0) entry["held_until_forward_of"] = p.node_names[d->release_at];
       if (d && d->prefetch_at >= 0) entry["prefetched_in_backward_slot_of"] = p.node_names[d->prefetch_at];
       offloaded.push_back(entry);
     }
-    nlohmann::json j{{"layer", layer.name()}, {"type", layer.type()},
+    nlohmann::json j{{"layer", layer.name()},
+                     {"type", layer.type()},
                      {"implementation", net.backend().implementation(static_cast<int>(i))},
                      {"slow_kernels", net.backend().slow_kernels(static_cast<int>(i))},
                      {"offloaded", offloaded}};
@@ -118,8 +129,10 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
     }
     layers.push_back(j);
   }
-  nlohmann::json j{{"policy", to_string(o.policy)}, {"sync", to_string(o.sync)},
-                   {"offloaded_bytes_per_step", p.offloaded_bytes()}, {"layers", layers}};
+  nlohmann::json j{{"policy", to_string(o.policy)},
+                   {"sync", to_string(o.sync)},
+                   {"offloaded_bytes_per_step", p.offloaded_bytes()},
+                   {"layers", layers}};
   if (const size_t bytes = p.recomputed_bytes()) {  // explicit decisions (plan/storage_decision.h)
     j["recomputed_bytes_per_step"] = bytes;
     j["recompute_kernels_per_step"] = p.recomputed_nodes().size();

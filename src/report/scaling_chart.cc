@@ -81,14 +81,16 @@ std::string scaling_svg(const std::string& title, const std::vector<ScalingSerie
       svg.rect(hid[i].first - 2.5, hid[i].second - 2.5, 5, 5, {.fill = color(k), .tooltip = tip(s, i + 1)});
   }
   double row = legend_y;
-  svg.text(left.x, row, "configuration (efficiency at " + std::to_string(max_ranks) + " ranks; dashed: does not fit its budget)",
+  svg.text(left.x, row,
+           "configuration (efficiency at " + std::to_string(max_ranks) + " ranks; dashed: does not fit its budget)",
            {.size = 12, .bold = true});
   for (size_t k = 0; k < series.size(); ++k) {
     const ScalingSeries& s = series[k];
     row += kLegendRow;
     char eff[32];
     std::snprintf(eff, sizeof eff, "%.1f%%", s.efficiency(s.points.size() - 1) * 100);
-    svg.line(left.x, row - 4, left.x + 26, row - 4, {.stroke = color(k), .stroke_width = 2, .dash = fits(s) ? "" : "7 4"});
+    svg.line(left.x, row - 4, left.x + 26, row - 4,
+             {.stroke = color(k), .stroke_width = 2, .dash = fits(s) ? "" : "7 4"});
     svg.text(left.x + 32, row, s.label + " (" + eff + (fits(s) ? ")" : "; does not fit)"), {.size = 12});
   }
   return svg.str();

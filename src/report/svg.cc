@@ -27,12 +27,23 @@ std::string xml_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -70,8 +81,8 @@ void Svg::polyline(const std::vector<std::pair<double, double>>& points, const S
 }
 
 void Svg::text(double x, double y, const std::string& text, const SvgText& style) {
-  body_ << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\" font-size=\"" << num(style.size)
-        << "\" text-anchor=\"" << xml_escape(style.anchor) << "\" fill=\"" << xml_escape(style.fill) << "\"";
+  body_ << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\" font-size=\"" << num(style.size) << "\" text-anchor=\""
+        << xml_escape(style.anchor) << "\" fill=\"" << xml_escape(style.fill) << "\"";
   if (style.bold) body_ << " font-weight=\"bold\"";
   if (style.rotate != 0)
     body_ << " transform=\"rotate(" << num(style.rotate) << " " << num(x) << " " << num(y) << ")\"";

@@ -64,15 +64,18 @@ Cut plan_cut(const Graph& g, const SafeTensors* weights, int node, size_t max_bl
   for (int64_t j = 0; j < blocks; ++j) {
     const std::string name = block_name(fc.name(), static_cast<size_t>(j));
     if (g.find_value(name) >= 0)
-      VDNN_THROW(layer << " cannot be split: its block name '" << name << "' is taken by a value of model '"
-                       << g.name() << "'");
+      VDNN_THROW(layer << " cannot be split: its block name '" << name << "' is taken by a value of model '" << g.name()
+                       << "'");
     for (const ParamSpec& spec : g.nodes()[node].params)
       if (weights && weights->find(name + "." + spec.name))
         VDNN_THROW(layer << " cannot be split: " << (weights->path.empty() ? "the weights" : weights->path)
                          << " already hold a tensor '" << name << "." << spec.name << "'");
   }
   const std::vector<int64_t> sizes = even_blocks(units, blocks);
-  Cut cut{node, sizes, fc.name(), {},
+  Cut cut{node,
+          sizes,
+          fc.name(),
+          {},
           "fc '" + fc.name() + "' (" + std::to_string(units) + " units x " + std::to_string(inputs) + " inputs, " +
               mib(bytes) + ") split into " + std::to_string(blocks) + " blocks of " + std::to_string(sizes.back()) +
               (sizes.front() == sizes.back() ? "" : " to " + std::to_string(sizes.front())) + " units (at most " +

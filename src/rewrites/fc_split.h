@@ -64,9 +64,9 @@ FcSplit split_wide_fc(Graph& graph, size_t max_block_bytes);
 
 // The block size `vdnn infer` and `vdnn plan --inference` cut wide fc layers to under a budget: an
 // eighth of the model's weights (fp32), or one output unit of the widest fc when that is more (a
-// head of a few units holding most of the weights stays whole rather than failing to cut). A rule of the model alone, not of the budget, so the
-// smallest budget a refusal names runs the same graph; streamed, a layer's weights then come a
-// block at a time, not the whole layer beside the next one (VGG-16: fc6's 392 MiB in 6 blocks).
+// head of a few units holding most of the weights stays whole rather than failing to cut). A rule of the model alone,
+// not of the budget, so the smallest budget a refusal names runs the same graph; streamed, a layer's weights then come
+// a block at a time, not the whole layer beside the next one (VGG-16: fc6's 392 MiB in 6 blocks).
 size_t streaming_block_bytes(const Graph& graph);
 
 }  // namespace vdnn

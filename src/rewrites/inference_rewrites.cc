@@ -57,17 +57,19 @@ Fold compute_fold(const Graph& g, const SafeTensors& weights, int layer, int bn)
   const std::vector<float>& mean = bn_param("running_mean");
   const std::vector<float>& var = bn_param("running_var");
   VDNN_CHECK(static_cast<int64_t>(gamma.size()) == out_channels && w.data.size() % out_channels == 0,
-             "batch norm '" << bn_layer.name() << "': " << gamma.size() << " channels after "
-                            << out_channels << " output channels of " << w.data.size() << " weights");
+             "batch norm '" << bn_layer.name() << "': " << gamma.size() << " channels after " << out_channels
+                            << " output channels of " << w.data.size() << " weights");
 
-  Fold f{layer, bn, {w.name, w.shape, std::vector<float>(w.data.size())},
+  Fold f{layer,
+         bn,
+         {w.name, w.shape, std::vector<float>(w.data.size())},
          {node.layer->name() + ".bias", {out_channels}, std::vector<float>(out_channels)}};
   const size_t per_channel = w.data.size() / static_cast<size_t>(out_channels);
   for (int64_t c = 0; c < out_channels; ++c) {
     const double denominator = static_cast<double>(var[c]) + bn_layer.p().eps;
     if (!(denominator > 0))
-      VDNN_THROW(weights.path << ": tensor '" << bn_layer.name() << ".running_var' holds " << var[c]
-                              << " at channel " << c << ": batch norm '" << bn_layer.name()
+      VDNN_THROW(weights.path << ": tensor '" << bn_layer.name() << ".running_var' holds " << var[c] << " at channel "
+                              << c << ": batch norm '" << bn_layer.name()
                               << "' cannot fold (running_var + eps must be > 0)");
     const double s = static_cast<double>(gamma[c]) / std::sqrt(denominator);
     for (size_t k = c * per_channel; k < (c + 1) * per_channel; ++k)
@@ -168,8 +170,9 @@ InferenceRewrites rewrite_for_inference(Graph& graph, SafeTensors& weights) {
     put_tensor(weights, std::move(f.bias), weight_name);
   }
   if (weights.metadata.erase("weights_sha256") > 0)
-    r.notes.push_back("the weights' metadata 'weights_sha256' was removed: the folded weights no longer "
-                      "hash to it");
+    r.notes.push_back(
+        "the weights' metadata 'weights_sha256' was removed: the folded weights no longer "
+        "hash to it");
   return r;
 }
 

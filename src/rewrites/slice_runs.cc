@@ -14,8 +14,8 @@ namespace vdnn {
 namespace {
 
 const std::set<std::string>& sliceable_types() {
-  static const std::set<std::string> types = {"conv",   "relu", "relu6",   "max_pool",  "avg_pool",
-                                              "lrn",    "fc",   "flatten", "batch_norm"};
+  static const std::set<std::string> types = {"conv", "relu", "relu6",   "max_pool",  "avg_pool",
+                                              "lrn",  "fc",   "flatten", "batch_norm"};
   return types;
 }
 
@@ -53,7 +53,8 @@ Span check_run(const Graph& g, int64_t batch, const SliceRun& run) {
   }
   const Value& in = g.value(nodes[span.first].inputs[0]);
   if (in.consumers.size() != 1)
-    VDNN_THROW(where << ": its input '" << in.name << "' is read by other layers too; a run's input is read by the run alone");
+    VDNN_THROW(where << ": its input '" << in.name
+                     << "' is read by other layers too; a run's input is read by the run alone");
   return span;
 }
 
@@ -87,8 +88,10 @@ std::vector<SliceRun> slice_run_candidates(const Graph& graph) {
 SliceRun parse_slice_run(const std::string& text) {
   std::vector<std::string> parts{""};
   for (char c : text) {
-    if (c == ':') parts.emplace_back();
-    else parts.back() += c;
+    if (c == ':')
+      parts.emplace_back();
+    else
+      parts.back() += c;
   }
   const bool ok = (parts.size() == 2 || parts.size() == 3) &&
                   std::none_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }) &&
@@ -192,7 +195,7 @@ class SliceBuilder {
   std::string input_;
   int k_ = 1;
   std::vector<std::string> slice_values_;
-  std::map<int, std::string> stats_of_;    // batch norm node -> its statistics' value
+  std::map<int, std::string> stats_of_;  // batch norm node -> its statistics' value
 };
 
 }  // namespace

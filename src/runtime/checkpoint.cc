@@ -40,9 +40,12 @@ std::optional<int64_t> batches_tracked(const SafeTensors& file, const std::strin
 
 const char* schedule_name(LrSchedule::Kind k) {
   switch (k) {
-    case LrSchedule::kConstant: return "constant";
-    case LrSchedule::kStep: return "step";
-    case LrSchedule::kCosine: return "cosine";
+    case LrSchedule::kConstant:
+      return "constant";
+    case LrSchedule::kStep:
+      return "step";
+    case LrSchedule::kCosine:
+      return "cosine";
   }
   return "?";
 }
@@ -137,8 +140,7 @@ void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_
   write_safetensors(path, f);
 }
 
-void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
-                     const CheckpointPosition& at) {
+void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config, const CheckpointPosition& at) {
   SafeTensors f = state_dict(net, at.step);
   const std::vector<ParamTensor>& params = net.params();
   for (size_t i = 0; i < params.size(); ++i)
@@ -212,15 +214,14 @@ Checkpoint read_checkpoint(const std::string& path) {
 void check_resumable(const Checkpoint& c, const std::string& model, int64_t batch, uint64_t seed) {
   const std::string& path = c.file.path;
   if (c.model != model)
-    VDNN_THROW("--resume " << path << ": the checkpoint is of model '" << c.model << "' but this run trains '"
-                           << model << "'");
+    VDNN_THROW("--resume " << path << ": the checkpoint is of model '" << c.model << "' but this run trains '" << model
+                           << "'");
   if (c.batch != batch)
     VDNN_THROW("--resume " << path << ": the checkpoint was trained with --batch " << c.batch
                            << " but this run has --batch " << batch);
   if (c.seed != seed)
     VDNN_THROW("--resume " << path << ": the checkpoint was trained with --seed " << c.seed
-                           << " but this run has --seed " << seed
-                           << " (the data order and dropout follow the seed)");
+                           << " but this run has --seed " << seed << " (the data order and dropout follow the seed)");
 }
 
 void check_same_ranks(const Checkpoint& c, int ranks) {
@@ -260,8 +261,8 @@ void load_into(const SafeTensors& file, Net& net, int64_t steps_done, SafeTensor
   }
   for (int node = 0; node < static_cast<int>(net.graph().nodes().size()); ++node)
     if (is_batch_norm(net, node))
-      net.set_batches_tracked_base(node, batches_tracked(file, batches_tracked_name(net, node), steps_done)
-                                             .value_or(steps_done) - steps_done);
+      net.set_batches_tracked_base(
+          node, batches_tracked(file, batches_tracked_name(net, node), steps_done).value_or(steps_done) - steps_done);
   auto hash = file.metadata.find("weights_sha256");
   if (hash != file.metadata.end() && hash->second != net.weights_sha256()) VDNN_THROW(hash_mismatch(file));
 }
@@ -296,9 +297,10 @@ std::string weights_sha256(const SafeTensors& file, const Graph& graph) {
 }
 
 std::string check_weights(const SafeTensors& file, const Graph& graph) {
-  const std::string hex = hash_params(file, graph, [&](const std::string& name, const ParamSpec& spec, const SafeTensor& t) {
-    checked_values(file, name, spec, t.data);
-  });
+  const std::string hex =
+      hash_params(file, graph, [&](const std::string& name, const ParamSpec& spec, const SafeTensor& t) {
+        checked_values(file, name, spec, t.data);
+      });
   auto hash = file.metadata.find("weights_sha256");
   if (hash != file.metadata.end() && hex != hash->second) VDNN_THROW(hash_mismatch(file));
   return hex;

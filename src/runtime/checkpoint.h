@@ -13,8 +13,8 @@
 // (weight_decay_on: "weights" or "all"; a checkpoint without it is "weights"), the augmentation of
 // the training batches (augment: "none", "flip" or "cifar"; without it, "none") and weights_sha256.
 // vdnn draws every random number from (seed, purpose, counter) — shuffles from (seed, epoch),
-// dropout masks from (seed, dropout_step), augmentation from (seed, epoch, position) — so these counters are the whole RNG state, and the
-// learning rate is a function of the step: a run resumed from a checkpoint continues
+// dropout masks from (seed, dropout_step), augmentation from (seed, epoch, position) — so these counters are the whole
+// RNG state, and the learning rate is a function of the step: a run resumed from a checkpoint continues
 // bit-identically.
 //
 //   save_checkpoint("run.safetensors", net, config, {.step = 500, .steps_per_epoch = 468,

@@ -59,8 +59,7 @@ void Executor::issue(const Program& p, size_t step, Pass pass, const BatchView& 
     case Op::kFree:
       if (recorder_) count_memory(p.tensors[t], false);
       ptr_[t] = nullptr;
-      residency_[t].to(residency_[t].state() == Residency::kOffloading ? Residency::kHost
-                                                                        : Residency::kAbsent);
+      residency_[t].to(residency_[t].state() == Residency::kOffloading ? Residency::kHost : Residency::kAbsent);
       break;
     case Op::kLoadInput: {
       void* dst = ptr_[t];
@@ -71,7 +70,9 @@ void Executor::issue(const Program& p, size_t step, Pass pass, const BatchView& 
     }
     case Op::kForward:
     case Op::kBackward:
-    case Op::kRecompute: launch_kernel(p, step, pass, batch); break;
+    case Op::kRecompute:
+      launch_kernel(p, step, pass, batch);
+      break;
     case Op::kAccumulate: {
       void* into = ptr_[t];
       const void* addend = ptr_[s.tensor2];
@@ -87,11 +88,21 @@ void Executor::issue(const Program& p, size_t step, Pass pass, const BatchView& 
       events_[s.event] = copy(p, step, pass, ptr_[t], host_copy(p, t));
       residency_[t].to(Residency::kPrefetching, events_[s.event]);
       break;
-    case Op::kRecord: events_[s.event] = device_.record(s.stream); break;
-    case Op::kWait: device_.wait(s.stream, events_[s.event]); break;
-    case Op::kSync: device_.synchronize_all(); break;
-    case Op::kPhaseEnd: read_results(p, batch); break;
-    case Op::kAllReduce: all_reduce(p, step, pass); break;
+    case Op::kRecord:
+      events_[s.event] = device_.record(s.stream);
+      break;
+    case Op::kWait:
+      device_.wait(s.stream, events_[s.event]);
+      break;
+    case Op::kSync:
+      device_.synchronize_all();
+      break;
+    case Op::kPhaseEnd:
+      read_results(p, batch);
+      break;
+    case Op::kAllReduce:
+      all_reduce(p, step, pass);
+      break;
     case Op::kUpdate:
       VDNN_CHECK(update_, "the Program updates bucket " << s.bucket << " but no optimizer hook is set");
       launch_compute(p, step, pass, [this, bucket = s.bucket] { update_(bucket); });
@@ -103,11 +114,10 @@ void Executor::issue(const Program& p, size_t step, Pass pass, const BatchView& 
 // scaled by 1/ranks, so every rank holds the mean (training batches are all full: same weight).
 void Executor::all_reduce(const Program& p, size_t step, Pass pass) {
   const GradientBucket& bucket = p.buckets.at(p.steps[step].bucket);
-  VDNN_CHECK(comm_ && comm_->size() == p.ranks, "the Program was planned for " << p.ranks << " ranks but the run has "
-                                                                              << (comm_ ? comm_->size() : 0));
+  VDNN_CHECK(comm_ && comm_->size() == p.ranks,
+             "the Program was planned for " << p.ranks << " ranks but the run has " << (comm_ ? comm_->size() : 0));
   std::vector<ReduceBuffer> buffers;
-  for (int t : bucket.tensors)
-    buffers.push_back({static_cast<float*>(ptr_[t]), p.tensors[t].bytes / sizeof(float)});
+  for (int t : bucket.tensors) buffers.push_back({static_cast<float*>(ptr_[t]), p.tensors[t].bytes / sizeof(float)});
   const float scale = 1.0f / static_cast<float>(p.ranks);
   launch_on(StreamKind::kComm, p, step, pass,
             [comm = comm_, buffers = std::move(buffers), scale] { comm->all_reduce_sum(buffers, scale); });
@@ -115,13 +125,12 @@ void Executor::all_reduce(const Program& p, size_t step, Pass pass) {
 
 void Executor::launch_on(StreamKind stream, const Program& p, size_t step, Pass pass, std::function<void()> work) {
   if (!recorder_) return device_.launch(stream, std::move(work));
-  device_.launch(stream,
-                 [rec = recorder_, op = timeline_op(p, step, pass), work = std::move(work)]() mutable {
-                   op.start = rec->now();
-                   work();
-                   op.end = rec->now();
-                   rec->add(std::move(op));
-                 });
+  device_.launch(stream, [rec = recorder_, op = timeline_op(p, step, pass), work = std::move(work)]() mutable {
+    op.start = rec->now();
+    work();
+    op.end = rec->now();
+    rec->add(std::move(op));
+  });
 }
 
 // Offload (d2h) or prefetch (h2d). Recorded: bracketed by two stamps on the copy stream.
@@ -158,7 +167,9 @@ void Executor::launch_kernel(const Program& p, size_t step, Pass pass, const Bat
   auto at = [&](int t) -> void* {
     if (t < 0) return nullptr;
     VDNN_CHECK(ptr_[t], "node '" << p.node_names[node] << "' "
-                                 << (backward ? "backward" : recompute ? "recompute" : "forward")
+                                 << (backward    ? "backward"
+                                     : recompute ? "recompute"
+                                                 : "forward")
                                  << " reads '" << p.tensors[t].name << "', which is not on the device");
     return ptr_[t];
   };

@@ -5,10 +5,10 @@
 // d2h/h2d streams, record/wait steps become device events, `sync` is a full barrier; a `recompute`
 // step is the node's forward kernel again, with KernelArgs::recompute set. Offloaded
 // tensors and streamed weights have a host copy at their planned host_offset in their Program's
-// host region (the Net takes it once, memory/host_buffer.h), and a Residency state machine. At the end of the forward pass the host downloads the loss and the logits and takes
-// the arg-max. Data parallel (Program::ranks > 1): an `all_reduce` step hands its bucket's tensors
-// to the Communicator on the comm stream, an `update` step runs the optimizer hook for its bucket
-// on the compute stream. Nothing here knows which backend runs the kernels.
+// host region (the Net takes it once, memory/host_buffer.h), and a Residency state machine. At the end of the forward
+// pass the host downloads the loss and the logits and takes the arg-max. Data parallel (Program::ranks > 1): an
+// `all_reduce` step hands its bucket's tensors to the Communicator on the comm stream, an `update` step runs the
+// optimizer hook for its bucket on the compute stream. Nothing here knows which backend runs the kernels.
 //
 //   Executor ex(backend, arena);
 //   ex.set_host_region(train_program, host_copies.data());   // when it offloads anything

@@ -23,13 +23,13 @@ namespace {
 std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, const NetOptions& options,
                                           const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts) {
   const int n = static_cast<int>(graph.nodes().size());
-  const TargetFacts direct =
-      backend_target(to_string(options.backend)).facts(graph, batch, std::vector<ConvAlgo>(n, ConvAlgo::kDirect),
-                                                        options.precision);
+  const TargetFacts direct = backend_target(to_string(options.backend))
+                                 .facts(graph, batch, std::vector<ConvAlgo>(n, ConvAlgo::kDirect), options.precision);
   if (direct.value_bytes != value_bytes) return {};
-  std::vector<ConvAlgo> algos = options.conv_algos.empty() ? std::vector<ConvAlgo>(n, options.conv_algo) : options.conv_algos;
-  return direct_convolutions_until_fits(graph, value_bytes, facts, direct.facts, std::move(algos), options.device_memory,
-                                        options.stream_weights);
+  std::vector<ConvAlgo> algos =
+      options.conv_algos.empty() ? std::vector<ConvAlgo>(n, options.conv_algo) : options.conv_algos;
+  return direct_convolutions_until_fits(graph, value_bytes, facts, direct.facts, std::move(algos),
+                                        options.device_memory, options.stream_weights);
 }
 
 // NetOptions::conv_sub_batches: one count per node, >= 1, > 1 only for a convolution, dividing
@@ -39,9 +39,9 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
     VDNN_THROW("workspace caps: " << options.conv_workspace_bytes.size() << " for the " << graph.nodes().size()
                                   << " layers of '" << graph.name() << "' (one per layer, or none)");
   if (!options.conv_algos.empty() && options.conv_algos.size() != graph.nodes().size())
-    VDNN_THROW("convolution algorithms: " << options.conv_algos.size() << " for the " << graph.nodes().size()
-                                          << " layers of '" << graph.name()
-                                          << "' (one per layer of the graph the Net runs, sliced with slice runs; or none)");
+    VDNN_THROW("convolution algorithms: "
+               << options.conv_algos.size() << " for the " << graph.nodes().size() << " layers of '" << graph.name()
+               << "' (one per layer of the graph the Net runs, sliced with slice runs; or none)");
   const std::vector<int>& k = options.conv_sub_batches;
   if (k.empty()) return;
   if (options.precision != Precision::kFp32 && std::any_of(k.begin(), k.end(), [](int n) { return n > 1; }))
@@ -63,11 +63,12 @@ void check_sub_batches(const Graph& graph, const NetOptions& options) {
 // NetOptions::slice_runs: the sliced graph, for a Net that trains on one process.
 std::unique_ptr<SlicedGraph> sliced_graph(const Graph& graph, const NetOptions& o) {
   if (o.slice_runs.empty()) return nullptr;
-  const char* refused = o.inference                     ? "an inference Net"
-                        : o.comm && o.comm->size() > 1      ? "data-parallel ranks"
-                        : o.backend != BackendKind::kCpu    ? "--backend cuda (its slice and gather kernels are not written)"
-                        : o.precision != Precision::kFp32   ? "--precision bf16 (the slice kernels are fp32)"
-                                                            : nullptr;
+  const char* refused = o.inference                    ? "an inference Net"
+                        : o.comm && o.comm->size() > 1 ? "data-parallel ranks"
+                        : o.backend != BackendKind::kCpu
+                            ? "--backend cuda (its slice and gather kernels are not written)"
+                        : o.precision != Precision::kFp32 ? "--precision bf16 (the slice kernels are fp32)"
+                                                          : nullptr;
   if (refused) VDNN_THROW("slice runs (--slice-run) do not combine with " << refused << " yet");
   return std::make_unique<SlicedGraph>(slice_runs(graph, o.batch, o.slice_runs));
 }
@@ -82,8 +83,7 @@ BackendOptions Net::backend_options() const {
   return b;
 }
 
-Net::Net(Graph graph, const NetOptions& options)
-    : graph_(std::move(graph)), batch_(options.batch), options_(options) {
+Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), batch_(options.batch), options_(options) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
   sliced_ = sliced_graph(graph_, options);
   const Graph& run_graph = compute_graph();
@@ -97,17 +97,19 @@ Net::Net(Graph graph, const NetOptions& options)
                                               "(use --backend cpu, or keep/offload those tensors)");
   if (options.inference) {
     if (options.policy != Policy::kNone || !options.decisions.empty() || options.comm)
-      VDNN_THROW("an inference Net runs the forward pass only: offload policies (" << options.names("policy") << " "
-                 << to_string(options.policy) << "), storage decisions and data-parallel ranks are for training");
-    PlannedInference planned = plan_inference(graph_, value_bytes, facts_, options.device_memory, options.stream_weights);
+      VDNN_THROW("an inference Net runs the forward pass only: offload policies ("
+                 << options.names("policy") << " " << to_string(options.policy)
+                 << "), storage decisions and data-parallel ranks are for training");
+    PlannedInference planned =
+        plan_inference(graph_, value_bytes, facts_, options.device_memory, options.stream_weights);
     if (!planned.fits && options.device_memory) {
       std::vector<ConvAlgo> algos = leaner_convolutions(graph_, batch_, options, value_bytes, facts_);
       if (!algos.empty()) {  // the kernels again, some convolutions direct
         options_.conv_algos = std::move(algos);
         backend_ = make_backend(graph_, backend_options());
         facts_ = backend_->facts();
-        planned = plan_inference(graph_, backend_->value_bytes(), facts_, options.device_memory,
-                                 options.stream_weights);
+        planned =
+            plan_inference(graph_, backend_->value_bytes(), facts_, options.device_memory, options.stream_weights);
       }
     }
     if (!planned.fits) VDNN_THROW(inference_refusal(graph_, batch_, planned, options.names));
@@ -144,8 +146,7 @@ Net::Net(Graph graph, const NetOptions& options)
   }
   // The batch's host side (pinned on a GPU, so its upload is a DMA copy); zero-filled.
   const HostMemory staging = backend_->host_memory();
-  const size_t image_bytes =
-      static_cast<size_t>(batch_ * graph_.input_shape().elements()) * sizeof(float);
+  const size_t image_bytes = static_cast<size_t>(batch_ * graph_.input_shape().elements()) * sizeof(float);
   images_ = HostBuffer(image_bytes, staging, "input batch");
   labels_ = HostBuffer(static_cast<size_t>(batch_) * sizeof(int32_t), staging, "labels");
   std::memset(images_.data(), 0, images_.bytes());
@@ -183,7 +184,8 @@ void Net::bind_params() {
   auto at = [&](const std::string& name) -> float* {
     auto it = by_name.find(name);
     if (it == by_name.end()) return nullptr;
-    if (program.tensors[it->second].streamed) return reinterpret_cast<float*>(executor_->host_copy(program, it->second));
+    if (program.tensors[it->second].streamed)
+      return reinterpret_cast<float*>(executor_->host_copy(program, it->second));
     return reinterpret_cast<float*>(arena_->data() + train_plan().persistent_offsets[it->second]);
   };
   for (size_t i = 0; i < graph_.nodes().size(); ++i) {
@@ -193,8 +195,9 @@ void Net::bind_params() {
       const std::string name = node.layer->name() + "." + node.params[k].name;
       // The Program's tensors are named after the node holding them ("conv1_1/s0.weight" when sliced).
       const std::string tensor = compute_graph().nodes()[kernel].layer->name() + "." + node.params[k].name;
-      ParamTensor t{name, node.params[k], static_cast<int>(i), static_cast<int>(k),
-                    facts_[kernel].param_bytes[k], at(tensor), nullptr, nullptr};
+      ParamTensor t{
+          name,    node.params[k], static_cast<int>(i), static_cast<int>(k), facts_[kernel].param_bytes[k], at(tensor),
+          nullptr, nullptr};
       if (node.params[k].trainable && !options_.inference) {
         t.grad = at(tensor + ":grad");
         t.velocity = at(tensor + ":momentum");
@@ -211,10 +214,18 @@ static void fill_plain(const ParamSpec& spec, Rng& rng, std::vector<float>& out)
   const float std_dev = std::sqrt(2.0f / static_cast<float>(spec.fan_in));
   for (float& x : out) {
     switch (spec.init) {
-      case ParamSpec::Init::kHeNormal: x = rng.normal() * std_dev; break;
-      case ParamSpec::Init::kLecunNormal: x = rng.normal() * std_dev * 0.70710678f; break;
-      case ParamSpec::Init::kZero: x = 0.0f; break;
-      case ParamSpec::Init::kOne: x = 1.0f; break;
+      case ParamSpec::Init::kHeNormal:
+        x = rng.normal() * std_dev;
+        break;
+      case ParamSpec::Init::kLecunNormal:
+        x = rng.normal() * std_dev * 0.70710678f;
+        break;
+      case ParamSpec::Init::kZero:
+        x = 0.0f;
+        break;
+      case ParamSpec::Init::kOne:
+        x = 1.0f;
+        break;
     }
   }
 }
@@ -248,8 +259,7 @@ const ParamTensor* Net::first_nonfinite_gradient() {
 void Net::import_param(size_t i, const std::vector<float>& plain) {
   const ParamTensor& t = params_.at(i);
   if (static_cast<int64_t>(plain.size()) != t.spec.elements())
-    VDNN_THROW("parameter '" << t.name << "' has " << t.spec.elements() << " elements, got "
-                             << plain.size());
+    VDNN_THROW("parameter '" << t.name << "' has " << t.spec.elements() << " elements, got " << plain.size());
   backend_->import_param(kernel_node(t), t.index, plain, t.data);
 }
 
@@ -295,8 +305,9 @@ void Net::set_batch(const float* images, const int32_t* labels, int64_t valid) {
 
 void Net::check_trains() const {
   if (options_.inference)
-    VDNN_THROW("this Net was built for inference only (NetOptions::inference): it has no gradients, momentum "
-               "or training pass; build it without inference to train");
+    VDNN_THROW(
+        "this Net was built for inference only (NetOptions::inference): it has no gradients, momentum "
+        "or training pass; build it without inference to train");
 }
 
 float Net::forward(bool training) {
@@ -308,16 +319,15 @@ float Net::forward(bool training) {
   const bool record = training && recorder_ && steps_to_record_ > 0;
   steps_to_record_ -= record;
   executor_->record_into(record ? recorder_ : nullptr);
-  result_ = executor_->run(training ? train_ : eval_,
-                           training ? Executor::Phase::kForward : Executor::Phase::kAll, view);
+  result_ =
+      executor_->run(training ? train_ : eval_, training ? Executor::Phase::kForward : Executor::Phase::kAll, view);
   if (training) ++step_;
   return result_.loss;
 }
 
 void Net::set_update(std::function<void(const std::vector<size_t>& params)> update) {
-  executor_->set_collectives(device_comm_ ? device_comm_.get() : options_.comm, [this, update = std::move(update)](int bucket) {
-    update(bucket_params_.at(bucket));
-  });
+  executor_->set_collectives(device_comm_ ? device_comm_.get() : options_.comm,
+                             [this, update = std::move(update)](int bucket) { update(bucket_params_.at(bucket)); });
 }
 
 void Net::run_on_compute(const std::function<void()>& work) {

@@ -165,11 +165,11 @@ class Net {
 
   std::vector<ParamTensor>& params() { return params_; }
   const std::vector<ParamTensor>& params() const { return params_; }
-  std::vector<float> export_param(size_t i) const;                 // plain layout
+  std::vector<float> export_param(size_t i) const;  // plain layout
   std::vector<float> export_grad(size_t i) const;
   // After backward(): the first trainable parameter whose gradient holds a NaN or an Inf, or null.
-  const ParamTensor* first_nonfinite_gradient();                  // plain layout (trainable only)
-  void import_param(size_t i, const std::vector<float>& plain);   // plain layout
+  const ParamTensor* first_nonfinite_gradient();                 // plain layout (trainable only)
+  void import_param(size_t i, const std::vector<float>& plain);  // plain layout
   // SGD momentum of trainable parameter i, in the parameter's plain layout (checkpoints).
   std::vector<float> export_momentum(size_t i) const;
   void import_momentum(size_t i, const std::vector<float>& plain);
@@ -199,7 +199,7 @@ class Net {
   const MemoryPlan& eval_plan() const { return eval_plan_; }
   size_t arena_bytes() const { return arena_->bytes(); }
   size_t host_bytes() const { return host_copies_.bytes(); }  // the host copies' region, taken at start
-  int prefetch_depth() const { return prefetch_depth_; }  // 0: vDNN's rule
+  int prefetch_depth() const { return prefetch_depth_; }      // 0: vDNN's rule
   Device& device() { return backend_->device(); }
 
  private:
@@ -219,7 +219,7 @@ class Net {
   NetOptions options_;
   std::unique_ptr<Backend> backend_;
   std::vector<NodeFacts> facts_;  // the backend's facts (parameter sizes)
-  Program train_, eval_;  // an inference Net: eval_ alone
+  Program train_, eval_;          // an inference Net: eval_ alone
   MemoryPlan train_plan_, eval_plan_;
   std::vector<bool> streamed_weights_;
   size_t smallest_resident_budget_ = 0, smallest_streamed_budget_ = 0;
@@ -233,7 +233,7 @@ class Net {
   uint64_t step_ = 0;
   int prefetch_depth_ = 0;
   StepResult result_;
-  std::map<int, int64_t> batches_tracked_base_;  // by node; absent: 0
+  std::map<int, int64_t> batches_tracked_base_;     // by node; absent: 0
   std::vector<std::vector<size_t>> bucket_params_;  // per gradient bucket: indices into params_
   // The backend's communicator for gradients in device memory (CUDA: NCCL over options_.comm);
   // null: options_.comm serves (CPU). Declared last: destroyed before the backend.

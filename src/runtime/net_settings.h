@@ -32,7 +32,7 @@ namespace vdnn {
 struct NetSettings {
   int64_t batch = 64;
   uint64_t seed = 1;
-  std::string policy = "none";  // none, conv, all; dyn or auto (planned)
+  std::string policy = "none";          // none, conv, all; dyn or auto (planned)
   std::optional<size_t> device_memory;  // bytes; none: what the plans need
   std::optional<size_t> host_memory;    // bytes, for the host copies; none: what the plans need
   std::string precision = "fp32";

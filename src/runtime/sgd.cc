@@ -33,7 +33,7 @@ SgdConfig::DecayOn SgdConfig::parse_decay_on(const std::string& name, const std:
   if (name == "weights") return DecayOn::kWeights;
   if (name == "all") return DecayOn::kAll;
   VDNN_THROW(option << " '" << name << "': expected weights (vdnn: weights only) or all (PyTorch: every "
-                                   << "trainable parameter, biases and batch-norm weight/bias too)");
+                    << "trainable parameter, biases and batch-norm weight/bias too)");
 }
 
 void check_sgd_settings(double momentum, double weight_decay, const OptionNames& names) {
@@ -47,8 +47,10 @@ const char* SgdConfig::name(DecayOn d) { return d == DecayOn::kAll ? "all" : "we
 
 double LrSchedule::at(int64_t step, int epoch) const {
   switch (kind) {
-    case kConstant: return base;
-    case kStep: return base * std::pow(gamma, epoch / std::max(1, step_epochs));
+    case kConstant:
+      return base;
+    case kStep:
+      return base * std::pow(gamma, epoch / std::max(1, step_epochs));
     case kCosine: {
       const double t = std::min(1.0, static_cast<double>(step) / static_cast<double>(total_steps));
       return base * 0.5 * (1.0 + std::cos(M_PI * t));

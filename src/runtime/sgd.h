@@ -57,9 +57,9 @@ struct LrSchedule {
   enum Kind { kConstant, kStep, kCosine };
   double base = 0.05;
   Kind kind = kCosine;
-  int64_t total_steps = 1;   // cosine: steps until lr reaches 0
-  int step_epochs = 5;       // step: decay every `step_epochs` epochs
-  double gamma = 0.1;        // step: by this factor
+  int64_t total_steps = 1;  // cosine: steps until lr reaches 0
+  int step_epochs = 5;      // step: decay every `step_epochs` epochs
+  double gamma = 0.1;       // step: by this factor
   double at(int64_t step, int epoch) const;
   // "constant" | "step" | "cosine"; an error names `option` as the caller spells it.
   static Kind parse(const std::string& name, const std::string& option = "--lr-schedule");

@@ -15,9 +15,7 @@ void StepRecorder::begin(const Program& p) {
   ++steps_begun_;
 }
 
-double StepRecorder::now() const {
-  return std::chrono::duration<double>(Clock::now() - start_).count();
-}
+double StepRecorder::now() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
 void StepRecorder::add(TimelineOp op) {
   std::lock_guard lock(mutex_);
@@ -45,7 +43,8 @@ void StepRecorder::stamp_memory() {
 StepTimeline StepRecorder::timeline() const {
   std::lock_guard lock(mutex_);
   StepTimeline t = timeline_;
-  std::stable_sort(t.ops.begin(), t.ops.end(), [](const TimelineOp& a, const TimelineOp& b) { return a.step < b.step; });
+  std::stable_sort(t.ops.begin(), t.ops.end(),
+                   [](const TimelineOp& a, const TimelineOp& b) { return a.step < b.step; });
   return t;
 }
 

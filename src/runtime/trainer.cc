@@ -16,9 +16,9 @@ Trainer::Trainer(Net& net, TrainConfig config)
   if (net_.ranks() == 1) return;
   if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
     VDNN_THROW("--on-nan skip needs one rank: with " << net_.ranks()
-                                                    << " ranks each gradient bucket is updated as soon as its "
-                                                       "all-reduce ends, before later buckets are checked; use "
-                                                       "--on-nan stop (the default)");
+                                                     << " ranks each gradient bucket is updated as soon as its "
+                                                        "all-reduce ends, before later buckets are checked; use "
+                                                        "--on-nan stop (the default)");
   net_.set_update([this](const std::vector<size_t>& params) { update_bucket(params); });
 }
 
@@ -42,17 +42,15 @@ void Trainer::update_bucket(const std::vector<size_t>& params) {
 }
 
 void check_data_fits(const Graph& g, const Dataset& data) {
-  const Shape sample = g.input_shape().rank() == 3
-                           ? Shape{data.channels, data.height, data.width}
-                           : Shape{data.channels * data.height * data.width};
+  const Shape sample = g.input_shape().rank() == 3 ? Shape{data.channels, data.height, data.width}
+                                                   : Shape{data.channels * data.height * data.width};
   if (!(sample == g.input_shape()))
     VDNN_THROW("data '" << data.name << "' has " << Shape{data.channels, data.height, data.width}.to_string()
-                        << " samples but model '" << g.name() << "' expects "
-                        << g.input_shape().to_string()
+                        << " samples but model '" << g.name() << "' expects " << g.input_shape().to_string()
                         << " (use --data synthetic, or --input to resize the model)");
   if (data.classes > g.classes())
-    VDNN_THROW("data '" << data.name << "' has " << data.classes << " classes but model '"
-                        << g.name() << "' predicts " << g.classes());
+    VDNN_THROW("data '" << data.name << "' has " << data.classes << " classes but model '" << g.name() << "' predicts "
+                        << g.classes());
 }
 
 void Trainer::resume(const Checkpoint& checkpoint) {
@@ -101,8 +99,8 @@ std::string Trainer::nonfinite(float loss) {
   if (std::isfinite(loss) && !grad) return "";
   std::string what = std::isfinite(loss) ? std::string("the loss is finite") : VDNN_MSG("the loss is " << loss);
   if (grad)
-    what += VDNN_MSG(", the gradient of '" << grad->name << "' (layer '" << net_.graph().nodes()[grad->node].layer->name()
-                                          << "') holds NaN or Inf");
+    what += VDNN_MSG(", the gradient of '" << grad->name << "' (layer '"
+                                           << net_.graph().nodes()[grad->node].layer->name() << "') holds NaN or Inf");
   else
     what += ", every gradient is finite";
   return what;
@@ -120,7 +118,7 @@ struct Trainer::Run {
   BatchLoader loader;
   const int64_t per_epoch;  // batches
   const int epochs;
-  const int64_t total;      // steps of the whole run
+  const int64_t total;  // steps of the whole run
   const LrSchedule schedule;
   int64_t step;             // steps done
   int64_t saved_step = -1;  // the step the --save checkpoint holds
@@ -130,8 +128,7 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
                          const std::function<void(const EpochResult&)>& on_epoch) {
   check_data_fits(net_.graph(), train);
   if (config_.checkpoint_every > 0 && config_.save_path.empty())
-    VDNN_THROW("--checkpoint-every " << config_.checkpoint_every
-                                     << " needs --save FILE.safetensors (where to write)");
+    VDNN_THROW("--checkpoint-every " << config_.checkpoint_every << " needs --save FILE.safetensors (where to write)");
   Run run(train, net_.batch(), config_, start_step_, {net_.rank(), net_.ranks()});
   check_resume_fits(run);
   TrainResult result;
@@ -261,8 +258,7 @@ void Trainer::save(Run& run) {
 // The run's totals, the weights' hash, and the final checkpoint unless the last step saved one.
 void Trainer::finish(Run& run, const Dataset* test, TrainResult& result) {
   result.iterations = run.step;
-  result.images_per_second =
-      result.train_seconds > 0 ? result.images_per_second / result.train_seconds : 0.0;
+  result.images_per_second = result.train_seconds > 0 ? result.images_per_second / result.train_seconds : 0.0;
   if (!result.epochs.empty()) {
     result.final_loss = result.epochs.back().train_loss;
     result.test_accuracy = result.epochs.back().test.accuracy;

@@ -55,20 +55,20 @@ struct EvalResult {
 
 struct EpochResult {
   int epoch = 0;
-  int64_t steps = 0;         // total so far
-  double lr = 0;             // at the epoch's last step
+  int64_t steps = 0;  // total so far
+  double lr = 0;      // at the epoch's last step
   double train_loss = 0, train_accuracy = 0;
   double train_seconds = 0;  // this epoch's training time, evaluation excluded
   double images_per_second = 0;
   double data_wait_seconds = 0;  // of train_seconds, waiting for the loader's next batch
-  EvalResult test;           // samples == 0 when not evaluated
+  EvalResult test;               // samples == 0 when not evaluated
 };
 
 struct TrainResult {
   std::vector<EpochResult> epochs;
   int64_t iterations = 0;
-  double final_loss = 0;       // mean training loss of the last epoch
-  double test_accuracy = 0;    // after the last epoch (0 if not evaluated)
+  double final_loss = 0;     // mean training loss of the last epoch
+  double test_accuracy = 0;  // after the last epoch (0 if not evaluated)
   double images_per_second = 0;
   double train_seconds = 0;
   double data_wait_seconds = 0;  // of train_seconds, waiting for batches (the loader kept up if ~0)
@@ -80,12 +80,12 @@ struct TrainResult {
 
 // Where training is, after each step (for progress bars and periodic work such as checkpoints).
 struct StepProgress {
-  int64_t step = 0, total_steps = 0;         // steps done so far, and in the whole run
-  int epoch = 0, epochs = 0;                 // 1-based current epoch, and how many
+  int64_t step = 0, total_steps = 0;  // steps done so far, and in the whole run
+  int epoch = 0, epochs = 0;          // 1-based current epoch, and how many
   int64_t epoch_step = 0, steps_per_epoch = 0;
-  double loss = 0, lr = 0;                   // this step's
-  double elapsed_seconds = 0;                // training time since run() began (evaluation excluded)
-  double data_wait_seconds = 0;              // of elapsed_seconds, waiting for the loader's batches
+  double loss = 0, lr = 0;       // this step's
+  double elapsed_seconds = 0;    // training time since run() began (evaluation excluded)
+  double data_wait_seconds = 0;  // of elapsed_seconds, waiting for the loader's batches
 };
 
 struct Checkpoint;  // runtime/checkpoint.h
@@ -109,8 +109,7 @@ class Trainer {
   // NCHW floats) and their labels go into the Net, then the forward, backward, finiteness check
   // and SGD update each of run()'s steps makes, at learning rate `lr`; `step` and `epoch` (0-based)
   // name it in errors. Returns its loss.
-  float train_batch(const float* images, const int32_t* labels, int64_t count, double lr, int64_t step,
-                    int epoch = 0);
+  float train_batch(const float* images, const int32_t* labels, int64_t count, double lr, int64_t step, int epoch = 0);
   // Called after every training step, on the calling thread.
   void on_step(std::function<void(const StepProgress&)> hook) { on_step_ = std::move(hook); }
 

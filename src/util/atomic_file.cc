@@ -130,8 +130,7 @@ void check_output_files(const std::vector<std::pair<std::string, std::string>>& 
     if (kind_of(target) == Kind::kStream) continue;  // two flags may both write to /dev/null
     const fs::path absolute = fs::absolute(target).lexically_normal();
     for (const auto& [other, seen] : files)
-      if (seen == absolute)
-        VDNN_THROW(other << " and " << flag << " both name " << path << ": give each its own file");
+      if (seen == absolute) VDNN_THROW(other << " and " << flag << " both name " << path << ": give each its own file");
     files.emplace_back(flag, absolute);
   }
 }

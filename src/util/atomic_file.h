@@ -60,7 +60,7 @@ class AtomicFile {
   std::string target_;     // path_ with symbolic links followed
   std::string temp_path_;  // empty when writing a device or FIFO directly
   int fd_ = -1;
-  int slot_ = -1;          // in the registry of temporary files, or -1
+  int slot_ = -1;  // in the registry of temporary files, or -1
   bool committed_ = false;
 };
 

@@ -69,8 +69,8 @@ std::vector<Place> places() {
     out.push_back({VDNN_SOURCE_DIR, "the source tree; the program runs in its build tree"});
 #endif
   if (!exe.empty())
-    out.push_back({(exe.parent_path() / VDNN_EXE_TO_DATA).lexically_normal(),
-                   "next to the running executable " + exe.string()});
+    out.push_back(
+        {(exe.parent_path() / VDNN_EXE_TO_DATA).lexically_normal(), "next to the running executable " + exe.string()});
   {
     std::lock_guard<std::mutex> g(lock());
     if (!package().empty()) out.push_back({package(), "the installed package this program was built against"});

@@ -32,8 +32,8 @@ GzipReader::~GzipReader() {
 }
 
 void GzipReader::fail(const std::string& what) const {
-  VDNN_THROW(source_ << ": corrupt or unreadable gzip data near decompressed byte " << produced_ << ": "
-                     << what << " (expected a valid .gz or plain file)");
+  VDNN_THROW(source_ << ": corrupt or unreadable gzip data near decompressed byte " << produced_ << ": " << what
+                     << " (expected a valid .gz or plain file)");
 }
 
 size_t GzipReader::read(void* dst, size_t bytes) {

@@ -32,8 +32,7 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
   size_ = static_cast<size_t>(st.st_size);
   if (size_ == 0) return;
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED)
-    VDNN_THROW(path_ << ": cannot map " << size_ << " bytes (" << std::strerror(errno) << ")");
+  if (p == MAP_FAILED) VDNN_THROW(path_ << ": cannot map " << size_ << " bytes (" << std::strerror(errno) << ")");
   data_ = static_cast<const uint8_t*>(p);
 }
 

@@ -21,8 +21,14 @@ Progress::Mode Progress::parse(const std::string& text) {
 
 Progress::Progress(std::FILE* out, Mode mode, std::string label, std::string rate_unit, double line_seconds,
                    int columns)
-    : out_(out), mode_(mode), label_(std::move(label)), unit_(std::move(rate_unit)),
-      line_seconds_(line_seconds), columns_(columns), start_(Clock::now()), last_(start_) {
+    : out_(out),
+      mode_(mode),
+      label_(std::move(label)),
+      unit_(std::move(rate_unit)),
+      line_seconds_(line_seconds),
+      columns_(columns),
+      start_(Clock::now()),
+      last_(start_) {
   if (mode_ == Mode::kAuto) mode_ = isatty(fileno(out)) ? Mode::kBar : Mode::kLines;
 }
 
@@ -73,7 +79,8 @@ Fields fields_of(const std::string& label, int64_t done, int64_t total, double r
   std::snprintf(buf, sizeof buf, "%.0f ", rate);
   f.rate = buf + rate_unit;
   f.elapsed = Progress::format_duration(elapsed) + " elapsed";
-  const double eta = done > 0 && done < total ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
+  const double eta =
+      done > 0 && done < total ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : 0.0;
   if (done < total) f.eta = "ETA " + Progress::format_duration(eta);
   f.status = status;
   return f;
@@ -82,8 +89,7 @@ Fields fields_of(const std::string& label, int64_t done, int64_t total, double r
 }  // namespace
 
 std::string Progress::render(const std::string& label, int64_t done, int64_t total, double rate,
-                             const std::string& rate_unit, double elapsed, const std::string& status,
-                             int bar_width) {
+                             const std::string& rate_unit, double elapsed, const std::string& status, int bar_width) {
   Fields f = fields_of(label, done, total, rate, rate_unit, elapsed, status);
   if (bar_width > 0) f.bar = bar_of(fraction_of(done, total), bar_width);
   return f.text();
@@ -131,9 +137,9 @@ void Progress::update(int64_t done, int64_t total, double units, const std::stri
   last_ = now;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double rate = elapsed > 0 ? units / elapsed : 0.0;
-  const std::string text = mode_ == Mode::kBar
-      ? render_fitted(label_, done, total, rate, unit_, elapsed, status, columns_ > 0 ? columns_ : terminal_columns(out_))
-      : render(label_, done, total, rate, unit_, elapsed, status, 0);
+  const std::string text = mode_ == Mode::kBar ? render_fitted(label_, done, total, rate, unit_, elapsed, status,
+                                                               columns_ > 0 ? columns_ : terminal_columns(out_))
+                                               : render(label_, done, total, rate, unit_, elapsed, status, 0);
   if (mode_ == Mode::kBar) {
     std::fprintf(out_, "\r\033[K%s", text.c_str());
     drawn_ = true;

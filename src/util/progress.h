@@ -41,8 +41,7 @@ class Progress {
   static std::string format_duration(double seconds);
   // The text of one update, as the bar shows it (no escape codes): for tests and logs.
   static std::string render(const std::string& label, int64_t done, int64_t total, double rate,
-                            const std::string& rate_unit, double elapsed, const std::string& status,
-                            int bar_width);
+                            const std::string& rate_unit, double elapsed, const std::string& status, int bar_width);
   // The bar's line of one update in at most `columns` - 1 characters (see the model above).
   static std::string render_fitted(const std::string& label, int64_t done, int64_t total, double rate,
                                    const std::string& rate_unit, double elapsed, const std::string& status,

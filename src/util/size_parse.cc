@@ -14,8 +14,7 @@ namespace {
 constexpr const char* kSizeExamples = "e.g. 512MiB, 12GiB, 1.5GB, 64KiB, 2G, 1000000";
 
 [[noreturn]] void bad_size(const std::string& text, const std::string& flag, const char* why) {
-  VDNN_THROW(flag << ": '" << text << "' is not a valid size (" << why << "); use "
-                  << kSizeExamples);
+  VDNN_THROW(flag << ": '" << text << "' is not a valid size (" << why << "); use " << kSizeExamples);
 }
 
 std::string lower(std::string s) {
@@ -87,8 +86,7 @@ size_t parse_size(const std::string& text, const std::string& flag) {
   if (has_fraction && multiplier == 1 && frac_num != 0) bad_size(text, flag, "fractional bytes");
 
   // whole * multiplier + floor(frac_num * multiplier / frac_den), all exact in 128 bits.
-  const unsigned __int128 bytes =
-      whole * multiplier + static_cast<unsigned __int128>(frac_num) * multiplier / frac_den;
+  const unsigned __int128 bytes = whole * multiplier + static_cast<unsigned __int128>(frac_num) * multiplier / frac_den;
   if (bytes > std::numeric_limits<size_t>::max()) bad_size(text, flag, "too large");
   return static_cast<size_t>(bytes);
 }

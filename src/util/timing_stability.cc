@@ -43,7 +43,9 @@ TimingSpread timing_spread(const std::vector<Timing>& runs, const StabilityRule&
 }
 
 bool is_stable(const TimingSpread& s, const StabilityRule& rule) {
-  auto over = [&](double relative, double limit) { return relative > limit && relative * s.median >= rule.floor_seconds; };
+  auto over = [&](double relative, double limit) {
+    return relative > limit && relative * s.median >= rule.floor_seconds;
+  };
   return !over(s.relative_spread, rule.max_relative_spread) && !over(s.waited, rule.max_waited);
 }
 

@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 
 using vdnn::parse_json_text;
 using vdnn::test::CliRun;
-using vdnn::test::read_json_file;
 using vdnn::test::expect_user_error;
+using vdnn::test::read_json_file;
 using vdnn::test::temp_dir;
 using vdnn::test::vdnn;
 
@@ -42,8 +42,7 @@ class CliCheckpoint : public ::testing::Test {
     ASSERT_EQ(first.exit_code, 0) << first.output;
     const CliRun resumed = vdnn(flags + "--iterations 12 --resume " + path("half.safetensors"));
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-    EXPECT_NE(resumed.output.find("at step 6 (epoch 1, 6 of its 8 batches done)"), std::string::npos)
-        << resumed.output;
+    EXPECT_NE(resumed.output.find("at step 6 (epoch 1, 6 of its 8 batches done)"), std::string::npos) << resumed.output;
     EXPECT_EQ(printed_hash(resumed), printed_hash(straight));
     EXPECT_EQ(printed_hash(straight).size(), 64u);
   }
@@ -55,8 +54,9 @@ TEST_F(CliCheckpoint, InferOfSavedWeightsGivesTheAccuracyTrainingPrinted) {
   ASSERT_EQ(t.exit_code, 0) << t.output;
   EXPECT_NE(t.output.find("saved " + path("w.safetensors") + " (step 6)"), std::string::npos) << t.output;
   const nlohmann::json report = read_json_file(path("r.json"));
-  const CliRun i = vdnn("infer --model fmnist_cnn --data synthetic --synthetic-samples 256 --batch 32 --json --weights " +
-                        path("w.safetensors"));
+  const CliRun i =
+      vdnn("infer --model fmnist_cnn --data synthetic --synthetic-samples 256 --batch 32 --json --weights " +
+           path("w.safetensors"));
   ASSERT_EQ(i.exit_code, 0) << i.output;
   const nlohmann::json j = parse_json_text(i.output, "vdnn infer --json");
   EXPECT_EQ(j["test_accuracy"].get<double>(), report["test_accuracy"].get<double>());
@@ -104,4 +104,4 @@ TEST_F(CliCheckpoint, BadFilesAndFlagsGiveOneLine) {
   EXPECT_NE(no_weights.output.find("--weights"), std::string::npos) << no_weights.output;
 }
 
-}  // namespace
+}  // namespace test_cli_checkpoint

@@ -52,7 +52,8 @@ fs::path plain_net(const fs::path& dir) {
   return file;
 }
 
-const char* kTrain = " train --data synthetic --synthetic-samples 1024 --no-eval --lr-schedule constant --progress none ";
+const char* kTrain =
+    " train --data synthetic --synthetic-samples 1024 --no-eval --lr-schedule constant --progress none ";
 
 std::string hash_of(const CliRun& r) {
   const size_t at = r.output.find("weights_sha256 ");
@@ -63,8 +64,9 @@ TEST(CliDataParallel, TwoRanksHoldOneWeightsAndMatchOneRankOfTheWholeBatch) {
   const fs::path dir = temp_dir("dp_match");
   const std::string model = plain_net(dir).string();
   const std::string args = std::string(kTrain) + "--model " + model + " --iterations 10 ";
-  const CliRun two = run_command(mpirun(2) + VDNN_BINARY + args + "--batch 32 --verify-replicas --bucket-size 64KiB --report " +
-                                 (dir / "two.json").string());
+  const CliRun two =
+      run_command(mpirun(2) + VDNN_BINARY + args + "--batch 32 --verify-replicas --bucket-size 64KiB --report " +
+                  (dir / "two.json").string());
   ASSERT_EQ(two.exit_code, 0) << two.output;
   EXPECT_NE(two.output.find("data parallel: 2 ranks (mpi), --batch 32 per rank, global batch 64"), std::string::npos)
       << two.output;
@@ -215,8 +217,7 @@ TEST(CliDataParallel, AHungRankIsNamedByTheOtherAfterTheTimeout) {
   const fs::path dir = temp_dir("dp_hung");
   const LostRankRun r = lose_rank_one(dir, SIGSTOP, "--collective-timeout 5");
   expect_stopped_in_time(r, dir);
-  EXPECT_NE(r.output.find("did not complete within 5 s (--collective-timeout"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("did not complete within 5 s (--collective-timeout"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("lost rank 1 (silent for "), std::string::npos) << r.output;
   std::printf("stopped rank 1: rank 0 named it; mpirun exited %d after %.1f s\n", r.exit_code, r.seconds_after_fault);
 }
@@ -231,5 +232,5 @@ TEST(CliDataParallel, FlagsAreChecked) {
       << skip.output;
 }
 
-}  // namespace
+}  // namespace test_cli_data_parallel
 }  // namespace vdnn::test

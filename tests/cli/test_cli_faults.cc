@@ -64,8 +64,8 @@ TEST(Faults, KillNineThenResumeEndsWithTheWeightsOfAnUninterruptedRun) {
   waitpid(pid, &status, 0);
   ASSERT_TRUE(fs::exists(ckpt)) << "no checkpoint within 60 s";
   const bool killed = WIFSIGNALED(status);
-  const CliRun resumed = vdnn(kRun + "--iterations 60 --checkpoint-every 5 --save " + ckpt.string() + " --resume " +
-                              ckpt.string());
+  const CliRun resumed =
+      vdnn(kRun + "--iterations 60 --checkpoint-every 5 --save " + ckpt.string() + " --resume " + ckpt.string());
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   if (killed) EXPECT_NE(resumed.output.find("resuming"), std::string::npos) << resumed.output;
   EXPECT_EQ(hash_of(resumed), straight) << resumed.output;
@@ -102,5 +102,5 @@ TEST(Faults, ATruncatedCheckpointIsRefusedWithOneLine) {
   expect_user_error(kRun + "--iterations 4 --resume " + ckpt.string(), "run.safetensors");
 }
 
-}  // namespace
+}  // namespace test_cli_faults
 }  // namespace vdnn::test

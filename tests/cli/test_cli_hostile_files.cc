@@ -58,7 +58,8 @@ TEST_F(CliHostileFiles, ModelFileWithOneClassIsRefusedAsTheFlagIs) {
   EXPECT_NE(flag.output.find("--classes: Value 1 not in range 2 to 1048576"), std::string::npos) << flag.output;
   // --input and the file's "input" share their bound too.
   std::ofstream(path("wide.json")) << R"({"input": [4294967296], "classes": 2, )" + layers;
-  expect_user_error("plan --model " + path("wide.json"), "field 'input': expected [C, H, W] or [K] of integers in [1, 2147483648]");
+  expect_user_error("plan --model " + path("wide.json"),
+                    "field 'input': expected [C, H, W] or [K] of integers in [1, 2147483648]");
   expect_user_error("plan --model fmnist_cnn --input 4294967296", "--input: expected CxHxW or K");
 }
 
@@ -74,9 +75,11 @@ TEST_F(CliHostileFiles, InferAndResumeRefuseTheSameBadWeights) {
     std::string message;
   };
   const std::vector<Damage> damages = {
-      {"conv1.weight", std::numeric_limits<float>::quiet_NaN(), "tensor 'conv1.weight' element 0 is nan (expected finite"},
+      {"conv1.weight", std::numeric_limits<float>::quiet_NaN(),
+       "tensor 'conv1.weight' element 0 is nan (expected finite"},
       {"fc2.weight", std::numeric_limits<float>::infinity(), "tensor 'fc2.weight' element 0 is inf (expected finite"},
-      {"bn1.running_var", -1.0f, "tensor 'bn1.running_var' element 0 is -1 (a batch-norm running variance must be >= 0)"},
+      {"bn1.running_var", -1.0f,
+       "tensor 'bn1.running_var' element 0 is -1 (a batch-norm running variance must be >= 0)"},
   };
   for (const Damage& d : damages) {
     vdnn::SafeTensors bad = good;
@@ -93,4 +96,4 @@ TEST_F(CliHostileFiles, InferAndResumeRefuseTheSameBadWeights) {
   }
 }
 
-}  // namespace
+}  // namespace test_cli_hostile_files

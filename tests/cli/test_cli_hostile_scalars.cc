@@ -28,22 +28,43 @@ using vdnn::test::vdnn;
 // number (sizes, link figures, shapes). Keep in step with the commands; the help test checks it.
 const std::map<std::string, std::vector<std::string>> kNumericFlags = {
     {"train",
-     {"--epochs", "--iterations", "--batch", "--lr", "--lr-step-epochs", "--lr-gamma", "--momentum",
-      "--weight-decay", "--seed", "--threads", "--input", "--classes", "--synthetic-samples", "--device-memory",
-      "--link-bandwidth", "--link-latency", "--checkpoint-every", "--collective-timeout", "--bucket-size", "--conv-sub-batches",
-      "--data-threads", "--mean", "--std"}},
+     {"--epochs",
+      "--iterations",
+      "--batch",
+      "--lr",
+      "--lr-step-epochs",
+      "--lr-gamma",
+      "--momentum",
+      "--weight-decay",
+      "--seed",
+      "--threads",
+      "--input",
+      "--classes",
+      "--synthetic-samples",
+      "--device-memory",
+      "--link-bandwidth",
+      "--link-latency",
+      "--checkpoint-every",
+      "--collective-timeout",
+      "--bucket-size",
+      "--conv-sub-batches",
+      "--data-threads",
+      "--mean",
+      "--std"}},
     {"plan",
      {"--batch", "--input", "--classes", "--device-memory", "--repeats", "--link-bandwidth", "--link-latency",
       "--sweep-steps", "--ranks", "--bucket-size", "--batches"}},
     {"profile", {"--batch", "--input", "--classes", "--repeats", "--link-bandwidth", "--link-latency", "--steps"}},
-    {"infer", {"--batch", "--input", "--classes", "--synthetic-samples", "--seed", "--threads", "--device-memory",
-               "--repeat", "--top-k", "--mean", "--std"}},
-    {"load", {"--batch", "--data-threads", "--epochs", "--batches", "--seed", "--synthetic-samples", "--mean", "--std"}},
+    {"infer",
+     {"--batch", "--input", "--classes", "--synthetic-samples", "--seed", "--threads", "--device-memory", "--repeat",
+      "--top-k", "--mean", "--std"}},
+    {"load",
+     {"--batch", "--data-threads", "--epochs", "--batches", "--seed", "--synthetic-samples", "--mean", "--std"}},
 };
 
 // Values no flag may run with: not numbers, not finite, or beyond every integer type vdnn uses.
-const std::vector<std::string> kNeverValid = {"nan", "inf", "-inf", "-nan", "1e308", "18446744073709551616",
-                                              "99999999999999999999999", "''", "12abc", "-1"};
+const std::vector<std::string> kNeverValid = {
+    "nan", "inf", "-inf", "-nan", "1e308", "18446744073709551616", "99999999999999999999999", "''", "12abc", "-1"};
 // Values some flags hold exactly (a run may succeed, or fail for the model rather than the flag,
 // e.g. --input 1 on a convolution).
 const std::vector<std::string> kMaybeValid = {"0", "1e-300", "1"};
@@ -69,8 +90,9 @@ class CliHostileScalars : public ::testing::Test {
   }
   static std::string model() { return (*dir_ / "tiny.json").string(); }
   static std::string train_base() {
-    return "train --model " + model() + " --data synthetic --synthetic-samples 8 --batch 4 --iterations 1 --no-eval "
-                                        "--progress none ";
+    return "train --model " + model() +
+           " --data synthetic --synthetic-samples 8 --batch 4 --iterations 1 --no-eval "
+           "--progress none ";
   }
   // A quick, valid command line for `command`; the hostile flag comes last (a later value wins).
   static std::string base(const std::string& command) {
@@ -170,7 +192,8 @@ TEST_F(CliHostileScalars, SeedsOutsideUint64AreRefusedNotSaturated) {
     const CliRun r = vdnn(train_base() + "--seed " + seed);
     EXPECT_NE(r.exit_code, 0) << r.output;  // was: both ran as seed 18446744073709551615
     EXPECT_NE(r.output.find(std::string("--seed: '") + seed + "' is not an integer in [0, 18446744073709551615]"),
-              std::string::npos) << r.output;
+              std::string::npos)
+        << r.output;
   }
   const CliRun top = vdnn(train_base() + "--seed 18446744073709551615");
   EXPECT_EQ(top.exit_code, 0) << top.output;
@@ -215,9 +238,10 @@ TEST_F(CliHostileScalars, CpuBudgetAboveAvailableHostMemoryIsRefused) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("error: --device-memory 1.00 TiB: the cpu backend takes the budget from host memory at "
                           "once, and only "),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("is available (MemAvailable in /proc/meminfo)"), std::string::npos) << r.output;
   EXPECT_NE(vdnn("train --help").output.find("real host memory, taken at once"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace test_cli_hostile_scalars

@@ -34,14 +34,22 @@ void write_fashion_mnist_folder(const fs::path& root, bool train, const std::str
   std::vector<uint8_t> image(28 * 28);
   for (int64_t i = 0; i < d.count; ++i) {
     for (int64_t p = 0; p < 28 * 28; ++p)  // the byte that was normalized
-      image[p] = static_cast<uint8_t>(std::lround((d.images[i * 784 + p] * kFashionMnistStd + kFashionMnistMean) * 255));
-    const std::string file =
-        (root / split / ("class" + std::to_string(d.labels[i])) / std::to_string(i)).string();
+      image[p] =
+          static_cast<uint8_t>(std::lround((d.images[i * 784 + p] * kFashionMnistStd + kFashionMnistMean) * 255));
+    const std::string file = (root / split / ("class" + std::to_string(d.labels[i])) / std::to_string(i)).string();
     switch (i % 4) {
-      case 0: test::write_png(file + ".png", 28, 28, 1, scaled(image.data(), 28, 1)); break;
-      case 1: test::write_jpeg(file + ".jpg", 36, 36, 1, scaled(image.data(), 36, 1), 95); break;
-      case 2: test::write_png(file + ".png", 42, 42, 3, scaled(image.data(), 42, 3)); break;
-      default: test::write_jpeg(file + ".jpg", 28, 28, 1, image, 95); break;
+      case 0:
+        test::write_png(file + ".png", 28, 28, 1, scaled(image.data(), 28, 1));
+        break;
+      case 1:
+        test::write_jpeg(file + ".jpg", 36, 36, 1, scaled(image.data(), 36, 1), 95);
+        break;
+      case 2:
+        test::write_png(file + ".png", 42, 42, 3, scaled(image.data(), 42, 3));
+        break;
+      default:
+        test::write_jpeg(file + ".jpg", 28, 28, 1, image, 95);
+        break;
     }
   }
 }
@@ -60,9 +68,9 @@ TEST(CliImageFolder, FashionMnistAsAFolderOfPngAndJpegFilesTrainsToTheIdxAccurac
   const std::string env = "VDNN_CACHE_DIR=" + (root / "cache").string() + " ";
   const test::CliRun idx = test::vdnn("train --epochs 1 --progress none");
   ASSERT_EQ(idx.exit_code, 0) << idx.output;
-  const test::CliRun folder = test::run_command(env + VDNN_BINARY + " train --epochs 1 --progress none --data " +
-                                                root.string() + " --mean 0.2860 --std 0.3530 --report " +
-                                                (root / "r.json").string());
+  const test::CliRun folder =
+      test::run_command(env + VDNN_BINARY + " train --epochs 1 --progress none --data " + root.string() +
+                        " --mean 0.2860 --std 0.3530 --report " + (root / "r.json").string());
   ASSERT_EQ(folder.exit_code, 0) << folder.output;
   const double a = test_accuracy(idx.output), b = test_accuracy(folder.output);
   EXPECT_NEAR(b, a, 0.01) << "IDX " << a << ", image folder " << b;
@@ -84,8 +92,10 @@ fs::path small_folder(const std::string& name) {
       for (int i = 0; i < 16; ++i) {
         std::vector<uint8_t> px = test::gradient(30 + i, 34, 3);
         for (uint8_t& p : px) p = static_cast<uint8_t>(p / 2 + 60 * c);
-        if (i % 2) test::write_jpeg((dir / (std::to_string(i) + ".jpg")).string(), 30 + i, 34, 3, px);
-        else test::write_png((dir / (std::to_string(i) + ".png")).string(), 30 + i, 34, 3, px);
+        if (i % 2)
+          test::write_jpeg((dir / (std::to_string(i) + ".jpg")).string(), 30 + i, 34, 3, px);
+        else
+          test::write_png((dir / (std::to_string(i) + ".png")).string(), 30 + i, 34, 3, px);
       }
     }
   return root;
@@ -116,9 +126,9 @@ TEST(CliImageFolder, ARunIsTheSameForAnyNumberOfLoaderThreadsAndReportsItsDataWa
   const fs::path root = small_folder("folder_threads_cli");
   const test::CliRun one = test::run_command(train_on(root, "--augment imagenet --data-threads 1"));
   ASSERT_EQ(one.exit_code, 0) << one.output;
-  const test::CliRun three = test::run_command(train_on(
-      root, "--augment imagenet --data-threads 3 --report " + (root / "r.json").string() + " --save " +
-                (root / "w.safetensors").string()));
+  const test::CliRun three =
+      test::run_command(train_on(root, "--augment imagenet --data-threads 3 --report " + (root / "r.json").string() +
+                                           " --save " + (root / "w.safetensors").string()));
   ASSERT_EQ(three.exit_code, 0) << three.output;
   EXPECT_EQ(sha_of(one.output), sha_of(three.output));
   EXPECT_NE(three.output.find("data: waited"), std::string::npos) << three.output;
@@ -170,5 +180,5 @@ TEST(CliImageFolder, AnUnreadableImageStopsTheRunNamingItOrIsSkippedAndCounted) 
   fs::remove_all(root);
 }
 
-}  // namespace
+}  // namespace test_cli_image_folder
 }  // namespace vdnn

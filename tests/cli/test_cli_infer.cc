@@ -37,8 +37,10 @@ class CliInfer : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = temp_dir("infer");
-    const CliRun t = vdnn("train --data synthetic --synthetic-samples 256 --batch 32 --progress none --iterations 6 "
-                          "--save " + path("w.safetensors"));
+    const CliRun t = vdnn(
+        "train --data synthetic --synthetic-samples 256 --batch 32 --progress none --iterations 6 "
+        "--save " +
+        path("w.safetensors"));
     ASSERT_EQ(t.exit_code, 0) << t.output;
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -57,8 +59,8 @@ TEST_F(CliInfer, TheSmallestBudgetRunsAndOneByteLessIsRefusedNamingIt) {
   EXPECT_GT(by_class["weights"].get<size_t>(), 0u);
   EXPECT_GT(by_class["activations"].get<size_t>(), 0u);
   EXPECT_LE(j["peak_bytes"].get<size_t>(), j["smallest_budget_bytes"].get<size_t>());
-  EXPECT_LE(j["peak_bytes"].get<size_t>(),
-            by_class["weights"].get<size_t>() + by_class["activations"].get<size_t>() + by_class["workspace"].get<size_t>());
+  EXPECT_LE(j["peak_bytes"].get<size_t>(), by_class["weights"].get<size_t>() + by_class["activations"].get<size_t>() +
+                                               by_class["workspace"].get<size_t>());
   EXPECT_TRUE(j["direct_convolutions"].empty());  // no budget: the fastest kernels
   // A budget far too small is refused naming the smallest that works (every convolution that could
   // go direct to save workspace has); that one runs, one byte less is refused.
@@ -79,13 +81,15 @@ TEST_F(CliInfer, TheSmallestBudgetRunsAndOneByteLessIsRefusedNamingIt) {
   const CliRun text = vdnn(kInfer + weights);
   EXPECT_NE(text.output.find("smallest budget"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("(" + std::to_string(j["smallest_budget_bytes"].get<size_t>()) + " bytes)"),
-            std::string::npos) << text.output;
+            std::string::npos)
+      << text.output;
 }
 
 TEST_F(CliInfer, BelowItsWeightsTheyAreStreamedFromHostMemoryAndTheAnswerStays) {
   // Batch 2: the weights (fc1's 3.1 MiB of fmnist_cnn's 3.3) are most of the pass.
-  const std::string run = "infer --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 2 --json --weights " +
-                          path("w.safetensors") + " ";
+  const std::string run =
+      "infer --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 2 --json --weights " +
+      path("w.safetensors") + " ";
   const CliRun resident = vdnn(run + "--logits " + path("resident.npy"));
   ASSERT_EQ(resident.exit_code, 0) << resident.output;
   const nlohmann::json r = parse_json_text(resident.output, "vdnn infer --json");
@@ -93,7 +97,8 @@ TEST_F(CliInfer, BelowItsWeightsTheyAreStreamedFromHostMemoryAndTheAnswerStays) 
   EXPECT_EQ(r["streamed_bytes_per_batch"], 0);
   const size_t weights = r["peak_by_class"]["weights"].get<size_t>();
   const size_t half = weights / 2;
-  const CliRun streamed = vdnn(run + "--logits " + path("streamed.npy") + " --device-memory " + std::to_string(half) + "B");
+  const CliRun streamed =
+      vdnn(run + "--logits " + path("streamed.npy") + " --device-memory " + std::to_string(half) + "B");
   ASSERT_EQ(streamed.exit_code, 0) << streamed.output;
   const nlohmann::json s = parse_json_text(streamed.output, "vdnn infer --json");
   EXPECT_LE(s["arena_bytes"].get<size_t>(), half);
@@ -111,8 +116,10 @@ TEST_F(CliInfer, BelowItsWeightsTheyAreStreamedFromHostMemoryAndTheAnswerStays) 
   EXPECT_LE(diff, 1e-5f) << "the same weights, cut into blocks and read from another place";
   // Its smallest with every weight streamed runs; one byte less is refused naming it.
   const size_t smallest = s["smallest_streamed_budget_bytes"].get<size_t>();
-  EXPECT_EQ(vdnn(run + "--logits " + path("x.npy") + " --device-memory " + std::to_string(smallest) + "B").exit_code, 0);
-  const CliRun below = vdnn(run + "--logits " + path("x.npy") + " --device-memory " + std::to_string(smallest - 1) + "B");
+  EXPECT_EQ(vdnn(run + "--logits " + path("x.npy") + " --device-memory " + std::to_string(smallest) + "B").exit_code,
+            0);
+  const CliRun below =
+      vdnn(run + "--logits " + path("x.npy") + " --device-memory " + std::to_string(smallest - 1) + "B");
   EXPECT_EQ(below.exit_code, 1) << below.output;
   EXPECT_NE(below.output.find("(" + std::to_string(smallest) + " bytes)"), std::string::npos) << below.output;
   EXPECT_NE(below.output.find("every weight streamed from host memory"), std::string::npos) << below.output;
@@ -123,11 +130,12 @@ TEST_F(CliInfer, BelowItsWeightsTheyAreStreamedFromHostMemoryAndTheAnswerStays) 
   const CliRun host_short = vdnn(at_half + " --host-memory " + std::to_string(host - 1) + "B");
   EXPECT_EQ(host_short.exit_code, 1) << host_short.output;
   EXPECT_NE(host_short.output.find("(" + std::to_string(host) + " bytes), the smallest --host-memory that works"),
-            std::string::npos) << host_short.output;
+            std::string::npos)
+      << host_short.output;
   EXPECT_EQ(vdnn(at_half + " --host-memory " + std::to_string(host) + "B").exit_code, 0);
   // --stream-weights never: every weight stays on the device, so half of them is refused.
-  const CliRun never = vdnn(run + "--logits " + path("x.npy") + " --stream-weights never --device-memory " +
-                            std::to_string(half) + "B");
+  const CliRun never =
+      vdnn(run + "--logits " + path("x.npy") + " --stream-weights never --device-memory " + std::to_string(half) + "B");
   EXPECT_EQ(never.exit_code, 1) << never.output;
   EXPECT_NE(never.output.find("streaming them from host memory is off"), std::string::npos) << never.output;
   // The text output names what is streamed and how fc1 was cut.
@@ -149,7 +157,8 @@ TEST_F(CliInfer, TheFastestMeasuredAlgorithmsGiveTheAnswerAndThePlanPredictsTheS
   EXPECT_TRUE(f["direct_convolutions"].empty()) << "direct by choice is not direct to fit a budget";
   // --algo-cache: measured once and written, then read (the same answer), refused for another batch.
   const std::string cache = path("algos.json");
-  const std::string cached = kInfer + "--json --weights " + path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache;
+  const std::string cached =
+      kInfer + "--json --weights " + path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache;
   const CliRun first = vdnn(cached);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const nlohmann::json c = vdnn::test::read_json_file(cache);
@@ -165,13 +174,17 @@ TEST_F(CliInfer, TheFastestMeasuredAlgorithmsGiveTheAnswerAndThePlanPredictsTheS
   expect_user_error("infer --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 8 --weights " +
                         path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache,
                     "was measured for model 'fmnist_cnn' at batch 32, not 'fmnist_cnn' at batch 8");
-  expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --algo-cache " + cache, "add --conv-algo fastest");
+  expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --algo-cache " + cache,
+                    "add --conv-algo fastest");
   const std::string bad = path("bad_algos.json");
-  const std::string with_bad = kInfer + "--weights " + path("w.safetensors") + " --conv-algo fastest --algo-cache " + bad;
+  const std::string with_bad =
+      kInfer + "--weights " + path("w.safetensors") + " --conv-algo fastest --algo-cache " + bad;
   for (const auto& [text, fragment] : std::vector<std::pair<std::string, std::string>>{
            {"[]", "not an algorithm cache"},
-           {R"({"model": "fmnist_cnn", "batch": 32, "algorithms": {"conv1": "direct"}})", "no algorithm for convolution 'conv2'"},
-           {R"({"model": "fmnist_cnn", "batch": 32, "algorithms": {"conv1": "fft", "conv2": "auto"}})", "algorithm 'fft'"}}) {
+           {R"({"model": "fmnist_cnn", "batch": 32, "algorithms": {"conv1": "direct"}})",
+            "no algorithm for convolution 'conv2'"},
+           {R"({"model": "fmnist_cnn", "batch": 32, "algorithms": {"conv1": "fft", "conv2": "auto"}})",
+            "algorithm 'fft'"}}) {
     std::ofstream(bad) << text;
     expect_user_error(with_bad, fragment);
   }
@@ -192,15 +205,17 @@ TEST_F(CliInfer, FoldingBatchNormAndRemovingDropoutLeaveTheAnswer) {
   EXPECT_EQ(rewritten["rewrites"]["dropouts_removed"], 1);
   EXPECT_EQ(kept["rewrites"]["batch_norms_folded"], 0);
   EXPECT_EQ(rewritten["test_accuracy"], kept["test_accuracy"]);
-  EXPECT_NEAR(rewritten["test_loss"].get<double>(), kept["test_loss"].get<double>(), 1e-5 * kept["test_loss"].get<double>());
+  EXPECT_NEAR(rewritten["test_loss"].get<double>(), kept["test_loss"].get<double>(),
+              1e-5 * kept["test_loss"].get<double>());
   EXPECT_EQ(rewritten["weights_sha256"], kept["weights_sha256"]);  // the file's weights, as given
   // The folded graph holds fewer activations (no batch norm outputs).
-  EXPECT_LT(rewritten["peak_by_class"]["activations"].get<size_t>(), kept["peak_by_class"]["activations"].get<size_t>());
+  EXPECT_LT(rewritten["peak_by_class"]["activations"].get<size_t>(),
+            kept["peak_by_class"]["activations"].get<size_t>());
 }
 
 TEST_F(CliInfer, TopKAgreesWithTheLogitsAndRepeatTimesABatch) {
-  const nlohmann::json j = infer_json("--top-k 3 --predictions " + path("top.json") + " --logits " + path("l.npy") +
-                                      " --repeat 3");
+  const nlohmann::json j =
+      infer_json("--top-k 3 --predictions " + path("top.json") + " --logits " + path("l.npy") + " --repeat 3");
   EXPECT_GT(j["batch_seconds_median"].get<double>(), 0.0);
   const nlohmann::json top = read_json_file(path("top.json"));
   const vdnn::NpyArray logits = vdnn::read_npy(path("l.npy"));
@@ -214,18 +229,22 @@ TEST_F(CliInfer, TopKAgreesWithTheLogitsAndRepeatTimesABatch) {
     EXPECT_EQ(s["classes"][0].get<int64_t>(), std::max_element(row, row + classes) - row) << "sample " << i;
     EXPECT_GE(s["probabilities"][0].get<double>(), s["probabilities"][1].get<double>());
     EXPECT_GE(s["probabilities"][1].get<double>(), s["probabilities"][2].get<double>());
-    EXPECT_LE(s["probabilities"][0].get<double>() + s["probabilities"][1].get<double>() + s["probabilities"][2].get<double>(),
-              1.0 + 1e-9);
+    EXPECT_LE(
+        s["probabilities"][0].get<double>() + s["probabilities"][1].get<double>() + s["probabilities"][2].get<double>(),
+        1.0 + 1e-9);
   }
   expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --top-k 11 --predictions " + path("t2.json"),
                     "--top-k 11 exceeds the 10 classes of model 'fmnist_cnn'");
-  expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --top-k 3", "--top-k 3 needs --predictions FILE.json");
+  expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --top-k 3",
+                    "--top-k 3 needs --predictions FILE.json");
 }
 
 TEST(CliPlanInference, EveryDeviceAndBatchGetsARowAndAPicture) {
   const fs::path dir = temp_dir("plan-inference");
-  const CliRun r = vdnn("plan --model vgg16 --inference --device titan-x-maxwell,jetson-orin-nano --batches 1,8 --json "
-                        "--svg-memory " + (dir / "m.svg").string());
+  const CliRun r = vdnn(
+      "plan --model vgg16 --inference --device titan-x-maxwell,jetson-orin-nano --batches 1,8 --json "
+      "--svg-memory " +
+      (dir / "m.svg").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = parse_json_text(r.output, "vdnn plan --inference --json");
   ASSERT_EQ(j["rows"].size(), 4u);
@@ -238,27 +257,31 @@ TEST(CliPlanInference, EveryDeviceAndBatchGetsARowAndAPicture) {
     // vgg16's weights (138M parameters, 528 MiB) are the same at every batch; activations grow with it.
     EXPECT_GT(row["peak_by_class"]["weights"].get<size_t>(), size_t{500} << 20);
   }
-  EXPECT_GT(j["rows"][1]["peak_by_class"]["activations"].get<size_t>(), j["rows"][0]["peak_by_class"]["activations"].get<size_t>());
+  EXPECT_GT(j["rows"][1]["peak_by_class"]["activations"].get<size_t>(),
+            j["rows"][0]["peak_by_class"]["activations"].get<size_t>());
   // The small GPU is slower on the same batch.
   EXPECT_GT(j["rows"][2]["latency_seconds"].get<double>(), j["rows"][0]["latency_seconds"].get<double>());
   EXPECT_TRUE(fs::file_size(dir / "m.svg") > 0);
   // In half the weights it runs: fc6 cut into blocks, the largest layers' weights streamed over
   // the link, at a cost; far below, the message says how much would do.
-  const CliRun half = vdnn("plan --model vgg16 --inference --device titan-x-maxwell --batches 1 --json --device-memory 264MiB");
+  const CliRun half =
+      vdnn("plan --model vgg16 --inference --device titan-x-maxwell --batches 1 --json --device-memory 264MiB");
   ASSERT_EQ(half.exit_code, 0) << half.output;
   const nlohmann::json h = parse_json_text(half.output, "vdnn plan --inference --json")["rows"][0];
   EXPECT_TRUE(h["fits"].get<bool>());
   EXPECT_LE(h["peak_bytes"].get<size_t>(), size_t{264} << 20);
   EXPECT_GT(h["streamed_bytes_per_batch"].get<size_t>(), size_t{264} << 20);
   EXPECT_GT(h["latency_seconds"].get<double>(), j["rows"][0]["latency_seconds"].get<double>());
-  const CliRun small = vdnn("plan --model vgg16 --inference --device titan-x-maxwell --batches 1 --device-memory 64MiB");
+  const CliRun small =
+      vdnn("plan --model vgg16 --inference --device titan-x-maxwell --batches 1 --device-memory 64MiB");
   EXPECT_EQ(small.exit_code, 1) << small.output;
   EXPECT_NE(small.output.find("does not fit 64.00 MiB"), std::string::npos) << small.output;
   EXPECT_NE(small.output.find("every weight streamed"), std::string::npos) << small.output;
-  expect_user_error("plan --model vgg16 --inference --policy all", "--inference plans the forward pass alone: --policy");
+  expect_user_error("plan --model vgg16 --inference --policy all",
+                    "--inference plans the forward pass alone: --policy");
   expect_user_error("plan --model vgg16 --inference --batches 1,x", "--batches '1,x': 'x' is not a batch size");
   expect_user_error("plan --model vgg16 --batches 1,8", "--batches lists batch sizes for --inference");
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace test_cli_infer

@@ -38,8 +38,7 @@ TEST(CliInputReaders, EveryCommandFinishesOnModelsThatReadTheInputDirectly) {
     const std::string weights = (dir / (std::string(m.name) + ".safetensors")).string();
     std::vector<std::string> commands{
         "train --data synthetic --synthetic-samples 12 --iterations 3 --progress none --policy all --save " + weights,
-        "infer --data synthetic --synthetic-samples 12 --weights " + weights,
-        "plan --device titan-x-maxwell"};
+        "infer --data synthetic --synthetic-samples 12 --weights " + weights, "plan --device titan-x-maxwell"};
     if (&m == &kModels[0]) {  // the commands that measure kernels take about 2 s each
       commands.push_back("plan --repeats 1");
       commands.push_back("profile --repeats 1 --progress none");
@@ -52,5 +51,5 @@ TEST(CliInputReaders, EveryCommandFinishesOnModelsThatReadTheInputDirectly) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace test_cli_input_readers
 }  // namespace vdnn::test

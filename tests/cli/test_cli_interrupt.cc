@@ -80,7 +80,8 @@ TEST(Interrupt, CtrlCStopsBetweenStepsAndSaysHowToResume) {
   const fs::path ckpt = dir / "ckpt" / "run.safetensors";
   fs::create_directories(ckpt.parent_path());
   const std::string args = kTrain + write_tiny_model(dir).string() + " --checkpoint-every 1 --save " + ckpt.string();
-  const Interrupted r = interrupt_run(args, [&] { return fs::exists(ckpt); }, 1, dir / "log");
+  const Interrupted r = interrupt_run(
+      args, [&] { return fs::exists(ckpt); }, 1, dir / "log");
   EXPECT_EQ(r.exit_code, 130) << r.output;
   EXPECT_EQ(temp_files_under(ckpt.parent_path()), std::vector<std::string>{}) << r.output;
   std::smatch m;
@@ -116,12 +117,13 @@ TEST(Interrupt, ASecondCtrlCExitsAtOnceAndLeavesNoTemporaryFile) {
   const fs::path ckpt = dir / "ckpt" / "run.safetensors";
   fs::create_directories(ckpt.parent_path());
   const std::string args = kTrain + write_tiny_model(dir).string() + " --checkpoint-every 1 --save " + ckpt.string();
-  const Interrupted r = interrupt_run(args, [&] { return fs::exists(ckpt); }, 2, dir / "log");
+  const Interrupted r = interrupt_run(
+      args, [&] { return fs::exists(ckpt); }, 2, dir / "log");
   EXPECT_EQ(r.exit_code, 130) << r.output;
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
   EXPECT_EQ(temp_files_under(ckpt.parent_path()), std::vector<std::string>{}) << r.output;
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace test_cli_interrupt
 }  // namespace vdnn::test

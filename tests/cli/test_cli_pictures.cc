@@ -65,5 +65,5 @@ TEST(CliPictures, TrainWritesTheMeasuredTraceOfItsThirdStepOrItsLast) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace test_cli_pictures
 }  // namespace vdnn::test

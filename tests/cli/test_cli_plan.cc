@@ -12,9 +12,9 @@
 #include "backends/backend_targets.h"
 #include "cli/cli_run.h"
 #include "io/model_file.h"
-#include "util/text_file.h"
 #include "plan/planned_step.h"
 #include "plan/program_builder.h"
+#include "util/text_file.h"
 
 namespace vdnn::test {
 namespace test_cli_plan {
@@ -70,7 +70,8 @@ TEST(CliPlan, AutoSearchesSliceRunsAndSucceedsWhereOnlyTheSlicedGraphFits) {
     {"name": "conv2", "type": "conv", "channels": 32, "kernel": 3, "pad": 1}, {"name": "relu2", "type": "relu"},
     {"name": "pool2", "type": "max_pool", "kernel": 2},
     {"name": "fc", "type": "fc", "units": "classes"}, {"name": "loss", "type": "softmax_cross_entropy"}]})";
-  const std::string base = "plan --model " + model.string() + " --batch 256 --device titan-x-maxwell --device-memory 100MiB --policy auto";
+  const std::string base =
+      "plan --model " + model.string() + " --batch 256 --device titan-x-maxwell --device-memory 100MiB --policy auto";
   const CliRun searched = vdnn(base + " --json --sweep-steps 6 --sweep-svg " + (dir / "sweep.svg").string());
   ASSERT_EQ(searched.exit_code, 0) << searched.output;
   const nlohmann::json j = nlohmann::json::parse(searched.output);
@@ -112,7 +113,8 @@ TEST(CliPlan, AGenerousBudgetKeepsEverythingAndAnImpossibleOneNamesTheMinimum) {
   EXPECT_NE(easy.output.find("dyn picks none+fastest (step 2)"), std::string::npos) << easy.output;
   const CliRun hard = vdnn("plan --model vgg16 --batch 256 --device titan-x-maxwell --device-memory 2GiB");
   EXPECT_EQ(hard.exit_code, 1) << hard.output;
-  EXPECT_NE(hard.output.find("error: --device-memory 2.00 GiB (2147483648 bytes) is too small"), std::string::npos) << hard.output;
+  EXPECT_NE(hard.output.find("error: --device-memory 2.00 GiB (2147483648 bytes) is too small"), std::string::npos)
+      << hard.output;
   EXPECT_NE(hard.output.find("needs at least"), std::string::npos) << hard.output;
 }
 
@@ -142,7 +144,8 @@ TEST(CliPlan, BadDevicesProfilesAndModelsGetOneClearLine) {
   expect_user_error("train --data synthetic --policy dyn --iterations 1", "--policy dyn needs --device-memory");
   const CliRun small = vdnn("train --data synthetic --policy dyn --device-memory 1MiB --iterations 1");
   EXPECT_EQ(small.exit_code, 1) << small.output;
-  EXPECT_NE(small.output.find("error: --device-memory 1.00 MiB (1048576 bytes) is too small"), std::string::npos) << small.output;
+  EXPECT_NE(small.output.find("error: --device-memory 1.00 MiB (1048576 bytes) is too small"), std::string::npos)
+      << small.output;
   EXPECT_NE(small.output.find("needs at least"), std::string::npos) << small.output;
 }
 
@@ -157,7 +160,8 @@ TEST(CliPlan, PrefetchAheadPredictsTheDepthAndPeakTrainUses) {
   const Graph graph = load_model(model_name);
   const int layers = static_cast<int>(graph.nodes().size());
   const auto backend = make_backend(graph, {BackendKind::kCpu, batch, 1, ConvAlgo::kDirect});
-  const Program eval = build_program(graph, backend->value_bytes(), backend->facts(), {Policy::kNone, SyncMode::kEvent, false});
+  const Program eval =
+      build_program(graph, backend->value_bytes(), backend->facts(), {Policy::kNone, SyncMode::kEvent, false});
   auto needs = [&](int depth) {
     ProgramOptions o{Policy::kAll, SyncMode::kEvent, true};
     o.prefetch_depth = depth;
@@ -182,17 +186,23 @@ TEST(CliPlan, PrefetchAheadPredictsTheDepthAndPeakTrainUses) {
 
   const auto dir = temp_dir("ahead");
   const std::string costs = (dir / "costs.json").string(), report = (dir / "report.json").string();
-  const std::string common = "--model " + model_name + " --batch " + std::to_string(batch) + " --policy all --prefetch ahead "
-                             "--device-memory " + std::to_string(budget);
-  ASSERT_EQ(vdnn("profile --model " + model_name + " --batch " + std::to_string(batch) + " --repeats 1 --save " + costs).exit_code, 0);
+  const std::string common = "--model " + model_name + " --batch " + std::to_string(batch) +
+                             " --policy all --prefetch ahead "
+                             "--device-memory " +
+                             std::to_string(budget);
+  ASSERT_EQ(vdnn("profile --model " + model_name + " --batch " + std::to_string(batch) + " --repeats 1 --save " + costs)
+                .exit_code,
+            0);
   auto profile = nlohmann::json::parse(std::ifstream(costs));
   for (auto& node : profile["nodes"]) node["algos"] = nlohmann::json::array({node["algos"][0]});  // direct only
   std::ofstream(costs) << profile.dump();
   const CliRun p = vdnn("plan " + common + " --costs " + costs + " --json");
   ASSERT_EQ(p.exit_code, 0) << p.output;
   const auto row = nlohmann::json::parse(p.output)["configurations"].at(0);
-  const CliRun t = vdnn("train " + common + " --conv-algo direct --data synthetic --iterations 1 --no-eval --progress none "
-                        "--report " + report);
+  const CliRun t = vdnn("train " + common +
+                        " --conv-algo direct --data synthetic --iterations 1 --no-eval --progress none "
+                        "--report " +
+                        report);
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const auto trained = nlohmann::json::parse(std::ifstream(report));
   EXPECT_EQ(row["prefetch_depth"], step.prefetch_depth);
@@ -210,7 +220,8 @@ TEST(CliTrain, DynPicksAConfigurationThatTrainsInTheBudget) {
   const CliRun r = vdnn("train --data synthetic --policy dyn --device-memory 48MiB --iterations 2 --no-eval");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(r.output.find("dyn picks all+") != std::string::npos ||
-              r.output.find("dyn picks none+") != std::string::npos) << r.output;
+              r.output.find("dyn picks none+") != std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("device memory 48.00 MiB"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" MiB of 48.00 MiB, offloaded"), std::string::npos) << r.output;  // the run's peak
 }
@@ -225,5 +236,5 @@ TEST(CliPlan, CalibratingANetworkThatDivergesAtTheDefaultRateStillPlans) {
   EXPECT_NE(r.output.find("none+"), std::string::npos) << r.output;
 }
 
-}  // namespace
+}  // namespace test_cli_plan
 }  // namespace vdnn::test

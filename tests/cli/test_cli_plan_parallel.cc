@@ -71,8 +71,9 @@ TEST(CliPlanParallel, ScalingPlansOneToSixtyFourRanksAndDrawsThem) {
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("none+fastest, 64 ranks"), std::string::npos) << "a dot per rank count";
   // Another batch's output joins the picture, each series named with its batch.
-  const CliRun json = vdnn("plan --model vgg16 --batch 32 --device a100-40gb --policy none --network hdr-infiniband "
-                           "--scaling --json");
+  const CliRun json = vdnn(
+      "plan --model vgg16 --batch 32 --device a100-40gb --policy none --network hdr-infiniband "
+      "--scaling --json");
   ASSERT_EQ(json.exit_code, 0) << json.output;
   write_text_file((dir / "b32.json").string(), json.output);
   const CliRun both = vdnn(kVgg + "--network hdr-infiniband --scaling-svg " + (dir / "both.svg").string() +
@@ -85,9 +86,9 @@ TEST(CliPlanParallel, ScalingPlansOneToSixtyFourRanksAndDrawsThem) {
   expect_user_error(kVgg + "--network hdr-infiniband --scaling-svg " + (dir / "x.svg").string() + " --scaling-with " +
                         (dir / "plain.json").string(),
                     "plain.json: no 'data_parallel' (expected the output of `vdnn plan --scaling --json`)");
-  expect_user_error(kVgg + "--network hdr-infiniband --scaling-svg " + (dir / "x.svg").string() +
-                        " --scaling-with /dev/zero",
-                    "/dev/zero: is not a regular file");
+  expect_user_error(
+      kVgg + "--network hdr-infiniband --scaling-svg " + (dir / "x.svg").string() + " --scaling-with /dev/zero",
+      "/dev/zero: is not a regular file");
   expect_user_error(kVgg + "--network hdr-infiniband --scaling-with " + (dir / "b32.json").string(),
                     "--scaling-with adds series to the --scaling-svg picture");
   std::filesystem::remove_all(dir);
@@ -95,13 +96,17 @@ TEST(CliPlanParallel, ScalingPlansOneToSixtyFourRanksAndDrawsThem) {
 
 TEST(CliPlanParallel, BadFlagsAreOneClearLine) {
   expect_user_error(kVgg + "--ranks 0 --network hdr-infiniband", "--ranks must be at least 1");
-  expect_user_error(kVgg + "--ranks 4", "--ranks 4 needs --network: a network profile (ethernet-100g, hdr-infiniband, mpi-shared-memory, nvlink-a100)");
+  expect_user_error(
+      kVgg + "--ranks 4",
+      "--ranks 4 needs --network: a network profile (ethernet-100g, hdr-infiniband, mpi-shared-memory, nvlink-a100)");
   expect_user_error(kVgg + "--scaling", "--scaling needs --network");
-  expect_user_error(kVgg + "--ranks 4 --network omni-path", "--network: unknown network profile 'omni-path' (known: ethernet-100g");
-  expect_user_error(kVgg + "--ranks 4 --network /nonexistent/net.json", "network profile file '/nonexistent/net.json' does not exist");
+  expect_user_error(kVgg + "--ranks 4 --network omni-path",
+                    "--network: unknown network profile 'omni-path' (known: ethernet-100g");
+  expect_user_error(kVgg + "--ranks 4 --network /nonexistent/net.json",
+                    "network profile file '/nonexistent/net.json' does not exist");
   expect_user_error(kVgg + "--ranks 4 --network hdr-infiniband --bucket-size 0", "--bucket-size must be positive");
   expect_user_error(kVgg + "--ranks 4 --network hdr-infiniband --bucket-size lots", "--bucket-size");
 }
 
-}  // namespace
+}  // namespace test_cli_plan_parallel
 }  // namespace vdnn::test

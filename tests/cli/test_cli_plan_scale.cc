@@ -16,7 +16,8 @@
 namespace vdnn::test {
 namespace test_cli_plan_scale {
 
-nlohmann::json layer(const std::string& type, const std::string& name, nlohmann::json fields = nlohmann::json::object()) {
+nlohmann::json layer(const std::string& type, const std::string& name,
+                     nlohmann::json fields = nlohmann::json::object()) {
   fields["type"] = type;
   fields["name"] = name;
   return fields;
@@ -49,7 +50,9 @@ TEST(CliPlanScale, TenThousandReluChainPlansWithinAMinute) {
 
 TEST(CliPlanScale, ResNetOfTenThousandLayersPlansWithinAMinute) {
   const auto dir = temp_dir("plan_scale_resnet");
-  auto conv = [](const std::string& name) { return layer("conv", name, {{"channels", 8}, {"kernel", 3}, {"pad", 1}, {"bias", false}}); };
+  auto conv = [](const std::string& name) {
+    return layer("conv", name, {{"channels", 8}, {"kernel", 3}, {"pad", 1}, {"bias", false}});
+  };
   nlohmann::json layers = {conv("conv1"), layer("batch_norm", "bn1"), layer("relu", "relu")};
   std::string x = "relu";
   for (int b = 0; b < 1428; ++b) {  // basic blocks of 7 layers
@@ -69,5 +72,5 @@ TEST(CliPlanScale, ResNetOfTenThousandLayersPlansWithinAMinute) {
   EXPECT_LT(plan_seconds(write_model(dir, "resnet10002", layers)), 60.0);
 }
 
-}  // namespace
+}  // namespace test_cli_plan_scale
 }  // namespace vdnn::test

@@ -30,7 +30,8 @@ TEST(CliPlanSweep, Vgg16OnTheTitanXFitsMonotonicallyAndNeverBeatsTheOracle) {
   EXPECT_EQ(s["oracle_seconds"].get<double>(), oracle);
   std::vector<std::string> columns;
   for (const auto& c : s["columns"]) columns.push_back(c["name"]);
-  EXPECT_EQ(columns, (std::vector<std::string>{"none", "conv", "all", "dyn", "auto", "conv/ahead", "all/ahead", "dyn/ahead"}));
+  EXPECT_EQ(columns,
+            (std::vector<std::string>{"none", "conv", "all", "dyn", "auto", "conv/ahead", "all/ahead", "dyn/ahead"}));
   const auto& rows = s["rows"];
   ASSERT_GE(rows.size(), 20u) << "20 steps by default, plus the smallest budgets and the device's";
   EXPECT_EQ(rows.front()["budget"], s["top"]);
@@ -62,7 +63,8 @@ TEST(CliPlanSweep, Vgg16OnTheTitanXFitsMonotonicallyAndNeverBeatsTheOracle) {
     }
   }
   EXPECT_EQ(s["columns"][0]["smallest_budget"].get<size_t>(), none_fastest);
-  const auto device = std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row["budget"] == size_t{12} << 30; });
+  const auto device =
+      std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row["budget"] == size_t{12} << 30; });
   ASSERT_NE(device, rows.end()) << "the device's budget is a row";
   EXPECT_EQ((*device)["step_seconds"]["dyn/ahead"].get<double>(), dyn_seconds) << "the table prefetches ahead";
   EXPECT_EQ((*device)["configurations"]["dyn"], dyn_label.substr(0, dyn_label.find(", ahead ")));
@@ -121,7 +123,8 @@ TEST(CliPlanSweep, TheTableHasOneRowPerBudgetAndTheSvgOneLinePerColumn) {
 
 TEST(CliPlanSweep, AStepCountOutOfRangeIsOneClearLine) {
   for (const char* steps : {"1", "201"}) {
-    const CliRun r = vdnn("plan --model fmnist_cnn --device titan-x-maxwell --sweep --sweep-steps " + std::string(steps));
+    const CliRun r =
+        vdnn("plan --model fmnist_cnn --device titan-x-maxwell --sweep --sweep-steps " + std::string(steps));
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.rfind(std::string("--sweep-steps: Value ") + steps + " not in range 2 to 200", 0), 0u)
         << r.output;
@@ -130,5 +133,5 @@ TEST(CliPlanSweep, AStepCountOutOfRangeIsOneClearLine) {
   EXPECT_EQ(vdnn("plan --model fmnist_cnn --device titan-x-maxwell --sweep-steps 2").exit_code, 0);
 }
 
-}  // namespace
+}  // namespace test_cli_plan_sweep
 }  // namespace vdnn::test

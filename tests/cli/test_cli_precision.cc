@@ -14,8 +14,10 @@ namespace test_cli_precision {
 nlohmann::json precision_report(const std::string& precision) {
   const auto dir = temp_dir("precision_" + precision);
   const auto file = dir / "r.json";
-  const CliRun r = vdnn("train --data synthetic --synthetic-samples 128 --batch 32 --iterations 2 --no-eval "
-                        "--policy all --precision " + precision + " --report " + file.string());
+  const CliRun r = vdnn(
+      "train --data synthetic --synthetic-samples 128 --batch 32 --iterations 2 --no-eval "
+      "--policy all --precision " +
+      precision + " --report " + file.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return read_json_file(file);
 }
@@ -146,8 +148,10 @@ TEST(CliPrecision, TheAutoPolicyTrainsInBf16WhereFp32DoesNotFit) {
   const auto dir = temp_dir("precision_auto");
   const auto file = dir / "r.json";
   // fmnist_cnn at batch 32: fp32 needs 18.74 MiB at least (`all`, leanest algorithms; measured here).
-  const std::string run = "train --data synthetic --synthetic-samples 128 --batch 32 --iterations 3 --no-eval "
-                          "--policy auto --device-memory 16MiB --report " + file.string();
+  const std::string run =
+      "train --data synthetic --synthetic-samples 128 --batch 32 --iterations 3 --no-eval "
+      "--policy auto --device-memory 16MiB --report " +
+      file.string();
   const CliRun f32 = vdnn(run);
   EXPECT_EQ(f32.exit_code, 1) << f32.output;
   EXPECT_NE(f32.output.find("is too small for model 'fmnist_cnn' at batch 32 with policy auto"), std::string::npos)
@@ -160,5 +164,5 @@ TEST(CliPrecision, TheAutoPolicyTrainsInBf16WhereFp32DoesNotFit) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace test_cli_precision
 }  // namespace vdnn::test

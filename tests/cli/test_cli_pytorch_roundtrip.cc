@@ -20,8 +20,8 @@ TEST(CliPyTorchRoundTrip, StateDictTrainsAndLoadsBackStrictly) {
   ASSERT_TRUE(fs::exists(python)) << python << " is missing: run `bash scripts/python_env.sh` (it makes the "
                                   << "test environment with torch and safetensors)";
   const fs::path dir = temp_dir("pytorch_roundtrip");
-  const CliRun run = run_command("timeout 120 " + python.string() + " " VDNN_SOURCE_DIR
-                                 "/tests/cli/pytorch_roundtrip.py " VDNN_BINARY " " + dir.string());
+  const CliRun run = run_command("timeout 120 " + python.string() +
+                                 " " VDNN_SOURCE_DIR "/tests/cli/pytorch_roundtrip.py " VDNN_BINARY " " + dir.string());
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output.substr(run.output.size() >= 3 ? run.output.size() - 3 : 0), "ok\n") << run.output;
   fs::remove_all(dir);
@@ -31,18 +31,22 @@ TEST(CliPyTorchRoundTrip, StateDictTrainsAndLoadsBackStrictly) {
 // tensor the model needs fails naming the file and the tensor.
 TEST(CliPyTorchRoundTrip, BadInitialWeightsNameTheFileAndTensor) {
   const std::string corpus = VDNN_SOURCE_DIR "/fuzz/corpus/safetensors/";
-  const std::string train = "train --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 16 "
-                            "--iterations 1 --no-eval --initial-weights ";
-  expect_user_error(train + corpus + "pytorch-dtypes.safetensors",
-                    "--initial-weights " + corpus + "pytorch-dtypes.safetensors: tensor 'n.u8': dtype U8 holds integers");
+  const std::string train =
+      "train --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 16 "
+      "--iterations 1 --no-eval --initial-weights ";
+  expect_user_error(
+      train + corpus + "pytorch-dtypes.safetensors",
+      "--initial-weights " + corpus + "pytorch-dtypes.safetensors: tensor 'n.u8': dtype U8 holds integers");
   const CliRun r = vdnn(train + corpus + "one-tensor.safetensors");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("error: --initial-weights " + corpus + "one-tensor.safetensors: tensor 'conv1.weight' that "
+  EXPECT_NE(r.output.find("error: --initial-weights " + corpus +
+                          "one-tensor.safetensors: tensor 'conv1.weight' that "
                           "model 'fmnist_cnn' needs is missing\n"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   expect_user_error("train --initial-weights a.safetensors --resume b.safetensors",
                     "--initial-weights and --resume both give the starting weights");
 }
 
-}  // namespace
+}  // namespace test_cli_pytorch_roundtrip
 }  // namespace vdnn::test

@@ -78,15 +78,17 @@ TEST(CliReport, DynExplainsItsAlgorithms) {
 }
 
 TEST(CliProgress, LogsGetPlainLinesAndNoEscapeCodes) {
-  const CliRun r = vdnn("train --data synthetic --synthetic-samples 512 --batch 32 --epochs 1 --no-eval --progress lines");
+  const CliRun r =
+      vdnn("train --data synthetic --synthetic-samples 512 --batch 32 --epochs 1 --no-eval --progress lines");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find('\r'), std::string::npos);
   EXPECT_NE(r.output.find("epoch   1"), std::string::npos) << r.output;
-  const CliRun bar = vdnn("train --data synthetic --synthetic-samples 512 --batch 32 --epochs 1 --no-eval --progress bar");
+  const CliRun bar =
+      vdnn("train --data synthetic --synthetic-samples 512 --batch 32 --epochs 1 --no-eval --progress bar");
   ASSERT_EQ(bar.exit_code, 0) << bar.output;
   EXPECT_NE(bar.output.find("\r"), std::string::npos) << "a bar was drawn";
   EXPECT_NE(bar.output.find("img/s"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace test_cli_report
 }  // namespace vdnn::test

@@ -80,8 +80,7 @@ TEST(ModelFile, EveryMistakeGetsANamedError) {
                {"layer 'c1'", "unknown field 'chanels'", "channels"});
   expect_error(with([](json& m) { m["layers"][1]["type"] = "gelu"; }),
                {"layer 'r1'", "unknown layer type 'gelu'", "relu"});
-  expect_error(with([](json& m) { m["layers"][2]["inputs"] = {"nope"}; }),
-               {"layer 'p1'", "input 'nope'"});
+  expect_error(with([](json& m) { m["layers"][2]["inputs"] = {"nope"}; }), {"layer 'p1'", "input 'nope'"});
   expect_error(with([](json& m) { m["layers"][2]["name"] = "c1"; }), {"'c1'", "already used"});
   expect_error(with([](json& m) { m["layers"][0]["kernel"] = 20; }), {"layer 'c1'", "does not fit"});
   expect_error(with([](json& m) { m["layers"].erase(4); }), {"last layer", "loss"});
@@ -100,8 +99,9 @@ TEST(ModelFile, EveryMistakeGetsANamedError) {
 // floor((H + pad + pad_end - dilation*(kernel-1) - 1) / stride) + 1, PyTorch's and ONNX's rule.
 TEST(ModelFile, ConvDilationAndPadEndSetTheOutputShape) {
   ModelBuilder b("atrous", {3, 11, 10}, 4);
-  b.layer("conv", "a", {{"channels", 4}, {"kernel", 3}, {"dilation", {2, 3}}, {"pad", {1, 0}},
-                        {"pad_end", {0, 2}}, {"stride", {2, 1}}})
+  b.layer(
+       "conv", "a",
+       {{"channels", 4}, {"kernel", 3}, {"dilation", {2, 3}}, {"pad", {1, 0}}, {"pad_end", {0, 2}}, {"stride", {2, 1}}})
       .layer("relu6", "r")
       .layer("fc", "fc", {{"units", 4}})
       .layer("softmax_cross_entropy", "loss");
@@ -113,16 +113,14 @@ TEST(ModelFile, ConvDilationAndPadEndSetTheOutputShape) {
   EXPECT_TRUE(g.nodes()[1].layer->backward_reads_output());
   EXPECT_FALSE(g.nodes()[1].layer->backward_reads_input());
   // Dilation spreads the taps, it adds none: 2 FLOPs per tap per output.
-  EXPECT_EQ(g.nodes()[0].layer->forward_flops({Shape{3, 11, 10}}, Shape{4, 4, 6}),
-            2.0 * 3 * 9 * 4 * 4 * 6);
+  EXPECT_EQ(g.nodes()[0].layer->forward_flops({Shape{3, 11, 10}}, Shape{4, 4, 6}), 2.0 * 3 * 9 * 4 * 4 * 6);
 
   auto with = [](auto edit) {
     json m = tiny_model();
     edit(m);
     return m;
   };
-  expect_error(with([](json& m) { m["layers"][0]["dilation"] = 0; }),
-               {"layer 'c1'", "'dilation'", "pair [h, w]"});
+  expect_error(with([](json& m) { m["layers"][0]["dilation"] = 0; }), {"layer 'c1'", "'dilation'", "pair [h, w]"});
   expect_error(with([](json& m) { m["layers"][0]["pad_end"] = -1; }), {"layer 'c1'", "'pad_end'"});
   expect_error(with([](json& m) { m["layers"][0]["dilation"] = 5; }),  // 11 wide on 8 + 1 + 1
                {"layer 'c1'", "does not fit", "dilation 5x5"});
@@ -164,5 +162,5 @@ TEST(ModelFile, ParsesShapes) {
     EXPECT_THROW(parse_shape(bad, "--input"), Error) << bad;
 }
 
-}  // namespace
+}  // namespace test_model_file
 }  // namespace vdnn

@@ -20,8 +20,8 @@ std::vector<float> download(const void* src, size_t bytes) {
 
 }  // namespace
 
-CudaKernelHarness::CudaKernelHarness(const Layer& layer, int64_t batch,
-                                     std::vector<Shape> in_shapes, ConvAlgo algo, bool training)
+CudaKernelHarness::CudaKernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes, ConvAlgo algo,
+                                     bool training)
     : layer_(layer),
       batch_(batch),
       in_shapes_(std::move(in_shapes)),
@@ -109,8 +109,7 @@ CudaKernelHarness::Grads CudaKernelHarness::backward(const std::vector<float>& d
   Grads g;
   for (const auto& d : d_in_) g.d_in.push_back(download(d->data(), d->bytes()));
   for (size_t i = 0; i < specs_.size(); ++i)
-    if (specs_[i].trainable)
-      g.d_params.push_back(download(d_params_[i]->data(), d_params_[i]->bytes()));
+    if (specs_[i].trainable) g.d_params.push_back(download(d_params_[i]->data(), d_params_[i]->bytes()));
   return g;
 }
 

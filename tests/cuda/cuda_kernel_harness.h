@@ -24,8 +24,8 @@ namespace vdnn::test {
 
 class CudaKernelHarness {
  public:
-  CudaKernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes,
-                    ConvAlgo algo = ConvAlgo::kDirect, bool training = true);
+  CudaKernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes, ConvAlgo algo = ConvAlgo::kDirect,
+                    bool training = true);
 
   void set_params(const std::vector<std::vector<float>>& plain);
   std::vector<std::vector<float>> params() const;

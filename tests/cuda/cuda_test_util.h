@@ -34,8 +34,7 @@ namespace vdnn::test {
 
 inline constexpr double kGpuRelTol = 1e-4;
 
-inline ::testing::AssertionResult gpu_matches_cpu(const std::vector<float>& gpu,
-                                                  const std::vector<float>& cpu,
+inline ::testing::AssertionResult gpu_matches_cpu(const std::vector<float>& gpu, const std::vector<float>& cpu,
                                                   double rel_tol = kGpuRelTol) {
   double scale = 0;
   for (float v : cpu) scale = std::max(scale, static_cast<double>(std::fabs(v)));

@@ -35,8 +35,7 @@ TEST(CudaCheck, FailuresNameTheStatementAndTheLibraryError) {
   EXPECT_THROW(VDNN_CUDA_CHECK(CUDNN_STATUS_BAD_PARAM), Error);
   EXPECT_THROW(VDNN_CUDA_CHECK(CUBLAS_STATUS_INVALID_VALUE), Error);
   EXPECT_NO_THROW(VDNN_CUDA_CHECK(CUBLAS_STATUS_SUCCESS));
-  EXPECT_NE(describe(cudaErrorInsufficientDriver).find("cudaErrorInsufficientDriver, error 35"),
-            std::string::npos);
+  EXPECT_NE(describe(cudaErrorInsufficientDriver).find("cudaErrorInsufficientDriver, error 35"), std::string::npos);
 }
 
 TEST(CudaDevice, WithoutAGpuConstructionFailsWithTheRuntimeReason) {
@@ -63,8 +62,7 @@ TEST(CudaDevice, CopiesAndEventsOrderTheStreams) {
   Event up = dev.copy_async(StreamKind::kH2D, a, src, bytes);
   dev.wait(StreamKind::kCompute, up);
   dev.launch(StreamKind::kCompute, [&] {
-    VDNN_CUDA_CHECK(
-        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, dev.stream(StreamKind::kCompute)));
+    VDNN_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, dev.stream(StreamKind::kCompute)));
   });
   dev.wait(StreamKind::kD2H, dev.record(StreamKind::kCompute));
   Event down = dev.copy_async(StreamKind::kD2H, out.data(), b, bytes);
@@ -153,5 +151,5 @@ TEST(CudaMemory, ArenaIsZeroFilled) {
   for (char c : host) ASSERT_EQ(c, 0);
 }
 
-}  // namespace
+}  // namespace test_cuda_device
 }  // namespace vdnn

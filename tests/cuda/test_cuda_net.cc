@@ -49,8 +49,7 @@ NetOptions gpu_options(Policy policy, SyncMode sync) {
 TEST(CudaNet, BitIdenticalWeightsUnderEveryPolicyAndSyncMode) {
   VDNN_REQUIRE_GPU();
   for (auto make : {+[] { return load_model("fmnist_cnn"); }, +[] { return dag_net(); }}) {
-    const std::string expected =
-        test::train_for_hash(make(), gpu_options(Policy::kNone, SyncMode::kEvent), 6);
+    const std::string expected = test::train_for_hash(make(), gpu_options(Policy::kNone, SyncMode::kEvent), 6);
     for (Policy policy : {Policy::kNone, Policy::kConv, Policy::kAll})
       for (SyncMode sync : {SyncMode::kEvent, SyncMode::kLayer})
         EXPECT_EQ(test::train_for_hash(make(), gpu_options(policy, sync), 6), expected)
@@ -67,8 +66,7 @@ TEST(CudaNet, ForwardAndGradientsFollowTheCpuBackend) {
   Net cpu(dag_without_dropout(), o);  // same seed: same initial weights
   const auto images = ref::random_vector(6 * 3 * 12 * 12, 17);
   const std::vector<int32_t> labels{0, 3, 1, 4, 2, 2};
-  for (Net* net : {&gpu, &cpu})
-    net->set_batch(images.data(), labels.data(), 5);  // one padded sample
+  for (Net* net : {&gpu, &cpu}) net->set_batch(images.data(), labels.data(), 5);  // one padded sample
   const float loss_gpu = gpu.forward(true), loss_cpu = cpu.forward(true);
   EXPECT_NEAR(loss_gpu, loss_cpu, 1e-4 * std::fabs(loss_cpu));
   EXPECT_EQ(gpu.correct(), cpu.correct());
@@ -76,12 +74,10 @@ TEST(CudaNet, ForwardAndGradientsFollowTheCpuBackend) {
   cpu.backward();
   for (size_t i = 0; i < cpu.params().size(); ++i) {
     if (!cpu.params()[i].grad) continue;
-    EXPECT_TRUE(test::gpu_matches_cpu(gpu.export_grad(i), cpu.export_grad(i), 1e-3))
-        << cpu.params()[i].name;
+    EXPECT_TRUE(test::gpu_matches_cpu(gpu.export_grad(i), cpu.export_grad(i), 1e-3)) << cpu.params()[i].name;
   }
   for (size_t i = 0; i < cpu.params().size(); ++i)  // BN's running statistics
-    EXPECT_TRUE(test::gpu_matches_cpu(gpu.export_param(i), cpu.export_param(i)))
-        << cpu.params()[i].name;
+    EXPECT_TRUE(test::gpu_matches_cpu(gpu.export_param(i), cpu.export_param(i))) << cpu.params()[i].name;
 }
 
 TEST(CudaNet, SameSeedSameWeightsAndTrainingLearns) {
@@ -132,8 +128,7 @@ TEST(CudaNet, Vgg16AtImageNetSizeTrainsUnderABudgetOnlyOffloadingMeets) {
   o.batch = 8;
   const size_t none_needs = Net(load_model("vgg16"), o).arena_bytes();
   o.policy = Policy::kAll;
-  const size_t all_needs =
-      Net(load_model("vgg16"), o).arena_bytes();  // the smallest budget of `all`
+  const size_t all_needs = Net(load_model("vgg16"), o).arena_bytes();  // the smallest budget of `all`
   ASSERT_LT(all_needs, none_needs);
   o.device_memory = all_needs;
   Net net(load_model("vgg16"), o);
@@ -144,9 +139,8 @@ TEST(CudaNet, Vgg16AtImageNetSizeTrainsUnderABudgetOnlyOffloadingMeets) {
   EXPECT_TRUE(std::isfinite(net.forward(true)));
   net.backward();
   EXPECT_GT(net.device().stats(StreamKind::kD2H).bytes_copied, 0u);
-  EXPECT_EQ(net.device().stats(StreamKind::kD2H).bytes_copied,
-            net.device().stats(StreamKind::kH2D).bytes_copied);
+  EXPECT_EQ(net.device().stats(StreamKind::kD2H).bytes_copied, net.device().stats(StreamKind::kH2D).bytes_copied);
 }
 
-}  // namespace
+}  // namespace test_cuda_net
 }  // namespace vdnn

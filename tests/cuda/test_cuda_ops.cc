@@ -31,8 +31,7 @@ std::vector<std::vector<float>> random_params(const std::vector<ParamSpec>& spec
 }
 
 void expect_gpu_matches_cpu(const OpCase& c) {
-  SCOPED_TRACE(c.layer.dump() + " algo " + to_string(c.algo) +
-               (c.training ? " training" : " inference"));
+  SCOPED_TRACE(c.layer.dump() + " algo " + to_string(c.algo) + (c.training ? " training" : " inference"));
   auto layer = layer_from(c.layer);
   KernelHarness cpu(*layer, c.batch, c.in, tag::nchw, c.training);
   CudaKernelHarness gpu(*layer, c.batch, c.in, c.algo, c.training);
@@ -41,26 +40,22 @@ void expect_gpu_matches_cpu(const OpCase& c) {
   gpu.set_params(params);
   std::vector<std::vector<float>> xs;
   for (size_t i = 0; i < c.in.size(); ++i)
-    xs.push_back(ref::random_vector(static_cast<size_t>(c.batch * c.in[i].elements()), 300 + i,
-                                    -2.0f, 2.0f));
+    xs.push_back(ref::random_vector(static_cast<size_t>(c.batch * c.in[i].elements()), 300 + i, -2.0f, 2.0f));
   if (layer->kind() == LayerKind::kLoss) {
     std::vector<int32_t> labels;
-    for (int64_t n = 0; n < c.batch; ++n)
-      labels.push_back(static_cast<int32_t>((n * 7 + 3) % c.in[0].elements()));
+    for (int64_t n = 0; n < c.batch; ++n) labels.push_back(static_cast<int32_t>((n * 7 + 3) % c.in[0].elements()));
     cpu.set_labels(labels);
     gpu.set_labels(labels);
   }
   EXPECT_TRUE(gpu_matches_cpu(gpu.forward(xs), cpu.forward(xs))) << "forward";
   const auto cpu_params = cpu.params(), gpu_params = gpu.params();  // running statistics moved
   for (size_t p = 0; p < params.size(); ++p)
-    EXPECT_TRUE(gpu_matches_cpu(gpu_params[p], cpu_params[p]))
-        << "parameter " << p << " after forward";
+    EXPECT_TRUE(gpu_matches_cpu(gpu_params[p], cpu_params[p])) << "parameter " << p << " after forward";
   if (!c.training) return;
   const auto dy = ref::random_vector(static_cast<size_t>(cpu.out_elements()), 400);
   const auto g_cpu = cpu.backward(dy);
   const auto g_gpu = gpu.backward(dy);
-  for (size_t i = 0; i < xs.size(); ++i)
-    EXPECT_TRUE(gpu_matches_cpu(g_gpu.d_in[i], g_cpu.d_in[i])) << "d input " << i;
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_TRUE(gpu_matches_cpu(g_gpu.d_in[i], g_cpu.d_in[i])) << "d input " << i;
   ASSERT_EQ(g_gpu.d_params.size(), g_cpu.d_params.size());
   for (size_t p = 0; p < g_cpu.d_params.size(); ++p)
     EXPECT_TRUE(gpu_matches_cpu(g_gpu.d_params[p], g_cpu.d_params[p])) << "d parameter " << p;
@@ -69,26 +64,15 @@ void expect_gpu_matches_cpu(const OpCase& c) {
 TEST(CudaOps, ConvolutionWithEveryAlgorithmChoice) {
   VDNN_REQUIRE_GPU();
   for (ConvAlgo algo : {ConvAlgo::kDirect, ConvAlgo::kAuto, ConvAlgo::kWinograd}) {
-    expect_gpu_matches_cpu({{{"type", "conv"}, {"channels", 8}, {"kernel", 3}, {"pad", 1}},
-                            2,
-                            {Shape{3, 9, 7}},
-                            algo});
-    expect_gpu_matches_cpu({{{"type", "conv"},
-                             {"channels", 6},
-                             {"kernel", 5},
-                             {"stride", 2},
-                             {"pad", 2},
-                             {"bias", false}},
-                            2,
-                            {Shape{4, 11, 10}},
-                            algo});
+    expect_gpu_matches_cpu({{{"type", "conv"}, {"channels", 8}, {"kernel", 3}, {"pad", 1}}, 2, {Shape{3, 9, 7}}, algo});
     expect_gpu_matches_cpu(
-        {{{"type", "conv"}, {"channels", 8}, {"kernel", 3}, {"pad", 1}, {"groups", 2}},
-         3,
-         {Shape{6, 8, 8}},
+        {{{"type", "conv"}, {"channels", 6}, {"kernel", 5}, {"stride", 2}, {"pad", 2}, {"bias", false}},
+         2,
+         {Shape{4, 11, 10}},
          algo});
     expect_gpu_matches_cpu(
-        {{{"type", "conv"}, {"channels", 16}, {"kernel", 1}}, 3, {Shape{16, 5, 5}}, algo});
+        {{{"type", "conv"}, {"channels", 8}, {"kernel", 3}, {"pad", 1}, {"groups", 2}}, 3, {Shape{6, 8, 8}}, algo});
+    expect_gpu_matches_cpu({{{"type", "conv"}, {"channels", 16}, {"kernel", 1}}, 3, {Shape{16, 5, 5}}, algo});
     expect_gpu_matches_cpu({{{"type", "conv"},  // dilated (cuDNN: the descriptor's dilation)
                              {"channels", 8},
                              {"kernel", 3},
@@ -120,33 +104,22 @@ TEST(CudaOps, MaxAndAveragePoolingIncludingCeilModeAndGlobal) {
   VDNN_REQUIRE_GPU();
   expect_gpu_matches_cpu({{{"type", "max_pool"}, {"kernel", 2}}, 2, {Shape{3, 8, 6}}});
   expect_gpu_matches_cpu(
-      {{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}},
-       2,
-       {Shape{4, 9, 10}}});
+      {{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2, {Shape{4, 9, 10}}});
   for (bool exclude : {true, false})
-    expect_gpu_matches_cpu({{{"type", "avg_pool"},
-                             {"kernel", 3},
-                             {"stride", 2},
-                             {"pad", 1},
-                             {"ceil", true},
-                             {"exclude_padding", exclude}},
-                            2,
-                            {Shape{2, 7, 8}}});
+    expect_gpu_matches_cpu(
+        {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}, {"exclude_padding", exclude}},
+         2,
+         {Shape{2, 7, 8}}});
   expect_gpu_matches_cpu({{{"type", "avg_pool"}, {"global", true}}, 3, {Shape{5, 6, 6}}});
 }
 
 TEST(CudaOps, LrnAndBatchNorm) {
   VDNN_REQUIRE_GPU();
   expect_gpu_matches_cpu(
-      {{{"type", "lrn"}, {"size", 5}, {"alpha", 0.5}, {"beta", 0.75}, {"k", 2.0}},
-       2,
-       {Shape{7, 3, 5}}});
+      {{{"type", "lrn"}, {"size", 5}, {"alpha", 0.5}, {"beta", 0.75}, {"k", 2.0}}, 2, {Shape{7, 3, 5}}});
   for (bool training : {true, false}) {
-    expect_gpu_matches_cpu({{{"type", "batch_norm"}, {"momentum", 0.25}},
-                            3,
-                            {Shape{5, 4, 3}},
-                            ConvAlgo::kDirect,
-                            training});
+    expect_gpu_matches_cpu(
+        {{{"type", "batch_norm"}, {"momentum", 0.25}}, 3, {Shape{5, 4, 3}}, ConvAlgo::kDirect, training});
     expect_gpu_matches_cpu({{{"type", "batch_norm"}}, 4, {Shape{7}}, ConvAlgo::kDirect, training});
   }
 }
@@ -162,13 +135,11 @@ TEST(CudaOps, ReluFlattenConcatAddAndTheLoss) {
   expect_gpu_matches_cpu({{{"type", "relu"}}, 2, {Shape{16, 3, 5}}});
   expect_gpu_matches_cpu({{{"type", "relu6"}}, 2, {Shape{16, 3, 5}}});
   expect_gpu_matches_cpu({{{"type", "flatten"}}, 2, {Shape{4, 2, 3}}});
-  expect_gpu_matches_cpu(
-      {{{"type", "concat"}}, 2, {Shape{3, 3, 4}, Shape{5, 3, 4}, Shape{8, 3, 4}}});
+  expect_gpu_matches_cpu({{{"type", "concat"}}, 2, {Shape{3, 3, 4}, Shape{5, 3, 4}, Shape{8, 3, 4}}});
   expect_gpu_matches_cpu({{{"type", "concat"}}, 3, {Shape{4}, Shape{3}, Shape{3}}});  // fc outputs
   expect_gpu_matches_cpu({{{"type", "add"}}, 2, {Shape{6, 3, 3}, Shape{6, 3, 3}, Shape{6, 3, 3}}});
   expect_gpu_matches_cpu({{{"type", "softmax_cross_entropy"}}, 4, {Shape{6}}});
-  expect_gpu_matches_cpu(
-      {{{"type", "dropout"}, {"rate", 0.3}}, 2, {Shape{4, 3, 3}}, ConvAlgo::kDirect, false});
+  expect_gpu_matches_cpu({{{"type", "dropout"}, {"rate", 0.3}}, 2, {Shape{4, 3, 3}}, ConvAlgo::kDirect, false});
 }
 
 TEST(CudaOps, DropoutMasksScalesAndBackpropagatesThroughTheSameMask) {
@@ -211,5 +182,5 @@ TEST(CudaOps, LrnSizesCudnnCannotMatchAreRefusedByName) {
   }
 }
 
-}  // namespace
+}  // namespace test_cuda_ops
 }  // namespace vdnn::test

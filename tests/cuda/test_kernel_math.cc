@@ -15,23 +15,12 @@ namespace test_kernel_math {
 
 namespace km = kernel_math;
 
-void expect_pooling_matches_reference(const nlohmann::json& fields, int64_t n, int64_t c, int64_t h,
-                                      int64_t w) {
+void expect_pooling_matches_reference(const nlohmann::json& fields, int64_t n, int64_t c, int64_t h, int64_t w) {
   SCOPED_TRACE(fields.dump());
   auto layer = layer_from(fields);
   const auto& pool = static_cast<const PoolLayer&>(*layer);
   const PoolLayer::Window win = pool.window(Shape{c, h, w});
-  const PoolWindow pw{win.kh,
-                      win.kw,
-                      win.sh,
-                      win.sw,
-                      win.pt,
-                      win.pl,
-                      h,
-                      w,
-                      win.oh,
-                      win.ow,
-                      pool.p().exclude_padding};
+  const PoolWindow pw{win.kh, win.kw, win.sh, win.sw, win.pt, win.pl, h, w, win.oh, win.ow, pool.p().exclude_padding};
   ref::Pool2dParams rp;
   rp.kind = pool.p().max               ? ref::PoolKind::max
             : pool.p().exclude_padding ? ref::PoolKind::avg_exclude_padding
@@ -51,36 +40,24 @@ void expect_pooling_matches_reference(const nlohmann::json& fields, int64_t n, i
   EXPECT_TRUE(ref::values_close(y, ref::pool2d_forward(rx, rp).v, 1e-6, 1e-6)) << "forward";
   const auto dy = ref::random_vector(y.size(), 6);
   for (size_t i = 0; i < dx.size(); ++i)
-    dx[i] = pool.p().max
-                ? km::max_pool_backward_at(dy.data(), argmax.data(), pw, static_cast<int64_t>(i))
-                : km::avg_pool_backward_at(dy.data(), pw, static_cast<int64_t>(i));
+    dx[i] = pool.p().max ? km::max_pool_backward_at(dy.data(), argmax.data(), pw, static_cast<int64_t>(i))
+                         : km::avg_pool_backward_at(dy.data(), pw, static_cast<int64_t>(i));
   const auto rdx = ref::pool2d_backward(rx, ref::Tensor4(n, c, win.oh, win.ow, dy), rp);
   EXPECT_TRUE(ref::values_close(dx, rdx.v, 1e-5, 1e-6)) << "backward";
 }
 
 TEST(CudaKernelMath, PoolingMatchesTheReference) {
   expect_pooling_matches_reference({{"type", "max_pool"}, {"kernel", 2}}, 2, 3, 8, 6);
-  expect_pooling_matches_reference(
-      {{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2, 4, 9,
-      10);
-  expect_pooling_matches_reference({{"type", "max_pool"}, {"kernel", 3}, {"stride", 1}, {"pad", 1}},
-                                   1, 2, 7, 7);
-  expect_pooling_matches_reference(
-      {{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}}, 1, 2, 12, 12);
+  expect_pooling_matches_reference({{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2,
+                                   4, 9, 10);
+  expect_pooling_matches_reference({{"type", "max_pool"}, {"kernel", 3}, {"stride", 1}, {"pad", 1}}, 1, 2, 7, 7);
+  expect_pooling_matches_reference({{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}}, 1, 2, 12, 12);
   for (bool exclude : {true, false}) {
-    expect_pooling_matches_reference({{"type", "avg_pool"},
-                                      {"kernel", 3},
-                                      {"stride", 2},
-                                      {"pad", 1},
-                                      {"ceil", true},
-                                      {"exclude_padding", exclude}},
-                                     2, 2, 7, 8);
-    expect_pooling_matches_reference({{"type", "avg_pool"},
-                                      {"kernel", 5},
-                                      {"stride", 3},
-                                      {"pad", 2},
-                                      {"exclude_padding", exclude}},
-                                     2, 2, 13, 11);
+    expect_pooling_matches_reference(
+        {{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}, {"exclude_padding", exclude}},
+        2, 2, 7, 8);
+    expect_pooling_matches_reference(
+        {{"type", "avg_pool"}, {"kernel", 5}, {"stride", 3}, {"pad", 2}, {"exclude_padding", exclude}}, 2, 2, 13, 11);
   }
   expect_pooling_matches_reference({{"type", "avg_pool"}, {"global", true}}, 3, 5, 6, 6);
 }
@@ -98,10 +75,9 @@ TEST(CudaKernelMath, CrossEntropyLossAndGradientMatchTheReference) {
   }
   const std::vector<int32_t> labels{0, 5, 2, 2};
   const std::vector<int64_t> valid_labels{0, 5, 2};
-  const ref::Tensor4 rx(valid, classes, 1, 1,
-                        std::vector<float>(logits.begin(), logits.begin() + valid * classes));
-  EXPECT_NEAR(km::cross_entropy(p.data(), labels.data(), valid, classes),
-              ref::softmax_cross_entropy(rx, valid_labels), 1e-5);
+  const ref::Tensor4 rx(valid, classes, 1, 1, std::vector<float>(logits.begin(), logits.begin() + valid * classes));
+  EXPECT_NEAR(km::cross_entropy(p.data(), labels.data(), valid, classes), ref::softmax_cross_entropy(rx, valid_labels),
+              1e-5);
   const auto rdx = ref::softmax_cross_entropy_backward(rx, valid_labels);
   for (int64_t i = 0; i < batch * classes; ++i) {
     const float dx = km::cross_entropy_backward_at(p.data(), labels.data(), valid, classes, i);
@@ -128,11 +104,9 @@ TEST(CudaKernelMath, DropoutKeepsTheRateAndDrawsPerStep) {
 }
 
 TEST(CudaKernelMath, SgdStepIsTheCpuBackendsLoopBitForBit) {
-  auto w = ref::random_vector(1000, 8), g = ref::random_vector(1000, 9),
-       v = ref::random_vector(1000, 10);
+  auto w = ref::random_vector(1000, 8), g = ref::random_vector(1000, 9), v = ref::random_vector(1000, 10);
   auto w_cpu = w, v_cpu = v;
-  for (int64_t i = 0; i < 1000; ++i)
-    km::sgd_at(w.data(), g.data(), v.data(), 0.05f, 0.9f, 5e-4f, i);
+  for (int64_t i = 0; i < 1000; ++i) km::sgd_at(w.data(), g.data(), v.data(), 0.05f, 0.9f, 5e-4f, i);
   for (size_t i = 0; i < 1000; ++i) {  // backends/cpu/cpu_backend.cc
     v_cpu[i] = 0.9f * v_cpu[i] + (g[i] + 5e-4f * w_cpu[i]);
     w_cpu[i] -= 0.05f * v_cpu[i];
@@ -141,5 +115,5 @@ TEST(CudaKernelMath, SgdStepIsTheCpuBackendsLoopBitForBit) {
   EXPECT_EQ(v, v_cpu);
 }
 
-}  // namespace
+}  // namespace test_kernel_math
 }  // namespace vdnn::test

@@ -24,8 +24,8 @@ namespace vdnn {
 namespace test_nccl_communicator {
 
 TEST(CudaNccl, LinkedLibraryIsTheHeadersVersion) {
-  EXPECT_EQ(nccl_version(), std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
-                                std::to_string(NCCL_PATCH));
+  EXPECT_EQ(nccl_version(),
+            std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH));
 }
 
 std::vector<float> read_back(const float* device, size_t count) {
@@ -89,5 +89,5 @@ TEST(CudaNccl, TheCudaBackendAllReducesItsGradientsWithNccl) {
   EXPECT_STREQ(grads->name(), "nccl");
 }
 
-}  // namespace
+}  // namespace test_nccl_communicator
 }  // namespace vdnn

@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,9 +77,8 @@ inline std::vector<uint8_t> gradient(int64_t width, int64_t height, int channels
   for (int64_t y = 0; y < height; ++y)
     for (int64_t x = 0; x < width; ++x)
       for (int c = 0; c < channels; ++c)
-        px[static_cast<size_t>((y * width + x) * channels + c)] =
-            static_cast<uint8_t>(x * 150 / std::max<int64_t>(width - 1, 1) + y * 60 / std::max<int64_t>(height - 1, 1) +
-                                 c * 20);
+        px[static_cast<size_t>((y * width + x) * channels + c)] = static_cast<uint8_t>(
+            x * 150 / std::max<int64_t>(width - 1, 1) + y * 60 / std::max<int64_t>(height - 1, 1) + c * 20);
   return px;
 }
 

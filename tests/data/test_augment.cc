@@ -101,8 +101,9 @@ TEST(Augment, TheLoaderAugmentsTheSameWayForTheSameSeedAndEpochAndOtherwiseInAno
 }
 
 TEST(Augment, TrainingWithAugmentationIsReproducibleAndABadValueNamesTheFlag) {
-  const std::string args = "train --data synthetic --synthetic-samples 64 --batch 16 --iterations 3 --no-eval "
-                           "--progress none --augment cifar";
+  const std::string args =
+      "train --data synthetic --synthetic-samples 64 --batch 16 --iterations 3 --no-eval "
+      "--progress none --augment cifar";
   const test::CliRun a = test::vdnn(args), b = test::vdnn(args), plain = test::vdnn(args + " --augment none");
   ASSERT_EQ(a.exit_code, 0) << a.output;
   auto sha = [](const std::string& out) { return out.substr(out.find("weights_sha256"), 15 + 64); };
@@ -113,5 +114,5 @@ TEST(Augment, TrainingWithAugmentationIsReproducibleAndABadValueNamesTheFlag) {
   EXPECT_NE(bad.output.find("--augment 'mixup': expected none, flip"), std::string::npos) << bad.output;
 }
 
-}  // namespace
+}  // namespace test_augment
 }  // namespace vdnn

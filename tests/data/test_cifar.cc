@@ -32,7 +32,8 @@ Bytes records(CifarKind kind, int n, int (*label)(int)) {
 }
 
 void write(const fs::path& path, const Bytes& bytes) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 class Cifar : public ::testing::Test {
@@ -48,7 +49,8 @@ class Cifar : public ::testing::Test {
   // A CIFAR-10 folder: five training batches of `per_batch` records and a test batch of 3.
   void cifar10(int per_batch) {
     for (int b = 1; b <= 5; ++b)
-      write(dir_ / ("data_batch_" + std::to_string(b) + ".bin"), records(CifarKind::kCifar10, per_batch, [](int r) { return r % 10; }));
+      write(dir_ / ("data_batch_" + std::to_string(b) + ".bin"),
+            records(CifarKind::kCifar10, per_batch, [](int r) { return r % 10; }));
     write(dir_ / "test_batch.bin", records(CifarKind::kCifar10, 3, [](int r) { return 9 - r; }));
   }
   fs::path dir_;
@@ -83,7 +85,8 @@ TEST_F(Cifar, Cifar100UsesTheFineLabelAndItsOwnStatistics) {
   EXPECT_EQ(train.count, 5);
   EXPECT_EQ(train.classes, 100);
   EXPECT_EQ(train.labels, (std::vector<int32_t>{95, 96, 97, 98, 99}));
-  EXPECT_FLOAT_EQ(train.images[2 * 3072 + 1024 + 3], (static_cast<float>(2 + 7 + 3) / 255.0f - kCifar100Mean[1]) / kCifar100Std[1]);
+  EXPECT_FLOAT_EQ(train.images[2 * 3072 + 1024 + 3],
+                  (static_cast<float>(2 + 7 + 3) / 255.0f - kCifar100Mean[1]) / kCifar100Std[1]);
   EXPECT_EQ(load_cifar(dir_.string(), false).name, "cifar-100-test");
   // One of its files missing is named; files of both datasets in one folder are refused.
   fs::remove(dir_ / "test.bin");
@@ -109,7 +112,8 @@ TEST_F(Cifar, MalformedFilesAreRefusedNamingTheFileAndWhatWasExpected) {
   EXPECT_NE(e.find("data_batch_3.bin: empty file"), std::string::npos) << e;
   fs::remove(dir_ / "data_batch_3.bin");
   e = test::error_of([&] { load_cifar(dir_.string(), true); });
-  EXPECT_NE(e.find("data_batch_3.bin not found (a CIFAR-10 folder holds data_batch_1.bin .. data_batch_5.bin"), std::string::npos)
+  EXPECT_NE(e.find("data_batch_3.bin not found (a CIFAR-10 folder holds data_batch_1.bin .. data_batch_5.bin"),
+            std::string::npos)
       << e;
   // A CIFAR-100 coarse label out of range is refused too.
   fs::remove_all(dir_);
@@ -124,7 +128,8 @@ TEST_F(Cifar, MalformedFilesAreRefusedNamingTheFileAndWhatWasExpected) {
 
 TEST_F(Cifar, DataFlagReadsACifarFolderAndTrainsVggCifarOnIt) {
   cifar10(8);
-  const std::string args = "train --model vgg_cifar --data " + dir_.string() + " --batch 8 --iterations 2 --lr 0.001 --progress none";
+  const std::string args =
+      "train --model vgg_cifar --data " + dir_.string() + " --batch 8 --iterations 2 --lr 0.001 --progress none";
   const test::CliRun r = test::vdnn(args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("test acc"), std::string::npos) << r.output;  // evaluated on test_batch.bin
@@ -134,5 +139,5 @@ TEST_F(Cifar, DataFlagReadsACifarFolderAndTrainsVggCifarOnIt) {
   EXPECT_NE(wrong.output.find("3x32x32"), std::string::npos) << wrong.output;
 }
 
-}  // namespace
+}  // namespace test_cifar
 }  // namespace vdnn

@@ -57,8 +57,8 @@ class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("vdnn_" + std::string(info->test_suite_name()) + "_" +
-                                        info->name() + "_" + std::to_string(getpid()));
+    dir_ = fs::temp_directory_path() /
+           ("vdnn_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -75,8 +75,7 @@ TEST_F(IdxTest, ReadsGzipAndPlainFiles) {
   write_gz(path("a.gz"), idx_bytes(0x08, {2, 3, 4}, data));
   const Bytes plain = idx_bytes(0x08, {5}, {1, 2, 3, 4, 5});
   std::ofstream(path("plain"), std::ios::binary)
-      .write(reinterpret_cast<const char*>(plain.data()),
-             static_cast<std::streamsize>(plain.size()));
+      .write(reinterpret_cast<const char*>(plain.data()), static_cast<std::streamsize>(plain.size()));
   const IdxArray a = read_idx(path("a.gz"));
   EXPECT_EQ(a.dims, (std::vector<int64_t>{2, 3, 4}));
   EXPECT_EQ(a.data, data);
@@ -142,8 +141,7 @@ TEST_F(FashionMnistTest, LoadsFakeTinyDataset) {
   ASSERT_EQ(train.images.size(), 12u * 784);
   EXPECT_EQ(train.labels[11], 1);
   const size_t i = 5 * 784 + 100;  // raw pixel value (5 + i) % 256
-  EXPECT_NEAR(train.images[i], (static_cast<float>((5 + i) % 256) / 255.0f - 0.2860f) / 0.3530f,
-              1e-6);
+  EXPECT_NEAR(train.images[i], (static_cast<float>((5 + i) % 256) / 255.0f - 0.2860f) / 0.3530f, 1e-6);
   EXPECT_NEAR(train.images[0], -0.2860f / 0.3530f, 1e-6);
   EXPECT_EQ(load_fashion_mnist(dir_.string(), false).count, 3);
 }
@@ -169,7 +167,8 @@ TEST_F(FashionMnistTest, LoadsUncompressedFilesLikeGzipOnes) {
   for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<uint8_t>((i / 784 + i) % 256);
   for (uint32_t i = 0; i < 12; ++i) lb[i] = static_cast<uint8_t>(i % 10);
   const auto write_raw = [&](const fs::path& p, const Bytes& b) {
-    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    std::ofstream(p, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   };
   write_raw(dir_ / "train-images-idx3-ubyte", idx_bytes(0x08, {12, 28, 28}, px));
   write_raw(dir_ / "train-labels-idx1-ubyte", idx_bytes(0x08, {12}, lb));
@@ -353,8 +352,7 @@ TEST(BatchLoader, RestartAndDestroyMidEpochDoNotHang) {
 
 TEST(BatchLoader, RejectsBadConfiguration) {
   const Dataset d = indexed_dataset(5);
-  EXPECT_ERROR_HAS(BatchLoader(d, 8, true, 1),
-                   "dataset 'indexed': 5 samples make no full batch of 8");
+  EXPECT_ERROR_HAS(BatchLoader(d, 8, true, 1), "dataset 'indexed': 5 samples make no full batch of 8");
   EXPECT_EQ(BatchLoader(d, 8, false, 1).batches_per_epoch(), 1);
   EXPECT_ERROR_HAS(BatchLoader(d, 0, false, 1), "batch size must be >= 1, got 0");
   Dataset broken = d;
@@ -401,5 +399,5 @@ TEST(BatchLoader, ShardsSplitEachGlobalBatchAcrossRanks) {
   EXPECT_ERROR_HAS(BatchLoader(d, 40, true, 9, {0, 3}), "103 samples make no full batch of 120 (3 ranks x 40)");
 }
 
-}  // namespace
+}  // namespace test_idx_and_data
 }  // namespace vdnn

@@ -14,10 +14,10 @@
 #include "cli/cli_run.h"
 #include "data/batch_loader.h"
 #include "data/image_decode.h"
+#include "data/image_files.h"
 #include "data/image_folder.h"
 #include "data/image_transform.h"
 #include "data/synthetic.h"
-#include "data/image_files.h"
 #include "error_of.h"
 
 namespace vdnn {
@@ -36,7 +36,8 @@ void write_huge_png_header(const fs::path& p) {
   std::string bytes("\x89PNG\r\n\x1a\n", 8);
   auto chunk = [&](const std::string& type_and_data) {
     const uint32_t length = static_cast<uint32_t>(type_and_data.size() - 4);
-    const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(type_and_data.data()), static_cast<uInt>(type_and_data.size()));
+    const uLong crc =
+        crc32(0, reinterpret_cast<const Bytef*>(type_and_data.data()), static_cast<uInt>(type_and_data.size()));
     for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>((length >> shift) & 0xff));
     bytes += type_and_data;
     for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<char>((crc >> shift) & 0xff));
@@ -120,7 +121,8 @@ TEST(ImageDecode, AJpegDecodesCloseToItsPixelsAndAtAReducedScaleForASmallSample)
   // A 16 x 12 sample of a 128 x 96 region: decoded at 1/4 (32 x 24 pixels, twice the sample),
   // the rows and columns around the region only; resampled, it is the full decode's sample.
   const ImageRegion region{64, 32, 128, 96};
-  const DecodedImage part = decode_image(dir / "a.jpg", 3, [&](ImageSize) { return region; }, 16, 12);
+  const DecodedImage part = decode_image(
+      dir / "a.jpg", 3, [&](ImageSize) { return region; }, 16, 12);
   EXPECT_EQ(part.scale, 4);
   EXPECT_LE(part.x_offset, 64);
   EXPECT_LE(part.y_offset, 32);
@@ -157,7 +159,8 @@ TEST(ImageDecode, EveryUnreadableFileIsAnErrorNamingIt) {
                      {(dir / "cut.png").string(), "not a readable PNG"});
   test::expect_error([&] { read_image_size(dir / "empty.jpg"); }, {(dir / "empty.jpg").string(), "empty"});
   test::expect_error([&] { read_image_size(dir / "text.jpg"); }, {(dir / "text.jpg").string(), "not a JPEG or PNG"});
-  test::expect_error([&] { read_image_size(dir / "dangling.png"); }, {(dir / "dangling.png").string(), "cannot be read"});
+  test::expect_error([&] { read_image_size(dir / "dangling.png"); },
+                     {(dir / "dangling.png").string(), "cannot be read"});
   // 65535 x 65535 claimed by a valid header: refused before any allocation.
   test::expect_error([&] { read_image_size(dir / "huge.png"); }, {(dir / "huge.png").string(), "65535 x 65535 pixels"});
   test::expect_error([&] { decode_image(dir / "huge.png", 3, whole(), 8, 8); }, {"at most 178956970 pixels"});
@@ -239,8 +242,10 @@ fs::path make_folder(const std::string& name, const std::vector<std::string>& cl
       std::vector<uint8_t> px = test::gradient(20 + i, 16, 3);
       for (uint8_t& p : px) p = static_cast<uint8_t>(p / 2 + 60 * c);  // each class its own brightness
       const std::string file = (root / classes[c] / ("img" + std::to_string(i))).string();
-      if (i % 2) test::write_jpeg(file + ".jpg", 20 + i, 16, 3, px);
-      else test::write_png(file + ".png", 20 + i, 16, 3, px);
+      if (i % 2)
+        test::write_jpeg(file + ".jpg", 20 + i, 16, 3, px);
+      else
+        test::write_png(file + ".png", 20 + i, 16, 3, px);
     }
   }
   return root;
@@ -283,7 +288,8 @@ TEST(ImageFolder, AnEmptyClassOrAFileThatIsNoImageIsRefusedNamingItOrLeftOutAndC
   test::expect_error([&] { ImageFolder(root, small(cache)); }, {"class folder 'c'", "--skip-bad-images"});
   fs::remove(root / "c");
   { std::ofstream(root / "b" / "fake.jpg") << "<html>not found</html>"; }
-  test::expect_error([&] { ImageFolder(root, small(cache)); }, {(root / "b" / "fake.jpg").string(), "not a JPEG or PNG"});
+  test::expect_error([&] { ImageFolder(root, small(cache)); },
+                     {(root / "b" / "fake.jpg").string(), "not a JPEG or PNG"});
   fs::create_directories(root / "c");
   fs::create_symlink(root / "gone.png", root / "a" / "dangling.png");  // a link: read, not listed, fails
   ImageFolderOptions skip = small(cache);
@@ -317,7 +323,7 @@ TEST(ImageFolder, TheScannedListIsCachedAndScannedAgainWhenAFolderChanges) {
   EXPECT_NE(error_of_folder(root, cache).find("later.png"), std::string::npos);  // scanned, cached
   ImageFolderOptions skip = small(cache);
   skip.skip_bad_images = true;
-  EXPECT_TRUE(ImageFolder(root, skip).list_from_cache());  // the folders' times still match
+  EXPECT_TRUE(ImageFolder(root, skip).list_from_cache());                       // the folders' times still match
   test::write_png(root / "a" / "later.png", 8, 8, 3, test::gradient(8, 8, 3));  // its folder's time kept
   const ImageFolder repaired(root, small(cache));
   EXPECT_FALSE(repaired.list_from_cache());
@@ -341,7 +347,8 @@ TEST(ImageFolder, ATruncatedImageMetWhileLoadingStopsNamingItOrIsReplacedByTheNe
   std::vector<float> x(4 * 3 * 12 * 12);
   std::vector<int32_t> y(4);
   int64_t n = 0;
-  test::expect_error([&] { loader.next(x.data(), y.data(), &n); }, {cut.string(), "Premature end", "--skip-bad-images"});
+  test::expect_error([&] { loader.next(x.data(), y.data(), &n); },
+                     {cut.string(), "Premature end", "--skip-bad-images"});
   ImageFolderOptions skip = small(cache);
   skip.skip_bad_images = true;
   Dataset s = load_image_folder(root, skip, "cut");
@@ -411,5 +418,5 @@ TEST(BatchLoaderThreads, BatchesAreTheSameForAnyNumberOfLoaderThreads) {
   fs::remove_all(cache);
 }
 
-}  // namespace
+}  // namespace test_image_folder
 }  // namespace vdnn

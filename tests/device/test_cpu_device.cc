@@ -43,9 +43,7 @@ class Gate {
   bool open_ = false;
 };
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 TEST(CpuDevice, RunsWorkInStreamOrderOnEveryStream) {
   CpuDevice dev;
@@ -84,8 +82,7 @@ TEST(CpuDevice, D2HCopyWaitsForComputeEvent) {
     for (size_t i = 0; i < device_buf.size(); ++i) device_buf[i] = float(i);
   });
   dev.wait(StreamKind::kD2H, dev.record(StreamKind::kCompute));
-  Event saved = dev.copy_async(StreamKind::kD2H, host_buf.data(), device_buf.data(),
-                               device_buf.size() * sizeof(float));
+  Event saved = dev.copy_async(StreamKind::kD2H, host_buf.data(), device_buf.data(), device_buf.size() * sizeof(float));
   EXPECT_FALSE(saved.query());  // compute is held at the gate; the copy must not have run
   gate.open();
   saved.synchronize();
@@ -100,11 +97,9 @@ TEST(CpuDevice, ComputeWaitsForH2DCopy) {
   std::iota(host_buf.begin(), host_buf.end(), 1);
   long sum = 0;
   dev.launch(StreamKind::kH2D, [&] { gate.wait(); });
-  Event loaded = dev.copy_async(StreamKind::kH2D, device_buf.data(), host_buf.data(),
-                                host_buf.size() * sizeof(int));
+  Event loaded = dev.copy_async(StreamKind::kH2D, device_buf.data(), host_buf.data(), host_buf.size() * sizeof(int));
   dev.wait(StreamKind::kCompute, loaded);
-  dev.launch(StreamKind::kCompute,
-             [&] { sum = std::accumulate(device_buf.begin(), device_buf.end(), 0L); });
+  dev.launch(StreamKind::kCompute, [&] { sum = std::accumulate(device_buf.begin(), device_buf.end(), 0L); });
   Event computed = dev.record(StreamKind::kCompute);
   EXPECT_FALSE(computed.query());
   gate.open();
@@ -374,5 +369,5 @@ TEST(ParseLink, RejectsBadTextNamingTheFlag) {
   }
 }
 
-}  // namespace
+}  // namespace test_cpu_device
 }  // namespace vdnn

@@ -6,6 +6,8 @@
 // a placeholder) and is not compared. Change an example and its block together: the test checks
 // that every other line of a block is a line of its header's example, and that the whole compiles.
 // Not in the test binary (its extension is .cpp, the build globs *.cc).
+// Its lines must equal the header comments' example lines, so clang-format leaves it alone:
+// clang-format off
 #include <cassert>
 #include <cstdio>
 #include <iostream>

@@ -75,10 +75,12 @@ std::map<std::string, std::vector<std::string>> blocks() {
 }
 
 TEST(HeaderExamples, CompileAgainstTheCurrentApi) {
-  const CliRun r = run_command("timeout 120 c++ -std=gnu++20 -fsyntax-only -fopenmp -w -I" + (kRoot / "include").string() +
-                               " -I" + (kRoot / "src").string() + " " + kExamples.string());
-  EXPECT_EQ(r.exit_code, 0) << "a header example no longer compiles (fix the example in the header and in "
-                            << kExamples << "):\n" << r.output;
+  const CliRun r =
+      run_command("timeout 120 c++ -std=gnu++20 -fsyntax-only -fopenmp -w -I" + (kRoot / "include").string() + " -I" +
+                  (kRoot / "src").string() + " " + kExamples.string());
+  EXPECT_EQ(r.exit_code, 0) << "a header example no longer compiles (fix the example in the header and in " << kExamples
+                            << "):\n"
+                            << r.output;
 }
 
 TEST(HeaderExamples, EachBlockIsItsHeadersExample) {
@@ -103,5 +105,5 @@ TEST(HeaderExamples, EveryExampleInTheBaseFoldersHasABlock) {
     }
 }
 
-}  // namespace
+}  // namespace test_header_examples
 }  // namespace vdnn::test

@@ -94,13 +94,18 @@ class OnnxTestModel {
     m.init("features.1.running_mean", {4}).init("features.1.running_var", {4}, 1.0f);
     m.init("fc.weight", {10, 64}).init("fc.bias", {10});
     m.node("Conv", {"x", "features.0.weight", "features.0.bias"}, {"c"}, "/features/features.0/Conv")
-        .ints("kernel_shape", {3, 3}).ints("pads", {1, 1, 1, 1}).ints("strides", {1, 1});
+        .ints("kernel_shape", {3, 3})
+        .ints("pads", {1, 1, 1, 1})
+        .ints("strides", {1, 1});
     m.node("BatchNormalization",
            {"c", "features.1.weight", "features.1.bias", "features.1.running_mean", "features.1.running_var"},
            {"b", "b_mean", "b_var"}, "/features/features.1/BatchNormalization")
-        .real("epsilon", 1e-5f).real("momentum", 0.9f);
+        .real("epsilon", 1e-5f)
+        .real("momentum", 0.9f);
     m.node("Relu", {"b"}, {"r"}, "/features/features.2/Relu");
-    m.node("MaxPool", {"r"}, {"p"}, "/features/features.3/MaxPool").ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+    m.node("MaxPool", {"r"}, {"p"}, "/features/features.3/MaxPool")
+        .ints("kernel_shape", {2, 2})
+        .ints("strides", {2, 2});
     m.node("Flatten", {"p"}, {"f"}, "/Flatten").integer("axis", 1);
     m.node("Gemm", {"f", "fc.weight", "fc.bias"}, {"logits"}, "/fc/Gemm").integer("transB", 1);
     m.output("logits");

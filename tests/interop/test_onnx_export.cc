@@ -97,8 +97,8 @@ TEST(OnnxExport, InitializersAreTheWeightsUnderVdnnNamesInOnnxLayouts) {
     ops.insert(n.op_type());
     if (n.output(0) == "logits") EXPECT_EQ(n.name(), "fc2");  // through the dropout before the loss
   }
-  for (const char* op : {"Conv", "Clip", "LRN", "MaxPool", "BatchNormalization", "AveragePool", "Mul", "Concat",
-                         "Sum", "Relu", "GlobalAveragePool", "GlobalMaxPool", "Add", "Flatten", "Gemm"})
+  for (const char* op : {"Conv", "Clip", "LRN", "MaxPool", "BatchNormalization", "AveragePool", "Mul", "Concat", "Sum",
+                         "Relu", "GlobalAveragePool", "GlobalMaxPool", "Add", "Flatten", "Gemm"})
     EXPECT_TRUE(ops.count(op)) << op;
   EXPECT_FALSE(ops.count("Dropout"));
 }
@@ -159,13 +159,15 @@ TEST(OnnxExportCli, OnnxRuntimeComputesTheLogitsVdnnInferComputes) {
     const Graph g = load_model(model);
     const std::string stem = (dir / g.name()).string();
     // Briefly trained, so batch norm's running statistics are not the initial 0 and 1.
-    const CliRun train = vdnn("train --model " + model + " --data synthetic --synthetic-samples 64 --batch 16 "
-                              "--iterations 6 --lr 0.002 --save " + stem + ".safetensors");
+    const CliRun train = vdnn("train --model " + model +
+                              " --data synthetic --synthetic-samples 64 --batch 16 "
+                              "--iterations 6 --lr 0.002 --save " +
+                              stem + ".safetensors");
     ASSERT_EQ(train.exit_code, 0) << train.output;
     // 13 samples: ONNX Runtime runs them as chunks of the exported batch 4, vdnn as batches of 5.
     write_images(stem + ".x.npy", g.input_shape().with_batch(13));
-    const CliRun exported = vdnn("export --onnx " + stem + ".onnx --model " + model + " --weights " + stem +
-                                 ".safetensors --batch 4");
+    const CliRun exported =
+        vdnn("export --onnx " + stem + ".onnx --model " + model + " --weights " + stem + ".safetensors --batch 4");
     ASSERT_EQ(exported.exit_code, 0) << exported.output;
     const CliRun infer = vdnn("infer --model " + model + " --weights " + stem + ".safetensors --images " + stem +
                               ".x.npy --logits " + stem + ".y.npy --batch 5");
@@ -198,9 +200,13 @@ TEST(OnnxExportCli, InferWritesTheLogitsOfLabelledDataToo) {
   const fs::path dir = temp_dir("onnx_export_logits");
   const std::string d = dir.string();
   ASSERT_EQ(vdnn("train --model fmnist_cnn --data synthetic --synthetic-samples 64 --batch 16 --iterations 4 --save " +
-                 d + "/w.safetensors").exit_code, 0);
-  const CliRun r = vdnn("infer --model fmnist_cnn --weights " + d + "/w.safetensors --data synthetic "
-                        "--synthetic-samples 64 --batch 7 --json --logits " + d + "/y.npy");
+                 d + "/w.safetensors")
+                .exit_code,
+            0);
+  const CliRun r = vdnn("infer --model fmnist_cnn --weights " + d +
+                        "/w.safetensors --data synthetic "
+                        "--synthetic-samples 64 --batch 7 --json --logits " +
+                        d + "/y.npy");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(r.output);
   const NpyArray y = read_npy(d + "/y.npy");
@@ -225,18 +231,22 @@ TEST(OnnxExportCli, BadInputIsOneErrorLine) {
   expect_user_error("export --onnx " + d + " --model fmnist_cnn", "--onnx");
   expect_user_error("export --onnx /dev/full --model fmnist_cnn", "/dev/full");  // streamed: the write error
   ASSERT_EQ(vdnn("train --model fmnist_cnn --data synthetic --synthetic-samples 32 --batch 16 --iterations 1 --save " +
-                 d + "/cnn.safetensors").exit_code, 0);
-  expect_user_error("export --onnx " + d + "/m.onnx --model fmnist_cnn --classes 5 --weights " + d +
-                    "/cnn.safetensors", "fc2.weight");
+                 d + "/cnn.safetensors")
+                .exit_code,
+            0);
+  expect_user_error("export --onnx " + d + "/m.onnx --model fmnist_cnn --classes 5 --weights " + d + "/cnn.safetensors",
+                    "fc2.weight");
   EXPECT_FALSE(fs::exists(dir / "m.onnx"));
   write_images(dir / "rgb.npy", {2, 3, 28, 28});
   expect_user_error("infer --model fmnist_cnn --weights " + d + "/cnn.safetensors --images " + d +
-                    "/rgb.npy --logits " + d + "/y.npy", "expects 1x28x28");
+                        "/rgb.npy --logits " + d + "/y.npy",
+                    "expects 1x28x28");
   expect_user_error("infer --model fmnist_cnn --weights " + d + "/cnn.safetensors --images " + d +
-                    "/cnn.safetensors --logits " + d + "/y.npy", "--images");
+                        "/cnn.safetensors --logits " + d + "/y.npy",
+                    "--images");
   EXPECT_FALSE(fs::exists(dir / "y.npy"));
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace test_onnx_export
 }  // namespace vdnn::test

@@ -128,7 +128,8 @@ TEST(OnnxImport, UnsupportedOperatorNamesTheNodeAndWhatIsSupported) {
   m.proto().mutable_graph()->mutable_node(2)->set_op_type("Softsign");
   const std::string msg = error_of([&] { import_onnx_bytes(m.bytes(), "odd.onnx"); });
   EXPECT_NE(msg.find("odd.onnx: node '/features/features.2/Relu' (Softsign): operator Softsign is not supported"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("BatchNormalization"), std::string::npos) << msg;
 }
 
@@ -138,7 +139,8 @@ TEST(OnnxImport, UnsupportedAttributeAndAttributeValueAreErrors) {
   attr->set_name("fancy");
   attr->set_type(onnx::AttributeProto::INT);
   std::string msg = error_of([&] { import_onnx_bytes(a.bytes(), "a.onnx"); });
-  EXPECT_NE(msg.find("node '/features/features.0/Conv' (Conv): attribute 'fancy' is not supported"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node '/features/features.0/Conv' (Conv): attribute 'fancy' is not supported"), std::string::npos)
+      << msg;
 
   OnnxTestModel b = OnnxTestModel::small_classifier();
   b.proto().mutable_graph()->mutable_node(4)->mutable_attribute(0)->set_i(2);  // Flatten axis 2
@@ -148,8 +150,9 @@ TEST(OnnxImport, UnsupportedAttributeAndAttributeValueAreErrors) {
 
 TEST(OnnxImport, DynamicBatchDimensionIsRefused) {
   OnnxTestModel m = OnnxTestModel::small_classifier();
-  auto* dim = m.proto().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
-                  ->mutable_shape()->mutable_dim(0);
+  auto* dim =
+      m.proto().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
+          0);
   dim->set_dim_param("batch_size");
   const std::string msg = error_of([&] { import_onnx_bytes(m.bytes(), "dyn.onnx"); });
   EXPECT_NE(msg.find("dyn.onnx: input 'x': dimension 0 is dynamic ('batch_size')"), std::string::npos) << msg;
@@ -163,7 +166,8 @@ TEST(OnnxImport, ShapeThatDoesNotAgreeNamesTheNode) {
   fc_weight->mutable_float_data()->Truncate(630);
   const std::string msg = error_of([&] { import_onnx_bytes(m.bytes(), "shape.onnx"); });
   EXPECT_NE(msg.find("shape.onnx: node '/fc/Gemm' (Gemm): weight 'fc.weight': has shape 10x63, the layer needs 10x64"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
 }
 
 TEST(OnnxImport, InferenceFormBatchNormAndReadsOfUnknownValuesAreRefused) {
@@ -212,5 +216,5 @@ TEST(OnnxImport, OldOpsetAndSharedWeightsAreRefused) {
   EXPECT_NE(msg.find("node 'g2' (Gemm): weight 'w': is used by a second node"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace test_onnx_import
 }  // namespace vdnn

@@ -25,8 +25,7 @@ class FuzzRegression : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("vdnn_fuzz_" + std::string(info->name()) + "_" + std::to_string(getpid()));
+    dir_ = fs::temp_directory_path() / ("vdnn_fuzz_" + std::string(info->name()) + "_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -48,8 +47,7 @@ class FuzzRegression : public ::testing::Test {
       const std::string what = e.what();
       EXPECT_EQ(what.find('\n'), std::string::npos) << what;
       EXPECT_NE(what.find(path), std::string::npos) << what;
-      for (const std::string& f : fragments)
-        EXPECT_NE(what.find(f), std::string::npos) << f << " not in: " << what;
+      for (const std::string& f : fragments) EXPECT_NE(what.find(f), std::string::npos) << f << " not in: " << what;
     }
   }
 
@@ -84,8 +82,8 @@ TEST_F(FuzzRegression, NumberBeyondDoubleInEveryJsonReader) {
                                                  "latency_seconds": 0})");
   expect_error(link, [&] { load_link_profile(link); }, {"not valid JSON", "number overflow"});
   const std::string header = R"({"a": {"dtype": "F32", "shape": [1e999], "data_offsets": [0, 4]}})";
-  const std::string st = file("x.safetensors", std::string(1, static_cast<char>(header.size())) +
-                                                   std::string(7, '\0') + header + std::string(4, '\0'));
+  const std::string st = file("x.safetensors", std::string(1, static_cast<char>(header.size())) + std::string(7, '\0') +
+                                                   header + std::string(4, '\0'));
   expect_error(st, [&] { read_safetensors(st); }, {"header: not valid JSON", "number overflow"});
 }
 
@@ -101,9 +99,8 @@ TEST_F(FuzzRegression, SizesThatWouldOverflow) {
   expect_model_error(model("[2147483647, 1, 1]", R"({"name": "c", "type": "conv", "channels": 2147483647,
                                                        "kernel": 1},)"),
                      {"'c'", "weight 2147483647x2147483647x1x1 has more than 2^36 elements"});
-  expect_model_error(
-      model("[1, 65536, 65536]", R"({"name": "c", "type": "conv", "channels": 64, "kernel": 1},)"),
-      {"'c'", "output 64x65536x65536 has more than 2^36 elements per sample"});
+  expect_model_error(model("[1, 65536, 65536]", R"({"name": "c", "type": "conv", "channels": 64, "kernel": 1},)"),
+                     {"'c'", "output 64x65536x65536 has more than 2^36 elements per sample"});
   expect_model_error(R"({"input": [3, 8, 8], "classes": 4, "layers": [{"name": "fc", "type": "fc",
                           "units": 2147483647}, {"name": "loss", "type": "softmax_cross_entropy"}]})",
                      {"'fc'", "weight 2147483647x3x8x8 has more than 2^36 elements"});
@@ -137,5 +134,5 @@ TEST_F(FuzzRegression, DeviceMemoryBeyondAnyDevice) {
                {"field 'memory_bytes' must be a byte count in [1, 2^60], got 1e+300"});
 }
 
-}  // namespace
+}  // namespace test_fuzz_regressions
 }  // namespace vdnn

@@ -38,8 +38,8 @@ std::string many_tensors(int n, bool overlap_last) {
 double seconds_to_parse(const std::string& bytes, std::string* error) {
   const auto start = std::chrono::steady_clock::now();
   try {
-    const vdnn::SafeTensors t = vdnn::parse_safetensors(
-        {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "many.safetensors");
+    const vdnn::SafeTensors t =
+        vdnn::parse_safetensors({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "many.safetensors");
     EXPECT_EQ(t.tensors.size(), 100000u);
   } catch (const vdnn::Error& e) {
     *error = e.what();
@@ -63,8 +63,9 @@ TEST(HostileReaders, JsonDepthScanSkipsStringsAndStillRefusesDeepNesting) {
   EXPECT_NE(error_of([&] { vdnn::parse_json_text(deep, "d"); }).find("d: JSON nested deeper than 64 levels"),
             std::string::npos);
   EXPECT_NO_THROW(vdnn::parse_json_text(std::string(64, '[') + std::string(64, ']'), "ok"));
-  EXPECT_NE(error_of([&] { vdnn::parse_json_text("[1, 2]", "big.json", 4); })
-                .find("big.json: 6 bytes of JSON, above the 0 MiB limit"),
+  EXPECT_NE(error_of([&] {
+              vdnn::parse_json_text("[1, 2]", "big.json", 4);
+            }).find("big.json: 6 bytes of JSON, above the 0 MiB limit"),
             std::string::npos);
 }
 
@@ -99,4 +100,4 @@ TEST(HostileReaders, AvailableHostMemoryReadsMemAvailable) {
   EXPECT_GT(vdnn::available_host_memory(), 0u);  // Linux has it
 }
 
-}  // namespace
+}  // namespace test_hostile_readers

@@ -7,8 +7,8 @@
 #include <random>
 #include <string>
 
-#include "error_of.h"
 #include "core/shape.h"
+#include "error_of.h"
 #include "io/npy.h"
 #include "util/mapped_file.h"
 
@@ -17,7 +17,9 @@ namespace test_npy {
 
 namespace fs = std::filesystem;
 
-std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
 // A version 1.0 file with `header` (padded as NumPy pads it) and `data_bytes` bytes of data.
 std::string npy(const std::string& header, size_t data_bytes) {
@@ -71,7 +73,8 @@ TEST(Npy, AnythingElseIsOneErrorNamingTheFile) {
       {npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16), "'<f8'"},
       {npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8), "expected '<f4'"},
       {npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16), "Fortran order"},
-      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20), "needs 24 bytes of data, the file has 20"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20),
+       "needs 24 bytes of data, the file has 20"},
       {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", 4), "too many"},
       {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 8), "'shape' is malformed"},
       {npy("{'descr': '<f4', 'fortran_order': False}", 8), "no 'shape'"},
@@ -96,9 +99,15 @@ TEST(Npy, MutatedFilesGiveAnArrayOrAnError) {
     for (int k = 0; k < edits; ++k) {
       const size_t at = gen() % s.size();
       switch (gen() % 3) {
-        case 0: s[at] = static_cast<char>(gen()); break;
-        case 1: s[at] = "0123456789(), '"[gen() % 15]; break;
-        default: s.resize(at); break;
+        case 0:
+          s[at] = static_cast<char>(gen());
+          break;
+        case 1:
+          s[at] = "0123456789(), '"[gen() % 15];
+          break;
+        default:
+          s.resize(at);
+          break;
       }
       if (s.empty()) break;
     }
@@ -112,5 +121,5 @@ TEST(Npy, MutatedFilesGiveAnArrayOrAnError) {
   EXPECT_GT(errors, 1000);
 }
 
-}  // namespace
+}  // namespace test_npy
 }  // namespace vdnn::test

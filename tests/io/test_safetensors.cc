@@ -36,7 +36,8 @@ class SafeTensorsTest : public ::testing::Test {
     return raw_data(header, std::string(data_bytes, '\0'), name);
   }
   // The same with these data bytes.
-  std::string raw_data(const std::string& header, const std::string& data, const std::string& name = "raw.safetensors") {
+  std::string raw_data(const std::string& header, const std::string& data,
+                       const std::string& name = "raw.safetensors") {
     const std::string p = path(name);
     std::ofstream out(p, std::ios::binary);
     const uint64_t n = header.size();
@@ -62,8 +63,10 @@ class SafeTensorsTest : public ::testing::Test {
     SafeTensors f;
     f.metadata = {{"step", "42"}, {"model", "tiny"}};
     const float nan_payload = std::bit_cast<float>(0x7fc12345u);
-    f.tensors.push_back({"conv1.weight", {2, 1, 3}, {1.5f, -0.0f, std::numeric_limits<float>::denorm_min(),
-                                                      std::numeric_limits<float>::infinity(), nan_payload, 3e38f}});
+    f.tensors.push_back({"conv1.weight",
+                         {2, 1, 3},
+                         {1.5f, -0.0f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::infinity(),
+                          nan_payload, 3e38f}});
     f.tensors.push_back({"scalar", {}, {0.1f}});
     f.tensors.push_back({"empty", {0, 4}, {}});
     f.tensors.push_back({"fc.bias", {3}, {1.0f / 3, 2.0f / 3, -7.25f}});
@@ -158,7 +161,9 @@ TEST_F(SafeTensorsTest, BadHeadersNameTheProblem) {
   expect_bad(raw(R"({"a": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 8]}})", 8),
              "more than 2^60 elements");
   expect_bad(raw(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-                     "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})", 12), "overlap");
+                     "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
+                 12),
+             "overlap");
   expect_bad(raw(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", 8), "belong to no tensor");
   expect_bad(raw(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", 8), "after the last tensor");
   expect_bad(raw(R"({"__metadata__": {"step": 5}})", 0), "'step' is not a string");
@@ -213,11 +218,11 @@ TEST_F(SafeTensorsTest, HalfAndBfloat16ReadExactly) {
   EXPECT_EQ(f.find("h")->dtype, "F16");
   EXPECT_EQ(h[0], 1.0f);
   EXPECT_EQ(h[1], -2.0f);
-  EXPECT_EQ(h[2], 65504.0f);                      // the largest half
-  EXPECT_EQ(h[3], std::ldexp(1.0f, -24));         // the smallest subnormal half
-  EXPECT_EQ(h[4], std::ldexp(1023.0f, -24));      // the largest subnormal half
-  EXPECT_EQ(h[5], std::ldexp(1.0f, -14));         // the smallest normal half
-  EXPECT_EQ(h[6], 1365.0f / 4096.0f);             // 1.0101010101b * 2^-2, nearest half to 1/3
+  EXPECT_EQ(h[2], 65504.0f);                              // the largest half
+  EXPECT_EQ(h[3], std::ldexp(1.0f, -24));                 // the smallest subnormal half
+  EXPECT_EQ(h[4], std::ldexp(1023.0f, -24));              // the largest subnormal half
+  EXPECT_EQ(h[5], std::ldexp(1.0f, -14));                 // the smallest normal half
+  EXPECT_EQ(h[6], 1365.0f / 4096.0f);                     // 1.0101010101b * 2^-2, nearest half to 1/3
   EXPECT_EQ(std::bit_cast<uint32_t>(h[7]), 0x80000000u);  // -0
   EXPECT_EQ(h[8], std::numeric_limits<float>::infinity());
   EXPECT_EQ(h[9], -std::numeric_limits<float>::infinity());
@@ -226,25 +231,25 @@ TEST_F(SafeTensorsTest, HalfAndBfloat16ReadExactly) {
   ASSERT_EQ(b.size(), 5u);
   EXPECT_EQ(b[0], 1.0f);
   EXPECT_EQ(b[1], -0.5f);
-  EXPECT_EQ(b[2], 3.140625f);                      // 0x4049: 1.1001001b * 2
-  EXPECT_EQ(b[3], std::ldexp(1.0f, -133));         // the smallest subnormal bfloat16
+  EXPECT_EQ(b[2], 3.140625f);               // 0x4049: 1.1001001b * 2
+  EXPECT_EQ(b[3], std::ldexp(1.0f, -133));  // the smallest subnormal bfloat16
   EXPECT_EQ(b[4], -std::numeric_limits<float>::infinity());
 }
 
 // F64 rounds to the nearest float, ties to even; beyond float's range is an error, not an Inf.
 TEST_F(SafeTensorsTest, DoublesRoundToTheNearestFloat) {
   const double tie = 1.0 + std::ldexp(1.0, -24);  // half-way between 1 and the next float
-  const std::string file = raw_data(R"({"d": {"dtype": "F64", "shape": [2, 3], "data_offsets": [0, 48]}})",
-                                    le_bytes<double>({0.1, tie, tie + std::ldexp(1.0, -40), -0.0, 1e-50,
-                                                      -std::numeric_limits<double>::infinity()}));
+  const std::string file = raw_data(
+      R"({"d": {"dtype": "F64", "shape": [2, 3], "data_offsets": [0, 48]}})",
+      le_bytes<double>({0.1, tie, tie + std::ldexp(1.0, -40), -0.0, 1e-50, -std::numeric_limits<double>::infinity()}));
   const SafeTensors f = read_safetensors(file);
   const std::vector<float>& d = f.find("d")->data;
   ASSERT_EQ(d.size(), 6u);
   EXPECT_EQ(d[0], 0.1f);
-  EXPECT_EQ(d[1], 1.0f);                                  // the tie goes to the even mantissa
-  EXPECT_EQ(d[2], 1.0f + std::ldexp(1.0f, -23));           // just above the tie: up
+  EXPECT_EQ(d[1], 1.0f);                          // the tie goes to the even mantissa
+  EXPECT_EQ(d[2], 1.0f + std::ldexp(1.0f, -23));  // just above the tie: up
   EXPECT_EQ(std::bit_cast<uint32_t>(d[3]), 0x80000000u);
-  EXPECT_EQ(d[4], 0.0f);                                   // below float's smallest subnormal
+  EXPECT_EQ(d[4], 0.0f);  // below float's smallest subnormal
   EXPECT_EQ(d[5], -std::numeric_limits<float>::infinity());
   expect_bad(raw_data(R"({"big": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})", le_bytes<double>({1e300})),
              "tensor 'big' element 0 is 1e+300, beyond the range of float");
@@ -279,7 +284,8 @@ TEST_F(SafeTensorsTest, IntegersOnlyWhereTheCallerTakesThem) {
     ADD_FAILURE();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("has dtype I64 (integers) but the model needs floating-point"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   const SafeTensorsReadOptions only_u{.accept_integer = [](const std::string& name) { return name == "u"; }};
   try {
@@ -316,11 +322,12 @@ TEST_F(SafeTensorsTest, IntegerTensorsRoundTripAsI64) {
   EXPECT_EQ(h["bn1.num_batches_tracked"]["shape"], nlohmann::json::array());
   EXPECT_EQ(h["bn1.num_batches_tracked"]["data_offsets"], (nlohmann::json{8, 16}));
   EXPECT_EQ(h["counts"]["data_offsets"], (nlohmann::json{16, 32}));
-  const SafeTensors g = read_safetensors(path("i.safetensors"), {.accept_integer = [](const std::string&) { return true; }});
+  const SafeTensors g =
+      read_safetensors(path("i.safetensors"), {.accept_integer = [](const std::string&) { return true; }});
   EXPECT_EQ(g.find("bn1.weight")->data, (std::vector<float>{0.5f, -1.0f}));
   EXPECT_EQ(g.find("bn1.num_batches_tracked")->integers, std::vector<int64_t>{int64_t{1} << 40});
   EXPECT_EQ(g.find("counts")->integers, (std::vector<int64_t>{-3, INT64_MAX}));
 }
 
-}  // namespace
+}  // namespace test_safetensors
 }  // namespace vdnn

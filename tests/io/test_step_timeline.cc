@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "data/synthetic.h"
-#include "report/chrome_trace.h"
 #include "io/model_file.h"
 #include "io/trace_check.h"
 #include "plan/simulator.h"
+#include "report/chrome_trace.h"
 #include "runtime/net.h"
 #include "runtime/step_recorder.h"
 
@@ -108,5 +108,5 @@ TEST_F(StepTimelineTest, WithoutARecorderNothingExtraIsLaunched) {
   EXPECT_EQ(recorder_.steps_begun(), 0);
 }
 
-}  // namespace
+}  // namespace test_step_timeline
 }  // namespace vdnn

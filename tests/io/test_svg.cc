@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli_run.h"
+#include "io/svg_check.h"
 #include "report/chart.h"
 #include "report/configuration_chart.h"
 #include "report/memory_timeline_chart.h"
 #include "report/svg.h"
-#include "io/svg_check.h"
 #include "util/text_file.h"
 
 namespace vdnn {
@@ -49,17 +49,19 @@ TEST(Chart, TicksAreRoundAndLabelsCarryTheDecimalsTheyNeed) {
 TEST(Chart, BothPicturesAreValidXmlAndRenderAtTheirSize) {
   const auto dir = test::temp_dir("svg");
   const std::vector<MemoryPanel> panels = {
-      {"none+fastest", {point(0, 10 * kMiB, 0), point(0.1, 10 * kMiB, 60 * kMiB, 5 * kMiB), point(0.2, 10 * kMiB, 0)}, 0.25},
+      {"none+fastest",
+       {point(0, 10 * kMiB, 0), point(0.1, 10 * kMiB, 60 * kMiB, 5 * kMiB), point(0.2, 10 * kMiB, 0)},
+       0.25},
       {"all+fastest", {point(0, 10 * kMiB, 0), point(0.1, 10 * kMiB, 30 * kMiB), point(0.3, 10 * kMiB, 0)}, 0.35}};
   write_text_file((dir / "memory.svg").string(), memory_timeline_svg("test net, batch 8, cpu", panels, 64 * kMiB));
   const test::PngSize memory = test::expect_svg_renders(dir / "memory.svg");
   EXPECT_EQ(memory.width, 960u);
   EXPECT_GT(memory.height, 2 * 200u) << "two panels";
 
-  const std::vector<ConfigurationBar> bars = {
-      {"none+fastest", panels[0].memory[1], 80 * kMiB, 0.25, false},
-      {"dyn: all+fastest", panels[1].memory[1], 41 * kMiB, 0.35, true}};
-  write_text_file((dir / "plan.svg").string(), configuration_chart_svg("test net, batch 8, cpu", bars, 64 * kMiB, 0.25));
+  const std::vector<ConfigurationBar> bars = {{"none+fastest", panels[0].memory[1], 80 * kMiB, 0.25, false},
+                                              {"dyn: all+fastest", panels[1].memory[1], 41 * kMiB, 0.35, true}};
+  write_text_file((dir / "plan.svg").string(),
+                  configuration_chart_svg("test net, batch 8, cpu", bars, 64 * kMiB, 0.25));
   const test::PngSize plan = test::expect_svg_renders(dir / "plan.svg");
   EXPECT_EQ(plan.width, 1000u);
   EXPECT_GT(plan.height, 150u);
@@ -73,5 +75,5 @@ TEST(Chart, PngSizeReadsTheHeaderAndRejectsOtherFiles) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace test_svg
 }  // namespace vdnn

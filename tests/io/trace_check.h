@@ -27,7 +27,8 @@ inline void expect_step_trace(const nlohmann::json& j, bool offloads) {
     if (ph == "M" && e.at("name") == "thread_name") tracks[e.at("tid").get<int>()] = e.at("args").at("name");
     if (ph == "C") {
       ++counters;
-      for (const char* cls : {"weights", "weight_grads", "optimizer_state", "feature_maps", "gradient_maps", "workspace"})
+      for (const char* cls :
+           {"weights", "weight_grads", "optimizer_state", "feature_maps", "gradient_maps", "workspace"})
         EXPECT_TRUE(e.at("args").contains(cls)) << cls << " missing in " << e.dump();
     }
   }

@@ -50,7 +50,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     layer("layers");
     layer("io");
     layer("rewrites");  // graph rewrites (inference folding, fc split, slice runs): graph + weights
-    layer("interop");  // ONNX import/export, PyTorch names (libonnx)
+    layer("interop");   // ONNX import/export, PyTorch names (libonnx)
     layer("data");
     layer("device");
     layer("comm");  // data-parallel ranks and collectives (MPI)
@@ -95,8 +95,8 @@ TEST(Layering, EveryIncludeUnderSrcGoesDownTheLayers) {
       const auto& may = allowed().at(from);
       std::string list;
       for (const std::string& s : may) list += (list.empty() ? "" : ", ") + s;
-      EXPECT_TRUE(may.count(to)) << "src/" << file << ":" << number << " includes \"" << m[1].str() << "\": '"
-                                 << from << "' may include only " << (list.empty() ? "vdnn/" : list);
+      EXPECT_TRUE(may.count(to)) << "src/" << file << ":" << number << " includes \"" << m[1].str() << "\": '" << from
+                                 << "' may include only " << (list.empty() ? "vdnn/" : list);
     }
   }
   EXPECT_GT(files, 100) << "the source tree was not found at " << src;
@@ -123,8 +123,8 @@ TEST(Layering, EachLibraryOfTheBuildSeesOnlyItsOwnFolders) {
       }
       for (const std::string& folder : folders) {
         const std::string lib = library.path().filename().string();
-        EXPECT_TRUE(allowed().count(folder)) << "library " << lib << " compiles folder '" << folder
-                                             << "', which has no place in the layering";
+        EXPECT_TRUE(allowed().count(folder))
+            << "library " << lib << " compiles folder '" << folder << "', which has no place in the layering";
         const auto [it, fresh] = library_of.emplace(folder, lib);
         EXPECT_TRUE(fresh || it->second == lib)
             << "folder '" << folder << "' is in two libraries: " << it->second << " and " << lib;
@@ -156,4 +156,4 @@ TEST(Layering, AnIncludeGoingUpIsFound) {
   EXPECT_EQ(component("runtime/net.h"), "runtime");
 }
 
-}  // namespace
+}  // namespace test_layering

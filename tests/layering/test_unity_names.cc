@@ -81,8 +81,10 @@ std::vector<std::string> top_level_parts(const std::string& s) {
   for (char c : s) {
     if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
     if (c == ')' || c == ']' || c == '}' || c == '>') --depth;
-    if (c == ',' && depth == 0) parts.emplace_back();
-    else parts.back() += c;
+    if (c == ',' && depth == 0)
+      parts.emplace_back();
+    else
+      parts.back() += c;
   }
   return parts;
 }
@@ -124,7 +126,7 @@ std::vector<Declared> names_of(std::string decl) {
   const size_t paren = decl.find('('), eq = decl.find('=');
   if (paren != std::string::npos && (eq == std::string::npos || paren < eq))
     return {{identifier_before(decl, paren), ""}};  // a function
-  std::vector<Declared> out;  // variables: `constexpr double a = 1, b = 2`
+  std::vector<Declared> out;                        // variables: `constexpr double a = 1, b = 2`
   for (const std::string& part : top_level_parts(decl)) {
     const size_t end = part.find_first_of("={[");
     out.push_back({identifier_before(part, end == std::string::npos ? part.size() : end), ""});

@@ -7,10 +7,14 @@
 namespace vdnn::test {
 
 KernelHarness::KernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes,
-                             dnnl::memory::format_tag in_tag, bool training, Precision precision,
-                             bool f32_island, bool applies_relu)
-    : layer_(layer), batch_(batch), in_shapes_(std::move(in_shapes)),
-      engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), training_(training) {
+                             dnnl::memory::format_tag in_tag, bool training, Precision precision, bool f32_island,
+                             bool applies_relu)
+    : layer_(layer),
+      batch_(batch),
+      in_shapes_(std::move(in_shapes)),
+      engine_(dnnl::engine::kind::cpu, 0),
+      stream_(engine_),
+      training_(training) {
   out_shape_ = layer.infer_shape(in_shapes_);
   specs_ = layer.params(in_shapes_);
   KernelSetup setup{layer, batch, in_shapes_, out_shape_, {}, false, {}, 99};
@@ -18,7 +22,8 @@ KernelHarness::KernelHarness(const Layer& layer, int64_t batch, std::vector<Shap
   setup.applies_relu = applies_relu;
   for (const Shape& s : in_shapes_) {
     auto dims = s.with_batch(batch);
-    in_mds_.push_back(dims.size() == 4 ? dnnl::memory::desc(dims, setup.act_dt(), in_tag) : plain_md(dims, setup.act_dt()));
+    in_mds_.push_back(dims.size() == 4 ? dnnl::memory::desc(dims, setup.act_dt(), in_tag)
+                                       : plain_md(dims, setup.act_dt()));
     setup.input_needs_grad.push_back(true);
   }
   setup.in_mds = in_mds_;
@@ -108,8 +113,7 @@ KernelHarness::Grads KernelHarness::backward(const std::vector<float>& dy) {
   for (size_t i = 0; i < in_.size(); ++i)
     g.d_in.push_back(to_plain(in_mds_[i], d_in_[i].data(), in_shapes_[i].with_batch(batch_)));
   for (size_t i = 0; i < specs_.size(); ++i)
-    if (specs_[i].trainable)
-      g.d_params.push_back(to_plain(kernel_->param_mds[i], d_params_[i].data(), specs_[i].dims));
+    if (specs_[i].trainable) g.d_params.push_back(to_plain(kernel_->param_mds[i], d_params_[i].data(), specs_[i].dims));
   return g;
 }
 

@@ -28,9 +28,9 @@ namespace vdnn::test {
 
 class KernelHarness {
  public:
-  KernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes,
-                dnnl::memory::format_tag in_tag, bool training = true, Precision precision = Precision::kFp32,
-                bool f32_island = false, bool applies_relu = false);
+  KernelHarness(const Layer& layer, int64_t batch, std::vector<Shape> in_shapes, dnnl::memory::format_tag in_tag,
+                bool training = true, Precision precision = Precision::kFp32, bool f32_island = false,
+                bool applies_relu = false);
 
   void set_params(const std::vector<std::vector<float>>& plain);
   std::vector<std::vector<float>> params() const;
@@ -54,10 +54,9 @@ class KernelHarness {
   }
 
  private:
-  std::vector<float> to_plain(const dnnl::memory::desc& md, const void* data,
-                              const std::vector<int64_t>& dims) const;
-  void from_plain(const std::vector<float>& plain, const std::vector<int64_t>& dims,
-                  const dnnl::memory::desc& md, void* data) const;
+  std::vector<float> to_plain(const dnnl::memory::desc& md, const void* data, const std::vector<int64_t>& dims) const;
+  void from_plain(const std::vector<float>& plain, const std::vector<int64_t>& dims, const dnnl::memory::desc& md,
+                  void* data) const;
   KernelArgs args() const;
 
   const Layer& layer_;

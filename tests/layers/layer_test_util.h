@@ -31,8 +31,8 @@ inline ref::Tensor4 as_tensor(const std::vector<int64_t>& dims, std::vector<floa
 
 // Compares backward(dy = r) of input `which` and of every trainable parameter with central
 // differences of sum(r * forward(...)).
-inline void check_gradients(KernelHarness& h, const std::vector<std::vector<float>>& inputs,
-                            double eps, double rel_tol, double abs_tol) {
+inline void check_gradients(KernelHarness& h, const std::vector<std::vector<float>>& inputs, double eps, double rel_tol,
+                            double abs_tol) {
   const std::vector<float> r = ref::random_vector(static_cast<size_t>(h.out_elements()), 4242);
   h.forward(inputs);
   KernelHarness::Grads g = h.backward(r);
@@ -42,8 +42,7 @@ inline void check_gradients(KernelHarness& h, const std::vector<std::vector<floa
       in[which] = x;
       return ref::projection_loss(h.forward(in), r);
     };
-    EXPECT_TRUE(ref::gradients_close(g.d_in[which], ref::numeric_gradient(f, inputs[which], eps),
-                                     rel_tol, abs_tol))
+    EXPECT_TRUE(ref::gradients_close(g.d_in[which], ref::numeric_gradient(f, inputs[which], eps), rel_tol, abs_tol))
         << "input " << which;
   }
   // Trainable parameters come first in every layer's ParamSpec list.
@@ -57,8 +56,7 @@ inline void check_gradients(KernelHarness& h, const std::vector<std::vector<floa
       h.set_params(params);
       return loss;
     };
-    EXPECT_TRUE(ref::gradients_close(g.d_params[p], ref::numeric_gradient(f, params[p], eps),
-                                     rel_tol, abs_tol))
+    EXPECT_TRUE(ref::gradients_close(g.d_params[p], ref::numeric_gradient(f, params[p], eps), rel_tol, abs_tol))
         << "parameter " << p;
   }
 }

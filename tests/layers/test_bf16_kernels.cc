@@ -58,7 +58,8 @@ std::vector<Case> cases() {
 
 void compare(const Case& c, tag layout, bool f32_island) {
   auto layer = layer_from(c.layer);
-  const std::string what = c.layer.dump() + (layout == tag::nhwc ? " nhwc" : " blocked") + (f32_island ? " island" : "");
+  const std::string what =
+      c.layer.dump() + (layout == tag::nhwc ? " nhwc" : " blocked") + (f32_island ? " island" : "");
   KernelHarness f32(*layer, 4, c.inputs, layout);
   KernelHarness bf16(*layer, 4, c.inputs, layout, true, Precision::kBf16, f32_island);
   EXPECT_TRUE(bf16.kernel().slow_kernels.empty()) << what << ": " << bf16.kernel().implementation;
@@ -150,5 +151,5 @@ TEST(Bf16Kernels, AnInPlaceIslandTakesItsInputFromItsOutputInBackward) {
   }
 }
 
-}  // namespace
+}  // namespace test_bf16_kernels
 }  // namespace vdnn::test

@@ -17,8 +17,8 @@ struct ConvCase {
 };
 
 nlohmann::json conv_json(const ConvCase& c) {
-  nlohmann::json j = {{"type", "conv"}, {"channels", c.oc}, {"kernel", c.k}, {"stride", c.stride},
-                      {"pad", c.pad}, {"groups", c.groups}, {"bias", c.bias}};
+  nlohmann::json j = {{"type", "conv"}, {"channels", c.oc},   {"kernel", c.k}, {"stride", c.stride},
+                      {"pad", c.pad},   {"groups", c.groups}, {"bias", c.bias}};
   if (c.dilation != 1) j["dilation"] = c.dilation;
   if (c.pad_end >= 0) j["pad_end"] = c.pad_end;
   return j;
@@ -55,53 +55,49 @@ TEST_P(ConvKernelTest, MatchesReferenceForwardAndBackward) {
       << h.kernel().slow_kernels.front() << " (" << h.kernel().implementation << ")";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ConvKernelTest,
-    ::testing::Values(ConvCase{2, 3, 7, 5, 4, 3, 1, 1, 1, true, tag::nchw},
-                      ConvCase{3, 4, 9, 9, 6, 3, 2, 1, 2, true, tag::nchw},
-                      ConvCase{2, 16, 8, 7, 32, 1, 2, 0, 1, false, tag::aBcd16b},
-                      ConvCase{2, 32, 6, 7, 16, 3, 1, 0, 1, true, tag::aBcd16b},
-                      ConvCase{2, 16, 5, 5, 16, 3, 1, 1, 16, true, tag::aBcd16b},   // depthwise
-                      ConvCase{1, 8, 11, 6, 24, 5, 2, 2, 4, false, tag::aBcd8b},
-                      // 4 channels per group from a blocked producer: only oneDNN's reference
-                      // kernel in nChw16c; computed on nchw with the input reordered.
-                      ConvCase{2, 16, 6, 6, 16, 3, 1, 1, 4, true, tag::aBcd16b},
-                      ConvCase{4, 1, 28, 28, 8, 3, 1, 1, 1, true, tag::nchw},
-                      // outputs below 4x4: the weight gradient by GEMM (conv_gemm_weights.h)
-                      ConvCase{3, 5, 3, 3, 7, 3, 1, 1, 1, true, tag::nchw},
-                      ConvCase{2, 32, 4, 4, 48, 3, 2, 1, 1, true, tag::aBcd16b},
-                      ConvCase{2, 16, 2, 3, 16, 3, 1, 1, 1, false, tag::aBcd16b},
-                      ConvCase{2, 8, 5, 5, 8, 5, 1, 0, 1, false, tag::aBcd8b},
-                      ConvCase{2, 16, 2, 2, 16, 3, 1, 1, 16, true, tag::aBcd16b},
-                      // dilation (DeepLab-style atrous, torchvision's segmentation backbones)
-                      ConvCase{2, 3, 9, 8, 4, 3, 1, 2, 1, true, tag::nchw, 2},
-                      ConvCase{2, 16, 11, 10, 32, 3, 2, 1, 1, true, tag::aBcd16b, 3},
-                      ConvCase{2, 16, 9, 9, 16, 3, 1, 2, 16, true, tag::aBcd16b, 2},  // depthwise
-                      ConvCase{2, 16, 7, 7, 8, 3, 1, 0, 4, false, tag::aBcd8b, 2},
-                      // asymmetric padding (ONNX pads, TensorFlow's "same" with even kernels)
-                      ConvCase{2, 3, 7, 6, 5, 2, 1, 0, 1, true, tag::nchw, 1, 1},
-                      ConvCase{2, 16, 8, 8, 16, 3, 2, 0, 1, true, tag::aBcd16b, 1, 1},
-                      ConvCase{3, 4, 7, 9, 6, 3, 1, 2, 2, true, tag::nchw, 2, 0},
-                      // both, with outputs below 4x4: the weight gradient by GEMM
-                      ConvCase{2, 16, 5, 5, 16, 3, 1, 1, 1, true, tag::aBcd16b, 2},
-                      ConvCase{2, 8, 4, 4, 8, 3, 1, 2, 1, false, tag::aBcd8b, 2, 0}));
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvKernelTest,
+                         ::testing::Values(ConvCase{2, 3, 7, 5, 4, 3, 1, 1, 1, true, tag::nchw},
+                                           ConvCase{3, 4, 9, 9, 6, 3, 2, 1, 2, true, tag::nchw},
+                                           ConvCase{2, 16, 8, 7, 32, 1, 2, 0, 1, false, tag::aBcd16b},
+                                           ConvCase{2, 32, 6, 7, 16, 3, 1, 0, 1, true, tag::aBcd16b},
+                                           ConvCase{2, 16, 5, 5, 16, 3, 1, 1, 16, true, tag::aBcd16b},  // depthwise
+                                           ConvCase{1, 8, 11, 6, 24, 5, 2, 2, 4, false, tag::aBcd8b},
+                                           // 4 channels per group from a blocked producer: only oneDNN's reference
+                                           // kernel in nChw16c; computed on nchw with the input reordered.
+                                           ConvCase{2, 16, 6, 6, 16, 3, 1, 1, 4, true, tag::aBcd16b},
+                                           ConvCase{4, 1, 28, 28, 8, 3, 1, 1, 1, true, tag::nchw},
+                                           // outputs below 4x4: the weight gradient by GEMM (conv_gemm_weights.h)
+                                           ConvCase{3, 5, 3, 3, 7, 3, 1, 1, 1, true, tag::nchw},
+                                           ConvCase{2, 32, 4, 4, 48, 3, 2, 1, 1, true, tag::aBcd16b},
+                                           ConvCase{2, 16, 2, 3, 16, 3, 1, 1, 1, false, tag::aBcd16b},
+                                           ConvCase{2, 8, 5, 5, 8, 5, 1, 0, 1, false, tag::aBcd8b},
+                                           ConvCase{2, 16, 2, 2, 16, 3, 1, 1, 16, true, tag::aBcd16b},
+                                           // dilation (DeepLab-style atrous, torchvision's segmentation backbones)
+                                           ConvCase{2, 3, 9, 8, 4, 3, 1, 2, 1, true, tag::nchw, 2},
+                                           ConvCase{2, 16, 11, 10, 32, 3, 2, 1, 1, true, tag::aBcd16b, 3},
+                                           ConvCase{2, 16, 9, 9, 16, 3, 1, 2, 16, true, tag::aBcd16b, 2},  // depthwise
+                                           ConvCase{2, 16, 7, 7, 8, 3, 1, 0, 4, false, tag::aBcd8b, 2},
+                                           // asymmetric padding (ONNX pads, TensorFlow's "same" with even kernels)
+                                           ConvCase{2, 3, 7, 6, 5, 2, 1, 0, 1, true, tag::nchw, 1, 1},
+                                           ConvCase{2, 16, 8, 8, 16, 3, 2, 0, 1, true, tag::aBcd16b, 1, 1},
+                                           ConvCase{3, 4, 7, 9, 6, 3, 1, 2, 2, true, tag::nchw, 2, 0},
+                                           // both, with outputs below 4x4: the weight gradient by GEMM
+                                           ConvCase{2, 16, 5, 5, 16, 3, 1, 1, 1, true, tag::aBcd16b, 2},
+                                           ConvCase{2, 8, 4, 4, 8, 3, 1, 2, 1, false, tag::aBcd8b, 2, 0}));
 
 TEST(ConvKernel, FourChannelsPerGroupAvoidsTheReferenceKernel) {
   // oneDNN 2.6 has only ref:any for all three passes in nChw16c here (5.2 s forward per batch of
   // 128 on 2 threads); the plain-layout GEMM kernel takes 37 ms.
-  auto layer = layer_from({{"type", "conv"}, {"channels", 64}, {"kernel", 3}, {"pad", 1},
-                           {"groups", 16}});
+  auto layer = layer_from({{"type", "conv"}, {"channels", 64}, {"kernel", 3}, {"pad", 1}, {"groups", 16}});
   KernelHarness h(*layer, 4, {Shape{64, 16, 16}}, tag::aBcd16b);
-  EXPECT_EQ(h.kernel().implementation.rfind("ref:", 0), std::string::npos)
-      << h.kernel().implementation;
+  EXPECT_EQ(h.kernel().implementation.rfind("ref:", 0), std::string::npos) << h.kernel().implementation;
   EXPECT_TRUE(h.kernel().slow_kernels.empty()) << h.kernel().slow_kernels.front();
-  EXPECT_NE(h.kernel().implementation.find("input reordered"), std::string::npos)
-      << h.kernel().implementation;
+  EXPECT_NE(h.kernel().implementation.find("input reordered"), std::string::npos) << h.kernel().implementation;
 }
 
 TEST(ConvKernel, BackwardMatchesFiniteDifferences) {
-  const nlohmann::json base = {{"type", "conv"}, {"channels", 4}, {"kernel", 3}, {"stride", 2},
-                               {"pad", 1}, {"groups", 2}};
+  const nlohmann::json base = {{"type", "conv"}, {"channels", 4}, {"kernel", 3},
+                               {"stride", 2},    {"pad", 1},      {"groups", 2}};
   nlohmann::json dilated = base;  // dilation (2, 1), padding top/left 1, bottom/right (0, 2)
   dilated["dilation"] = nlohmann::json::array({2, 1});
   dilated["pad_end"] = nlohmann::json::array({0, 2});
@@ -122,8 +118,7 @@ TEST(ConvKernel, BlockedBackwardMatchesFiniteDifferences) {
 }
 
 TEST(ConvKernel, TinyOutputBackwardMatchesFiniteDifferences) {
-  const nlohmann::json base = {{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"stride", 2},
-                               {"pad", 1}};
+  const nlohmann::json base = {{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"stride", 2}, {"pad", 1}};
   nlohmann::json dilated = base;  // 2x2 outputs too: (3 + 1 + 2 - 5) / 2 + 1, (4 + 1 + 1 - 3) / 2 + 1
   dilated["dilation"] = nlohmann::json::array({2, 1});
   dilated["pad_end"] = nlohmann::json::array({2, 1});
@@ -139,8 +134,7 @@ TEST(ConvKernel, TinyOutputBackwardMatchesFiniteDifferences) {
 
 TEST(ConvKernel, OnlyTinyUngroupedOutputsTakeTheGemmWeightGradient) {
   auto conv = [](int64_t groups) {
-    return layer_from({{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"pad", 1},
-                       {"groups", groups}});
+    return layer_from({{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"pad", 1}, {"groups", groups}});
   };
   auto ungrouped = conv(1), grouped = conv(4);
   auto implementation = [](const Layer& l, Shape in) {
@@ -162,5 +156,5 @@ TEST(ConvKernel, DeclaresWorkspaceAndBlockedLayouts) {
   EXPECT_EQ(h.kernel().implementation.find("ref"), std::string::npos) << h.kernel().implementation;
 }
 
-}  // namespace
+}  // namespace test_conv_kernel
 }  // namespace vdnn::test

@@ -31,8 +31,7 @@ struct Activation {
   const char* type;
   float ceiling;  // relu: none
 };
-const Activation kActivations[] = {{"relu", std::numeric_limits<float>::infinity()},
-                                   {"relu6", 6.0f}};
+const Activation kActivations[] = {{"relu", std::numeric_limits<float>::infinity()}, {"relu6", 6.0f}};
 
 TEST(ReluKernel, MatchesReferenceAndFiniteDifferences) {
   for (const Activation& act : kActivations) {
@@ -52,8 +51,8 @@ TEST(ReluKernel, MatchesReferenceAndFiniteDifferences) {
 // for ReLU6, 0 at x == 6 too (hardtanh_backward passes it only where 0 < x < 6). The kernels read
 // y, not x (they run in place); this pins that y carries the same decision.
 TEST(ReluKernel, GradientAtTheKinksIsPyTorchs) {
-  const std::vector<float> kinks{0.0f, -0.0f, 6.0f, 5.9999995f, 6.0000005f, 1e-30f, -1e-30f,
-                                 -6.0f, 3.0f, 7.0f, 0.0f, 6.0f, -2.0f, 6.0f, 0.0f, 2.5f};
+  const std::vector<float> kinks{0.0f, -0.0f, 6.0f, 5.9999995f, 6.0000005f, 1e-30f, -1e-30f, -6.0f,
+                                 3.0f, 7.0f,  0.0f, 6.0f,       -2.0f,      6.0f,   0.0f,    2.5f};
   for (const Activation& act : kActivations) {
     for (auto layout : {tag::nchw, tag::aBcd16b}) {
       SCOPED_TRACE(act.type);
@@ -78,8 +77,10 @@ TEST(DropoutKernel, MasksScalesAndBackpropagatesThroughTheSameMask) {
   const auto y = h.forward({x});
   int dropped = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (y[i] == 0.0f) ++dropped;
-    else EXPECT_NEAR(y[i], x[i] / 0.75f, 1e-6);
+    if (y[i] == 0.0f)
+      ++dropped;
+    else
+      EXPECT_NEAR(y[i], x[i] / 0.75f, 1e-6);
   }
   EXPECT_NEAR(dropped / 800.0, 0.25, 0.06);
   check_gradients(h, {x}, 1e-2, 1e-3, 1e-4);
@@ -156,10 +157,9 @@ TEST(AddKernel, MatchesReferenceAndFiniteDifferences) {
   KernelHarness h(*layer, 2, {Shape{16, 3, 3}, Shape{16, 3, 3}}, tag::aBcd16b);
   const auto a = ref::random_vector(288, 81), b = ref::random_vector(288, 82);
   EXPECT_TRUE(ref::values_close(h.forward({a, b}),
-                                ref::add(ref::Tensor4(2, 16, 3, 3, a), ref::Tensor4(2, 16, 3, 3, b)).v,
-                                1e-6, 1e-6));
+                                ref::add(ref::Tensor4(2, 16, 3, 3, a), ref::Tensor4(2, 16, 3, 3, b)).v, 1e-6, 1e-6));
   check_gradients(h, {a, b}, 1e-2, 1e-3, 1e-4);
 }
 
-}  // namespace
+}  // namespace test_elementwise_join_kernels
 }  // namespace vdnn::test

@@ -50,5 +50,5 @@ TEST(SoftmaxCrossEntropyKernel, LossAndGradientMatchReference) {
   EXPECT_TRUE(ref::gradients_close(g.d_in[0], ref::numeric_gradient(f, x, 1e-2), 1e-2, 1e-4));
 }
 
-}  // namespace
+}  // namespace test_fc_loss_kernels
 }  // namespace vdnn::test

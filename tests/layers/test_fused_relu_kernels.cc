@@ -44,7 +44,8 @@ TEST(FusedRelu, BatchNormWritesExactlyTheReluOfItsOutputInEveryForward) {
       const auto g = plain.backward(masked);
       const auto fused_g = fused.backward(dy);
       EXPECT_TRUE(ref::values_close(fused_g.d_in[0], g.d_in[0], 1e-5, 1e-6));
-      for (size_t k = 0; k < 2; ++k) EXPECT_TRUE(ref::values_close(fused_g.d_params[k], g.d_params[k], 1e-5, 1e-6)) << k;
+      for (size_t k = 0; k < 2; ++k)
+        EXPECT_TRUE(ref::values_close(fused_g.d_params[k], g.d_params[k], 1e-5, 1e-6)) << k;
     }
   }
 }
@@ -82,5 +83,5 @@ TEST(FusedRelu, AddOfThreeInputsRunsOneDnnsSumAndFusesNothing) {
                InternalError);  // kernel_setup never asks it
 }
 
-}  // namespace
+}  // namespace test_fused_relu_kernels
 }  // namespace vdnn::test

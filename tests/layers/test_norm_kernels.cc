@@ -18,8 +18,7 @@ TEST(LrnKernel, MatchesReferenceAndFiniteDifferences) {
     EXPECT_TRUE(ref::values_close(y, ref::lrn_forward(rx, p).v, 1e-4, 1e-5));
     const auto dy = ref::random_vector(y.size(), 22);
     const auto g = h.backward(dy);
-    EXPECT_TRUE(ref::values_close(g.d_in[0], ref::lrn_backward(rx, ref::Tensor4(2, 7, 3, 5, dy), p).v,
-                                  1e-4, 1e-5));
+    EXPECT_TRUE(ref::values_close(g.d_in[0], ref::lrn_backward(rx, ref::Tensor4(2, 7, 3, 5, dy), p).v, 1e-4, 1e-5));
     check_gradients(h, {x}, 1e-2, 1e-2, 1e-3);
   }
 }
@@ -82,16 +81,16 @@ TEST(BatchNormKernel, UpdatesRunningAveragesAndUsesThemInEvaluation) {
   KernelHarness eval(*layer, 4, {shape}, tag::nchw, /*training=*/false);
   eval.set_params(params);
   const auto y = eval.forward({x});
-  const auto ry = ref::batchnorm_forward_inference(ref::Tensor4(4, 3, 4, 4, x), {1, 1, 1}, {0, 0, 0},
-                                                   params[2], params[3], 1e-5);
+  const auto ry =
+      ref::batchnorm_forward_inference(ref::Tensor4(4, 3, 4, 4, x), {1, 1, 1}, {0, 0, 0}, params[2], params[3], 1e-5);
   EXPECT_TRUE(ref::values_close(y, ry.v, 1e-4, 1e-4));
 }
 
 TEST(BatchNormKernel, WorksOnVectors) {
   auto layer = layer_from({{"type", "batch_norm"}});
   KernelHarness h(*layer, 6, {Shape{10}}, tag::nchw);
-  h.set_params({std::vector<float>(10, 1.0f), std::vector<float>(10, 0.0f),
-                std::vector<float>(10, 0.0f), std::vector<float>(10, 1.0f)});
+  h.set_params({std::vector<float>(10, 1.0f), std::vector<float>(10, 0.0f), std::vector<float>(10, 0.0f),
+                std::vector<float>(10, 1.0f)});
   const auto x = ref::random_vector(60, 36, -3.0f, 3.0f);
   const auto y = h.forward({x});
   const auto ry = ref::batchnorm_forward_training(ref::Tensor4(6, 10, 1, 1, x), std::vector<float>(10, 1.0f),
@@ -99,5 +98,5 @@ TEST(BatchNormKernel, WorksOnVectors) {
   EXPECT_TRUE(ref::values_close(y, ry.y.v, 1e-4, 1e-4));
 }
 
-}  // namespace
+}  // namespace test_norm_kernels
 }  // namespace vdnn::test

@@ -34,7 +34,7 @@ TEST_P(PoolKernelTest, MatchesReferenceAndFiniteDifferences) {
   const auto x = distinct_values(static_cast<size_t>(pc.n * pc.c * pc.h * pc.w), 11);
   const auto y = h.forward({x});
   ref::Pool2dParams p;
-  p.kind = pool.p().max ? ref::PoolKind::max
+  p.kind = pool.p().max               ? ref::PoolKind::max
            : pool.p().exclude_padding ? ref::PoolKind::avg_exclude_padding
                                       : ref::PoolKind::avg_include_padding;
   p.kh = win.kh, p.kw = win.kw, p.sh = win.sh, p.sw = win.sw;
@@ -55,26 +55,48 @@ INSTANTIATE_TEST_SUITE_P(
     Kinds, PoolKernelTest,
     ::testing::Values(
         PoolCase{{{"type", "max_pool"}, {"kernel", 2}}, 2, 3, 6, 8, tag::nchw},
-        PoolCase{{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}}, 2, 16, 7, 5,
-                 tag::aBcd16b},
-        PoolCase{{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}}, 1, 4, 8, 9,
-                 tag::nchw},
-        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}}, 2, 3, 7, 6,
-                 tag::nchw},
-        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 1}, {"pad", 1},
-                  {"exclude_padding", false}}, 2, 8, 5, 5, tag::aBcd8b},
+        PoolCase{{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}}, 2, 16, 7, 5, tag::aBcd16b},
+        PoolCase{{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}}, 1, 4, 8, 9, tag::nchw},
+        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}}, 2, 3, 7, 6, tag::nchw},
+        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 1}, {"pad", 1}, {"exclude_padding", false}},
+                 2,
+                 8,
+                 5,
+                 5,
+                 tag::aBcd8b},
         PoolCase{{{"type", "avg_pool"}, {"global", true}}, 3, 16, 5, 3, tag::aBcd16b},
         // Ceil mode: the last windows run past the padding; with padding included they divide by
         // their cells inside the padded input (Caffe, PyTorch), not by kh*kw.
-        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true},
-                  {"exclude_padding", false}}, 1, 16, 8, 7, tag::aBcd16b},
-        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true},
-                  {"exclude_padding", false}}, 1, 3, 8, 9, tag::nchw},
-        PoolCase{{{"type", "avg_pool"}, {"kernel", nlohmann::json::array({2, 3})},
-                  {"stride", 2}, {"pad", 1}, {"ceil", true}, {"exclude_padding", false}},
-                 2, 5, 6, 8, tag::acdb},
-        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}},
-                 2, 5, 7, 8, tag::acdb}));
+        PoolCase{{{"type", "avg_pool"},
+                  {"kernel", 3},
+                  {"stride", 2},
+                  {"pad", 1},
+                  {"ceil", true},
+                  {"exclude_padding", false}},
+                 1,
+                 16,
+                 8,
+                 7,
+                 tag::aBcd16b},
+        PoolCase{{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}, {"exclude_padding", false}},
+                 1,
+                 3,
+                 8,
+                 9,
+                 tag::nchw},
+        PoolCase{{{"type", "avg_pool"},
+                  {"kernel", nlohmann::json::array({2, 3})},
+                  {"stride", 2},
+                  {"pad", 1},
+                  {"ceil", true},
+                  {"exclude_padding", false}},
+                 2,
+                 5,
+                 6,
+                 8,
+                 tag::acdb},
+        PoolCase{
+            {{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2, 5, 7, 8, tag::acdb}));
 
 TEST(PoolKernel, MaxPoolSavesIndicesNotInput) {
   auto layer = layer_from({{"type", "max_pool"}, {"kernel", 2}});
@@ -84,5 +106,5 @@ TEST(PoolKernel, MaxPoolSavesIndicesNotInput) {
   EXPECT_GT(h.kernel().saved_mds[0].get_size(), 0u);
 }
 
-}  // namespace
+}  // namespace test_pool_kernel
 }  // namespace vdnn::test

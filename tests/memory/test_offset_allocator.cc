@@ -283,5 +283,5 @@ TEST(OffsetAllocatorRandom, TenThousandOperationsMatchTheModel) {
   EXPECT_EQ(alloc.largest_free_block(), kCapacity);
 }
 
-}  // namespace
+}  // namespace test_offset_allocator
 }  // namespace vdnn

@@ -21,9 +21,8 @@ struct Published {
 
 TEST(ModelZoo, ExactPublishedParameterCounts) {
   const Published table[] = {
-      {"vgg16", 138'357'544},     {"vgg19", 143'667'240},     {"resnet18", 11'689'512},
-      {"resnet34", 21'797'672},   {"resnet50", 25'557'032},   {"resnet101", 44'549'160},
-      {"resnet152", 60'192'808},
+      {"vgg16", 138'357'544},   {"vgg19", 143'667'240},    {"resnet18", 11'689'512},  {"resnet34", 21'797'672},
+      {"resnet50", 25'557'032}, {"resnet101", 44'549'160}, {"resnet152", 60'192'808},
   };
   for (const auto& [model, params] : table) {
     Graph g = load_model(model);
@@ -55,11 +54,11 @@ TEST(ModelZoo, ForwardFlopsMatchCitedMultiplyAdds) {
     const char* model;
     double gmac;
   } table[] = {
-      {"alexnet", 0.72},    // grouped convolutions, 227x227
-      {"vgg16", 15.47},     {"vgg19", 19.63},    {"resnet18", 1.82},  {"resnet34", 3.66},
-      {"resnet50", 4.09},   {"resnet101", 7.80}, {"resnet152", 11.5},
-      {"googlenet", 1.58},  // bvlc_googlenet as built (the paper rounds to "1.5 billion")
-      {"overfeat", 2.81},   // fast model at 231x231 (the paper's table 2: 2.81 G)
+      {"alexnet", 0.72},  // grouped convolutions, 227x227
+      {"vgg16", 15.47},    {"vgg19", 19.63},    {"resnet18", 1.82},  {"resnet34", 3.66}, {"resnet50", 4.09},
+      {"resnet101", 7.80}, {"resnet152", 11.5}, {"googlenet", 1.58},  // bvlc_googlenet as built (the paper rounds to
+                                                                      // "1.5 billion")
+      {"overfeat", 2.81},  // fast model at 231x231 (the paper's table 2: 2.81 G)
   };
   for (const auto& [model, gmac] : table) {
     Graph g = load_model(model);
@@ -69,8 +68,7 @@ TEST(ModelZoo, ForwardFlopsMatchCitedMultiplyAdds) {
 }
 
 int64_t count_type(const Graph& g, const std::string& type) {
-  return std::count_if(g.nodes().begin(), g.nodes().end(),
-                       [&](const Node& n) { return n.layer->type() == type; });
+  return std::count_if(g.nodes().begin(), g.nodes().end(), [&](const Node& n) { return n.layer->type() == type; });
 }
 
 TEST(ModelZoo, DeepVggAddsConvolutionsEvenlyAtVgg16Widths) {
@@ -96,8 +94,10 @@ TEST(ModelZoo, ResNetShapesAndBlocks) {
     const char* model;
     int adds, convs;
     int64_t features;
-  } table[] = {{"resnet18", 8, 20, 512},     {"resnet34", 16, 36, 512},
-               {"resnet50", 16, 53, 2048},   {"resnet101", 33, 104, 2048},
+  } table[] = {{"resnet18", 8, 20, 512},
+               {"resnet34", 16, 36, 512},
+               {"resnet50", 16, 53, 2048},
+               {"resnet101", 33, 104, 2048},
                {"resnet152", 50, 155, 2048}};
   for (const auto& [model, adds, convs, features] : table) {
     Graph g = load_model(model);
@@ -122,15 +122,13 @@ TEST(ModelZoo, GoogLeNetInceptionShapes) {
 
 TEST(ModelZoo, EveryShippedModelLoadsWithUniqueNamesAndClassesOverride) {
   const std::vector<std::string> names = model_names();
-  for (const char* expected : {"alexnet", "overfeat", "googlenet", "vgg16", "vgg19", "vgg116",
-                               "vgg216", "vgg316", "vgg416", "resnet18", "resnet34", "resnet50",
-                               "resnet101", "resnet152", "vgg16_cifar"})
+  for (const char* expected : {"alexnet", "overfeat", "googlenet", "vgg16", "vgg19", "vgg116", "vgg216", "vgg316",
+                               "vgg416", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16_cifar"})
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   for (const std::string& name : names) {
     Graph g = load_model(name);
     std::set<std::string> seen;
-    for (const Value& v : g.values())
-      EXPECT_TRUE(seen.insert(v.name).second) << name << ": " << v.name;
+    for (const Value& v : g.values()) EXPECT_TRUE(seen.insert(v.name).second) << name << ": " << v.name;
     // "units": "classes" on the classifier, so --classes works.
     Graph h = load_model(name, {.classes = 7});
     EXPECT_EQ(h.classes(), 7) << name;
@@ -148,5 +146,5 @@ TEST(ModelZoo, Vgg16CifarIsVgg16WithBatchNormAt32x32) {
   EXPECT_EQ(g.parameter_count(), 14'710'464 + 2 * 4'224 + (512 * 512 + 512) + (10 * 512 + 10));
 }
 
-}  // namespace
+}  // namespace test_model_zoo
 }  // namespace vdnn

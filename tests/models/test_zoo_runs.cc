@@ -2,9 +2,9 @@
 // with identical weights, and is planned at ImageNet size for batch 32 and 256.
 #include <gtest/gtest.h>
 
+#include "backends/cpu/compiled_graph.h"
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
-#include "backends/cpu/compiled_graph.h"
 #include "runtime/net.h"
 #include "runtime/train_for_hash.h"
 #include "vdnn/error.h"
@@ -14,9 +14,7 @@ namespace test_zoo_runs {
 
 // The deep VGG variants hold 360–580 M parameters (4–7 GB with gradients and momentum): they are
 // planned below, not trained in CI.
-bool too_large_to_train(const std::string& name) {
-  return name == "vgg216" || name == "vgg316" || name == "vgg416";
-}
+bool too_large_to_train(const std::string& name) { return name == "vgg216" || name == "vgg316" || name == "vgg416"; }
 
 // The smallest square input (of a few candidates) the network's strides and kernels accept.
 Graph reduced(const std::string& name) {
@@ -77,5 +75,5 @@ TEST(ModelZooRuns, EveryNetworkIsPlannedAtImageNetSize) {
   }
 }
 
-}  // namespace
+}  // namespace test_zoo_runs
 }  // namespace vdnn

@@ -122,5 +122,5 @@ TEST(AutoPolicy, UnderAHostBudgetItRecomputesWhatItWouldHaveOffloaded) {
   EXPECT_FALSE(choose_dyn(planner, budget).fits);
 }
 
-}  // namespace
+}  // namespace test_auto_policy
 }  // namespace vdnn

@@ -104,7 +104,8 @@ TEST(BlockPlacement, NeverPutsTwoLiveBlocksInOnePlace) {
 // Vector clocks over the three streams: which events a stream's next operation is ordered after.
 class HappensBefore {
  public:
-  explicit HappensBefore(const Program& p) : clock_of_event_(static_cast<size_t>(p.event_count)), stream_of_event_(clock_of_event_.size()) {}
+  explicit HappensBefore(const Program& p)
+      : clock_of_event_(static_cast<size_t>(p.event_count)), stream_of_event_(clock_of_event_.size()) {}
   using Clock = std::array<int, 3>;
   void step(const Step& s) {
     Clock& c = clock_[index(s.stream)];
@@ -152,17 +153,21 @@ void check_placed(const Program& p) {
       const size_t lo = s.offset, hi = s.offset + bytes_of(s.tensor);
       for (size_t t = 0; t < p.tensors.size(); ++t)
         if (on[t] || p.tensors[t].persistent) {
-          const size_t o = on[t] ? live[t].offset : p.tensors[t].offset, b = on[t] ? live[t].bytes : bytes_of(static_cast<int>(t));
-          ASSERT_FALSE(o < hi && lo < o + b) << "'" << p.tensors[s.tensor].name << "' overlaps live '" << p.tensors[t].name << "'";
+          const size_t o = on[t] ? live[t].offset : p.tensors[t].offset,
+                       b = on[t] ? live[t].bytes : bytes_of(static_cast<int>(t));
+          ASSERT_FALSE(o < hi && lo < o + b)
+              << "'" << p.tensors[s.tensor].name << "' overlaps live '" << p.tensors[t].name << "'";
         }
       // Its waits follow it: check the ordering at the first step after them.
       size_t j = i + 1;
       HappensBefore after = hb;
-      for (; j < p.steps.size() && p.steps[j].op == Op::kWait && p.steps[j].stream == s.stream; ++j) after.step(p.steps[j]);
+      for (; j < p.steps.size() && p.steps[j].op == Op::kWait && p.steps[j].stream == s.stream; ++j)
+        after.step(p.steps[j]);
       for (const Tenancy& old : done)
         if (old.offset < hi && lo < old.offset + old.bytes)
           for (int e : old.events)
-            ASSERT_TRUE(after.after(s.stream, e)) << "'" << p.tensors[s.tensor].name << "' at step " << i << " is not ordered after event " << e;
+            ASSERT_TRUE(after.after(s.stream, e))
+                << "'" << p.tensors[s.tensor].name << "' at step " << i << " is not ordered after event " << e;
       live[s.tensor] = {i, SIZE_MAX, s.offset, bytes_of(s.tensor), {}};
       on[s.tensor] = true;
     } else if (s.op == Op::kFree) {
@@ -203,8 +208,9 @@ TEST(BlockPlacement, EveryZooNetworkPlacesWithinTwoPercentOfItsPeak) {
           for (bool training : {true, false}) {
             if ((!training || policy == Policy::kNone) && depth > 0) continue;
             if (!training && policy != Policy::kNone) continue;
-            const std::string what = VDNN_MSG(model << " " << to_string(policy) << (algos == in.costs.fastest() ? "+fastest" : "+leanest")
-                                                    << (training ? " training" : " evaluation") << " depth " << depth);
+            const std::string what =
+                VDNN_MSG(model << " " << to_string(policy) << (algos == in.costs.fastest() ? "+fastest" : "+leanest")
+                               << (training ? " training" : " evaluation") << " depth " << depth);
             SCOPED_TRACE(what);
             const bool waits = all_waits || (policy == Policy::kAll && training && depth == 0);
             const double ratio = place_and_check(planner.program({policy, algos}, training, depth), waits);
@@ -235,5 +241,5 @@ TEST(BlockPlacement, CpuProgramsPlaceWithinTwoPercentOfTheirPeak) {
   }
 }
 
-}  // namespace
+}  // namespace test_block_placement
 }  // namespace vdnn

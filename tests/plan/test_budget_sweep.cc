@@ -26,7 +26,8 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " b" << c.batc
 class BudgetSweepTest : public ::testing::TestWithParam<Case> {
  protected:
   BudgetSweepTest()
-      : graph_(load_model(GetParam().model)), in_(plan_inputs(graph_, GetParam().batch, {.device = "titan-x-maxwell"})),
+      : graph_(load_model(GetParam().model)),
+        in_(plan_inputs(graph_, GetParam().batch, {.device = "titan-x-maxwell"})),
         planner_(graph_, in_.value_bytes, in_.facts, in_.costs, SyncMode::kEvent) {}
   Graph graph_;
   PlanInputs in_;
@@ -128,7 +129,8 @@ TEST(BudgetSweep, ColumnsComeFromThePolicyListAndTheDeviceBudgetIsARow) {
   const BudgetSweep s = sweep_budgets(planner, all, {.steps = 4, .prefetch_ahead = true});
   names.clear();
   for (const SweepColumn& c : s.columns) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"none", "conv", "all", "dyn", "auto", "conv/ahead", "all/ahead", "dyn/ahead"}))
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"none", "conv", "all", "dyn", "auto", "conv/ahead", "all/ahead", "dyn/ahead"}))
       << "none offloads nothing: no column for prefetching ahead";
   const BudgetSweep vdnn_only = sweep_budgets(planner, all, {.steps = 4});
   EXPECT_EQ(vdnn_only.columns.size(), 5u) << "vDNN's prefetch rule only, unless asked";
@@ -189,7 +191,8 @@ TEST(BudgetSweep, AStepCountOutOfRangeNamesTheFlag) {
       ADD_FAILURE() << steps << " steps were taken";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("--sweep-steps: expected 2 to 200 budgets, got " + std::to_string(steps)),
-                std::string::npos) << e.what();
+                std::string::npos)
+          << e.what();
     }
   }
 }
@@ -222,7 +225,8 @@ TEST(SlicedSweepColumn, ExtendsTheRowsDownToTheSlicedFloorAndOnlyItFitsThere) {
     ASSERT_EQ(s.cells[r].size(), s.columns.size()) << "row " << r;
     EXPECT_EQ(s.cells[r].back().fits, s.budgets[r] >= col.smallest_budget) << s.budgets[r];
     if (s.budgets[r] < old_floor)
-      for (size_t c = 0; c < columns; ++c) EXPECT_FALSE(s.cells[r][c].fits) << s.columns[c].name << " at " << s.budgets[r];
+      for (size_t c = 0; c < columns; ++c)
+        EXPECT_FALSE(s.cells[r][c].fits) << s.columns[c].name << " at " << s.budgets[r];
   }
   ASSERT_TRUE(col.costs.has_value());
   EXPECT_EQ(col.costs->fastest().size(), cut.graph.nodes().size());  // describe() reads the sliced graph's
@@ -233,5 +237,5 @@ TEST(SlicedSweepColumn, ExtendsTheRowsDownToTheSlicedFloorAndOnlyItFitsThere) {
   for (const std::vector<SweepCell>& row : t.cells) EXPECT_EQ(row.size(), columns + 1);
 }
 
-}  // namespace
+}  // namespace test_budget_sweep
 }  // namespace vdnn

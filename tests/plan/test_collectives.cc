@@ -156,8 +156,9 @@ TEST(Collectives, ABucketIsAllReducedRightAfterTheKernelThatFinishesItsLastGradi
   // bucket, which conv2's weight gradient would overflow, waited for conv2's kernel).
   const Graph graph = load_model("fmnist_cnn");
   const std::unique_ptr<Backend> b = make_backend(graph, {BackendKind::kCpu, 8});
-  for (const CollectiveOptions& o : {CollectiveOptions{.ranks = 2}, CollectiveOptions{.ranks = 2, .bucket_bytes = 64 << 10,
-                                                                                       .first_bucket_bytes = 16 << 10}}) {
+  for (const CollectiveOptions& o :
+       {CollectiveOptions{.ranks = 2},
+        CollectiveOptions{.ranks = 2, .bucket_bytes = 64 << 10, .first_bucket_bytes = 16 << 10}}) {
     Program p = build_program(graph, b->value_bytes(), b->facts(), {Policy::kAll, SyncMode::kEvent, true});
     add_collectives(p, o);
     ASSERT_GE(p.buckets.size(), 2u);
@@ -314,8 +315,9 @@ TEST(SimulatedCollectives, SharingTheHostLinkStretchesTheOverlappedPartOfTheLate
     // The later op does half of `first` seconds of work under the earlier one, then the rest
     // alone: d = alone + (1 - 1/2) * first.
     EXPECT_NEAR(r.iteration_seconds, alone + first / 2, 1e-9);
-    EXPECT_NEAR(r.busy_seconds[static_cast<int>(StreamKind::kComm)] + r.busy_seconds[static_cast<int>(StreamKind::kD2H)],
-                reduce + 1.0 + first / 2, 1e-9);
+    EXPECT_NEAR(
+        r.busy_seconds[static_cast<int>(StreamKind::kComm)] + r.busy_seconds[static_cast<int>(StreamKind::kD2H)],
+        reduce + 1.0 + first / 2, 1e-9);
     // Wholly under a long rival, an op takes `share` times its work.
     costs.share = 1.9;
     Program long_copy = p;
@@ -352,5 +354,5 @@ TEST(SimulatedCollectives, OnTheCpuBackendCommIsSlowedByComputeLikeACopy) {
   EXPECT_GT(stretch, 0.9 * 2 * under_comm) << "kernels issued under an all-reduce run 3 times slower there";
 }
 
-}  // namespace
+}  // namespace test_collectives
 }  // namespace vdnn

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "error_of.h"
 #include "plan/conv_algorithms.h"
 #include "plan/device_profile.h"
-#include "error_of.h"
 #include "scoped_env.h"
 #include "vdnn/error.h"
 
@@ -29,8 +29,8 @@ using test::error_of;
 using test::ScopedEnv;
 
 TEST(DeviceProfile, EveryShippedProfileLoads) {
-  const std::vector<std::string> expected = {"a100-40gb", "a100-80gb", "h100", "h200", "jetson-orin-nano",
-                                             "titan-x-maxwell", "v100-16gb", "v100-32gb"};
+  const std::vector<std::string> expected = {"a100-40gb",        "a100-80gb",       "h100",      "h200",
+                                             "jetson-orin-nano", "titan-x-maxwell", "v100-16gb", "v100-32gb"};
   EXPECT_EQ(device_profile_names(), expected);
   for (const std::string& name : device_profile_names()) {
     SCOPED_TRACE(name);
@@ -83,7 +83,8 @@ TEST(DeviceProfile, AnUnknownNameListsTheKnownOnes) {
   EXPECT_NE(e.find("h200"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   const std::string l = error_of([] { load_link_profile("nvlink"); });
-  EXPECT_NE(l.find("unknown link profile 'nvlink' (known: lpddr5-unified, pcie3, pcie4, pcie5"), std::string::npos) << l;
+  EXPECT_NE(l.find("unknown link profile 'nvlink' (known: lpddr5-unified, pcie3, pcie4, pcie5"), std::string::npos)
+      << l;
   const std::string p = error_of([] { load_device_profile("no/such/gpu.json"); });
   EXPECT_NE(p.find("'no/such/gpu.json' does not exist"), std::string::npos) << p;
 }
@@ -170,8 +171,9 @@ TEST_F(DeviceProfileFiles, ANumberOutOfRangeOrOfTheWrongTypeIsNamed) {
 
 TEST_F(DeviceProfileFiles, AnUnknownFieldIsATypo) {
   const std::string top = device_error([](json& j) { j["peak_fp32_flop"] = 1e12; });
-  EXPECT_CONTAINS(top, "unknown field 'peak_fp32_flop' (valid: name, description, memory_bytes, peak_fp32_flops,"
-                       " memory_bytes_per_second, link, kernel_launch_seconds, efficiency, sources)");
+  EXPECT_CONTAINS(top,
+                  "unknown field 'peak_fp32_flop' (valid: name, description, memory_bytes, peak_fp32_flops,"
+                  " memory_bytes_per_second, link, kernel_launch_seconds, efficiency, sources)");
   EXPECT_CONTAINS(link_error([](json& j) { j["speed"] = 1; }),
                   "(valid: name, description, bytes_per_second, theoretical_bytes_per_second, latency_seconds,"
                   " sources)");
@@ -199,5 +201,5 @@ TEST_F(DeviceProfileFiles, NamesResolveInTheFolderTheEnvironmentGives) {
   EXPECT_CONTAINS(error_of([] { load_device_profile("titan-x-maxwell"); }), "(known: my-gpu;");
 }
 
-}  // namespace
+}  // namespace test_device_profile
 }  // namespace vdnn

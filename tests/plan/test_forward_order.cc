@@ -25,7 +25,8 @@ Graph interleaved_branches() {
     {"name": "b_narrow", "type": "conv", "channels": 4, "kernel": 1, "inputs": ["b_wide"]},
     {"name": "mix", "type": "concat", "inputs": ["a_narrow", "b_narrow"]},
     {"name": "fc", "type": "fc", "units": "classes"},
-    {"name": "loss", "type": "softmax_cross_entropy"}]})", "interleaved.json");
+    {"name": "loss", "type": "softmax_cross_entropy"}]})",
+                          "interleaved.json");
 }
 
 TEST(ForwardOrder, RunsABranchToItsEndBeforeTheNextWhenThatLowersThePeak) {
@@ -80,5 +81,5 @@ TEST(ForwardOrder, AnOrderThatIsNotTopologicalIsRefusedNamingTheLayer) {
   EXPECT_NE(twice.find("twice"), std::string::npos) << twice;
 }
 
-}  // namespace
+}  // namespace test_forward_order
 }  // namespace vdnn

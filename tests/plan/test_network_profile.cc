@@ -54,7 +54,8 @@ TEST(NetworkProfile, ABadFileNamesTheFileAndTheField) {
   const auto error = [](const std::string& text) {
     return error_of([&] { parse_network_profile(text, "my/net.json"); });
   };
-  const std::string missing = error(R"({"name": "n", "description": "d", "bytes_per_second": 1e9, "latency_seconds": 0})");
+  const std::string missing =
+      error(R"({"name": "n", "description": "d", "bytes_per_second": 1e9, "latency_seconds": 0})");
   EXPECT_NE(missing.find("my/net.json: missing field 'shares_host_link'"), std::string::npos) << missing;
   const std::string type = error(R"({"name": "n", "description": "d", "bytes_per_second": 1e9, "latency_seconds": 0,
                                      "shares_host_link": "yes"})");
@@ -83,5 +84,5 @@ TEST(NetworkProfile, AJsonPathLoads) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace test_network_profile
 }  // namespace vdnn

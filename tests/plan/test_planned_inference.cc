@@ -53,8 +53,8 @@ TEST(PlannedInference, HoldsWeightsAndTheWorkingSetOnly) {
     // The training Net's step needs the gradients and momentum on top (and keeps feature maps for
     // backward): inference needs less than its evaluation Program alone.
     const PlannedStep train = plan_step(f.graph, f.value_bytes, f.facts, {});
-    const size_t grads = bytes_of(train.eval, MemoryClass::kWeightGrads) +
-                         bytes_of(train.eval, MemoryClass::kOptimizerState);
+    const size_t grads =
+        bytes_of(train.eval, MemoryClass::kWeightGrads) + bytes_of(train.eval, MemoryClass::kOptimizerState);
     EXPECT_LE(p.smallest_budget + grads, train.eval_plan.smallest_bytes + 4096);
     const InferencePeak peak = inference_peak(p.plan);
     const size_t weights = bytes_of(p.program, MemoryClass::kWeights);
@@ -78,14 +78,14 @@ TEST(PlannedInference, TheSmallestBudgetRunsAndOneByteLessIsRefusedNamingIt) {
   // Direct convolutions, so no leaner algorithm can lower these budgets (with `auto`, a CPU where
   // oneDNN picks Winograd for conv2 fits one byte below by going direct: the next test's case).
   const Graph graph = load_model("fmnist_cnn");
-  const TargetFacts f = backend_target("cpu").facts(
-      graph, kBatch, std::vector<ConvAlgo>(graph.nodes().size(), ConvAlgo::kDirect));
+  const TargetFacts f =
+      backend_target("cpu").facts(graph, kBatch, std::vector<ConvAlgo>(graph.nodes().size(), ConvAlgo::kDirect));
   const PlannedInference resident = plan_inference(graph, f.value_bytes, f.facts, 0);
   EXPECT_TRUE(resident.streamed.empty());
   ASSERT_LT(resident.smallest_streamed_budget, resident.smallest_budget);
   // Every weight resident at the smallest budget; one byte less streams some from host memory.
-  NetOptions o{.batch = kBatch, .device_memory = resident.smallest_budget, .conv_algo = ConvAlgo::kDirect,
-               .inference = true};
+  NetOptions o{
+      .batch = kBatch, .device_memory = resident.smallest_budget, .conv_algo = ConvAlgo::kDirect, .inference = true};
   {
     Net net(load_model("fmnist_cnn"), o);
     EXPECT_EQ(net.arena_bytes(), resident.smallest_budget);
@@ -145,7 +145,8 @@ TEST(PlannedInference, AnInferenceNetRefusesToTrainAndTrainingOptions) {
     const std::vector<float> w = net.export_param(i);  // loaded, not seeded: zero until then
     EXPECT_TRUE(std::all_of(w.begin(), w.end(), [](float x) { return x == 0; })) << p.name;
   }
-  const std::string e = test::error_of([] { Net n(load_model("fmnist_cnn"), {.batch = 4, .policy = Policy::kAll, .inference = true}); });
+  const std::string e =
+      test::error_of([] { Net n(load_model("fmnist_cnn"), {.batch = 4, .policy = Policy::kAll, .inference = true}); });
   EXPECT_NE(e.find("--policy all"), std::string::npos) << e;
 }
 
@@ -231,5 +232,5 @@ TEST(PlannedInference, AtBatchOneBelowItsWeightsTheLargestLayersAreStreamed) {
   EXPECT_GT(streamed.time.iteration_seconds, free.time.iteration_seconds);  // the copies cost
 }
 
-}  // namespace
+}  // namespace test_planned_inference
 }  // namespace vdnn

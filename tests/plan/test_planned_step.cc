@@ -33,12 +33,16 @@ struct Facts {
     const size_t smallest = plan_step(graph, value_bytes, facts, {policy}).smallest_budget;
     ProgramOptions deepest{policy, SyncMode::kEvent, true};
     deepest.prefetch_depth = layers();
-    const size_t all_ahead = minimum_budget(build_program(graph, value_bytes, facts, deepest),
-                                            build_program(graph, value_bytes, facts, {Policy::kNone, SyncMode::kEvent, false}));
+    const size_t all_ahead =
+        minimum_budget(build_program(graph, value_bytes, facts, deepest),
+                       build_program(graph, value_bytes, facts, {Policy::kNone, SyncMode::kEvent, false}));
     return smallest + (all_ahead - smallest) / 2;
   }
   NetOptions net(const StepOptions& s) const {
-    return {.batch = kBatch, .policy = s.policy, .sync = s.sync, .device_memory = s.budget,
+    return {.batch = kBatch,
+            .policy = s.policy,
+            .sync = s.sync,
+            .device_memory = s.budget,
             .prefetch_ahead = s.prefetch == Prefetch::kAhead};
   }
 };
@@ -69,7 +73,8 @@ TEST(PlannedStep, TheNetRunsThePlannedStep) {
 TEST(PlannedStep, LookAheadStopsWhereTheBudgetDoes) {
   const Facts f;
   const size_t middle = f.between(Policy::kAll);
-  const PlannedStep s = plan_step(f.graph, f.value_bytes, f.facts, {Policy::kAll, SyncMode::kEvent, Prefetch::kAhead, middle});
+  const PlannedStep s =
+      plan_step(f.graph, f.value_bytes, f.facts, {Policy::kAll, SyncMode::kEvent, Prefetch::kAhead, middle});
   ASSERT_TRUE(s.fits);
   EXPECT_GT(s.prefetch_depth, 0);
   EXPECT_LT(s.prefetch_depth, f.layers()) << "half way to the budget every layer needs";
@@ -105,7 +110,8 @@ TEST(PlannedStep, ThePlannerPredictsTheNetsLookAhead) {
   costs.batch = kBatch;
   costs.link_bytes_per_second = 1e9;
   for (size_t i = 0; i < f.graph.nodes().size(); ++i)
-    costs.nodes.push_back({f.graph.nodes()[i].layer->name(), f.graph.nodes()[i].layer->type(),
+    costs.nodes.push_back({f.graph.nodes()[i].layer->name(),
+                           f.graph.nodes()[i].layer->type(),
                            {{"-", 1e-3, 1e-3, f.facts[i].scratch_bytes}}});
   const Planner planner(f.graph, f.value_bytes, f.facts, costs, SyncMode::kEvent);
   for (Policy policy : {Policy::kConv, Policy::kAll})
@@ -120,5 +126,5 @@ TEST(PlannedStep, ThePlannerPredictsTheNetsLookAhead) {
     }
 }
 
-}  // namespace
+}  // namespace test_planned_step
 }  // namespace vdnn

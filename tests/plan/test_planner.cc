@@ -5,12 +5,12 @@
 
 #include <algorithm>
 
+#include "backends/cpu/compiled_graph.h"
+#include "backends/cpu/profiler.h"
 #include "io/model_file.h"
 #include "plan/dyn.h"
 #include "plan/planner.h"
-#include "backends/cpu/compiled_graph.h"
 #include "runtime/net.h"
-#include "backends/cpu/profiler.h"
 
 namespace vdnn {
 namespace test_planner {
@@ -33,7 +33,8 @@ NetworkCosts two_algorithm_costs(const Graph& g, int64_t batch) {
 class PlannerTest : public ::testing::Test {
  protected:
   PlannerTest()
-      : graph_(load_model("fmnist_cnn")), compiled_(graph_, 64, 1, engine_, ConvAlgo::kDirect),
+      : graph_(load_model("fmnist_cnn")),
+        compiled_(graph_, 64, 1, engine_, ConvAlgo::kDirect),
         planner_(graph_, compiled_.value_bytes(), compiled_.facts(), two_algorithm_costs(graph_, 64),
                  SyncMode::kEvent) {}
   size_t min(Policy p, const AlgoChoice& a) const { return planner_.minimum_budget({p, a}); }
@@ -175,7 +176,9 @@ TEST(PlannerPrediction, PredictedMemoryIsTheMemoryTheRunUses) {
     const size_t tight = planner.minimum_budget({Policy::kAll, costs.fastest()});
     const DynChoice d = choose_dyn(planner, tight);
     ASSERT_TRUE(d.fits) << d.why;
-    Net net(load_model(model), {.batch = 16, .policy = d.config.policy, .device_memory = tight,
+    Net net(load_model(model), {.batch = 16,
+                                .policy = d.config.policy,
+                                .device_memory = tight,
                                 .conv_algos = conv_algos_of(costs, d.config.algos)});
     std::vector<float> images(static_cast<size_t>(16 * g.input_shape().elements()), 0.5f);
     std::vector<int32_t> labels(16, 1);
@@ -217,9 +220,8 @@ TEST(PlannerPrediction, TinyConvolutionsOfferTheGemmWeightGradientThatAutoRuns) 
   const Evaluation e = planner.evaluate({Policy::kAll, gemm}, 0);
   Net net(tiny_net(), {.batch = 8, .policy = Policy::kAll, .conv_algos = algos});
   EXPECT_EQ(net.train_plan().peak_bytes, e.memory.peak_bytes);
-  EXPECT_EQ(net.train_plan().by_class.peak(MemoryClass::kWorkspace),
-            e.memory.by_class.peak(MemoryClass::kWorkspace));
+  EXPECT_EQ(net.train_plan().by_class.peak(MemoryClass::kWorkspace), e.memory.by_class.peak(MemoryClass::kWorkspace));
 }
 
-}  // namespace
+}  // namespace test_planner
 }  // namespace vdnn

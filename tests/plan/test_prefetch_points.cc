@@ -89,10 +89,13 @@ TEST(PrefetchPoints, PointsEqualToTheRulesGiveTheRulesProgramExactly) {
 TEST(PrefetchPoints, DecisionsOfAProgramRebuildIt) {
   const Graph g = test::cheap_layers_net();
   const TargetFacts f = backend_target("cuda").facts(g, 4, {});
-  StepDecisions mixed = test::decisions_by_layer(g, {{"pool1", StorageAction::kRecompute}, {"conv2", StorageAction::kOffload},
-                                                     {"apool", StorageAction::kRecompute}, {"relu3", StorageAction::kKeep}});
+  StepDecisions mixed = test::decisions_by_layer(g, {{"pool1", StorageAction::kRecompute},
+                                                     {"conv2", StorageAction::kOffload},
+                                                     {"apool", StorageAction::kRecompute},
+                                                     {"relu3", StorageAction::kKeep}});
   mixed.saved.resize(g.nodes().size());
-  for (size_t i = 0; i < g.nodes().size(); ++i) mixed.saved[i].assign(f.facts[i].saved_bytes.size(), {StorageAction::kOffload});
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    mixed.saved[i].assign(f.facts[i].saved_bytes.size(), {StorageAction::kOffload});
   ProgramOptions o{Policy::kNone, SyncMode::kEvent};
   o.decisions = mixed;
   const Program p = build_program(g, f.value_bytes, f.facts, o);
@@ -113,8 +116,8 @@ TEST(PrefetchPoints, AnEarlyPointIsIssuedInThatNodesBackwardSlotBeforeItsKernel)
   ASSERT_NE(it, rule.end());
   const int at = it->reader + 4;
   Program p = m.build(Policy::kAll, 0, with_points(all, m.graph, [&](const PrefetchSlot& s) {
-    return s.tensor == it->tensor ? at : s.issued_at;
-  }));
+                        return s.tensor == it->tensor ? at : s.issued_at;
+                      }));
   bool found = false;
   for (const PrefetchSlot& s : prefetch_slots(p))
     if (s.tensor == it->tensor) {
@@ -151,14 +154,17 @@ TEST(PrefetchPoints, AnEarlyPointIsIssuedInThatNodesBackwardSlotBeforeItsKernel)
 TEST(PrefetchPoints, EarlyPointsHoldMoreMemoryAndHideASlowLink) {
   const Model m("vgg16");
   const Program all = m.build(Policy::kAll);
-  Program just_in_time = m.build(Policy::kAll, 0, with_points(all, m.graph, [](const PrefetchSlot& s) { return s.reader; }));
-  Program two_early = m.build(Policy::kAll, 0, with_points(all, m.graph, [&](const PrefetchSlot& s) {
-    return std::min(s.reader + 2, m.last());
-  }));
-  Program at_start = m.build(Policy::kAll, 0, with_points(all, m.graph, [&](const PrefetchSlot& s) { return m.last(); }));
+  Program just_in_time =
+      m.build(Policy::kAll, 0, with_points(all, m.graph, [](const PrefetchSlot& s) { return s.reader; }));
+  Program two_early =
+      m.build(Policy::kAll, 0,
+              with_points(all, m.graph, [&](const PrefetchSlot& s) { return std::min(s.reader + 2, m.last()); }));
+  Program at_start =
+      m.build(Policy::kAll, 0, with_points(all, m.graph, [&](const PrefetchSlot& s) { return m.last(); }));
   for (const PrefetchSlot& s : prefetch_slots(just_in_time)) EXPECT_EQ(s.issued_at, s.reader);
   for (const PrefetchSlot& s : prefetch_slots(at_start)) EXPECT_EQ(s.issued_at, m.last());
-  const size_t b_jit = minimum_budget(just_in_time), b_two = minimum_budget(two_early), b_start = minimum_budget(at_start);
+  const size_t b_jit = minimum_budget(just_in_time), b_two = minimum_budget(two_early),
+               b_start = minimum_budget(at_start);
   EXPECT_LE(b_jit, b_two);
   EXPECT_LT(b_two, b_start);  // everything back at the start of the backward pass: `none`'s backward
   // A link slow enough that a just-in-time prefetch stalls its reader. Each Program is placed at its
@@ -166,7 +172,10 @@ TEST(PrefetchPoints, EarlyPointsHoldMoreMemoryAndHideASlowLink) {
   // progress; unplaced, the host runs ahead and every point would issue at the same time).
   const SlowLink link(2e9);
   auto placed = [&](Program& p, SyncMode sync) {
-    Program q = sync == SyncMode::kEvent ? p : m.build(Policy::kAll, 0, with_points(p, m.graph, [](const PrefetchSlot& s) { return s.issued_at; }), sync);
+    Program q = sync == SyncMode::kEvent
+                    ? p
+                    : m.build(Policy::kAll, 0,
+                              with_points(p, m.graph, [](const PrefetchSlot& s) { return s.issued_at; }), sync);
     EXPECT_TRUE(plan_memory(q, minimum_budget(q)).fits);
     return simulate(q, link);
   };
@@ -217,8 +226,8 @@ TEST(PrefetchPoints, TrainingWithEarlyPointsIsBitIdenticalToNone) {
     EXPECT_EQ(test::train_for_hash(test::offload_test_dag(), o, 4), none) << to_string(sync) << ", release points";
   }
   // With recompute mixed in: a recomputed storage's inputs prefetched early for its slot.
-  StepDecisions mixed = test::decisions_by_layer(dag, {{"lrn", StorageAction::kRecompute}, {"cat", StorageAction::kOffload},
-                                                       {"stem", StorageAction::kOffload}});
+  StepDecisions mixed = test::decisions_by_layer(
+      dag, {{"lrn", StorageAction::kRecompute}, {"cat", StorageAction::kOffload}, {"stem", StorageAction::kOffload}});
   o.decisions = mixed;
   o.sync = SyncMode::kEvent;
   const Program p = Net(test::offload_test_dag(), o).train_program();
@@ -232,7 +241,8 @@ TEST(PrefetchPoints, BadPointsAreRefusedInOneLineNamingTheTensorAndTheValidRange
   const Model m("fmnist_dag");
   const Program all = m.build(Policy::kAll);
   const std::vector<PrefetchSlot> slots = prefetch_slots(all);
-  const auto slot = std::find_if(slots.begin(), slots.end(), [](const PrefetchSlot& s) { return s.saved < 0 && s.node >= 0; });
+  const auto slot =
+      std::find_if(slots.begin(), slots.end(), [](const PrefetchSlot& s) { return s.saved < 0 && s.node >= 0; });
   ASSERT_NE(slot, slots.end());
   const std::string tensor = "'" + all.tensors[slot->tensor].name + "'";
   auto refused = [&](StepDecisions d, const std::vector<std::string>& says) {
@@ -264,5 +274,5 @@ TEST(PrefetchPoints, BadPointsAreRefusedInOneLineNamingTheTensorAndTheValidRange
   EXPECT_EQ(error_of([&] { m.build(Policy::kNone, 0, at(m.last())); }), "(accepted)");
 }
 
-}  // namespace
+}  // namespace test_prefetch_points
 }  // namespace vdnn

@@ -96,8 +96,8 @@ TEST_F(RecomputeProgram, RecomputedStorageLeavesAfterItsLastForwardReaderAndRetu
       EXPECT_TRUE(backward);
       EXPECT_TRUE(s.node == pool ? pool_back : bn_back && pool_back) << p.node_names[s.node];
     }
-    if (s.op == Op::kBackward && s.node == conv3) EXPECT_TRUE(bn_back);   // conv3 reads bn2's output
-    if (s.op == Op::kBackward && s.node == bn) EXPECT_TRUE(pool_back);    // bn2 reads pool1's output
+    if (s.op == Op::kBackward && s.node == conv3) EXPECT_TRUE(bn_back);  // conv3 reads bn2's output
+    if (s.op == Op::kBackward && s.node == bn) EXPECT_TRUE(pool_back);   // bn2 reads pool1's output
   }
   EXPECT_EQ(pool_allocs, 2);
   EXPECT_EQ(argmax_allocs, 2);
@@ -113,8 +113,10 @@ TEST_F(RecomputeProgram, RecomputedStorageLeavesAfterItsLastForwardReaderAndRetu
 TEST_F(RecomputeProgram, TheSimulatorChargesOneForwardKernelPerRecompute) {
   const FixedCosts costs;
   Program none = build(Policy::kNone, {});
-  Program p = build({{"bn1", StorageAction::kRecompute}, {"lrn1", StorageAction::kRecompute},
-                     {"apool", StorageAction::kRecompute}, {"drop1", StorageAction::kRecompute}});
+  Program p = build({{"bn1", StorageAction::kRecompute},
+                     {"lrn1", StorageAction::kRecompute},
+                     {"apool", StorageAction::kRecompute},
+                     {"drop1", StorageAction::kRecompute}});
   ASSERT_TRUE(plan_memory(none, minimum_budget(none)).fits);
   ASSERT_TRUE(plan_memory(p, minimum_budget(p)).fits);
   double extra = 0;
@@ -153,5 +155,5 @@ TEST_F(RecomputeProgram, ImpossibleDecisionsAreRefusedInOneLine) {
   refused(input, "the graph input has no layer to re-run");
 }
 
-}  // namespace
+}  // namespace test_recompute_program
 }  // namespace vdnn

@@ -11,8 +11,8 @@
 #include <functional>
 
 #include "backend_api/backend_target.h"
-#include "error_of.h"
 #include "backends/backend_targets.h"
+#include "error_of.h"
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "plan/prefetch_points.h"
@@ -127,7 +127,8 @@ TEST(ReleasePoints, BadPointsAreRefusedInOneLineNamingTheTensorAndTheValidRange)
   ProgramOptions all{Policy::kAll, SyncMode::kEvent};
   const Program rule = build_program(m.graph, m.facts.value_bytes, m.facts.facts, all);
   const std::vector<PrefetchSlot> slots = prefetch_slots(rule);
-  const auto slot = std::find_if(slots.begin(), slots.end(), [](const PrefetchSlot& s) { return s.saved < 0 && s.node >= 0; });
+  const auto slot =
+      std::find_if(slots.begin(), slots.end(), [](const PrefetchSlot& s) { return s.saved < 0 && s.node >= 0; });
   ASSERT_NE(slot, slots.end());
   const std::string tensor = "'" + rule.tensors[slot->tensor].name + "'";
   // Its last forward reader: the node whose forward kernel its free follows without a point.
@@ -165,5 +166,5 @@ TEST(ReleasePoints, BadPointsAreRefusedInOneLineNamingTheTensorAndTheValidRange)
   EXPECT_NO_THROW(m.build(at(m.last())));
 }
 
-}  // namespace
+}  // namespace test_release_points
 }  // namespace vdnn

@@ -35,15 +35,20 @@ TargetFacts cuda_facts(const Graph& g, int64_t batch) { return backend_target("c
 TEST(RooflineFacts, CudaTargetSizesOfFmnistCnnMatchAHandCount) {
   const Graph g = load_model("fmnist_cnn");
   const int64_t n = 8;
-  const std::vector<size_t> expected_values = {
-      n * 1 * 28 * 28 * 4,                                            // data
-      n * 32 * 28 * 28 * 4, n * 32 * 28 * 28 * 4, n * 32 * 28 * 28 * 4,  // conv1 bn1 relu1
-      n * 32 * 14 * 14 * 4,                                           // pool1
-      n * 64 * 14 * 14 * 4, n * 64 * 14 * 14 * 4, n * 64 * 14 * 14 * 4,  // conv2 bn2 relu2
-      n * 64 * 7 * 7 * 4,                                             // pool2
-      n * 256 * 4, n * 256 * 4, n * 256 * 4,                          // fc1 relu3 drop1
-      n * 10 * 4,                                                     // fc2
-      4};                                                             // loss: the batch mean
+  const std::vector<size_t> expected_values = {n * 1 * 28 * 28 * 4,  // data
+                                               n * 32 * 28 * 28 * 4,
+                                               n * 32 * 28 * 28 * 4,
+                                               n * 32 * 28 * 28 * 4,  // conv1 bn1 relu1
+                                               n * 32 * 14 * 14 * 4,  // pool1
+                                               n * 64 * 14 * 14 * 4,
+                                               n * 64 * 14 * 14 * 4,
+                                               n * 64 * 14 * 14 * 4,  // conv2 bn2 relu2
+                                               n * 64 * 7 * 7 * 4,    // pool2
+                                               n * 256 * 4,
+                                               n * 256 * 4,
+                                               n * 256 * 4,  // fc1 relu3 drop1
+                                               n * 10 * 4,   // fc2
+                                               4};           // loss: the batch mean
   const TargetFacts t = cuda_facts(g, n);
   EXPECT_EQ(t.value_bytes, expected_values);
 
@@ -59,7 +64,7 @@ TEST(RooflineFacts, CudaTargetSizesOfFmnistCnnMatchAHandCount) {
   EXPECT_EQ(at("pool1").saved_bytes, (std::vector<size_t>{n * 32 * 14 * 14 * 4}));  // int32 argmax
   EXPECT_EQ(at("fc1").param_bytes, (std::vector<size_t>{256 * 64 * 7 * 7 * 4, 256 * 4}));
   EXPECT_EQ(at("drop1").saved_bytes, (std::vector<size_t>{n * 256 * 4}));  // float mask
-  EXPECT_EQ(at("loss").saved_bytes, (std::vector<size_t>{n * 10 * 4}));  // probabilities
+  EXPECT_EQ(at("loss").saved_bytes, (std::vector<size_t>{n * 10 * 4}));    // probabilities
   for (size_t i = 0; i < f.size(); ++i) {
     // Only the loss has scratch: the labels as int32 (direct convolutions: no workspace).
     EXPECT_EQ(f[i].scratch_bytes, g.nodes()[i].layer->name() == "loss" ? n * 4 : 0u);
@@ -132,8 +137,8 @@ TEST(RooflineConvAlgorithms, ArithmeticAndWorkspaceFollowTheirFormulas) {
   std::map<std::string, ConvAlgoEstimate> by_name;
   for (const ConvAlgoEstimate& a : conv_algorithms(p)) by_name[a.name] = a;
   EXPECT_DOUBLE_EQ(by_name["implicit_gemm"].flops, direct);
-  EXPECT_DOUBLE_EQ(by_name["winograd"].flops, direct / 2.25);         // 16 products per 4 outputs
-  EXPECT_DOUBLE_EQ(by_name["winograd_nonfused"].flops, direct / 4);   // 36 products per 16 outputs
+  EXPECT_DOUBLE_EQ(by_name["winograd"].flops, direct / 2.25);                         // 16 products per 4 outputs
+  EXPECT_DOUBLE_EQ(by_name["winograd_nonfused"].flops, direct / 4);                   // 36 products per 16 outputs
   EXPECT_EQ(by_name["gemm"].workspace_bytes, size_t{4} * 32 * (64 * 9) * (56 * 56));  // im2col
   EXPECT_EQ(by_name["winograd"].workspace_bytes, size_t{4} * 16 * 64 * 64);
   EXPECT_EQ(by_name["winograd_nonfused"].workspace_bytes,
@@ -184,10 +189,11 @@ TEST(Roofline, ComputeBoundLayersScaleLinearlyWithTheBatchAndWeightBoundOnesDoNo
   for (const char* conv : {"conv1_2", "conv3_1", "conv5_3"}) {
     const int i = node_of(g, conv);
     for (size_t k = 0; k < c32.nodes[i].algos.size(); ++k) {
-      if (c32.nodes[i].algos[k].name == "fft") continue;  // its transforms of filters do not scale
+      if (c32.nodes[i].algos[k].name == "fft") continue;    // its transforms of filters do not scale
       if (c32.nodes[i].algos[k].sub_batches > 1) continue;  // k launches, not one
       EXPECT_NEAR((c64.nodes[i].algos[k].forward_seconds - launch) / (c32.nodes[i].algos[k].forward_seconds - launch),
-                  2.0, 0.02) << conv << " " << c32.nodes[i].algos[k].name;
+                  2.0, 0.02)
+          << conv << " " << c32.nodes[i].algos[k].name;
     }
   }
   // fc6 at batch 1 and 2 reads its 411 MB of weights either way.
@@ -211,5 +217,5 @@ TEST(Roofline, AFasterGpuPredictsLessTime) {
   for (int a : titan.leanest()) EXPECT_EQ(a, 0);
 }
 
-}  // namespace
+}  // namespace test_roofline
 }  // namespace vdnn

@@ -3,11 +3,11 @@
 // bounded below by the copies, vDNN's barrier never faster than events, look-ahead never slower).
 #include <gtest/gtest.h>
 
-#include "io/model_file.h"
-#include "plan/memory_plan.h"
-#include "plan/fixed_costs.h"
-#include "plan/simulator.h"
 #include "backends/cpu/compiled_graph.h"
+#include "io/model_file.h"
+#include "plan/fixed_costs.h"
+#include "plan/memory_plan.h"
+#include "plan/simulator.h"
 
 namespace vdnn {
 namespace test_simulator {
@@ -71,8 +71,7 @@ TEST_F(SimulatorTest, TheLayerBarrierIsNeverFasterAndLookAheadNeverSlower) {
   for (double bw : {2e8, 1e9, 8e9}) {
     const double event = simulate(planned(Policy::kAll, SyncMode::kEvent), FixedCosts(bw)).iteration_seconds;
     const double layer = simulate(planned(Policy::kAll, SyncMode::kLayer), FixedCosts(bw)).iteration_seconds;
-    const double ahead =
-        simulate(planned(Policy::kAll, SyncMode::kEvent, 100), FixedCosts(bw)).iteration_seconds;
+    const double ahead = simulate(planned(Policy::kAll, SyncMode::kEvent, 100), FixedCosts(bw)).iteration_seconds;
     EXPECT_GE(layer, event - 1e-12) << bw;
     EXPECT_LE(ahead, event + 1e-12) << bw;
   }
@@ -96,10 +95,11 @@ TEST_F(SimulatorTest, TheMemoryTimelineEndsWhereItStartedAndPeaksAsThePlannerSay
     // The planner counts the allocator's rounded sizes, the simulator the tensors' own bytes.
     EXPECT_LE(r.memory_by_class.total_peak, plan.peak_bytes);
     EXPECT_GE(static_cast<double>(r.memory_by_class.total_peak), 0.99 * static_cast<double>(plan.peak_bytes));
-    EXPECT_EQ(r.memory_by_class.peak(MemoryClass::kWeights), plan.by_class.peak(MemoryClass::kWeights) -
-              (plan.by_class.peak(MemoryClass::kWeights) - r.memory_by_class.peak(MemoryClass::kWeights)));
+    EXPECT_EQ(r.memory_by_class.peak(MemoryClass::kWeights),
+              plan.by_class.peak(MemoryClass::kWeights) -
+                  (plan.by_class.peak(MemoryClass::kWeights) - r.memory_by_class.peak(MemoryClass::kWeights)));
   }
 }
 
-}  // namespace
+}  // namespace test_simulator
 }  // namespace vdnn

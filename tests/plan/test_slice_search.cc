@@ -20,8 +20,8 @@ InputsOf titan_x(int64_t batch) {
 TEST(SliceSearch, TheCandidatesAreVggsBlocksCutAfterEachPool) {
   const std::vector<SliceRun> c = slice_run_candidates(load_model("vgg16"));
   ASSERT_GE(c.size(), 5u);
-  const char* blocks[][2] = {{"conv1_1", "pool1"}, {"conv2_1", "pool2"}, {"conv3_1", "pool3"}, {"conv4_1", "pool4"},
-                             {"conv5_1", "pool5"}};
+  const char* blocks[][2] = {
+      {"conv1_1", "pool1"}, {"conv2_1", "pool2"}, {"conv3_1", "pool3"}, {"conv4_1", "pool4"}, {"conv5_1", "pool5"}};
   for (size_t b = 0; b < 5; ++b) {
     EXPECT_EQ(c[b].first, blocks[b][0]);
     EXPECT_EQ(c[b].last, blocks[b][1]);
@@ -61,9 +61,9 @@ TEST(SliceSearch, WithRoomToSpareNoSlicesAreTaken) {
   const SliceRunChoice c = choose_slice_runs(g, batch, titan_x(batch), SyncMode::kEvent, size_t{12} << 30);
   ASSERT_TRUE(c.choice.fits);
   EXPECT_TRUE(c.runs.empty()) << to_string(c.runs[0]);  // slices re-read weights: slower when memory is free
-  EXPECT_EQ(c.evaluations, 1);  // at the oracle already: nothing to search
+  EXPECT_EQ(c.evaluations, 1);                          // at the oracle already: nothing to search
   EXPECT_EQ(c.tried.size(), 1u);
 }
 
-}  // namespace
+}  // namespace test_slice_search
 }  // namespace vdnn

@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <map>
 
+#include "backends/cpu/compiled_graph.h"
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
-#include "backends/cpu/compiled_graph.h"
 #include "runtime/net.h"
 #include "runtime/train_for_hash.h"
 #include "vdnn/error.h"
@@ -74,7 +74,8 @@ TEST(SmallestBudget, ANetTrainsAtItAndRefusesOneByteLessNamingIt) {
       // Both figures to the byte (in MiB they read the same), the smallest once, and where the
       // allocation that misses is placed.
       const std::string what = e.what();
-      EXPECT_NE(what.find("--device-memory " + describe_budget(smallest - 1) + " is too small"), std::string::npos) << what;
+      EXPECT_NE(what.find("--device-memory " + describe_budget(smallest - 1) + " is too small"), std::string::npos)
+          << what;
       const size_t named = what.find(describe_budget(smallest));
       EXPECT_NE(what.find("needs at least " + describe_budget(smallest)), std::string::npos) << what;
       EXPECT_EQ(what.find(describe_budget(smallest), named + 1), std::string::npos) << "named twice: " << what;
@@ -95,13 +96,16 @@ TEST(SmallestBudget, ThePlannerReportsWhatTheNetNeeds) {
   costs.batch = 8;
   costs.link_bytes_per_second = 1e9;
   for (size_t i = 0; i < graph.nodes().size(); ++i)
-    costs.nodes.push_back({graph.nodes()[i].layer->name(), graph.nodes()[i].layer->type(),
+    costs.nodes.push_back({graph.nodes()[i].layer->name(),
+                           graph.nodes()[i].layer->type(),
                            {{"-", 1e-3, 1e-3, compiled.facts()[i].scratch_bytes}}});
   const Planner planner(graph, compiled.value_bytes(), compiled.facts(), costs, SyncMode::kEvent);
   for (Policy policy : {Policy::kNone, Policy::kConv, Policy::kAll}) {
     const size_t planned = planner.minimum_budget({policy, costs.fastest()});
     EXPECT_EQ(planned, planner.evaluate({policy, costs.fastest()}, 0).minimum_budget);
-    EXPECT_EQ(planned, Net(load_model("fmnist_dag"), {.batch = 8, .policy = policy, .conv_algo = ConvAlgo::kDirect}).arena_bytes())
+    EXPECT_EQ(
+        planned,
+        Net(load_model("fmnist_dag"), {.batch = 8, .policy = policy, .conv_algo = ConvAlgo::kDirect}).arena_bytes())
         << to_string(policy);
   }
 }
@@ -134,7 +138,7 @@ TEST(SmallestBudget, ARememberedPlacementServesOnlyTheSameBlocks) {
   const Graph graph = load_model("fmnist_cnn");
   const CompiledGraph compiled(graph, 64, 1, engine);
   const Program program = compiled.program(Policy::kAll, SyncMode::kEvent, true);
-  auto clash_free = [](const Program& p) {  // every pair of live allocations is disjoint
+  auto clash_free = [](const Program& p) {          // every pair of live allocations is disjoint
     std::map<int, std::pair<size_t, size_t>> live;  // tensor -> [offset, end)
     for (const Step& s : p.steps) {
       if (s.op == Op::kFree) live.erase(s.tensor);
@@ -164,5 +168,5 @@ TEST(SmallestBudget, ARememberedPlacementServesOnlyTheSameBlocks) {
   EXPECT_EQ(alloc_offsets(again), alloc_offsets(first));
 }
 
-}  // namespace
+}  // namespace test_smallest_budget
 }  // namespace vdnn

@@ -46,7 +46,7 @@ TEST(StreamedWeights, EachLayersWeightsArePrefetchedOneWeightedLayerAheadAndFree
   const Facts f("fmnist_cnn");
   const int n = static_cast<int>(f.graph.nodes().size());
   Program p = f.program(std::vector<bool>(n, true));
-  int previous = -1;  // the previous weighted layer
+  int previous = -1;                     // the previous weighted layer
   size_t streamed = 0, host_region = 0;  // the copies' bytes, and rounded as the host region places them
   for (int i = 0; i < n; ++i) {
     if (p.nodes[i].params.empty()) continue;
@@ -107,8 +107,9 @@ TEST(StreamedWeights, ThePlannerStreamsTheLargestLayersFirstAndOnlyAsManyAsItMus
     return std::accumulate(f.facts[i].param_bytes.begin(), f.facts[i].param_bytes.end(), size_t{0});
   };
   size_t previous_count = 0;
-  for (size_t budget : {resident.smallest_budget - 1, (resident.smallest_budget + resident.smallest_streamed_budget) / 2,
-                        resident.smallest_streamed_budget}) {
+  for (size_t budget :
+       {resident.smallest_budget - 1, (resident.smallest_budget + resident.smallest_streamed_budget) / 2,
+        resident.smallest_streamed_budget}) {
     SCOPED_TRACE(budget);
     const PlannedInference p = plan_inference(f.graph, f.value_bytes, f.facts, budget);
     ASSERT_TRUE(p.fits);
@@ -117,8 +118,10 @@ TEST(StreamedWeights, ThePlannerStreamsTheLargestLayersFirstAndOnlyAsManyAsItMus
     size_t count = 0, smallest_streamed = SIZE_MAX, largest_resident = 0;
     for (size_t i = 0; i < n; ++i) {
       if (weights(i) == 0) continue;
-      if (p.streamed[i]) smallest_streamed = std::min(smallest_streamed, weights(i));
-      else largest_resident = std::max(largest_resident, weights(i));
+      if (p.streamed[i])
+        smallest_streamed = std::min(smallest_streamed, weights(i));
+      else
+        largest_resident = std::max(largest_resident, weights(i));
       count += p.streamed[i];
     }
     EXPECT_GE(count, 1u);
@@ -133,9 +136,10 @@ TEST(StreamedWeights, LogitsAreTheResidentNetsBitForBit) {
   for (const std::string model : {"fmnist_cnn", "fmnist_dag"}) {
     SCOPED_TRACE(model);
     Net resident(load_model(model), {.batch = kBatch, .inference = true});
-    const PlannedInference all = plan_inference(resident.graph(), resident.backend().value_bytes(),
-                                                resident.backend().facts(), 0);
-    Net streamed(load_model(model), {.batch = kBatch, .device_memory = all.smallest_streamed_budget, .inference = true});
+    const PlannedInference all =
+        plan_inference(resident.graph(), resident.backend().value_bytes(), resident.backend().facts(), 0);
+    Net streamed(load_model(model),
+                 {.batch = kBatch, .device_memory = all.smallest_streamed_budget, .inference = true});
     ASSERT_FALSE(streamed.streamed_weights().empty());
     EXPECT_LT(streamed.arena_bytes(), resident.arena_bytes());
     Net trained(load_model(model), {.batch = kBatch, .seed = 7});  // seeded weights to copy
@@ -152,7 +156,8 @@ TEST(StreamedWeights, LogitsAreTheResidentNetsBitForBit) {
       streamed.set_batch(d.images.data(), d.labels.data(), kBatch);
       EXPECT_EQ(resident.forward(false), streamed.forward(false));
       ASSERT_EQ(resident.logits().size(), streamed.logits().size());
-      EXPECT_EQ(std::memcmp(resident.logits().data(), streamed.logits().data(), resident.logits().size() * sizeof(float)), 0);
+      EXPECT_EQ(
+          std::memcmp(resident.logits().data(), streamed.logits().data(), resident.logits().size() * sizeof(float)), 0);
     }
     EXPECT_EQ(resident.weights_sha256(), streamed.weights_sha256());
   }
@@ -161,7 +166,8 @@ TEST(StreamedWeights, LogitsAreTheResidentNetsBitForBit) {
 TEST(StreamedWeights, WithStreamingOffEveryWeightStaysAndTheResidentSmallestIsNamed) {
   const Facts f("fmnist_cnn");
   const PlannedInference resident = plan_inference(f.graph, f.value_bytes, f.facts, 0);
-  NetOptions o{.batch = kBatch, .device_memory = resident.smallest_budget - 1, .inference = true, .stream_weights = false};
+  NetOptions o{
+      .batch = kBatch, .device_memory = resident.smallest_budget - 1, .inference = true, .stream_weights = false};
   const std::string e = test::error_of([&] { Net n(load_model("fmnist_cnn"), o); });
   EXPECT_NE(e.find("(" + std::to_string(resident.smallest_budget) + " bytes)"), std::string::npos) << e;
   EXPECT_NE(e.find("streaming them from host memory is off"), std::string::npos) << e;
@@ -169,5 +175,5 @@ TEST(StreamedWeights, WithStreamingOffEveryWeightStaysAndTheResidentSmallestIsNa
   EXPECT_TRUE(Net(load_model("fmnist_cnn"), o).streamed_weights().empty());
 }
 
-}  // namespace
+}  // namespace test_streamed_weights
 }  // namespace vdnn

@@ -69,15 +69,16 @@ TEST(SubBatchCosts, AutoChoosesThemOnVgg16AtTwelveGibAndDynKeepsThePapersAlgorit
   EXPECT_DOUBLE_EQ(oracle, without.oracle_seconds());  // the fastest algorithms are whole-batch ones
   const double t_with = with.evaluate(a.config, budget, a.prefetch).time.iteration_seconds;
   const double t_without = without.evaluate(b.config, budget, b.prefetch).time.iteration_seconds;
-  std::printf("VGG-16 b256, Titan X, 12 GiB: auto %.3fx the oracle with sub-batches, %.3fx without\n",
-              t_with / oracle, t_without / oracle);
+  std::printf("VGG-16 b256, Titan X, 12 GiB: auto %.3fx the oracle with sub-batches, %.3fx without\n", t_with / oracle,
+              t_without / oracle);
   EXPECT_LT(t_with, t_without);
   const std::vector<int> k = conv_sub_batches_of(with.costs(), a.config.algos);
   ASSERT_EQ(k.size(), g.nodes().size());
   EXPECT_EQ(static_cast<int>(std::count_if(k.begin(), k.end(), [](int x) { return x > 1; })), a.summary.sub_batched);
   const std::vector<size_t> workspace = conv_workspace_of(with.costs(), a.config.algos);  // the CUDA Net's caps
   for (size_t i = 0; i < g.nodes().size(); ++i)
-    EXPECT_EQ(workspace[i], in.costs.nodes[i].type == "conv" ? in.costs.nodes[i].algos[a.config.algos[i]].workspace_bytes : 0)
+    EXPECT_EQ(workspace[i],
+              in.costs.nodes[i].type == "conv" ? in.costs.nodes[i].algos[a.config.algos[i]].workspace_bytes : 0)
         << in.costs.nodes[i].name;
   const DynChoice d = choose_dyn(with, budget);
   ASSERT_TRUE(d.fits) << d.why;
@@ -97,15 +98,19 @@ TEST(SubBatchCosts, RoundTripThroughJsonAndRefuseACountThatDoesNotDivideTheBatch
   for (const nlohmann::json bad : {nlohmann::json(3), nlohmann::json(2.5), nlohmann::json(true), nlohmann::json(16)}) {
     j["nodes"][0]["algos"][0]["sub_batches"] = bad;
     const std::string e = test::error_of([&] { NetworkCosts::from_json(j, "c.json"); });
-    EXPECT_NE(e.find("c.json: nodes[0].algos[0]: 'sub_batches' must be an integer dividing the batch 8, got " + bad.dump()),
-              std::string::npos) << e;
+    EXPECT_NE(
+        e.find("c.json: nodes[0].algos[0]: 'sub_batches' must be an integer dividing the batch 8, got " + bad.dump()),
+        std::string::npos)
+        << e;
   }
   j = c.to_json();
-  const int pool = static_cast<int>(std::find_if(c.nodes.begin(), c.nodes.end(), [](const NodeCost& n) { return n.type == "max_pool"; }) -
-                                    c.nodes.begin());
+  const int pool = static_cast<int>(
+      std::find_if(c.nodes.begin(), c.nodes.end(), [](const NodeCost& n) { return n.type == "max_pool"; }) -
+      c.nodes.begin());
   j["nodes"][pool]["algos"][0]["sub_batches"] = 2;
   std::string e = test::error_of([&] { NetworkCosts::from_json(j, "c.json"); });
-  EXPECT_NE(e.find("'sub_batches' 2 on a max_pool layer (only convolutions run in sub-batches)"), std::string::npos) << e;
+  EXPECT_NE(e.find("'sub_batches' 2 on a max_pool layer (only convolutions run in sub-batches)"), std::string::npos)
+      << e;
   // A node with sub-batched algorithms only has no whole-batch one for dyn and the oracle.
   j = c.to_json();
   for (nlohmann::json& a : j["nodes"][0]["algos"]) a["sub_batches"] = 2;
@@ -113,5 +118,5 @@ TEST(SubBatchCosts, RoundTripThroughJsonAndRefuseACountThatDoesNotDivideTheBatch
   EXPECT_NE(e.find("every algorithm is sub-batched"), std::string::npos) << e;
 }
 
-}  // namespace
+}  // namespace test_sub_batch_costs
 }  // namespace vdnn

@@ -11,8 +11,8 @@
 #include "io/model_file.h"
 #include "plan/simulator.h"
 #include "planning/step_calibration.h"
-#include "runtime/net.h"
 #include "runtime/decisions_by_layer.h"
+#include "runtime/net.h"
 #include "runtime/train_for_hash.h"
 
 namespace vdnn {
@@ -61,8 +61,7 @@ TEST(StepCalibration, KernelScaleIsTheMeasuredStepOverTheSimulationOfTheNetItTra
   raw.kernel_scale = 1;
   const SimResult raw_sim = simulate(net.train_program(), ChosenCosts(raw, raw.fastest()));
   EXPECT_DOUBLE_EQ(raw_sim.iteration_seconds, measured.simulated_seconds);  // the same Program, the same algorithms
-  EXPECT_DOUBLE_EQ(costs.kernel_scale,
-                   std::clamp(measured.measured_seconds / measured.simulated_seconds, 0.1, 10.0));
+  EXPECT_DOUBLE_EQ(costs.kernel_scale, std::clamp(measured.measured_seconds / measured.simulated_seconds, 0.1, 10.0));
   // Calibrated, every kernel of the step is scaled by the factor; the update is not, nor is the
   // input batch's copy (about 0.05% of this step: hence the 2%).
   const SimResult sim = simulate(net.train_program(), ChosenCosts(costs, costs.fastest()));
@@ -70,5 +69,5 @@ TEST(StepCalibration, KernelScaleIsTheMeasuredStepOverTheSimulationOfTheNetItTra
               costs.kernel_scale, 0.02 * costs.kernel_scale);
 }
 
-}  // namespace
+}  // namespace test_step_calibration
 }  // namespace vdnn

@@ -42,8 +42,8 @@ namespace vdnn::ref {
 // coordinates are rounded to float and the divisor is the exact distance between the two rounded
 // points (so rounding of x +- eps does not bias the estimate). Calls f 2 * x.size() times; x is
 // restored after each coordinate.
-inline std::vector<double> numeric_gradient(
-    const std::function<double(const std::vector<float>&)>& f, std::vector<float> x, double eps) {
+inline std::vector<double> numeric_gradient(const std::function<double(const std::vector<float>&)>& f,
+                                            std::vector<float> x, double eps) {
   std::vector<double> g(x.size(), 0.0);
   for (size_t i = 0; i < x.size(); ++i) {
     const float x0 = x[i];
@@ -61,13 +61,12 @@ inline std::vector<double> numeric_gradient(
 
 namespace detail {
 template <typename A, typename B>
-::testing::AssertionResult close_impl(const char* what, const std::vector<A>& actual,
-                                      const char* actual_name, const std::vector<B>& expected,
-                                      const char* expected_name, double rel_tol, double abs_tol) {
+::testing::AssertionResult close_impl(const char* what, const std::vector<A>& actual, const char* actual_name,
+                                      const std::vector<B>& expected, const char* expected_name, double rel_tol,
+                                      double abs_tol) {
   if (actual.size() != expected.size())
-    return ::testing::AssertionFailure() << what << ": size mismatch, " << actual_name << " has "
-                                         << actual.size() << " entries, " << expected_name
-                                         << " has " << expected.size();
+    return ::testing::AssertionFailure() << what << ": size mismatch, " << actual_name << " has " << actual.size()
+                                         << " entries, " << expected_name << " has " << expected.size();
   size_t bad = 0, worst = 0;
   double worst_ratio = -1.0;
   for (size_t i = 0; i < actual.size(); ++i) {
@@ -76,9 +75,9 @@ template <typename A, typename B>
     const double allowed = abs_tol + rel_tol * std::max(std::fabs(a), std::fabs(e));
     // NaN compares false, so a NaN on either side fails and counts as the worst entry.
     const bool ok = err <= allowed;
-    const double ratio = ok ? err / (allowed > 0 ? allowed : 1.0)
-                            : (std::isnan(err) ? std::numeric_limits<double>::infinity()
-                                               : err / (allowed > 0 ? allowed : 1e-300));
+    const double ratio =
+        ok ? err / (allowed > 0 ? allowed : 1.0)
+           : (std::isnan(err) ? std::numeric_limits<double>::infinity() : err / (allowed > 0 ? allowed : 1e-300));
     if (!ok) ++bad;
     if (ratio > worst_ratio) {
       worst_ratio = ratio;
@@ -87,12 +86,11 @@ template <typename A, typename B>
   }
   if (bad == 0) return ::testing::AssertionSuccess();
   const double a = static_cast<double>(actual[worst]), e = static_cast<double>(expected[worst]);
-  return ::testing::AssertionFailure()
-         << what << ": " << bad << " of " << actual.size() << " entries differ (rel_tol "
-         << rel_tol << ", abs_tol " << abs_tol << "); worst at index " << worst << ": "
-         << actual_name << " = " << a << ", " << expected_name << " = " << e << ", |diff| = "
-         << std::fabs(a - e) << ", allowed "
-         << abs_tol + rel_tol * std::max(std::fabs(a), std::fabs(e));
+  return ::testing::AssertionFailure() << what << ": " << bad << " of " << actual.size() << " entries differ (rel_tol "
+                                       << rel_tol << ", abs_tol " << abs_tol << "); worst at index " << worst << ": "
+                                       << actual_name << " = " << a << ", " << expected_name << " = " << e
+                                       << ", |diff| = " << std::fabs(a - e) << ", allowed "
+                                       << abs_tol + rel_tol * std::max(std::fabs(a), std::fabs(e));
 }
 }  // namespace detail
 
@@ -100,23 +98,18 @@ template <typename A, typename B>
 // for every i (and the sizes match). On failure the message gives the number of bad entries and
 // the worst one (largest error relative to its allowance): index, both values, difference.
 inline ::testing::AssertionResult gradients_close(const std::vector<float>& analytic,
-                                                  const std::vector<double>& numeric,
-                                                  double rel_tol, double abs_tol) {
-  return detail::close_impl("gradients_close", analytic, "analytic", numeric, "numeric", rel_tol,
-                            abs_tol);
+                                                  const std::vector<double>& numeric, double rel_tol, double abs_tol) {
+  return detail::close_impl("gradients_close", analytic, "analytic", numeric, "numeric", rel_tol, abs_tol);
 }
 
 // Same criterion for two float vectors, e.g. a oneDNN layer's output against a reference's.
-inline ::testing::AssertionResult values_close(const std::vector<float>& actual,
-                                               const std::vector<float>& expected, double rel_tol,
-                                               double abs_tol) {
-  return detail::close_impl("values_close", actual, "actual", expected, "expected", rel_tol,
-                            abs_tol);
+inline ::testing::AssertionResult values_close(const std::vector<float>& actual, const std::vector<float>& expected,
+                                               double rel_tol, double abs_tol) {
+  return detail::close_impl("values_close", actual, "actual", expected, "expected", rel_tol, abs_tol);
 }
 
 // n floats uniform in [lo, hi) from vdnn::Rng(seed): deterministic across machines and libraries.
-inline std::vector<float> random_vector(size_t n, uint64_t seed, float lo = -1.0f,
-                                        float hi = 1.0f) {
+inline std::vector<float> random_vector(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
   vdnn::Rng rng(seed, /*stream=*/0);
   std::vector<float> v(n);
   for (float& x : v) x = lo + (hi - lo) * rng.uniform();

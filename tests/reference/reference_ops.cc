@@ -23,10 +23,9 @@ std::string shape_str(const Tensor4& t) {
   return os.str();
 }
 
-void require_same_shape(const Tensor4& a, const Tensor4& b, const char* op, const char* an,
-                        const char* bn) {
-  require(a.same_shape(b), std::string(op) + ": " + an + " " + shape_str(a) + " and " + bn + " " +
-                               shape_str(b) + " must have the same shape");
+void require_same_shape(const Tensor4& a, const Tensor4& b, const char* op, const char* an, const char* bn) {
+  require(a.same_shape(b), std::string(op) + ": " + an + " " + shape_str(a) + " and " + bn + " " + shape_str(b) +
+                               " must have the same shape");
 }
 
 // Per-channel batch statistics in double (mean and biased variance over N, H, W).
@@ -54,8 +53,7 @@ void channel_stats(const Tensor4& x, std::vector<double>& mean, std::vector<doub
 
 }  // namespace
 
-Tensor4::Tensor4(int64_t n_, int64_t c_, int64_t h_, int64_t w_, float fill)
-    : n(n_), c(c_), h(h_), w(w_) {
+Tensor4::Tensor4(int64_t n_, int64_t c_, int64_t h_, int64_t w_, float fill) : n(n_), c(c_), h(h_), w(w_) {
   require(n >= 0 && c >= 0 && h >= 0 && w >= 0, "Tensor4: negative dimension");
   v.assign(static_cast<size_t>(n * c * h * w), fill);
 }
@@ -64,8 +62,7 @@ Tensor4::Tensor4(int64_t n_, int64_t c_, int64_t h_, int64_t w_, std::vector<flo
     : n(n_), c(c_), h(h_), w(w_), v(std::move(data)) {
   require(n >= 0 && c >= 0 && h >= 0 && w >= 0, "Tensor4: negative dimension");
   require(static_cast<int64_t>(v.size()) == n * c * h * w,
-          "Tensor4: data has " + std::to_string(v.size()) + " values, shape needs " +
-              std::to_string(n * c * h * w));
+          "Tensor4: data has " + std::to_string(v.size()) + " values, shape needs " + std::to_string(n * c * h * w));
 }
 
 int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad_lo, int64_t pad_hi) {
@@ -100,11 +97,10 @@ ConvGeom conv_geom(const Tensor4& x, const Tensor4& w, const Conv2dParams& p) {
   g.KH = w.h;
   g.KW = w.w;
   g.G = p.groups;
-  require(g.C == g.G * g.I, "conv2d: input channels " + std::to_string(g.C) +
-                                " != groups " + std::to_string(g.G) + " * weight I " +
-                                std::to_string(g.I));
-  require(g.O % g.G == 0, "conv2d: output channels " + std::to_string(g.O) +
-                              " not divisible by groups " + std::to_string(g.G));
+  require(g.C == g.G * g.I, "conv2d: input channels " + std::to_string(g.C) + " != groups " + std::to_string(g.G) +
+                                " * weight I " + std::to_string(g.I));
+  require(g.O % g.G == 0,
+          "conv2d: output channels " + std::to_string(g.O) + " not divisible by groups " + std::to_string(g.G));
   g.OG = g.O / g.G;
   require(p.dh >= 1 && p.dw >= 1, "conv2d: dilation must be >= 1");
   g.OH = out_size(g.H, p.dh * (g.KH - 1) + 1, p.sh, p.pt, p.pb);
@@ -114,8 +110,7 @@ ConvGeom conv_geom(const Tensor4& x, const Tensor4& w, const Conv2dParams& p) {
 
 }  // namespace
 
-Tensor4 conv2d_forward(const Tensor4& x, const Tensor4& w, const std::vector<float>& bias,
-                       const Conv2dParams& p) {
+Tensor4 conv2d_forward(const Tensor4& x, const Tensor4& w, const std::vector<float>& bias, const Conv2dParams& p) {
   const ConvGeom g = conv_geom(x, w, p);
   require(bias.empty() || static_cast<int64_t>(bias.size()) == g.O,
           "conv2d_forward: bias must be empty or have O entries");
@@ -133,8 +128,7 @@ Tensor4 conv2d_forward(const Tensor4& x, const Tensor4& w, const std::vector<flo
               for (int64_t kw = 0; kw < g.KW; ++kw) {
                 const int64_t iw = ow * p.sw - p.pl + kw * p.dw;
                 if (iw < 0 || iw >= g.W) continue;
-                acc += static_cast<double>(x.at(n, grp * g.I + i, ih, iw)) *
-                       static_cast<double>(w.at(o, i, kh, kw));
+                acc += static_cast<double>(x.at(n, grp * g.I + i, ih, iw)) * static_cast<double>(w.at(o, i, kh, kw));
               }
             }
           y.at(n, o, oh, ow) = static_cast<float>(acc);
@@ -143,8 +137,7 @@ Tensor4 conv2d_forward(const Tensor4& x, const Tensor4& w, const std::vector<flo
   return y;
 }
 
-Conv2dGrads conv2d_backward(const Tensor4& x, const Tensor4& w, const Tensor4& dy,
-                            const Conv2dParams& p) {
+Conv2dGrads conv2d_backward(const Tensor4& x, const Tensor4& w, const Tensor4& dy, const Conv2dParams& p) {
   const ConvGeom g = conv_geom(x, w, p);
   require(dy.n == g.N && dy.c == g.O && dy.h == g.OH && dy.w == g.OW,
           "conv2d_backward: dy " + shape_str(dy) + " does not match the forward output shape");
@@ -208,18 +201,16 @@ struct Window {
 
 Window pool_window(const Tensor4& x, const Pool2dParams& p, int64_t oh, int64_t ow) {
   const int64_t hs = oh * p.sh - p.pt, ws = ow * p.sw - p.pl;
-  Window win{std::max<int64_t>(hs, 0), std::min<int64_t>(hs + p.kh, x.h),
-             std::max<int64_t>(ws, 0), std::min<int64_t>(ws + p.kw, x.w),
-             (std::min<int64_t>(hs + p.kh, x.h + p.pt) - hs) *
-                 (std::min<int64_t>(ws + p.kw, x.w + p.pl) - ws)};
+  Window win{std::max<int64_t>(hs, 0), std::min<int64_t>(hs + p.kh, x.h), std::max<int64_t>(ws, 0),
+             std::min<int64_t>(ws + p.kw, x.w),
+             (std::min<int64_t>(hs + p.kh, x.h + p.pt) - hs) * (std::min<int64_t>(ws + p.kw, x.w + p.pl) - ws)};
   require(win.h1 > win.h0 && win.w1 > win.w0,
           "pool2d: a window covers only padding (padding must be smaller than the kernel)");
   return win;
 }
 
 double pool_divisor(const Pool2dParams& p, const Window& win) {
-  return p.kind == PoolKind::avg_include_padding ? static_cast<double>(win.padded)
-                                                 : static_cast<double>(win.count());
+  return p.kind == PoolKind::avg_include_padding ? static_cast<double>(win.padded) : static_cast<double>(win.count());
 }
 
 }  // namespace
@@ -235,8 +226,7 @@ Tensor4 pool2d_forward(const Tensor4& x, const Pool2dParams& p) {
           if (p.kind == PoolKind::max) {
             float best = x.at(n, c, win.h0, win.w0);
             for (int64_t ih = win.h0; ih < win.h1; ++ih)
-              for (int64_t iw = win.w0; iw < win.w1; ++iw)
-                best = std::max(best, x.at(n, c, ih, iw));
+              for (int64_t iw = win.w0; iw < win.w1; ++iw) best = std::max(best, x.at(n, c, ih, iw));
             y.at(n, c, oh, ow) = best;
           } else {
             double s = 0.0;
@@ -297,8 +287,7 @@ std::pair<int64_t, int64_t> lrn_window(int64_t c, int64_t C, int64_t size) {
 }
 
 // omega = k + alpha/size * sum_{c' in window(c)} x[c']^2, in double.
-double lrn_omega(const Tensor4& x, const LrnParams& p, int64_t n, int64_t c, int64_t h,
-                 int64_t w) {
+double lrn_omega(const Tensor4& x, const LrnParams& p, int64_t n, int64_t c, int64_t h, int64_t w) {
   const auto [lo, hi] = lrn_window(c, x.c, p.size);
   double s = 0.0;
   for (int64_t cc = lo; cc <= hi; ++cc) {
@@ -318,8 +307,7 @@ Tensor4 lrn_forward(const Tensor4& x, const LrnParams& p) {
       for (int64_t h = 0; h < x.h; ++h)
         for (int64_t w = 0; w < x.w; ++w) {
           const double omega = lrn_omega(x, p, n, c, h, w);
-          y.at(n, c, h, w) =
-              static_cast<float>(static_cast<double>(x.at(n, c, h, w)) * std::pow(omega, -p.beta));
+          y.at(n, c, h, w) = static_cast<float>(static_cast<double>(x.at(n, c, h, w)) * std::pow(omega, -p.beta));
         }
   return y;
 }
@@ -343,8 +331,7 @@ Tensor4 lrn_backward(const Tensor4& x, const Tensor4& dy, const LrnParams& p) {
           dx[x.index(n, c, h, w)] += g * std::pow(omega, -p.beta);
           const double common = -g * p.beta * xc * std::pow(omega, -p.beta - 1.0) * 2.0 * a_n;
           const auto [lo, hi] = lrn_window(c, x.c, p.size);
-          for (int64_t j = lo; j <= hi; ++j)
-            dx[x.index(n, j, h, w)] += common * static_cast<double>(x.at(n, j, h, w));
+          for (int64_t j = lo; j <= hi; ++j) dx[x.index(n, j, h, w)] += common * static_cast<double>(x.at(n, j, h, w));
         }
   Tensor4 r(x.n, x.c, x.h, x.w);
   for (size_t i = 0; i < dx.size(); ++i) r.v[i] = static_cast<float>(dx[i]);
@@ -356,9 +343,8 @@ Tensor4 lrn_backward(const Tensor4& x, const Tensor4& dy, const LrnParams& p) {
 
 namespace {
 void check_channel_vec(const std::vector<float>& v, int64_t C, const char* op, const char* name) {
-  require(static_cast<int64_t>(v.size()) == C,
-          std::string(op) + ": " + name + " has " + std::to_string(v.size()) +
-              " entries, need C = " + std::to_string(C));
+  require(static_cast<int64_t>(v.size()) == C, std::string(op) + ": " + name + " has " + std::to_string(v.size()) +
+                                                   " entries, need C = " + std::to_string(C));
 }
 }  // namespace
 
@@ -380,15 +366,14 @@ BatchNormForward batchnorm_forward_training(const Tensor4& x, const std::vector<
     for (int64_t n = 0; n < x.n; ++n)
       for (int64_t h = 0; h < x.h; ++h)
         for (int64_t w = 0; w < x.w; ++w)
-          r.y.at(n, c, h, w) = static_cast<float>(
-              gamma[c] * (x.at(n, c, h, w) - mean[c]) * inv_std + static_cast<double>(beta[c]));
+          r.y.at(n, c, h, w) =
+              static_cast<float>(gamma[c] * (x.at(n, c, h, w) - mean[c]) * inv_std + static_cast<double>(beta[c]));
   }
   return r;
 }
 
-Tensor4 batchnorm_forward_inference(const Tensor4& x, const std::vector<float>& gamma,
-                                    const std::vector<float>& beta, const std::vector<float>& mean,
-                                    const std::vector<float>& var, double eps) {
+Tensor4 batchnorm_forward_inference(const Tensor4& x, const std::vector<float>& gamma, const std::vector<float>& beta,
+                                    const std::vector<float>& mean, const std::vector<float>& var, double eps) {
   const char* op = "batchnorm_forward_inference";
   check_channel_vec(gamma, x.c, op, "gamma");
   check_channel_vec(beta, x.c, op, "beta");
@@ -400,15 +385,14 @@ Tensor4 batchnorm_forward_inference(const Tensor4& x, const std::vector<float>& 
     for (int64_t n = 0; n < x.n; ++n)
       for (int64_t h = 0; h < x.h; ++h)
         for (int64_t w = 0; w < x.w; ++w)
-          y.at(n, c, h, w) = static_cast<float>(
-              gamma[c] * (static_cast<double>(x.at(n, c, h, w)) - mean[c]) * inv_std +
-              static_cast<double>(beta[c]));
+          y.at(n, c, h, w) = static_cast<float>(gamma[c] * (static_cast<double>(x.at(n, c, h, w)) - mean[c]) * inv_std +
+                                                static_cast<double>(beta[c]));
   }
   return y;
 }
 
-BatchNormGrads batchnorm_backward_training(const Tensor4& x, const Tensor4& dy,
-                                           const std::vector<float>& gamma, double eps) {
+BatchNormGrads batchnorm_backward_training(const Tensor4& x, const Tensor4& dy, const std::vector<float>& gamma,
+                                           double eps) {
   check_channel_vec(gamma, x.c, "batchnorm_backward_training", "gamma");
   require_same_shape(x, dy, "batchnorm_backward_training", "x", "dy");
   require(x.n * x.h * x.w > 0, "batchnorm_backward_training: empty batch");
@@ -437,8 +421,8 @@ BatchNormGrads batchnorm_backward_training(const Tensor4& x, const Tensor4& dy,
       for (int64_t h = 0; h < x.h; ++h)
         for (int64_t w = 0; w < x.w; ++w) {
           const double xhat = (x.at(n, c, h, w) - mean[c]) * inv_std;
-          r.dx.at(n, c, h, w) = static_cast<float>(
-              gamma[c] * inv_std * (dy.at(n, c, h, w) - mean_dy - xhat * mean_dy_xhat));
+          r.dx.at(n, c, h, w) =
+              static_cast<float>(gamma[c] * inv_std * (dy.at(n, c, h, w) - mean_dy - xhat * mean_dy_xhat));
         }
   }
   return r;
@@ -461,14 +445,12 @@ int64_t fc_outputs(const Tensor4& x, const std::vector<float>& w, const char* op
 Tensor4 fc_forward(const Tensor4& x, const std::vector<float>& w, const std::vector<float>& bias) {
   const int64_t K = x.c * x.h * x.w;
   const int64_t M = fc_outputs(x, w, "fc_forward");
-  require(bias.empty() || static_cast<int64_t>(bias.size()) == M,
-          "fc_forward: bias must be empty or have M entries");
+  require(bias.empty() || static_cast<int64_t>(bias.size()) == M, "fc_forward: bias must be empty or have M entries");
   Tensor4 y(x.n, M, 1, 1);
   for (int64_t n = 0; n < x.n; ++n)
     for (int64_t m = 0; m < M; ++m) {
       double acc = bias.empty() ? 0.0 : static_cast<double>(bias[m]);
-      for (int64_t k = 0; k < K; ++k)
-        acc += static_cast<double>(x.v[n * K + k]) * static_cast<double>(w[m * K + k]);
+      for (int64_t k = 0; k < K; ++k) acc += static_cast<double>(x.v[n * K + k]) * static_cast<double>(w[m * K + k]);
       y.v[n * M + m] = static_cast<float>(acc);
     }
   return y;
@@ -486,8 +468,7 @@ FcGrads fc_backward(const Tensor4& x, const std::vector<float>& w, const Tensor4
   for (int64_t n = 0; n < x.n; ++n)
     for (int64_t k = 0; k < K; ++k) {
       double acc = 0.0;
-      for (int64_t m = 0; m < M; ++m)
-        acc += static_cast<double>(dy.v[n * M + m]) * static_cast<double>(w[m * K + k]);
+      for (int64_t m = 0; m < M; ++m) acc += static_cast<double>(dy.v[n * M + m]) * static_cast<double>(w[m * K + k]);
       r.dx.v[n * K + k] = static_cast<float>(acc);
     }
   for (int64_t m = 0; m < M; ++m) {
@@ -509,16 +490,14 @@ FcGrads fc_backward(const Tensor4& x, const std::vector<float>& w, const Tensor4
 
 Tensor4 relu_forward(const Tensor4& x, float ceiling) {
   Tensor4 y(x.n, x.c, x.h, x.w);
-  for (size_t i = 0; i < x.v.size(); ++i)
-    y.v[i] = x.v[i] > 0.0f ? (x.v[i] < ceiling ? x.v[i] : ceiling) : 0.0f;
+  for (size_t i = 0; i < x.v.size(); ++i) y.v[i] = x.v[i] > 0.0f ? (x.v[i] < ceiling ? x.v[i] : ceiling) : 0.0f;
   return y;
 }
 
 Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy, float ceiling) {
   require_same_shape(x, dy, "relu_backward", "x", "dy");
   Tensor4 dx(x.n, x.c, x.h, x.w);
-  for (size_t i = 0; i < x.v.size(); ++i)
-    dx.v[i] = x.v[i] > 0.0f && x.v[i] < ceiling ? dy.v[i] : 0.0f;
+  for (size_t i = 0; i < x.v.size(); ++i) dx.v[i] = x.v[i] > 0.0f && x.v[i] < ceiling ? dy.v[i] : 0.0f;
   return dx;
 }
 
@@ -528,18 +507,16 @@ Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy, float ceiling) {
 namespace {
 
 void check_logits(const Tensor4& z, const char* op) {
-  require(z.h == 1 && z.w == 1,
-          std::string(op) + ": logits " + shape_str(z) + " must be (N, C, 1, 1)");
+  require(z.h == 1 && z.w == 1, std::string(op) + ": logits " + shape_str(z) + " must be (N, C, 1, 1)");
   require(z.c >= 1, std::string(op) + ": logits need at least one class");
 }
 
 void check_labels(const Tensor4& z, const std::vector<int64_t>& labels, const char* op) {
   require(static_cast<int64_t>(labels.size()) == z.n,
-          std::string(op) + ": " + std::to_string(labels.size()) + " labels for batch " +
-              std::to_string(z.n));
+          std::string(op) + ": " + std::to_string(labels.size()) + " labels for batch " + std::to_string(z.n));
   for (int64_t l : labels)
-    require(l >= 0 && l < z.c, std::string(op) + ": label " + std::to_string(l) +
-                                   " outside [0, " + std::to_string(z.c) + ")");
+    require(l >= 0 && l < z.c,
+            std::string(op) + ": label " + std::to_string(l) + " outside [0, " + std::to_string(z.c) + ")");
 }
 
 // Softmax of row n in double.
@@ -576,11 +553,9 @@ double softmax_cross_entropy(const Tensor4& logits, const std::vector<int64_t>& 
   for (int64_t n = 0; n < logits.n; ++n) {
     // -log softmax[l] = log(sum exp(z - max)) - (z_l - max), stable for large logits.
     double mx = -std::numeric_limits<double>::infinity();
-    for (int64_t c = 0; c < logits.c; ++c)
-      mx = std::max(mx, static_cast<double>(logits.v[n * logits.c + c]));
+    for (int64_t c = 0; c < logits.c; ++c) mx = std::max(mx, static_cast<double>(logits.v[n * logits.c + c]));
     double s = 0.0;
-    for (int64_t c = 0; c < logits.c; ++c)
-      s += std::exp(static_cast<double>(logits.v[n * logits.c + c]) - mx);
+    for (int64_t c = 0; c < logits.c; ++c) s += std::exp(static_cast<double>(logits.v[n * logits.c + c]) - mx);
     total += std::log(s) - (static_cast<double>(logits.v[n * logits.c + labels[n]]) - mx);
   }
   return total / static_cast<double>(logits.n);
@@ -606,9 +581,9 @@ Tensor4 concat_channels(const std::vector<Tensor4>& xs) {
   require(!xs.empty(), "concat_channels: no inputs");
   int64_t C = 0;
   for (const Tensor4& t : xs) {
-    require(t.n == xs[0].n && t.h == xs[0].h && t.w == xs[0].w,
-            "concat_channels: input " + shape_str(t) + " differs from " + shape_str(xs[0]) +
-                " outside the channel axis");
+    require(
+        t.n == xs[0].n && t.h == xs[0].h && t.w == xs[0].w,
+        "concat_channels: input " + shape_str(t) + " differs from " + shape_str(xs[0]) + " outside the channel axis");
     C += t.c;
   }
   Tensor4 y(xs[0].n, C, xs[0].h, xs[0].w);
@@ -624,15 +599,14 @@ Tensor4 concat_channels(const std::vector<Tensor4>& xs) {
   return y;
 }
 
-std::vector<Tensor4> concat_channels_backward(const Tensor4& dy,
-                                              const std::vector<int64_t>& channels) {
+std::vector<Tensor4> concat_channels_backward(const Tensor4& dy, const std::vector<int64_t>& channels) {
   int64_t C = 0;
   for (int64_t c : channels) {
     require(c >= 0, "concat_channels_backward: negative channel count");
     C += c;
   }
-  require(C == dy.c, "concat_channels_backward: channel counts sum to " + std::to_string(C) +
-                         ", dy has " + std::to_string(dy.c));
+  require(C == dy.c,
+          "concat_channels_backward: channel counts sum to " + std::to_string(C) + ", dy has " + std::to_string(dy.c));
   std::vector<Tensor4> out;
   int64_t c0 = 0;
   for (int64_t cc : channels) {

@@ -37,14 +37,10 @@ struct Tensor4 {
   Tensor4(int64_t n, int64_t c, int64_t h, int64_t w, std::vector<float> data);
 
   int64_t size() const { return n * c * h * w; }
-  int64_t index(int64_t in, int64_t ic, int64_t ih, int64_t iw) const {
-    return ((in * c + ic) * h + ih) * w + iw;
-  }
+  int64_t index(int64_t in, int64_t ic, int64_t ih, int64_t iw) const { return ((in * c + ic) * h + ih) * w + iw; }
   // Unchecked element access (use plain indices you computed from the shape).
   float& at(int64_t in, int64_t ic, int64_t ih, int64_t iw) { return v[index(in, ic, ih, iw)]; }
-  const float& at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const {
-    return v[index(in, ic, ih, iw)];
-  }
+  const float& at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const { return v[index(in, ic, ih, iw)]; }
   bool same_shape(const Tensor4& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
 };
 
@@ -68,17 +64,15 @@ struct Conv2dParams {
 };
 
 // `bias` is empty (no bias) or has O entries.
-Tensor4 conv2d_forward(const Tensor4& x, const Tensor4& w, const std::vector<float>& bias,
-                       const Conv2dParams& p);
+Tensor4 conv2d_forward(const Tensor4& x, const Tensor4& w, const std::vector<float>& bias, const Conv2dParams& p);
 
 struct Conv2dGrads {
-  Tensor4 dx;               // shape of x
-  Tensor4 dw;               // shape of w (OIHW)
-  std::vector<float> db;    // O entries: sum of dy over n, oh, ow (always computed)
+  Tensor4 dx;             // shape of x
+  Tensor4 dw;             // shape of w (OIHW)
+  std::vector<float> db;  // O entries: sum of dy over n, oh, ow (always computed)
 };
 // Gradients of conv2d_forward given dy (shape of its output). The bias does not affect them.
-Conv2dGrads conv2d_backward(const Tensor4& x, const Tensor4& w, const Tensor4& dy,
-                            const Conv2dParams& p);
+Conv2dGrads conv2d_backward(const Tensor4& x, const Tensor4& w, const Tensor4& dy, const Conv2dParams& p);
 
 // ---------------------------------------------------------------------------------------------
 // 2-D pooling over each (n, c) plane. Window for output (oh, ow) covers input rows
@@ -141,9 +135,8 @@ BatchNormForward batchnorm_forward_training(const Tensor4& x, const std::vector<
                                             const std::vector<float>& beta, double eps);
 
 // Inference mode: same formula with the given (running) mean and var instead of batch statistics.
-Tensor4 batchnorm_forward_inference(const Tensor4& x, const std::vector<float>& gamma,
-                                    const std::vector<float>& beta, const std::vector<float>& mean,
-                                    const std::vector<float>& var, double eps);
+Tensor4 batchnorm_forward_inference(const Tensor4& x, const std::vector<float>& gamma, const std::vector<float>& beta,
+                                    const std::vector<float>& mean, const std::vector<float>& var, double eps);
 
 struct BatchNormGrads {
   Tensor4 dx;                 // shape of x
@@ -154,8 +147,8 @@ struct BatchNormGrads {
 //   dx = gamma / sqrt(var + eps) * (dy - mean(dy) - xhat * mean(dy * xhat)),
 // means over (N, H, W) of each channel. Batch mean/var are recomputed from x in double (they equal
 // batchnorm_forward_training's up to float rounding), so no saved statistics are needed.
-BatchNormGrads batchnorm_backward_training(const Tensor4& x, const Tensor4& dy,
-                                           const std::vector<float>& gamma, double eps);
+BatchNormGrads batchnorm_backward_training(const Tensor4& x, const Tensor4& dy, const std::vector<float>& gamma,
+                                           double eps);
 
 // ---------------------------------------------------------------------------------------------
 // Fully connected (inner product). x is read as an (N, K) matrix with K = c*h*w (the NCHW flatten
@@ -165,9 +158,9 @@ BatchNormGrads batchnorm_backward_training(const Tensor4& x, const Tensor4& dy,
 Tensor4 fc_forward(const Tensor4& x, const std::vector<float>& w, const std::vector<float>& bias);
 
 struct FcGrads {
-  Tensor4 dx;              // shape of x (the gradient of the flattened input, unflattened)
-  std::vector<float> dw;   // (M, K) row-major
-  std::vector<float> db;   // M entries (always computed)
+  Tensor4 dx;             // shape of x (the gradient of the flattened input, unflattened)
+  std::vector<float> dw;  // (M, K) row-major
+  std::vector<float> db;  // M entries (always computed)
 };
 // dy has shape (N, M, 1, 1) (any shape with dy.n == N and dy.c*dy.h*dy.w == M is accepted).
 FcGrads fc_backward(const Tensor4& x, const std::vector<float>& w, const Tensor4& dy);
@@ -177,8 +170,7 @@ FcGrads fc_backward(const Tensor4& x, const std::vector<float>& w, const Tensor4
 // dx = dy where 0 < x < ceiling, else 0 — at x == 0 and x == ceiling the gradient is 0, as in
 // oneDNN's eltwise_relu backward with alpha = 0 and PyTorch's hardtanh_backward for ReLU6.
 Tensor4 relu_forward(const Tensor4& x, float ceiling = std::numeric_limits<float>::infinity());
-Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy,
-                      float ceiling = std::numeric_limits<float>::infinity());
+Tensor4 relu_backward(const Tensor4& x, const Tensor4& dy, float ceiling = std::numeric_limits<float>::infinity());
 
 // ---------------------------------------------------------------------------------------------
 // Softmax over the classes of each sample. `logits` must be (N, C, 1, 1); throws otherwise.
@@ -194,8 +186,7 @@ Tensor4 softmax_cross_entropy_backward(const Tensor4& logits, const std::vector<
 // Concatenation along channels: all inputs share n, h, w; output channels are the inputs' channels
 // in order. Backward splits dy back into pieces with the given channel counts.
 Tensor4 concat_channels(const std::vector<Tensor4>& xs);
-std::vector<Tensor4> concat_channels_backward(const Tensor4& dy,
-                                              const std::vector<int64_t>& channels);
+std::vector<Tensor4> concat_channels_backward(const Tensor4& dy, const std::vector<int64_t>& channels);
 
 // Elementwise sum of two same-shape tensors (the backward of add passes dy to both inputs).
 Tensor4 add(const Tensor4& a, const Tensor4& b);

@@ -17,8 +17,7 @@
 namespace vdnn::ref {
 namespace test_reference_self {
 
-Tensor4 random_tensor(int64_t n, int64_t c, int64_t h, int64_t w, uint64_t seed, float lo = -1.0f,
-                      float hi = 1.0f) {
+Tensor4 random_tensor(int64_t n, int64_t c, int64_t h, int64_t w, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
   return Tensor4(n, c, h, w, random_vector(static_cast<size_t>(n * c * h * w), seed, lo, hi));
 }
 
@@ -28,8 +27,7 @@ Tensor4 distinct_tensor(int64_t n, int64_t c, int64_t h, int64_t w, uint64_t see
   const int64_t size = n * c * h * w;
   std::vector<float> v(size);
   for (int64_t i = 0; i < size; ++i)
-    v[i] = static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(size) + 0.5) *
-                              spacing);
+    v[i] = static_cast<float>((static_cast<double>(i) - 0.5 * static_cast<double>(size) + 0.5) * spacing);
   vdnn::Rng rng(seed, /*stream=*/1);
   for (int64_t i = size - 1; i > 0; --i) std::swap(v[i], v[rng.below(i + 1)]);
   return Tensor4(n, c, h, w, std::move(v));
@@ -109,8 +107,8 @@ TEST(ReferenceConv, GroupedEqualsPerGroupConcat) {
   EXPECT_EQ(y.v, expected.v);  // same products summed in the same order
 }
 
-void check_conv_gradients(const Tensor4& x, const Tensor4& w, const std::vector<float>& bias,
-                          const Conv2dParams& p, uint64_t seed) {
+void check_conv_gradients(const Tensor4& x, const Tensor4& w, const std::vector<float>& bias, const Conv2dParams& p,
+                          uint64_t seed) {
   const Tensor4 y = conv2d_forward(x, w, bias, p);
   const std::vector<float> r = random_vector(y.v.size(), seed);
   const Conv2dGrads g = conv2d_backward(x, w, with_values(y, r), p);
@@ -123,9 +121,7 @@ void check_conv_gradients(const Tensor4& x, const Tensor4& w, const std::vector<
   auto fw = [&](const std::vector<float>& v) {
     return projection_loss(conv2d_forward(x, with_values(w, v), bias, p).v, r);
   };
-  auto fb = [&](const std::vector<float>& v) {
-    return projection_loss(conv2d_forward(x, w, v, p).v, r);
-  };
+  auto fb = [&](const std::vector<float>& v) { return projection_loss(conv2d_forward(x, w, v, p).v, r); };
   EXPECT_TRUE(gradients_close(g.dx.v, numeric_gradient(fx, x.v, eps), rel, abs)) << "dx";
   EXPECT_TRUE(gradients_close(g.dw.v, numeric_gradient(fw, w.v, eps), rel, abs)) << "dw";
   EXPECT_TRUE(gradients_close(g.db, numeric_gradient(fb, bias, eps), rel, abs)) << "db";
@@ -158,8 +154,7 @@ TEST(ReferenceConv, DilatedEqualsDenseConvWithAZeroInsertedKernel) {
   const Tensor4 x = random_tensor(2, 4, 9, 8, 41);
   const Tensor4 w = random_tensor(6, 2, 3, 2, 42);
   const std::vector<float> bias = random_vector(6, 43);
-  const Conv2dParams p{.groups = 2, .sh = 2, .sw = 1, .pt = 2, .pl = 1, .pb = 0, .pr = 3,
-                       .dh = 2, .dw = 3};
+  const Conv2dParams p{.groups = 2, .sh = 2, .sw = 1, .pt = 2, .pl = 1, .pb = 0, .pr = 3, .dh = 2, .dw = 3};
   Tensor4 spread(6, 2, 5, 4);
   for (int64_t o = 0; o < 6; ++o)
     for (int64_t i = 0; i < 2; ++i)
@@ -177,8 +172,7 @@ TEST(ReferenceConv, DilatedEqualsDenseConvWithAZeroInsertedKernel) {
   for (int64_t o = 0; o < 6; ++o)
     for (int64_t i = 0; i < 2; ++i)
       for (int64_t kh = 0; kh < 3; ++kh)
-        for (int64_t kw = 0; kw < 2; ++kw)
-          EXPECT_NEAR(g.dw.at(o, i, kh, kw), gd.dw.at(o, i, kh * 2, kw * 3), 1e-5);
+        for (int64_t kw = 0; kw < 2; ++kw) EXPECT_NEAR(g.dw.at(o, i, kh, kw), gd.dw.at(o, i, kh * 2, kw * 3), 1e-5);
   check_conv_gradients(x, w, bias, p, 45);
 }
 
@@ -189,8 +183,7 @@ TEST(ReferencePool, MaxIgnoresPaddingEvenWhenAllNegative) {
   // 1x1x2x2 of negatives, 2x2 kernel, stride 1, padding 1 on every side -> 3x3 output; each
   // window's max is over its real cells only, never the padding's implicit zero.
   const Tensor4 x(1, 1, 2, 2, std::vector<float>{-1, -2, -3, -4});
-  const Pool2dParams p{.kind = PoolKind::max, .kh = 2, .kw = 2, .sh = 1, .sw = 1,
-                       .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+  const Pool2dParams p{.kind = PoolKind::max, .kh = 2, .kw = 2, .sh = 1, .sw = 1, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
   const Tensor4 y = pool2d_forward(x, p);
   EXPECT_EQ(y.v, (std::vector<float>{-1, -1, -2, -1, -1, -2, -3, -3, -4}));
 }
@@ -199,8 +192,8 @@ TEST(ReferencePool, AverageIncludeVersusExcludePadding) {
   // 1x1x3x3 = 1..9, 2x2 kernel, stride 2, padding top/left 1 -> 2x2 output.
   //   windows (real cells): {1}, {2,3}, {4,7}, {5,6,8,9}
   const Tensor4 x(1, 1, 3, 3, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9});
-  Pool2dParams p{.kind = PoolKind::avg_include_padding, .kh = 2, .kw = 2, .sh = 2, .sw = 2,
-                 .pt = 1, .pl = 1, .pb = 0, .pr = 0};
+  Pool2dParams p{
+      .kind = PoolKind::avg_include_padding, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 0, .pr = 0};
   EXPECT_EQ(pool2d_forward(x, p).v, (std::vector<float>{0.25f, 1.25f, 2.75f, 7.0f}));
   p.kind = PoolKind::avg_exclude_padding;
   EXPECT_EQ(pool2d_forward(x, p).v, (std::vector<float>{1.0f, 2.5f, 5.5f, 7.0f}));
@@ -219,11 +212,9 @@ TEST(ReferencePool, MaxBackwardTieGoesToFirstInRowMajorOrder) {
 TEST(ReferencePool, BackwardMatchesNumericAllKinds) {
   // N=2, C=3, H=5, W=7, kernel 3x3, stride 2, padding top 1, left 1, bottom 1, right 2
   // -> output 3x4; the last column of windows reaches into the right padding.
-  for (PoolKind kind : {PoolKind::max, PoolKind::avg_include_padding,
-                        PoolKind::avg_exclude_padding}) {
+  for (PoolKind kind : {PoolKind::max, PoolKind::avg_include_padding, PoolKind::avg_exclude_padding}) {
     SCOPED_TRACE(static_cast<int>(kind));
-    const Pool2dParams p{.kind = kind, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
-                         .pt = 1, .pl = 1, .pb = 1, .pr = 2};
+    const Pool2dParams p{.kind = kind, .kh = 3, .kw = 3, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 2};
     // Distinct values 0.01 apart, step 1e-3: no max ever changes hands within the difference.
     const Tensor4 x = distinct_tensor(2, 3, 5, 7, 41, 0.01f);
     const Tensor4 y = pool2d_forward(x, p);
@@ -231,9 +222,7 @@ TEST(ReferencePool, BackwardMatchesNumericAllKinds) {
     ASSERT_EQ(y.w, 4);
     const std::vector<float> r = random_vector(y.v.size(), 42);
     const Tensor4 dx = pool2d_backward(x, with_values(y, r), p);
-    auto f = [&](const std::vector<float>& v) {
-      return projection_loss(pool2d_forward(with_values(x, v), p).v, r);
-    };
+    auto f = [&](const std::vector<float>& v) { return projection_loss(pool2d_forward(with_values(x, v), p).v, r); };
     EXPECT_TRUE(gradients_close(dx.v, numeric_gradient(f, x.v, 1e-3), 1e-3, 1e-4));
   }
 }
@@ -248,16 +237,14 @@ TEST(ReferenceLrn, HandComputedWindow) {
   const Tensor4 y = lrn_forward(x, p);
   const double sums[4] = {1 + 4, 1 + 4 + 9, 4 + 9 + 16, 9 + 16};
   for (int c = 0; c < 4; ++c)
-    EXPECT_FLOAT_EQ(y.v[c], static_cast<float>((c + 1) * std::pow(2.0 + 0.1 * sums[c], -0.75)))
-        << "c=" << c;
+    EXPECT_FLOAT_EQ(y.v[c], static_cast<float>((c + 1) * std::pow(2.0 + 0.1 * sums[c], -0.75))) << "c=" << c;
 
   // Even size 4 follows oneDNN's reference: half = (4-1)/2 = 1, so the window is still [c-1, c+1]
   // (3 channels) while the divisor is 4.
   const LrnParams p4{.size = 4, .alpha = 0.4, .beta = 0.75, .k = 2.0};
   const Tensor4 y4 = lrn_forward(x, p4);
   for (int c = 0; c < 4; ++c)
-    EXPECT_FLOAT_EQ(y4.v[c], static_cast<float>((c + 1) * std::pow(2.0 + 0.1 * sums[c], -0.75)))
-        << "c=" << c;
+    EXPECT_FLOAT_EQ(y4.v[c], static_cast<float>((c + 1) * std::pow(2.0 + 0.1 * sums[c], -0.75))) << "c=" << c;
 }
 
 TEST(ReferenceLrn, BackwardMatchesNumeric) {
@@ -269,9 +256,7 @@ TEST(ReferenceLrn, BackwardMatchesNumeric) {
     const Tensor4 y = lrn_forward(x, p);
     const std::vector<float> r = random_vector(y.v.size(), 52);
     const Tensor4 dx = lrn_backward(x, with_values(y, r), p);
-    auto f = [&](const std::vector<float>& v) {
-      return projection_loss(lrn_forward(with_values(x, v), p).v, r);
-    };
+    auto f = [&](const std::vector<float>& v) { return projection_loss(lrn_forward(with_values(x, v), p).v, r); };
     EXPECT_TRUE(gradients_close(dx.v, numeric_gradient(f, x.v, 1e-3), 2e-3, 2e-4));
   }
 }
@@ -356,12 +341,8 @@ TEST(ReferenceFc, BackwardMatchesNumeric) {
   ASSERT_EQ(y.c, 5);
   const std::vector<float> r = random_vector(y.v.size(), 94);
   const FcGrads g = fc_backward(x, w, with_values(y, r));
-  auto fx = [&](const std::vector<float>& v) {
-    return projection_loss(fc_forward(with_values(x, v), w, bias).v, r);
-  };
-  auto fw = [&](const std::vector<float>& v) {
-    return projection_loss(fc_forward(x, v, bias).v, r);
-  };
+  auto fx = [&](const std::vector<float>& v) { return projection_loss(fc_forward(with_values(x, v), w, bias).v, r); };
+  auto fw = [&](const std::vector<float>& v) { return projection_loss(fc_forward(x, v, bias).v, r); };
   auto fb = [&](const std::vector<float>& v) { return projection_loss(fc_forward(x, w, v).v, r); };
   EXPECT_TRUE(gradients_close(g.dx.v, numeric_gradient(fx, x.v, 0.05), 1e-4, 1e-4)) << "dx";
   EXPECT_TRUE(gradients_close(g.dw, numeric_gradient(fw, w, 0.05), 1e-4, 1e-4)) << "dw";
@@ -378,30 +359,24 @@ TEST(ReferenceRelu, ForwardBackward) {
 
   const Tensor4 xr = distinct_tensor(2, 3, 5, 7, 101, 0.01f);  // |x| >= 0.005, never 0
   const std::vector<float> r = random_vector(xr.v.size(), 102);
-  auto f = [&](const std::vector<float>& v) {
-    return projection_loss(relu_forward(with_values(xr, v)).v, r);
-  };
-  EXPECT_TRUE(gradients_close(relu_backward(xr, with_values(xr, r)).v,
-                              numeric_gradient(f, xr.v, 1e-3), 1e-3, 1e-4));
+  auto f = [&](const std::vector<float>& v) { return projection_loss(relu_forward(with_values(xr, v)).v, r); };
+  EXPECT_TRUE(gradients_close(relu_backward(xr, with_values(xr, r)).v, numeric_gradient(f, xr.v, 1e-3), 1e-3, 1e-4));
 }
 
 TEST(ReferenceRelu, Relu6ClipsAtSixAndPassesGradientsOnlyStrictlyInside) {
   // PyTorch's hardtanh_backward: the gradient passes where 0 < x < 6, not at 0 or 6 exactly.
   const Tensor4 x(1, 1, 1, 6, std::vector<float>{-1.0f, 0.0f, 2.0f, 6.0f, 7.5f, 5.5f});
   EXPECT_EQ(relu_forward(x, 6.0f).v, (std::vector<float>{0, 0, 2, 6, 6, 5.5f}));
-  EXPECT_EQ(relu_backward(x, Tensor4(1, 1, 1, 6, 3.0f), 6.0f).v,
-            (std::vector<float>{0, 0, 3, 0, 0, 3}));
+  EXPECT_EQ(relu_backward(x, Tensor4(1, 1, 1, 6, 3.0f), 6.0f).v, (std::vector<float>{0, 0, 3, 0, 0, 3}));
 
   // Odd multiples of 0.005 (distinct_tensor), scaled: 3.02 + odd multiples of 0.04, in about
   // [-5.3, 11.4], covering both kinks but at least 0.02 from 0 and from 6.
   Tensor4 xr = distinct_tensor(2, 3, 5, 7, 103, 0.01f);
   for (float& v : xr.v) v = v * 8.0f + 3.02f;
   const std::vector<float> r = random_vector(xr.v.size(), 104);
-  auto f = [&](const std::vector<float>& v) {
-    return projection_loss(relu_forward(with_values(xr, v), 6.0f).v, r);
-  };
-  EXPECT_TRUE(gradients_close(relu_backward(xr, with_values(xr, r), 6.0f).v,
-                              numeric_gradient(f, xr.v, 1e-3), 1e-3, 1e-4));
+  auto f = [&](const std::vector<float>& v) { return projection_loss(relu_forward(with_values(xr, v), 6.0f).v, r); };
+  EXPECT_TRUE(
+      gradients_close(relu_backward(xr, with_values(xr, r), 6.0f).v, numeric_gradient(f, xr.v, 1e-3), 1e-3, 1e-4));
 }
 
 TEST(ReferenceSoftmaxCrossEntropy, KnownValues) {
@@ -409,8 +384,7 @@ TEST(ReferenceSoftmaxCrossEntropy, KnownValues) {
   const Tensor4 z(2, 4, 1, 1, 0.0f);
   EXPECT_NEAR(softmax_cross_entropy(z, {1, 3}), std::log(4.0), 1e-12);
   const Tensor4 d = softmax_cross_entropy_backward(z, {1, 3});
-  EXPECT_EQ(d.v, (std::vector<float>{0.125f, -0.375f, 0.125f, 0.125f,
-                                     0.125f, 0.125f, 0.125f, -0.375f}));
+  EXPECT_EQ(d.v, (std::vector<float>{0.125f, -0.375f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, -0.375f}));
   // Large logits stay finite (max subtraction): a 1000-margin correct class costs ~0.
   const Tensor4 big(1, 3, 1, 1, std::vector<float>{1000.0f, 0.0f, -1000.0f});
   EXPECT_NEAR(softmax_cross_entropy(big, {0}), 0.0, 1e-12);
@@ -425,9 +399,7 @@ TEST(ReferenceSoftmaxCrossEntropy, BackwardMatchesNumeric) {
   const std::vector<int64_t> labels{4, 0, 2};
   const Tensor4 d = softmax_cross_entropy_backward(z, labels);
   // The loss itself is the scalar (already a weighted mix of every logit's effect).
-  auto f = [&](const std::vector<float>& v) {
-    return softmax_cross_entropy(with_values(z, v), labels);
-  };
+  auto f = [&](const std::vector<float>& v) { return softmax_cross_entropy(with_values(z, v), labels); };
   EXPECT_TRUE(gradients_close(d.v, numeric_gradient(f, z.v, 1e-3), 1e-3, 1e-5));
 }
 
@@ -451,5 +423,5 @@ TEST(ReferenceConcatAdd, ForwardBackward) {
   EXPECT_THROW(add(a, b), std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace test_reference_self
 }  // namespace vdnn::ref

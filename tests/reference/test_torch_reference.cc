@@ -30,7 +30,7 @@ struct TorchCase {
   int64_t batch;
   Shape in;
   tag layout;
-  double rel = 1e-4, abs = 1e-5;  // for y, dx and the parameter gradients
+  double rel = 1e-4, abs = 1e-5;    // for y, dx and the parameter gradients
   float x_lo = -2.0f, x_hi = 2.0f;  // the inputs' range
   std::vector<float> planted = {};  // exact values for the first inputs (e.g. kinks)
 };
@@ -50,20 +50,18 @@ std::vector<std::vector<float>> params_for(const TorchCase& c, uint64_t seed) {
     const auto k = c.layer["kernel"];
     const int64_t kh = k.is_array() ? k[0].get<int64_t>() : k.get<int64_t>();
     const int64_t kw = k.is_array() ? k[1].get<int64_t>() : k.get<int64_t>();
-    std::vector<std::vector<float>> p{
-        ref::random_vector(oc * c.in.channels() / groups * kh * kw, seed, -0.5f, 0.5f)};
+    std::vector<std::vector<float>> p{ref::random_vector(oc * c.in.channels() / groups * kh * kw, seed, -0.5f, 0.5f)};
     if (c.layer.value("bias", true)) p.push_back(ref::random_vector(oc, seed + 1));
     return p;
   }
   if (type == "batch_norm") {
     const int64_t ch = c.in.channels();
-    return {ref::random_vector(ch, seed, 0.5f, 1.5f), ref::random_vector(ch, seed + 1),
-            std::vector<float>(ch, 0.0f), std::vector<float>(ch, 1.0f)};
+    return {ref::random_vector(ch, seed, 0.5f, 1.5f), ref::random_vector(ch, seed + 1), std::vector<float>(ch, 0.0f),
+            std::vector<float>(ch, 1.0f)};
   }
   if (type == "fc") {
     const int64_t units = c.layer["units"];
-    return {ref::random_vector(units * in_elements, seed, -0.3f, 0.3f),
-            ref::random_vector(units, seed + 1)};
+    return {ref::random_vector(units * in_elements, seed, -0.3f, 0.3f), ref::random_vector(units, seed + 1)};
   }
   return {};
 }
@@ -80,8 +78,7 @@ Computed compute(const TorchCase& c, uint64_t seed) {
   const bool loss = layer->kind() == LayerKind::kLoss;
   std::vector<int32_t> labels;
   if (loss) {
-    for (int64_t n = 0; n < c.batch; ++n)
-      labels.push_back(static_cast<int32_t>((n * 5 + 2) % c.in.channels()));
+    for (int64_t n = 0; n < c.batch; ++n) labels.push_back(static_cast<int32_t>((n * 5 + 2) % c.in.channels()));
     h.set_labels(labels);
     r.request["labels"] = labels;
   }
@@ -107,9 +104,8 @@ nlohmann::json run_torch(const nlohmann::json& cases, std::string* failure) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "in.json") << nlohmann::json{{"cases", cases}}.dump();
-  const std::string cmd = "timeout 120 /usr/bin/python3 " VDNN_SOURCE_DIR
-                          "/tests/reference/torch_reference.py " + (dir / "in.json").string() +
-                          " " + (dir / "out.json").string();
+  const std::string cmd = "timeout 120 /usr/bin/python3 " VDNN_SOURCE_DIR "/tests/reference/torch_reference.py " +
+                          (dir / "in.json").string() + " " + (dir / "out.json").string();
   const CliRun run = run_command(cmd);
   nlohmann::json result;
   if (run.exit_code != 0) {
@@ -133,45 +129,94 @@ nlohmann::json kernel(int64_t h, int64_t w) { return nlohmann::json::array({h, w
 TEST(TorchReference, LayersMatchPyTorchInFloat64) {
   const std::vector<TorchCase> cases{
       // Average pooling, ceil mode: the last windows overhang the padding.
-      {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true},
-        {"exclude_padding", false}}, 2, Shape{3, 8, 7}, tag::nchw},
-      {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true},
-        {"exclude_padding", false}}, 1, Shape{16, 8, 9}, tag::aBcd16b},
-      {{{"type", "avg_pool"}, {"kernel", kernel(2, 3)}, {"stride", 2}, {"pad", 1}, {"ceil", true},
-        {"exclude_padding", false}}, 2, Shape{5, 6, 8}, tag::acdb},
-      {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2,
-       Shape{5, 7, 8}, tag::acdb},
-      {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 1}, {"pad", 1},
-        {"exclude_padding", false}}, 2, Shape{8, 5, 5}, tag::aBcd8b},
+      {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}, {"exclude_padding", false}},
+       2,
+       Shape{3, 8, 7},
+       tag::nchw},
+      {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}, {"exclude_padding", false}},
+       1,
+       Shape{16, 8, 9},
+       tag::aBcd16b},
+      {{{"type", "avg_pool"},
+        {"kernel", kernel(2, 3)},
+        {"stride", 2},
+        {"pad", 1},
+        {"ceil", true},
+        {"exclude_padding", false}},
+       2,
+       Shape{5, 6, 8},
+       tag::acdb},
+      {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2, Shape{5, 7, 8}, tag::acdb},
+      {{{"type", "avg_pool"}, {"kernel", 3}, {"stride", 1}, {"pad", 1}, {"exclude_padding", false}},
+       2,
+       Shape{8, 5, 5},
+       tag::aBcd8b},
       {{{"type", "avg_pool"}, {"kernel", 2}}, 2, Shape{3, 6, 8}, tag::nchw},
       // Max pooling, ceil mode with and without padding.
-      {{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2,
-       Shape{4, 9, 10}, tag::nchw},
-      {{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}}, 1, Shape{16, 12, 12},
-       tag::aBcd16b},
+      {{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2, Shape{4, 9, 10}, tag::nchw},
+      {{{"type", "max_pool"}, {"kernel", 3}, {"stride", 2}, {"ceil", true}}, 1, Shape{16, 12, 12}, tag::aBcd16b},
       // LRN (odd sizes; even ones are refused, LrnLayer.EvenSizeIsRefusedByNameWhenTheModelIsRead).
-      {{{"type", "lrn"}, {"size", 5}, {"alpha", 0.5}, {"beta", 0.75}, {"k", 2.0}}, 2,
-       Shape{7, 3, 5}, tag::nchw},
-      {{{"type", "lrn"}, {"size", 3}, {"alpha", 0.3}, {"beta", 0.6}, {"k", 1.0}}, 2,
-       Shape{20, 3, 3}, tag::aBcd16b},
-      {{{"type", "lrn"}, {"size", 1}, {"alpha", 0.2}, {"beta", 0.75}, {"k", 2.0}}, 1,
-       Shape{6, 4, 4}, tag::acdb},
+      {{{"type", "lrn"}, {"size", 5}, {"alpha", 0.5}, {"beta", 0.75}, {"k", 2.0}}, 2, Shape{7, 3, 5}, tag::nchw},
+      {{{"type", "lrn"}, {"size", 3}, {"alpha", 0.3}, {"beta", 0.6}, {"k", 1.0}}, 2, Shape{20, 3, 3}, tag::aBcd16b},
+      {{{"type", "lrn"}, {"size", 1}, {"alpha", 0.2}, {"beta", 0.75}, {"k", 2.0}}, 1, Shape{6, 4, 4}, tag::acdb},
       // Convolution: groups, strides, asymmetric kernel, padding, with and without bias.
-      {{{"type", "conv"}, {"channels", 6}, {"kernel", 3}, {"stride", 2}, {"pad", 1},
-        {"groups", 2}}, 2, Shape{4, 7, 6}, tag::nchw, 1e-4, 1e-4},
-      {{{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"pad", 1}, {"groups", 4}}, 2,
-       Shape{16, 6, 6}, tag::aBcd16b, 1e-4, 1e-4},
-      {{{"type", "conv"}, {"channels", 5}, {"kernel", kernel(3, 2)}, {"stride", kernel(2, 1)},
-        {"pad", kernel(1, 0)}, {"bias", false}}, 3, Shape{3, 7, 5}, tag::nchw, 1e-4, 1e-4},
+      {{{"type", "conv"}, {"channels", 6}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"groups", 2}},
+       2,
+       Shape{4, 7, 6},
+       tag::nchw,
+       1e-4,
+       1e-4},
+      {{{"type", "conv"}, {"channels", 16}, {"kernel", 3}, {"pad", 1}, {"groups", 4}},
+       2,
+       Shape{16, 6, 6},
+       tag::aBcd16b,
+       1e-4,
+       1e-4},
+      {{{"type", "conv"},
+        {"channels", 5},
+        {"kernel", kernel(3, 2)},
+        {"stride", kernel(2, 1)},
+        {"pad", kernel(1, 0)},
+        {"bias", false}},
+       3,
+       Shape{3, 7, 5},
+       tag::nchw,
+       1e-4,
+       1e-4},
       // Dilation and asymmetric padding (pad: top/left, pad_end: bottom/right), as ONNX writes
       // torchvision's dilated convolutions and "same" padding of even kernels.
-      {{{"type", "conv"}, {"channels", 6}, {"kernel", 3}, {"dilation", kernel(2, 3)},
-        {"pad", kernel(2, 1)}, {"groups", 2}}, 2, Shape{4, 9, 8}, tag::nchw, 1e-4, 1e-4},
-      {{{"type", "conv"}, {"channels", 16}, {"kernel", kernel(2, 3)}, {"stride", 2}, {"dilation", 2},
-        {"pad", kernel(0, 1)}, {"pad_end", kernel(1, 2)}}, 2, Shape{16, 7, 8}, tag::aBcd16b, 1e-4,
+      {{{"type", "conv"},
+        {"channels", 6},
+        {"kernel", 3},
+        {"dilation", kernel(2, 3)},
+        {"pad", kernel(2, 1)},
+        {"groups", 2}},
+       2,
+       Shape{4, 9, 8},
+       tag::nchw,
+       1e-4,
+       1e-4},
+      {{{"type", "conv"},
+        {"channels", 16},
+        {"kernel", kernel(2, 3)},
+        {"stride", 2},
+        {"dilation", 2},
+        {"pad", kernel(0, 1)},
+        {"pad_end", kernel(1, 2)}},
+       2,
+       Shape{16, 7, 8},
+       tag::aBcd16b,
+       1e-4,
        1e-4},
       // ReLU6 over both kinks, with inputs at exactly 0 and 6: PyTorch's gradient there is 0.
-      {{{"type", "relu6"}}, 2, Shape{3, 4, 5}, tag::nchw, 0, 0, -3.0f, 9.0f,
+      {{{"type", "relu6"}},
+       2,
+       Shape{3, 4, 5},
+       tag::nchw,
+       0,
+       0,
+       -3.0f,
+       9.0f,
        {0.0f, 6.0f, -0.0f, 6.0f, 0.0f, 5.9999995f, 6.0000005f, 1e-30f}},
       {{{"type", "relu6"}}, 1, Shape{16, 2, 3}, tag::aBcd16b, 0, 0, -3.0f, 9.0f, {6.0f, 0.0f}},
       // Batch norm in training mode (batch statistics, biased variance in the normalization).
@@ -204,5 +249,5 @@ TEST(TorchReference, LayersMatchPyTorchInFloat64) {
   }
 }
 
-}  // namespace
+}  // namespace test_torch_reference
 }  // namespace vdnn::test

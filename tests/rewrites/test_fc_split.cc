@@ -260,15 +260,22 @@ TEST(FcSplit, AnErrorLeavesGraphAndWeightsAsTheyWere) {
   expect_untouched_error(cnn(), missing, 700, {"random.safetensors", "'fc6.bias'", "missing", "fc layer 'fc6'"});
   expect_untouched_error(cnn(), w, 200, {"fc layer 'fc6'", "at most 200 bytes", "64 weights and bias alone take 260"});
 
-  Graph wide = builder({1}).layer("fc", "wide", {{"units", 70}, {"bias", false}})
-                   .layer("fc", "out", {{"units", 5}}).layer("softmax_cross_entropy", "loss").build();
+  Graph wide = builder({1})
+                   .layer("fc", "wide", {{"units", 70}, {"bias", false}})
+                   .layer("fc", "out", {{"units", 5}})
+                   .layer("softmax_cross_entropy", "loss")
+                   .build();
   SafeTensors wide_weights = random_weights(wide);
   expect_untouched_error(std::move(wide), std::move(wide_weights), 4,
                          {"fc layer 'wide'", "70 blocks", "64 inputs a concat takes"});
 
   const auto taken = [] {
-    return builder({20}).layer("fc", "fc1", {{"units", 10}}).layer("relu", "fc1_block1")
-        .layer("fc", "fc3", {{"units", 5}}).layer("softmax_cross_entropy", "loss").build();
+    return builder({20})
+        .layer("fc", "fc1", {{"units", 10}})
+        .layer("relu", "fc1_block1")
+        .layer("fc", "fc3", {{"units", 5}})
+        .layer("softmax_cross_entropy", "loss")
+        .build();
   };
   expect_untouched_error(taken(), random_weights(taken()), 400, {"fc layer 'fc1'", "'fc1_block1' is taken"});
   SafeTensors stale = random_weights(mlp());
@@ -305,5 +312,5 @@ TEST(FcSplit, AHeadOfAFewUnitsHoldingMostWeightsIsNeverRefusedByTheStreamingRule
   EXPECT_EQ(s.blocks, 3);
 }
 
-}  // namespace
+}  // namespace test_fc_split
 }  // namespace vdnn

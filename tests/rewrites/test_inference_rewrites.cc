@@ -36,10 +36,14 @@ SafeTensors random_weights(const Graph& g, uint32_t seed) {
       std::vector<float> v(static_cast<size_t>(p.elements()));
       const double std_dev = std::sqrt(2.0 / static_cast<double>(p.fan_in));
       for (float& x : v) {
-        if (p.name == "weight") x = bn ? uniform(0.5, 1.5) : static_cast<float>(std::normal_distribution<double>(0, std_dev)(rng));
-        else if (p.name == "bias") x = uniform(-0.2, 0.2);
-        else if (p.name == "running_mean") x = uniform(-0.3, 0.3);
-        else x = uniform(0.5, 2.0);  // running_var
+        if (p.name == "weight")
+          x = bn ? uniform(0.5, 1.5) : static_cast<float>(std::normal_distribution<double>(0, std_dev)(rng));
+        else if (p.name == "bias")
+          x = uniform(-0.2, 0.2);
+        else if (p.name == "running_mean")
+          x = uniform(-0.3, 0.3);
+        else
+          x = uniform(0.5, 2.0);  // running_var
       }
       f.tensors.push_back({node.layer->name() + "." + p.name, p.file_dims(), v});
     }
@@ -152,8 +156,8 @@ TEST(InferenceRewrites, BatchNormFoldsIntoConvWithAndWithoutBias) {
   EXPECT_EQ(o.layer("c1")->params, (std::vector<std::string>{"weight", "bias"}));  // gained a bias
   EXPECT_EQ(o.layer("r1")->inputs, std::vector<std::string>{"c1"});
   EXPECT_EQ(o.layer("r2")->inputs, std::vector<std::string>{"c2"});
-  for (const char* gone : {"bn1.weight", "bn1.bias", "bn1.running_mean", "bn1.running_var",
-                           "bn1.num_batches_tracked", "bn2.running_var"})
+  for (const char* gone :
+       {"bn1.weight", "bn1.bias", "bn1.running_mean", "bn1.running_var", "bn1.num_batches_tracked", "bn2.running_var"})
     EXPECT_EQ(o.weights.find(gone), nullptr) << gone;
   ASSERT_NE(o.weights.find("c1.bias"), nullptr);
   EXPECT_EQ(o.weights.find("c1.bias")->shape, std::vector<int64_t>{6});
@@ -210,7 +214,7 @@ TEST(InferenceRewrites, BatchNormsThatCannotFoldStayWithTheReason) {
         .layer("conv", "a", {{"channels", 4}, {"kernel", 3}, {"pad", 1}})
         .layer("conv", "b", {{"channels", 4}, {"kernel", 1}}, {"bn_in"})
         .layer("add", "sum", {}, {"a", "b"})
-        .layer("batch_norm", "bn_sum")  // after a join
+        .layer("batch_norm", "bn_sum")           // after a join
         .layer("batch_norm", "bn_a", {}, {"a"})  // a is read by sum too
         .layer("concat", "cat", {}, {"bn_sum", "bn_a"})
         .layer("batch_norm", "bn_cat")  // after a join
@@ -244,8 +248,7 @@ TEST(InferenceRewrites, BatchNormsThatCannotFoldStayWithTheReason) {
 }
 
 TEST(InferenceRewrites, NothingToRewriteChangesNothing) {
-  Graph g = builder({1, 4, 4}).layer("fc", "fc", {{"units", 5}})
-                .layer("softmax_cross_entropy", "loss").build();
+  Graph g = builder({1, 4, 4}).layer("fc", "fc", {{"units", 5}}).layer("softmax_cross_entropy", "loss").build();
   SafeTensors w = random_weights(g, 1);
   w.metadata["weights_sha256"] = "kept";
   const InferenceRewrites r = rewrite_for_inference(g, w);
@@ -307,5 +310,5 @@ TEST(InferenceRewrites, FashionMnistCnnLosesItsDropoutAndBatchNorms) {
   EXPECT_EQ(o.layers.size(), g.nodes().size() - bns - dropouts);
 }
 
-}  // namespace
+}  // namespace test_inference_rewrites
 }  // namespace vdnn

@@ -22,8 +22,7 @@
 namespace vdnn::test {
 
 inline void expect_gradients_match_finite_differences(Graph graph,
-                                                      const NetOptions& options = {.batch = 3,
-                                                                                   .seed = 5}) {
+                                                      const NetOptions& options = {.batch = 3, .seed = 5}) {
   const int64_t per = graph.input_shape().elements();
   const int classes = graph.classes();
   Net net(std::move(graph), options);

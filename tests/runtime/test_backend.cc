@@ -56,8 +56,7 @@ TEST(Backend, CpuBackendDeclaresWhatTheNetPlansWith) {
   const auto facts = cpu->facts();
   ASSERT_EQ(facts.size(), g.nodes().size());
   EXPECT_EQ(cpu->value_bytes().size(), g.values().size());
-  for (size_t i = 0; i < facts.size(); ++i)
-    EXPECT_EQ(facts[i].param_bytes.size(), g.nodes()[i].params.size());
+  for (size_t i = 0; i < facts.size(); ++i) EXPECT_EQ(facts[i].param_bytes.size(), g.nodes()[i].params.size());
   auto arena = cpu->allocate_arena(4096);
   EXPECT_EQ(arena->bytes(), 4096u);
   for (size_t b = 0; b < 4096; ++b) ASSERT_EQ(arena->data()[b], 0);
@@ -87,5 +86,5 @@ TEST(HostBuffer, TakesItsMemoryFromTheGivenSourceAndCountsIt) {
   EXPECT_THROW(HostBuffer(10, failing, "input batch"), Error);
 }
 
-}  // namespace
+}  // namespace test_backend
 }  // namespace vdnn

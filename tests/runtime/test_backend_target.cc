@@ -42,17 +42,17 @@ void expect_same_facts(const TargetFacts& want, const std::vector<size_t>& value
 
 // A Program and its placement at its smallest budget, as text: every step (to_text), every
 // tensor's bytes, class, flags and offset, and the plan's figures.
-std::string planned(const Graph& g, const std::vector<size_t>& value_bytes,
-                    const std::vector<NodeFacts>& facts, Policy policy, bool training) {
+std::string planned(const Graph& g, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+                    Policy policy, bool training) {
   Program p = build_program(g, value_bytes, facts, {training ? policy : Policy::kNone, SyncMode::kEvent, training});
   const MemoryPlan m = plan_memory(p, minimum_budget(p));
   std::string out = p.to_text();
   for (const ProgramTensor& t : p.tensors)
-    out += VDNN_MSG(t.name << " " << t.bytes << " " << static_cast<int>(t.cls) << " " << t.persistent
-                           << t.offloaded << " @" << t.offset << "\n");
+    out += VDNN_MSG(t.name << " " << t.bytes << " " << static_cast<int>(t.cls) << " " << t.persistent << t.offloaded
+                           << " @" << t.offset << "\n");
   for (const Step& s : p.steps) out += VDNN_MSG(s.offset << ",");
-  out += VDNN_MSG("\nfits " << m.fits << " capacity " << m.capacity_bytes << " peak " << m.peak_bytes
-                            << " high water " << m.high_water_bytes << " host " << m.host_bytes);
+  out += VDNN_MSG("\nfits " << m.fits << " capacity " << m.capacity_bytes << " peak " << m.peak_bytes << " high water "
+                            << m.high_water_bytes << " host " << m.host_bytes);
   return out;
 }
 
@@ -115,8 +115,7 @@ TEST(BackendTarget, CpuAlgorithmOptionsAreTheWorkspaceOfTheKernelsTheBackendBuil
   const TargetFacts base = cpu.facts(g, kBatch, {}), chosen = cpu.facts(g, kBatch, algos);
   for (size_t i = 0; i < options.size(); ++i) {
     EXPECT_EQ(options[i][0].workspace_bytes, base.facts[i].scratch_bytes) << i;
-    if (algos[i] == ConvAlgo::kWinograd)
-      EXPECT_EQ(options[i][1].workspace_bytes, chosen.facts[i].scratch_bytes) << i;
+    if (algos[i] == ConvAlgo::kWinograd) EXPECT_EQ(options[i][1].workspace_bytes, chosen.facts[i].scratch_bytes) << i;
   }
   const std::unique_ptr<Backend> live =
       cpu.instantiate(g, {.kind = BackendKind::kCpu, .batch = kBatch, .conv_algos = algos});
@@ -140,8 +139,8 @@ TEST(CudaTarget, FactsAreTheSizesTheCudaKernelsDeclareOverTheZoo) {
         const CudaKernelSetup setup = cuda_kernel_setup(g, static_cast<int>(i), kBatch, algo);
         const CudaSizes s = cuda_kernel_sizes(setup);
         kernels.value_bytes[g.nodes()[i].output] = s.out_bytes;
-        kernels.facts.push_back({s.out_bytes, s.saved_bytes, s.scratch_bytes, s.param_bytes, setup.in_place,
-                                 s.saved_regenerated});
+        kernels.facts.push_back(
+            {s.out_bytes, s.saved_bytes, s.scratch_bytes, s.param_bytes, setup.in_place, s.saved_regenerated});
       }
       expect_same_facts(kernels, t.value_bytes, t.facts);
     }
@@ -155,8 +154,7 @@ TEST(CudaTarget, PlansDilationAndReluSixButRefusesAsymmetricPaddingNamingTheLaye
   const BackendTarget& cuda = backend_target("cuda");
   auto net = [](bool lopsided) {
     ModelBuilder b("atrous", {3, 12, 12}, 4);
-    b.layer("conv", "wide", {{"channels", 8}, {"kernel", 3}, {"pad", 2}, {"dilation", 2}})
-        .layer("relu6", "act");
+    b.layer("conv", "wide", {{"channels", 8}, {"kernel", 3}, {"pad", 2}, {"dilation", 2}}).layer("relu6", "act");
     nlohmann::json f = {{"channels", 8}, {"kernel", 3}, {"stride", 2}, {"pad", 1}};
     if (lopsided) f["pad_end"] = 0;
     b.layer("conv", "lopsided", f).layer("fc", "fc", {{"units", 4}}).layer("softmax_cross_entropy", "loss");
@@ -196,8 +194,8 @@ TEST(CudaTarget, EqualsTheLiveCudaBackendWhereAGpuAnswers) {
     const Graph g = load_model("vgg16_cifar");
     const std::unique_ptr<Backend> live =
         cuda.instantiate(g, {.kind = BackendKind::kCuda, .batch = kBatch, .conv_algo = algo});
-    expect_same_facts(cuda.facts(g, kBatch, std::vector<ConvAlgo>(g.nodes().size(), algo)),
-                      live->value_bytes(), live->facts());
+    expect_same_facts(cuda.facts(g, kBatch, std::vector<ConvAlgo>(g.nodes().size(), algo)), live->value_bytes(),
+                      live->facts());
   }
 }
 
@@ -245,7 +243,8 @@ TEST(CudaTarget, GpuProfilePlansUseTheCudaKernelsSizesForVgg16) {
   EXPECT_EQ(pools, 5);
   EXPECT_EQ(dropouts, 2);
   // Per sample: 64x112x112 + 128x56x56 + 256x28x28 + 512x14x14 + 512x7x7 outputs, 4 bytes each.
-  EXPECT_EQ(pool_saved, size_t{64} * 4 * (64 * 112 * 112 + 128 * 56 * 56 + 256 * 28 * 28 + 512 * 14 * 14 + 512 * 7 * 7));
+  EXPECT_EQ(pool_saved,
+            size_t{64} * 4 * (64 * 112 * 112 + 128 * 56 * 56 + 256 * 28 * 28 + 512 * 14 * 14 + 512 * 7 * 7));
 
   // The planner's figures for none with the leanest algorithms (no workspace beyond the kernels'
   // own) are those of the Program built straight from the target's facts.
@@ -287,5 +286,5 @@ TEST(CudaTarget, VdnnPlanOnAGpuProfileReportsTheCudaTargetsBudgetAndPeaks) {
   EXPECT_EQ(c["peak_by_class"]["workspace"].get<size_t>(), m.by_class.peak(MemoryClass::kWorkspace));
 }
 
-}  // namespace
+}  // namespace test_backend_target
 }  // namespace vdnn

@@ -18,7 +18,7 @@ namespace vdnn {
 namespace test_bf16 {
 
 // Where this CPU has no native bf16 the runtime refuses it (tested in test_cli); nothing to run.
-#define REQUIRE_BF16()                                                                         \
+#define REQUIRE_BF16() \
   if (!cpu_has_native_bf16()) GTEST_SKIP() << "oneDNN reports " << cpu_isa_name() << ": no native bf16"
 
 // test::offload_test_dag without its dropout: a dropout mask is drawn in its map's memory order,
@@ -122,8 +122,8 @@ TEST(Bf16, WeightsBitIdenticalUnderEveryPolicyAndSyncMode) {
     const std::string expected = bf16_hash(make(), Policy::kNone, SyncMode::kEvent);
     for (Policy policy : {Policy::kConv, Policy::kAll})
       for (SyncMode sync : {SyncMode::kEvent, SyncMode::kLayer})
-        EXPECT_EQ(bf16_hash(make(), policy, sync), expected) << make().name() << " " << to_string(policy) << " "
-                                                             << to_string(sync);
+        EXPECT_EQ(bf16_hash(make(), policy, sync), expected)
+            << make().name() << " " << to_string(policy) << " " << to_string(sync);
     EXPECT_EQ(bf16_hash(make(), Policy::kAll, SyncMode::kEvent, /*ahead=*/true), expected) << make().name();
   }
 }
@@ -179,10 +179,11 @@ Footprint footprint(Precision precision) {
 TEST(Bf16, FeatureMapsAndOffloadedBytesHalveWeightsStayFp32) {
   REQUIRE_BF16();
   const Footprint f32 = footprint(Precision::kFp32), bf16 = footprint(Precision::kBf16);
-  std::printf("vgg_cifar b16: feature maps %zu -> %zu bytes; offloaded per step: maps %zu -> %zu, pooling "
-              "workspace %zu -> %zu; weights %zu -> %zu\n",
-              f32.feature_bytes, bf16.feature_bytes, f32.offloaded_maps, bf16.offloaded_maps, f32.offloaded_workspace,
-              bf16.offloaded_workspace, f32.weight_bytes, bf16.weight_bytes);
+  std::printf(
+      "vgg_cifar b16: feature maps %zu -> %zu bytes; offloaded per step: maps %zu -> %zu, pooling "
+      "workspace %zu -> %zu; weights %zu -> %zu\n",
+      f32.feature_bytes, bf16.feature_bytes, f32.offloaded_maps, bf16.offloaded_maps, f32.offloaded_workspace,
+      bf16.offloaded_workspace, f32.weight_bytes, bf16.weight_bytes);
   EXPECT_EQ(bf16.feature_bytes * 2, f32.feature_bytes);
   ASSERT_GT(f32.offloaded_maps, 0u);
   EXPECT_EQ(bf16.offloaded_maps * 2, f32.offloaded_maps);
@@ -207,5 +208,5 @@ TEST(Bf16, ConversionRoundsToNearestEven) {
   EXPECT_TRUE(std::isinf(bf16_to_float(float_to_bf16(INFINITY))));
 }
 
-}  // namespace
+}  // namespace test_bf16
 }  // namespace vdnn

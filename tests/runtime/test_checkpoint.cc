@@ -225,5 +225,5 @@ TEST_F(CheckpointFileTest, BadTensorsAreNamed) {
   expect_error([&] { read_checkpoint(path("bad_step.safetensors")); }, {"bad_step.safetensors", "'step'", "seven"});
 }
 
-}  // namespace
+}  // namespace test_checkpoint
 }  // namespace vdnn

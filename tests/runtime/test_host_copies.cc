@@ -73,7 +73,8 @@ TEST(HostCopies, AHostBudgetBelowThePlansIsRefusedNamingTheSmallestThatWorks) {
   const std::string msg = test::error_of([&] { Net(test::offload_test_dag(), offloading(needed - 1)); });
   EXPECT_NE(msg.find("--host-memory"), std::string::npos) << msg;
   EXPECT_NE(msg.find("(" + std::to_string(needed) + " bytes), the smallest --host-memory that works"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("offloaded tensors"), std::string::npos) << msg;
   // Exactly the smallest runs, and gives the weights of `none`, which copies nothing: a copy placed
   // over another would change them.
@@ -96,5 +97,5 @@ TEST(HostCopies, StreamedWeightsLiveInTheRegionAndItsBudgetBindsThemToo) {
   EXPECT_NE(msg.find("streamed weights"), std::string::npos) << msg;
 }
 
-}  // namespace
+}  // namespace test_host_copies
 }  // namespace vdnn

@@ -8,8 +8,8 @@
 #include "io/model_file.h"
 #include "runtime/gradient_check.h"
 #include "runtime/net.h"
-#include "runtime/trainer.h"
 #include "runtime/train_for_hash.h"
+#include "runtime/trainer.h"
 
 namespace vdnn {
 namespace test_net {
@@ -46,9 +46,7 @@ Graph fused_chain(const std::string& first = "relu") {
 
 using test::expect_gradients_match_finite_differences;
 
-TEST(Net, EveryParameterGradientMatchesFiniteDifferences) {
-  expect_gradients_match_finite_differences(small_dag());
-}
+TEST(Net, EveryParameterGradientMatchesFiniteDifferences) { expect_gradients_match_finite_differences(small_dag()); }
 
 // A fused ReLU that did not apply, or applied twice or to the wrong buffer, would make the loss
 // disagree with the gradients (ReLU's backward reads its output).
@@ -180,8 +178,9 @@ TEST(Net, Relu6FusedIntoConvolutionKeepsTheGradientsAndTheLogits) {
   for (size_t i = 0; i < values.params().size(); ++i) {
     const std::string& name = values.params()[i].name;
     const size_t n = static_cast<size_t>(values.params()[i].spec.elements());
-    values.import_param(i, name == "c.weight" ? std::vector<float>{1.0f} : name == "fc.weight" ? identity
-                                                                                           : std::vector<float>(n, 0.0f));
+    values.import_param(i, name == "c.weight"    ? std::vector<float>{1.0f}
+                           : name == "fc.weight" ? identity
+                                                 : std::vector<float>(n, 0.0f));
   }
   const std::vector<float> x{-2.0f, 0.0f, 0.5f, 3.0f, 5.99f, 6.0f, 9.0f, 40.0f, -0.25f};
   const std::vector<int32_t> label{0};
@@ -205,8 +204,8 @@ TEST(Net, ReluRunsInPlaceOnlyWhenSafe) {
 }
 
 TrainResult train_synthetic(Graph g, uint64_t seed, int64_t iterations) {
-  Dataset data = make_synthetic(96, g.input_shape().channels(), g.input_shape().height(),
-                                g.input_shape().width(), g.classes(), 3);
+  Dataset data =
+      make_synthetic(96, g.input_shape().channels(), g.input_shape().height(), g.input_shape().width(), g.classes(), 3);
   Net net(std::move(g), {.batch = 16, .seed = seed});
   TrainConfig cfg;
   cfg.iterations = iterations;
@@ -238,5 +237,5 @@ TEST(Net, ShippedDagModelTrainsEndToEnd) {
   EXPECT_LT(r.epochs.back().train_loss, r.epochs.front().train_loss);
 }
 
-}  // namespace
+}  // namespace test_net
 }  // namespace vdnn

@@ -80,5 +80,5 @@ TEST(NonFinite, AnInfInOneGradientIsFoundAndNamed) {
   EXPECT_EQ(bad->name, fc.name);
 }
 
-}  // namespace
+}  // namespace test_nonfinite
 }  // namespace vdnn

@@ -13,9 +13,7 @@
 namespace vdnn {
 namespace test_offload {
 
-Graph linear_net() {
-  return load_model("fmnist_cnn");
-}
+Graph linear_net() { return load_model("fmnist_cnn"); }
 
 Graph dag_net() { return test::offload_test_dag("offload_dag"); }
 
@@ -36,8 +34,7 @@ Graph deep_linear_net() {
 
 Graph atrous_net() { return test::atrous_net(); }
 
-std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0,
-                       bool ahead = false) {
+std::string train_hash(Graph g, Policy policy, SyncMode sync, LinkModel link, size_t budget = 0, bool ahead = false) {
   NetOptions o;
   o.batch = 16;
   o.seed = 4;
@@ -91,8 +88,7 @@ TEST(Offload, EveryOffloadedTensorLeavesOnceAndIsBackBeforeItsBackwardRead) {
         EXPECT_TRUE(phase_end_seen) << p.tensors[t].name << " prefetched in the forward pass";
       }
       if (s.op == Op::kWait && s.stream == StreamKind::kCompute && s.event == prefetch_event) waited = true;
-      if (s.op == Op::kWait && s.stream == StreamKind::kH2D && s.event == offload_event)
-        h2d_waited_for_offload = true;
+      if (s.op == Op::kWait && s.stream == StreamKind::kH2D && s.event == offload_event) h2d_waited_for_offload = true;
       if (s.op == Op::kBackward && phase_end_seen) {
         const NodeBinding& b = p.nodes[s.node];
         bool reads = false;
@@ -100,7 +96,8 @@ TEST(Offload, EveryOffloadedTensorLeavesOnceAndIsBackBeforeItsBackwardRead) {
           for (int in : b.in) reads |= in == static_cast<int>(t);
         if (b.backward_reads_out) reads |= b.out == static_cast<int>(t);
         for (int sv : b.saved) reads |= sv == static_cast<int>(t);
-        if (reads) EXPECT_TRUE(waited) << p.node_names[s.node] << " reads " << p.tensors[t].name << " before it is back";
+        if (reads)
+          EXPECT_TRUE(waited) << p.node_names[s.node] << " reads " << p.tensors[t].name << " before it is back";
       }
     }
     EXPECT_EQ(offloads, 1) << p.tensors[t].name;
@@ -125,8 +122,8 @@ TEST(Offload, PoliciesChooseTheirTensors) {
   EXPECT_TRUE(offloaded(conv, "pool:out"));
   EXPECT_FALSE(offloaded(conv, "stem:out"));  // read only by batch norm's backward
   EXPECT_TRUE(offloaded(all, "stem:out"));
-  EXPECT_TRUE(offloaded(all, "cat:out"));     // read by LRN's backward
-  EXPECT_FALSE(offloaded(all, "fc:out"));     // the logits stay for the host
+  EXPECT_TRUE(offloaded(all, "cat:out"));  // read by LRN's backward
+  EXPECT_FALSE(offloaded(all, "fc:out"));  // the logits stay for the host
   EXPECT_LT(conv.offloaded_bytes(), all.offloaded_bytes());
 }
 
@@ -209,5 +206,5 @@ TEST(Residency, IllegalTransitionsFailLoudly) {
   r.to(Residency::kAbsent);
 }
 
-}  // namespace
+}  // namespace test_offload
 }  // namespace vdnn

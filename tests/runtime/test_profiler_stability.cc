@@ -10,9 +10,9 @@
 #include <fstream>
 #include <thread>
 
+#include "backends/cpu/profiler.h"
 #include "io/model_file.h"
 #include "planning/plan_source.h"
-#include "backends/cpu/profiler.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -60,12 +60,13 @@ TEST(ProfilerStability, AProfileTakenOnABusyMachineNamesItsUnstableLayers) {
   {
     CpuBurners burners;  // until the last layer is measured (the copy engine's figures need not wait)
     costs = measure_costs(g, kBatch, {.repeats = 3, .cold_caches = false, .on_layer = [&](int done, int total) {
-                                   if (done == total) burners.stop();
-                                 }});
+                                        if (done == total) burners.stop();
+                                      }});
   }
   ASSERT_FALSE(costs.unstable.empty()) << costs.to_json().dump(1);
   for (const std::string& name : costs.unstable) {
-    const auto it = std::find_if(costs.nodes.begin(), costs.nodes.end(), [&](const NodeCost& n) { return n.name == name; });
+    const auto it =
+        std::find_if(costs.nodes.begin(), costs.nodes.end(), [&](const NodeCost& n) { return n.name == name; });
     ASSERT_NE(it, costs.nodes.end()) << name;
     EXPECT_GT(std::max(it->algos[0].spread, it->algos[0].waited), 0.1) << name;
   }
@@ -111,5 +112,5 @@ TEST(ProfilerStability, StableCostsSayNothingAndAnUnknownUnstableLayerIsRefused)
   EXPECT_THROW(NetworkCosts::from_json(j, "c.json"), Error) << "a negative wait";
 }
 
-}  // namespace
+}  // namespace test_profiler_stability
 }  // namespace vdnn

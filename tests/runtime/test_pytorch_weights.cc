@@ -243,5 +243,5 @@ TEST_F(PyTorchWeightsTest, SavedWeightsAreTheCheckpointLessMomentum) {
   expect_error([&] { read_checkpoint(path("w.safetensors")); }, {"w.safetensors", "not a vdnn checkpoint"});
 }
 
-}  // namespace
+}  // namespace test_pytorch_weights
 }  // namespace vdnn

@@ -5,13 +5,13 @@
 // the peak where the dropped storage would have been live at the forward pass's end.
 #include <gtest/gtest.h>
 
-#include "runtime/decisions_by_layer.h"
 #include "report/report.h"
+#include "runtime/decisions_by_layer.h"
 #include "runtime/net.h"
 #include "runtime/train_for_hash.h"
 #include "stress/random_network.h"
-#include "vdnn/rng.h"
 #include "vdnn/error.h"
+#include "vdnn/rng.h"
 
 namespace vdnn {
 namespace test_recompute {
@@ -214,5 +214,5 @@ TEST(Recompute, RandomNetworksWithRandomDecisionsTrainBitIdentically) {
   EXPECT_GE(recomputed, 7) << "networks that recomputed something";
 }
 
-}  // namespace
+}  // namespace test_recompute
 }  // namespace vdnn

@@ -17,14 +17,11 @@ namespace test_sgd_update {
 
 struct Param {
   std::vector<float> w, g, v;
-  SgdUpdate update(float wd) {
-    return {w.data(), g.data(), v.data(), static_cast<int64_t>(w.size()), 0.05f, 0.9f, wd};
-  }
+  SgdUpdate update(float wd) { return {w.data(), g.data(), v.data(), static_cast<int64_t>(w.size()), 0.05f, 0.9f, wd}; }
 };
 
 Param random_param(size_t n, uint64_t seed) {
-  return {ref::random_vector(n, seed), ref::random_vector(n, seed + 1),
-          ref::random_vector(n, seed + 2)};
+  return {ref::random_vector(n, seed), ref::random_vector(n, seed + 1), ref::random_vector(n, seed + 2)};
 }
 
 TEST(SgdUpdateAll, IsEachParametersOwnUpdateBitForBit) {
@@ -70,5 +67,5 @@ TEST(AllFiniteFloats, FindsNanAndInfinitiesAnywhere) {
   }
 }
 
-}  // namespace
+}  // namespace test_sgd_update
 }  // namespace vdnn

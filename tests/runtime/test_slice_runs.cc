@@ -113,9 +113,10 @@ TEST(SliceRuns, ABatchNormInARunTakesItsStatisticsInAPassOfItsOwn) {
   std::vector<std::string> names;
   for (const Node& n : s.graph.nodes()) names.push_back(n.layer->name());
   // The statistics pass (each slice's convolution made for it), then the run's own pass.
-  const std::vector<std::string> head = {"data/s0", "conv1/s0/for_bn1", "bn1/stats/s0", "data/s1", "conv1/s1/for_bn1",
-                                         "bn1/stats/s1", "bn1/stats", "conv1/s0", "bn1/s0", "relu1/s0", "pool1/s0",
-                                         "conv1/s1", "bn1/s1", "relu1/s1", "pool1/s1", "pool1/gather"};
+  const std::vector<std::string> head = {"data/s0",          "conv1/s0/for_bn1", "bn1/stats/s0", "data/s1",
+                                         "conv1/s1/for_bn1", "bn1/stats/s1",     "bn1/stats",    "conv1/s0",
+                                         "bn1/s0",           "relu1/s0",         "pool1/s0",     "conv1/s1",
+                                         "bn1/s1",           "relu1/s1",         "pool1/s1",     "pool1/gather"};
   ASSERT_GE(names.size(), head.size());
   EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + head.size()), head);
   // conv1's four nodes share the first one's parameters; bn1's two bn_apply nodes the first's,
@@ -267,13 +268,15 @@ void trains_below_the_floor(const std::string& model, const ModelOptions& mo, in
   for (const ProgramTensor& t : whole.train_program().tensors) persistent += t.persistent ? t.bytes : 0;
   NetOptions o{.batch = batch, .policy = Policy::kAll};
   for (const std::string& r : runs) o.slice_runs.push_back(parse_slice_run(r));
-  if (direct) o.conv_algos.assign(slice_runs(load_model(model, mo), batch, o.slice_runs).graph.nodes().size(), ConvAlgo::kDirect);
+  if (direct)
+    o.conv_algos.assign(slice_runs(load_model(model, mo), batch, o.slice_runs).graph.nodes().size(), ConvAlgo::kDirect);
   const Net sliced(load_model(model, mo), o);
   const size_t smallest = minimum_budget(sliced.train_program(), sliced.eval_program());
-  std::printf("%s b%lld, all: largest layer's input + output %zu + parameters, gradients, momentum %zu = %zu "
-              "bytes; smallest budget %zu whole, %zu sliced\n",
-              model.c_str(), static_cast<long long>(batch), largest, persistent, largest + persistent,
-              minimum_budget(whole.train_program(), whole.eval_program()), smallest);
+  std::printf(
+      "%s b%lld, all: largest layer's input + output %zu + parameters, gradients, momentum %zu = %zu "
+      "bytes; smallest budget %zu whole, %zu sliced\n",
+      model.c_str(), static_cast<long long>(batch), largest, persistent, largest + persistent,
+      minimum_budget(whole.train_program(), whole.eval_program()), smallest);
   ASSERT_LT(smallest, largest + persistent);
   o.device_memory = smallest;
   const Trained t = train(load_model(model, mo), o, 1);
@@ -387,5 +390,5 @@ TEST(SliceRuns, BadRunsAreRefusedNamingTheRunAndTheLayer) {
   EXPECT_TRUE(has(e, "convolution algorithms:") && has(e, "one per layer of the graph the Net runs")) << e;
 }
 
-}  // namespace
+}  // namespace test_slice_runs
 }  // namespace vdnn

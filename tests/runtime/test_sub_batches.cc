@@ -55,8 +55,8 @@ TEST(SubBatches, TrainingAgreesWithTheWholeBatchOnABatchNormChainAndADag) {
     ASSERT_EQ(b.losses.size(), 10u);
     const test::Agreement d = test::agreement(a, b);
     const double loss_rel = d.loss_relative, weight_abs = d.weight_absolute;
-    std::printf("%s, 4 sub-batches of 4, 10 steps: loss %.3g relative, weights %.3g absolute\n",
-                g.name().c_str(), loss_rel, weight_abs);
+    std::printf("%s, 4 sub-batches of 4, 10 steps: loss %.3g relative, weights %.3g absolute\n", g.name().c_str(),
+                loss_rel, weight_abs);
     EXPECT_LE(loss_rel, 1e-6) << g.name();
     EXPECT_LE(weight_abs, 1e-5) << g.name();
   }
@@ -92,8 +92,9 @@ TEST(SubBatches, AConvolutionHoldsTheWorkspaceOfItsSliceAndOneSlicesWeightGradie
   NetOptions o{.batch = 64};
   o.conv_sub_batches = every_conv_in(wide(), 8);
   const size_t sliced = Net(wide(), o).backend().facts()[1].scratch_bytes;
-  std::printf("3x3 conv, 64 channels, 32x32, batch 64: workspace %zu bytes whole, %zu in 8 sub-batches (%zu at batch 8)\n",
-              whole, sliced, slice);
+  std::printf(
+      "3x3 conv, 64 channels, 32x32, batch 64: workspace %zu bytes whole, %zu in 8 sub-batches (%zu at batch 8)\n",
+      whole, sliced, slice);
   const size_t gradients = 64 * 64 * 3 * 3 * 4 + 64 * 4;
   EXPECT_GE(sliced, slice + gradients);
   EXPECT_LE(sliced, slice + gradients + 3 * 64);  // alignment of each part to 64 bytes
@@ -123,5 +124,5 @@ TEST(SubBatches, BadCountsAreRefusedNamingTheLayer) {
   EXPECT_NE(e.find("workspace caps: 2 for the 12 layers of 'bn_chain'"), std::string::npos) << e;
 }
 
-}  // namespace
+}  // namespace test_sub_batches
 }  // namespace vdnn

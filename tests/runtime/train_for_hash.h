@@ -50,8 +50,13 @@ inline Graph atrous_net() {
   b.layer("conv", "c1", {{"channels", 8}, {"kernel", 3}, {"dilation", 2}, {"pad", 2}})
       .layer("batch_norm", "bn")
       .layer("relu6", "a1")
-      .layer("conv", "c2", {{"channels", 16}, {"kernel", 3}, {"stride", 2}, {"pad", 0},
-                            {"pad_end", 1}, {"dilation", nlohmann::json::array({1, 2})}})
+      .layer("conv", "c2",
+             {{"channels", 16},
+              {"kernel", 3},
+              {"stride", 2},
+              {"pad", 0},
+              {"pad_end", 1},
+              {"dilation", nlohmann::json::array({1, 2})}})
       .layer("relu6", "a2")
       .layer("avg_pool", "gap", {{"global", true}})
       .layer("fc", "fc", {{"units", 5}})
@@ -59,8 +64,8 @@ inline Graph atrous_net() {
   return b.build();
 }
 
-inline std::string train_for_hash(Graph g, const NetOptions& options, int64_t iterations,
-                                  double lr = 0.05, int64_t samples = 64, uint64_t data_seed = 11) {
+inline std::string train_for_hash(Graph g, const NetOptions& options, int64_t iterations, double lr = 0.05,
+                                  int64_t samples = 64, uint64_t data_seed = 11) {
   const Shape& s = g.input_shape();
   Dataset data = make_synthetic(samples, s.channels(), s.height(), s.width(), g.classes(), data_seed);
   Net net(std::move(g), options);
@@ -109,7 +114,8 @@ inline Agreement agreement(const Trained& a, const Trained& b) {
   for (size_t p = 0; same_shapes && p < a.weights.size(); ++p) same_shapes = a.weights[p].size() == b.weights[p].size();
   if (!same_shapes) return {INFINITY, INFINITY};  // not the same training at all
   for (size_t i = 0; i < a.losses.size() && i < b.losses.size(); ++i)
-    d.loss_relative = std::max(d.loss_relative, std::abs(double(a.losses[i]) - b.losses[i]) / std::abs(double(a.losses[i])));
+    d.loss_relative =
+        std::max(d.loss_relative, std::abs(double(a.losses[i]) - b.losses[i]) / std::abs(double(a.losses[i])));
   for (size_t p = 0; p < a.weights.size() && p < b.weights.size(); ++p)
     for (size_t i = 0; i < a.weights[p].size(); ++i)
       d.weight_absolute = std::max(d.weight_absolute, std::abs(double(a.weights[p][i]) - b.weights[p][i]));

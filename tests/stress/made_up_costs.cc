@@ -4,8 +4,8 @@
 
 namespace vdnn::stress {
 
-NetworkCosts made_up_costs(const Graph& graph, const std::vector<NodeFacts>& facts, uint64_t seed,
-                           uint64_t stream, ConvAlgo conv_algo) {
+NetworkCosts made_up_costs(const Graph& graph, const std::vector<NodeFacts>& facts, uint64_t seed, uint64_t stream,
+                           ConvAlgo conv_algo) {
   Rng rng(seed, /*stream=*/0xC0570000 + stream);
   NetworkCosts c;
   c.source = "made up for the stress test";

@@ -25,7 +25,7 @@
 
 namespace vdnn::stress {
 
-NetworkCosts made_up_costs(const Graph& graph, const std::vector<NodeFacts>& facts, uint64_t seed,
-                           uint64_t stream, ConvAlgo conv_algo);
+NetworkCosts made_up_costs(const Graph& graph, const std::vector<NodeFacts>& facts, uint64_t seed, uint64_t stream,
+                           ConvAlgo conv_algo);
 
 }  // namespace vdnn::stress

@@ -48,9 +48,7 @@ class Generator {
     return builder_.json();
   }
 
-  int64_t pick(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(rng_.below(hi - lo + 1));
-  }
+  int64_t pick(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng_.below(hi - lo + 1)); }
   bool chance(double p) { return rng_.uniform() < p; }
 
  private:
@@ -93,8 +91,7 @@ class Generator {
   struct Window {
     int64_t kernel = 1, stride = 1, pad = 0;
   };
-  Window window(int64_t size, std::vector<int64_t> kernels, int64_t max_stride,
-                bool pad_below_kernel) {
+  Window window(int64_t size, std::vector<int64_t> kernels, int64_t max_stride, bool pad_below_kernel) {
     for (int tries = 0; tries < 20; ++tries) {
       Window w;
       w.kernel = kernels[rng_.below(kernels.size())];
@@ -212,13 +209,11 @@ class Generator {
     for (const Tensor& t : images_) {
       if (t.name == x.name) continue;
       if (t.shape == x.shape) same_shape.push_back(t);
-      if (t.shape.height() == x.shape.height() && t.shape.width() == x.shape.width())
-        same_size.push_back(t);
+      if (t.shape.height() == x.shape.height() && t.shape.width() == x.shape.width()) same_size.push_back(t);
     }
     if (!same_shape.empty() && chance(0.6))
       return add("add", json::object(), {x, same_shape[rng_.below(same_shape.size())]});
-    if (!same_size.empty())
-      return add("concat", json::object(), {same_size[rng_.below(same_size.size())], x});
+    if (!same_size.empty()) return add("concat", json::object(), {same_size[rng_.below(same_size.size())], x});
     return conv(x, pick(1, 24), false);
   }
 
@@ -324,9 +319,7 @@ class Generator {
 
 }  // namespace
 
-Graph RandomNetwork::graph() const {
-  return parse_model(model, "stress seed " + std::to_string(seed));
-}
+Graph RandomNetwork::graph() const { return parse_model(model, "stress seed " + std::to_string(seed)); }
 
 RandomNetwork random_network(uint64_t seed) {
   Generator g(seed);

@@ -39,8 +39,7 @@ const char* to_string(BudgetRule rule) {
   return "?";
 }
 
-NetworkStress::NetworkStress(RandomNetwork network, int64_t steps)
-    : network_(std::move(network)), steps_(steps) {
+NetworkStress::NetworkStress(RandomNetwork network, int64_t steps) : network_(std::move(network)), steps_(steps) {
   Rng rng(network_.seed, /*stream=*/0x5736);
   conv_algo_ = rng.below(2) ? ConvAlgo::kDirect : ConvAlgo::kAuto;
   const Graph g = network_.graph();
@@ -48,16 +47,15 @@ NetworkStress::NetworkStress(RandomNetwork network, int64_t steps)
   const int64_t b = network_.batch;
   // Two full batches and one more, often partial: the third step ends the epoch, so the
   // evaluation Program runs when a configuration asks for it.
-  train_set_ = make_synthetic(2 * b + 1 + static_cast<int64_t>(rng.below(b)), s.channels(),
-                              s.height(), s.width(), g.classes(), network_.seed);
+  train_set_ = make_synthetic(2 * b + 1 + static_cast<int64_t>(rng.below(b)), s.channels(), s.height(), s.width(),
+                              g.classes(), network_.seed);
   test_set_ = make_synthetic(b + 1, s.channels(), s.height(), s.width(), g.classes(), network_.seed,
                              /*split=*/1);
   try {
     reference_hash_ = train(options(StressConfig{}, 0), /*evaluate=*/true);
   } catch (const std::exception& e) {
     reference_failure_ = "network seed " + std::to_string(network_.seed) +
-                         ": the reference run (none, no budget) fails: " + e.what() + "\n" +
-                         replay();
+                         ": the reference run (none, no budget) fails: " + e.what() + "\n" + replay();
   }
 }
 
@@ -114,21 +112,20 @@ std::string NetworkStress::describe_auto(int k) const {
 std::string NetworkStress::describe(const std::string& which, const StressConfig& c) const {
   char link[64] = "unlimited link";
   if (c.link.bandwidth_bytes_per_second > 0)
-    std::snprintf(link, sizeof link, "link %.2f GB/s + %.0f us",
-                  c.link.bandwidth_bytes_per_second / 1e9, c.link.latency_seconds * 1e6);
+    std::snprintf(link, sizeof link, "link %.2f GB/s + %.0f us", c.link.bandwidth_bytes_per_second / 1e9,
+                  c.link.latency_seconds * 1e6);
   const char* prefetch = c.policy == Policy::kAuto ? "auto's" : c.prefetch_ahead ? "ahead" : "vdnn";
-  return VDNN_MSG("network seed " << network_.seed << ", " << which << ": policy "
-                                  << to_string(c.policy) << ", sync " << to_string(c.sync) << ", "
-                                  << link << ", prefetch " << prefetch
-                                  << (c.evaluate ? ", evaluate" : "") << ", budget "
-                                  << to_string(c.budget_rule) << " (draw " << c.budget_draw << ")");
+  return VDNN_MSG("network seed " << network_.seed << ", " << which << ": policy " << to_string(c.policy) << ", sync "
+                                  << to_string(c.sync) << ", " << link << ", prefetch " << prefetch
+                                  << (c.evaluate ? ", evaluate" : "") << ", budget " << to_string(c.budget_rule)
+                                  << " (draw " << c.budget_draw << ")");
 }
 
 std::string NetworkStress::replay() const {
-  return VDNN_MSG("replay: VDNN_STRESS_SEED="
-                  << network_.seed << " VDNN_STRESS_CASES=" << kCasesPerNetwork
-                  << " vdnn_tests --gtest_filter='Stress.*'\nmodel (batch " << network_.batch
-                  << ", conv algo " << to_string(conv_algo_) << "): " << network_.model.dump());
+  return VDNN_MSG("replay: VDNN_STRESS_SEED=" << network_.seed << " VDNN_STRESS_CASES=" << kCasesPerNetwork
+                                              << " vdnn_tests --gtest_filter='Stress.*'\nmodel (batch "
+                                              << network_.batch << ", conv algo " << to_string(conv_algo_)
+                                              << "): " << network_.model.dump());
 }
 
 size_t NetworkStress::smallest(Policy policy, SyncMode sync) {
@@ -205,8 +202,8 @@ CaseResult NetworkStress::run(int index) {
   CaseResult r;
   auto fail = [&](const std::string& what) {
     r.outcome = CaseResult::kFailed;
-    r.message = describe(index) + ", " + (r.budget ? format_bytes(r.budget) : "0") + " (" +
-                std::to_string(r.budget) + " bytes): " + what + "\n" + replay();
+    r.message = describe(index) + ", " + (r.budget ? format_bytes(r.budget) : "0") + " (" + std::to_string(r.budget) +
+                " bytes): " + what + "\n" + replay();
     return r;
   };
   if (!reference_failure_.empty()) return fail("no reference: " + reference_failure_);
@@ -221,13 +218,12 @@ CaseResult NetworkStress::run(int index) {
   } catch (const Error& e) {
     return check_refusal(index, r.budget, e.what());
   } catch (const std::exception& e) {
-    return fail(std::string("the Net constructor throws something other than vdnn::Error: ") +
-                e.what());
+    return fail(std::string("the Net constructor throws something other than vdnn::Error: ") + e.what());
   }
   // The smallest budget is exact (plan/memory_plan.h): nothing below it may be accepted.
   if (r.budget && r.budget < smallest(c.policy, c.sync))
     return fail(VDNN_MSG("accepted below the smallest budget " << smallest(c.policy, c.sync)
-                                                                << " bytes, which is then not the smallest"));
+                                                               << " bytes, which is then not the smallest"));
   if (const std::string what = trains_as_none(*net, r.budget, c.evaluate); !what.empty()) return fail(what);
   r.outcome = CaseResult::kTrained;
   return r;
@@ -256,9 +252,8 @@ CaseResult NetworkStress::run_auto(int k) {
   std::string chosen;  // auto's choice, for the failure message
   auto fail = [&](const std::string& what) {
     r.outcome = CaseResult::kFailed;
-    r.message = describe_auto(k) + ", " + (r.budget ? format_bytes(r.budget) : "0") + " (" +
-                std::to_string(r.budget) + " bytes): " + what + (chosen.empty() ? "" : "\nauto chose: " + chosen) +
-                "\n" + replay();
+    r.message = describe_auto(k) + ", " + (r.budget ? format_bytes(r.budget) : "0") + " (" + std::to_string(r.budget) +
+                " bytes): " + what + (chosen.empty() ? "" : "\nauto chose: " + chosen) + "\n" + replay();
     return r;
   };
   if (!reference_failure_.empty()) return fail("no reference: " + reference_failure_);
@@ -269,7 +264,8 @@ CaseResult NetworkStress::run_auto(int k) {
     };
     r.budget = c.budget_rule == BudgetRule::kBelowMinimum ? draw(lo / 2, lo) : draw(lo, std::max(lo, none));
     if (facts_.empty()) {
-      const auto backend = make_backend(network_.graph(), {BackendKind::kCpu, network_.batch, network_.seed, conv_algo_});
+      const auto backend =
+          make_backend(network_.graph(), {BackendKind::kCpu, network_.batch, network_.seed, conv_algo_});
       value_bytes_ = backend->value_bytes();
       facts_ = backend->facts();
     }
@@ -300,7 +296,7 @@ CaseResult NetworkStress::run_auto(int k) {
   if (a.config.policy != Policy::kAuto) {  // one of vDNN's policies at a budget it fits: what the vDNN cases train
     if (r.budget < smallest(a.config.policy, c.sync))
       return fail(VDNN_MSG("auto chose " << to_string(a.config.policy) << ", whose smallest budget is "
-                                          << smallest(a.config.policy, c.sync) << " bytes"));
+                                         << smallest(a.config.policy, c.sync) << " bytes"));
     r.outcome = CaseResult::kVdnnPolicy;
     r.message = a.why;
     return r;
@@ -328,18 +324,18 @@ CaseResult NetworkStress::check_refusal(int index, size_t budget, const std::str
   r.budget = budget;
   auto fail = [&](const std::string& why) {
     r.outcome = CaseResult::kFailed;
-    r.message = describe(index) + ", " + format_bytes(budget) + " (" + std::to_string(budget) +
-                " bytes): " + why + "\nthe refusal: " + what + "\n" + replay();
+    r.message = describe(index) + ", " + format_bytes(budget) + " (" + std::to_string(budget) + " bytes): " + why +
+                "\nthe refusal: " + what + "\n" + replay();
     return r;
   };
   const size_t need = smallest(c.policy, c.sync);
   if (what.find("too small") == std::string::npos ||
       what.find("needs at least " + format_bytes(need)) == std::string::npos)
-    return fail("refused, but the message does not name the smallest budget " + format_bytes(need) +
-                " (" + std::to_string(need) + " bytes)");
+    return fail("refused, but the message does not name the smallest budget " + format_bytes(need) + " (" +
+                std::to_string(need) + " bytes)");
   if (budget == 0 || budget >= need)
-    return fail(VDNN_MSG("refused although it is not below the smallest budget the message names ("
-                         << need << " bytes)"));
+    return fail(
+        VDNN_MSG("refused although it is not below the smallest budget the message names (" << need << " bytes)"));
   std::string hash;
   try {
     hash = train(options(c, need), c.evaluate);
@@ -347,8 +343,7 @@ CaseResult NetworkStress::check_refusal(int index, size_t budget, const std::str
     return fail(std::string("the smallest budget the refusal names does not train: ") + e.what());
   }
   if (hash != reference_hash_)
-    return fail("at the smallest budget, weights_sha256 " + hash + " differs from none's " +
-                reference_hash_);
+    return fail("at the smallest budget, weights_sha256 " + hash + " differs from none's " + reference_hash_);
   r.outcome = CaseResult::kRefused;
   r.message = what;
   return r;

@@ -43,12 +43,12 @@ struct AutoTally {
     recomputing += r.outcome == CaseResult::kTrained && r.recomputed_bytes > 0;
   }
   void print() const {
-    std::printf("auto: %lld cases in %.1f s: %lld trained on its own decisions (offloading in %lld, "
-                "recomputing in %lld), %lld on a vDNN policy (not trained again), %lld refused, %lld failed\n",
-                static_cast<long long>(trained + refused + failed + vdnn_won), seconds,
-                static_cast<long long>(trained), static_cast<long long>(offloading),
-                static_cast<long long>(recomputing), static_cast<long long>(vdnn_won),
-                static_cast<long long>(refused), static_cast<long long>(failed));
+    std::printf(
+        "auto: %lld cases in %.1f s: %lld trained on its own decisions (offloading in %lld, "
+        "recomputing in %lld), %lld on a vDNN policy (not trained again), %lld refused, %lld failed\n",
+        static_cast<long long>(trained + refused + failed + vdnn_won), seconds, static_cast<long long>(trained),
+        static_cast<long long>(offloading), static_cast<long long>(recomputing), static_cast<long long>(vdnn_won),
+        static_cast<long long>(refused), static_cast<long long>(failed));
   }
 };
 
@@ -70,8 +70,8 @@ TEST(StressGenerator, SameSeedGivesTheSameNetworkAndEveryLayerKindAppears) {
       multi_input += layer.contains("inputs") && layer["inputs"].size() > 1;
     }
   }
-  for (const char* t : {"conv", "batch_norm", "relu", "relu6", "max_pool", "avg_pool", "lrn", "dropout",
-                        "concat", "add", "flatten", "fc", "softmax_cross_entropy"})
+  for (const char* t : {"conv", "batch_norm", "relu", "relu6", "max_pool", "avg_pool", "lrn", "dropout", "concat",
+                        "add", "flatten", "fc", "softmax_cross_entropy"})
     EXPECT_TRUE(types.count(t)) << t << " never generated";
   EXPECT_GE(multi_input, 50);
 }
@@ -94,8 +94,10 @@ TEST(StressGenerator, EveryLayerKindReadsTheInputAndTheLossReadsJoinsAndTheInput
     vector_input += !g.input_shape().is_image();
     shallow += g.nodes().size() <= 3;  // at most one layer besides the classifier and the loss
   }
-  std::printf("1000 networks: loss on data %d, on an add %d; a join reading data twice %d; [K] input %d; "
-              "<= 3 layers %d\n", loss_on_data, loss_on_join, join_of_data_twice, vector_input, shallow);
+  std::printf(
+      "1000 networks: loss on data %d, on an add %d; a join reading data twice %d; [K] input %d; "
+      "<= 3 layers %d\n",
+      loss_on_data, loss_on_join, join_of_data_twice, vector_input, shallow);
   for (const std::string& t : layer_types())
     EXPECT_TRUE(reads_data.count(t)) << "no generated '" << t << "' reads \"data\"";
   EXPECT_GE(loss_on_data, 20);
@@ -143,8 +145,7 @@ TEST(Stress, RandomNetworksTrainIdenticallyOrAreRefusedBeforeTraining) {
   int64_t done = 0, networks = 0;
   for (uint64_t seed = first_seed; done < cases; ++seed, ++networks) {
     RandomNetwork network = random_network(seed);
-    watchdog.arm("network seed " + std::to_string(seed) + ": the reference run\n" +
-                 network.model.dump());
+    watchdog.arm("network seed " + std::to_string(seed) + ": the reference run\n" + network.model.dump());
     NetworkStress stress(std::move(network));
     if (!stress.reference_failure().empty()) ADD_FAILURE() << stress.reference_failure();
     for (int i = 0; i < kCasesPerNetwork && done < cases; ++i, ++done) {
@@ -168,19 +169,15 @@ TEST(Stress, RandomNetworksTrainIdenticallyOrAreRefusedBeforeTraining) {
       if (r.outcome == CaseResult::kFailed) ADD_FAILURE() << r.message;
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "stress: %lld cases on %lld networks (seeds %llu..%llu) in %.1f s: %lld trained, %lld "
       "refused, %lld failed\n",
-      static_cast<long long>(done), static_cast<long long>(networks),
-      static_cast<unsigned long long>(first_seed),
+      static_cast<long long>(done), static_cast<long long>(networks), static_cast<unsigned long long>(first_seed),
       static_cast<unsigned long long>(first_seed + networks - 1), seconds,
-      static_cast<long long>(outcomes[CaseResult::kTrained]),
-      static_cast<long long>(outcomes[CaseResult::kRefused]),
+      static_cast<long long>(outcomes[CaseResult::kTrained]), static_cast<long long>(outcomes[CaseResult::kRefused]),
       static_cast<long long>(outcomes[CaseResult::kFailed]));
-  for (const auto& [what, n] : by_rule)
-    std::printf("  %-40s %lld\n", what.c_str(), static_cast<long long>(n));
+  for (const auto& [what, n] : by_rule) std::printf("  %-40s %lld\n", what.c_str(), static_cast<long long>(n));
   auto_tally.print();
   EXPECT_GT(outcomes[CaseResult::kTrained], 0);
   EXPECT_GT(outcomes[CaseResult::kRefused], 0);
@@ -192,5 +189,5 @@ TEST(Stress, RandomNetworksTrainIdenticallyOrAreRefusedBeforeTraining) {
   }
 }
 
-}  // namespace
+}  // namespace test_stress
 }  // namespace vdnn::stress

@@ -63,12 +63,10 @@ TEST(StressFindings, EveryBudgetFromTheSmallestUpFits) {
                {"name": "fc22", "type": "fc", "units": 6},
                {"name": "loss", "type": "softmax_cross_entropy"}]})");
   for (Policy policy : {Policy::kNone, Policy::kConv, Policy::kAll}) {
-    Net net(parse_model(model, "seed7"),
-            {.batch = 7, .policy = policy, .conv_algo = ConvAlgo::kDirect});
+    Net net(parse_model(model, "seed7"), {.batch = 7, .policy = policy, .conv_algo = ConvAlgo::kDirect});
     for (bool training : {true, false}) {
-      const Program program =
-          build_program(net.graph(), net.backend().value_bytes(), net.backend().facts(),
-                        {policy, SyncMode::kEvent, training});
+      const Program program = build_program(net.graph(), net.backend().value_bytes(), net.backend().facts(),
+                                            {policy, SyncMode::kEvent, training});
       const size_t smallest = minimum_budget(program);
       int missed = 0;
       for (size_t capacity = smallest; capacity < smallest + 16384; capacity += 16) {
@@ -87,8 +85,7 @@ TEST(StressFindings, EveryBudgetFromTheSmallestUpFits) {
 // pool with room for every tensor once always fits, so a Net without a budget failed with an
 // internal error ("a plan must fit when every tensor has its own memory").
 TEST(StressFindings, ATensorAllocatedTwiceStillHasASmallestBudget) {
-  const auto model =
-      nlohmann::json::parse(R"({"name": "seed1145", "input": [3, 12, 12], "classes": 6,
+  const auto model = nlohmann::json::parse(R"({"name": "seed1145", "input": [3, 12, 12], "classes": 6,
     "layers": [{"name": "conv1", "type": "conv", "channels": 23, "kernel": 1},
                {"name": "fc2", "type": "fc", "units": 6},
                {"name": "loss", "type": "softmax_cross_entropy"}]})");
@@ -132,23 +129,24 @@ TEST(StressFindings, ALossReadingTheInputTrainsUnderEveryPolicy) {
 // gradients match finite differences and 3 steps give identical weights under none, conv and all.
 // A new layer kind fails here until it has a case.
 TEST(StressFindings, EveryLayerKindReadingTheInputDirectlyTrains) {
-  const std::map<std::string, nlohmann::json> fields{
-      {"conv", {{"channels", 4}, {"kernel", 3}, {"pad", 1}}},
-      {"batch_norm", nlohmann::json::object()},
-      {"relu", nlohmann::json::object()},
-      {"relu6", nlohmann::json::object()},
-      {"max_pool", {{"kernel", 2}}},
-      {"avg_pool", {{"kernel", 3}, {"pad", 1}, {"stride", 2}}},
-      {"lrn", {{"size", 3}}},
-      {"dropout", {{"rate", 0.5}}},
-      {"flatten", nlohmann::json::object()},
-      {"fc", {{"units", 3}}},
-      {"softmax_cross_entropy", nlohmann::json::object()}};
+  const std::map<std::string, nlohmann::json> fields{{"conv", {{"channels", 4}, {"kernel", 3}, {"pad", 1}}},
+                                                     {"batch_norm", nlohmann::json::object()},
+                                                     {"relu", nlohmann::json::object()},
+                                                     {"relu6", nlohmann::json::object()},
+                                                     {"max_pool", {{"kernel", 2}}},
+                                                     {"avg_pool", {{"kernel", 3}, {"pad", 1}, {"stride", 2}}},
+                                                     {"lrn", {{"size", 3}}},
+                                                     {"dropout", {{"rate", 0.5}}},
+                                                     {"flatten", nlohmann::json::object()},
+                                                     {"fc", {{"units", 3}}},
+                                                     {"softmax_cross_entropy", nlohmann::json::object()}};
   int checked = 0;
   for (const std::string& type : layer_types()) {
     std::vector<std::vector<std::string>> input_lists{{"data"}};
-    if (type == "add" || type == "concat") input_lists = {{"data", "data"}, {"data", "branch"}};
-    else if (!fields.count(type)) ADD_FAILURE() << "no case for layer type '" << type << "'";
+    if (type == "add" || type == "concat")
+      input_lists = {{"data", "data"}, {"data", "branch"}};
+    else if (!fields.count(type))
+      ADD_FAILURE() << "no case for layer type '" << type << "'";
     for (const auto& inputs : input_lists) {
       const bool is_loss = type == "softmax_cross_entropy";
       ModelBuilder b("reads_data_" + type, is_loss ? std::vector<int64_t>{3} : std::vector<int64_t>{4, 3, 3}, 3);
@@ -217,5 +215,5 @@ TEST(StressFindings, ModelsReadingTheInputThatCannotTrainAreRefusedNamingTheLaye
   }
 }
 
-}  // namespace
+}  // namespace test_stress_findings
 }  // namespace vdnn

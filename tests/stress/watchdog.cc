@@ -71,9 +71,8 @@ void Watchdog::arm(std::string what) {
   {
     std::lock_guard lock(mutex_);
     armed_ = true;
-    deadline_ = std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(seconds_));
+    deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                       std::chrono::duration<double>(seconds_));
     what_ = std::move(what);
     g_case_bytes = 0;
     const size_t bytes = std::min(what_.size(), sizeof g_case);
@@ -99,8 +98,7 @@ void Watchdog::watch() {
       changed_.wait(lock);
     } else if (changed_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ &&
                std::chrono::steady_clock::now() >= deadline_) {
-      std::fprintf(stderr, "\nstress watchdog: no result after %.0f s, the case hangs:\n%s\n",
-                   seconds_, what_.c_str());
+      std::fprintf(stderr, "\nstress watchdog: no result after %.0f s, the case hangs:\n%s\n", seconds_, what_.c_str());
       std::fflush(stderr);
       std::abort();
     }

@@ -37,12 +37,18 @@ inline const std::vector<HostileKind> kAllHostileKinds = {HostileKind::kCharDevi
 
 inline const char* to_string(HostileKind k) {
   switch (k) {
-    case HostileKind::kCharDevice: return "char device";
-    case HostileKind::kFullDisk: return "full disk";
-    case HostileKind::kFifo: return "FIFO";
-    case HostileKind::kSymlink: return "symlink";
-    case HostileKind::kFolder: return "folder";
-    case HostileKind::kMissingFolder: return "missing folder";
+    case HostileKind::kCharDevice:
+      return "char device";
+    case HostileKind::kFullDisk:
+      return "full disk";
+    case HostileKind::kFifo:
+      return "FIFO";
+    case HostileKind::kSymlink:
+      return "symlink";
+    case HostileKind::kFolder:
+      return "folder";
+    case HostileKind::kMissingFolder:
+      return "missing folder";
   }
   return "?";
 }
@@ -79,16 +85,26 @@ inline HostilePath make_hostile_path(const std::filesystem::path& dir, const std
   namespace fs = std::filesystem;
   HostilePath h{kind, dir / name, {}, {}};
   switch (kind) {
-    case HostileKind::kCharDevice: h.path = make_mem_device(dir, name, 3); break;
-    case HostileKind::kFullDisk: h.path = make_mem_device(dir, name, 7); break;
-    case HostileKind::kFifo: ::mkfifo(h.path.c_str(), 0666); break;
+    case HostileKind::kCharDevice:
+      h.path = make_mem_device(dir, name, 3);
+      break;
+    case HostileKind::kFullDisk:
+      h.path = make_mem_device(dir, name, 7);
+      break;
+    case HostileKind::kFifo:
+      ::mkfifo(h.path.c_str(), 0666);
+      break;
     case HostileKind::kSymlink:
       fs::create_directories(dir / (name + ".targets"));
       h.link_target = dir / (name + ".targets") / "target";
       fs::create_symlink(fs::path(name + ".targets") / "target", h.path);  // relative, as users make them
       break;
-    case HostileKind::kFolder: fs::create_directories(h.path); break;
-    case HostileKind::kMissingFolder: h.path = dir / (name + ".missing") / "out"; break;
+    case HostileKind::kFolder:
+      fs::create_directories(h.path);
+      break;
+    case HostileKind::kMissingFolder:
+      h.path = dir / (name + ".missing") / "out";
+      break;
   }
   h.kind_before = kind_of(h.path);
   return h;

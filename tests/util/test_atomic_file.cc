@@ -111,7 +111,8 @@ TEST_F(AtomicFileKinds, AFolderIsRefusedAndLeftAlone) {
   const auto h = make_hostile_path(dir_, "folder", HostileKind::kFolder);
   fs::create_symlink("folder", dir_ / "to_folder");
   for (const fs::path& p : {h.path, dir_ / "to_folder"}) {
-    EXPECT_NE(error_of([&] { write_file(p.string(), "x"); }).find("is a folder, expected a file name"), std::string::npos);
+    EXPECT_NE(error_of([&] { write_file(p.string(), "x"); }).find("is a folder, expected a file name"),
+              std::string::npos);
     EXPECT_NE(error_of([&] { check_can_create_file(p.string(), "--out"); }).find("--out " + p.string()),
               std::string::npos);
   }
@@ -129,14 +130,16 @@ TEST_F(AtomicFileKinds, CheckAcceptsWhatAWriteWouldWriteThrough) {
 
 TEST_F(AtomicFileKinds, CheckNamesTheFlagAndWhatIsWrongWithTheFolder) {
   const auto missing = make_hostile_path(dir_, "m", HostileKind::kMissingFolder);
-  EXPECT_NE(error_of([&] { check_can_create_file(missing.path.string(), "--report"); }).find("--report " +
-                                                                                             missing.path.string()),
+  EXPECT_NE(error_of([&] {
+              check_can_create_file(missing.path.string(), "--report");
+            }).find("--report " + missing.path.string()),
             std::string::npos);
   EXPECT_NE(error_of([&] { check_can_create_file(missing.path.string(), "--report"); }).find("does not exist"),
             std::string::npos);
   write_file((dir_ / "plain").string(), "a file, not a folder");
-  EXPECT_NE(error_of([&] { check_can_create_file((dir_ / "plain" / "x.json").string(), "--report"); })
-                .find("is not a folder"),
+  EXPECT_NE(error_of([&] {
+              check_can_create_file((dir_ / "plain" / "x.json").string(), "--report");
+            }).find("is not a folder"),
             std::string::npos);
   EXPECT_FALSE(fs::exists(missing.path.parent_path()));
 }
@@ -148,7 +151,9 @@ TEST_F(AtomicFileKinds, TwoFlagsMayNotNameOneFileButMayShareADevice) {
   fs::create_symlink("a.json", dir_ / "b.json");
   EXPECT_NE(error_of([&] { check_output_files({{"--trace", a}, {"--report", (dir_ / "b.json").string()}}); }), "");
   const auto null = make_hostile_path(dir_, "null", HostileKind::kCharDevice);
-  EXPECT_EQ(error_of([&] { check_output_files({{"--trace", null.path.string()}, {"--report", null.path.string()}}); }),
+  EXPECT_EQ(error_of([&] {
+              check_output_files({{"--trace", null.path.string()}, {"--report", null.path.string()}});
+            }),
             "");
 }
 
@@ -211,5 +216,5 @@ TEST_F(AtomicFileKindsDeathTest, WhileDeferredTheFirstSignalIsAFlagAndTheSecondE
       ::testing::ExitedWithCode(130), "interrupted");
 }
 
-}  // namespace
+}  // namespace test_atomic_file
 }  // namespace vdnn

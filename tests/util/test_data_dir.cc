@@ -88,5 +88,5 @@ TEST_F(DataDir, SetDataDirComesBeforeTheEnvironment) {
   EXPECT_THROW(model_names(), Error);
 }
 
-}  // namespace
+}  // namespace test_data_dir
 }  // namespace vdnn

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "data/idx_file.h"
+#include "error_of.h"
 #include "util/gzip_reader.h"
 #include "util/mapped_file.h"
-#include "error_of.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -124,5 +124,5 @@ TEST(ParseIdx, ReadsTheSameBytesAsAFile) {
   EXPECT_NE(error_of([&] { parse_idx(Bytes{0, 0, 8}, "mem"); }).find("mem: truncated"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace test_gzip_reader
 }  // namespace vdnn

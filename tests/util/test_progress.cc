@@ -114,5 +114,5 @@ TEST(Progress, EachModeWritesWhatItsReaderNeeds) {
   EXPECT_THROW(Progress::parse("sometimes"), Error);
 }
 
-}  // namespace
+}  // namespace test_progress
 }  // namespace vdnn

@@ -14,20 +14,17 @@ namespace test_sha256 {
 
 TEST(Sha256, EmptyMessage) {
   EXPECT_EQ(sha256_hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex(nullptr, 0),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex(nullptr, 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST(Sha256, Abc) {
-  EXPECT_EQ(sha256_hex("abc", 3),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(Sha256, FourHundredFortyEightBits) {
   const std::string m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
   ASSERT_EQ(m.size() * 8, 448u);
-  EXPECT_EQ(sha256_hex(m.data(), m.size()),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(m.data(), m.size()), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 TEST(Sha256, EightHundredNinetySixBits) {
@@ -36,8 +33,7 @@ TEST(Sha256, EightHundredNinetySixBits) {
       "pqrs"
       "mnopqrstnopqrstu";
   ASSERT_EQ(m.size() * 8, 896u);
-  EXPECT_EQ(sha256_hex(m.data(), m.size()),
-            "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+  EXPECT_EQ(sha256_hex(m.data(), m.size()), "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
 }
 
 TEST(Sha256, OneMillionAInOddChunks) {
@@ -85,5 +81,5 @@ TEST(Sha256, UpdateAfterDigestIsABug) {
   EXPECT_THROW(h.hex_digest(), InternalError);
 }
 
-}  // namespace
+}  // namespace test_sha256
 }  // namespace vdnn

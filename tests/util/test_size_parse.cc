@@ -50,9 +50,8 @@ TEST(ParseSize, AcceptsUnitsAndFractions) {
 }
 
 TEST(ParseSize, RejectsWithOneLineNamingFlagAndExamples) {
-  for (const char* bad :
-       {"", "-1", "-512MiB", "abc", "12XB", "1.5", "GiB", "+5", "1.5.3", "18446744073709551616",
-        "20000000000GiB", "16777216TiB", "1e9", "12 G i B", "0x10"}) {
+  for (const char* bad : {"", "-1", "-512MiB", "abc", "12XB", "1.5", "GiB", "+5", "1.5.3", "18446744073709551616",
+                          "20000000000GiB", "16777216TiB", "1e9", "12 G i B", "0x10"}) {
     try {
       const size_t value = parse_size(bad, "--host-memory");
       ADD_FAILURE() << "accepted '" << bad << "' as " << value;
@@ -94,5 +93,5 @@ TEST(FormatBytes, UsesBinaryUnitsWithTwoDecimals) {
   EXPECT_EQ(parse_size("1.50GiB", "--x"), 3 * kGiB / 2);
 }
 
-}  // namespace
+}  // namespace test_size_parse
 }  // namespace vdnn

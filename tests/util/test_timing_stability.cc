@@ -50,7 +50,8 @@ TEST(TimingStability, ASteadyLoadShowsAsWaitingForACpu) {
   EXPECT_LT(s.relative_spread, 0.05);
   EXPECT_NEAR(s.waited, 0.9, 1e-12);
   EXPECT_FALSE(is_stable(s));
-  EXPECT_TRUE(is_stable(timing_spread(runs({2.6e-3, 2.6e-3, 2.7e-3, 2.6e-3, 2.65e-3}, 0.02)))) << "a little wait is normal";
+  EXPECT_TRUE(is_stable(timing_spread(runs({2.6e-3, 2.6e-3, 2.7e-3, 2.6e-3, 2.65e-3}, 0.02))))
+      << "a little wait is normal";
   std::vector<Timing> one_waited = runs({1e-3, 1e-3, 1e-3, 1e-3, 1e-3});
   one_waited[2].waited_seconds = 5e-3;  // one run preempted: the median wait is still 0
   EXPECT_TRUE(is_stable(timing_spread(one_waited)));
@@ -84,5 +85,5 @@ TEST(TimingStability, NoTimingsOrBadTimingsAreABug) {
   EXPECT_THROW(timing_spread(runs({1e-3, -1e-3, 1e-3})), InternalError);
 }
 
-}  // namespace
+}  // namespace test_timing_stability
 }  // namespace vdnn

@@ -71,8 +71,7 @@ class BatchNormKernel : public CpuKernel {
                               {DNNL_ARG_SHIFT, bind(c_md, engine_, a.params[1])},
                               {DNNL_ARG_MEAN, bind(c_md, engine_, mean)},
                               {DNNL_ARG_VARIANCE, bind(c_md, engine_, var)},
-                              {DNNL_ARG_SCRATCHPAD,
-                               bind(infer_pd_.scratchpad_desc(), engine_, a.scratch)}});
+                              {DNNL_ARG_SCRATCHPAD, bind(infer_pd_.scratchpad_desc(), engine_, a.scratch)}});
       return;
     }
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
@@ -81,8 +80,7 @@ class BatchNormKernel : public CpuKernel {
                                          {DNNL_ARG_SHIFT, bind(c_md, engine_, a.params[1])},
                                          {DNNL_ARG_MEAN, bind(saved_mds[0], engine_, a.saved[0])},
                                          {DNNL_ARG_VARIANCE, bind(saved_mds[1], engine_, a.saved[1])},
-                                         {DNNL_ARG_SCRATCHPAD,
-                                          bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
+                                         {DNNL_ARG_SCRATCHPAD, bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
     if (fuses_relu_) args[DNNL_ARG_WORKSPACE] = bind(saved_mds[2], engine_, a.saved[2]);
     fwd_.execute(stream, args);
     stream.wait();
@@ -111,8 +109,7 @@ class BatchNormKernel : public CpuKernel {
                                          {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, d_src)},
                                          {DNNL_ARG_DIFF_SCALE, bind(c_md, engine_, a.d_params[0])},
                                          {DNNL_ARG_DIFF_SHIFT, bind(c_md, engine_, a.d_params[1])},
-                                         {DNNL_ARG_SCRATCHPAD,
-                                          bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
+                                         {DNNL_ARG_SCRATCHPAD, bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
     if (fuses_relu_) args[DNNL_ARG_WORKSPACE] = bind(saved_mds[2], engine_, a.saved[2]);
     bwd_.execute(stream, args);
   }

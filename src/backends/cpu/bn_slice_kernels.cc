@@ -48,11 +48,12 @@ class BnStatsKernel : public CpuKernel {
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
     if (!a.training) return;  // evaluation normalizes with the running averages (bn_apply)
     float* out = static_cast<float*>(a.out);
-    stats_.execute(stream, {{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
-                            {DNNL_ARG_DST, bind(stats_pd_.dst_desc(), engine_, static_cast<char*>(a.scratch) + dst_offset_)},
-                            {DNNL_ARG_MEAN, bind(c_md_, engine_, out)},
-                            {DNNL_ARG_VARIANCE, bind(c_md_, engine_, out + channels_)},
-                            {DNNL_ARG_SCRATCHPAD, bind(stats_pd_.scratchpad_desc(), engine_, a.scratch)}});
+    stats_.execute(stream,
+                   {{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
+                    {DNNL_ARG_DST, bind(stats_pd_.dst_desc(), engine_, static_cast<char*>(a.scratch) + dst_offset_)},
+                    {DNNL_ARG_MEAN, bind(c_md_, engine_, out)},
+                    {DNNL_ARG_VARIANCE, bind(c_md_, engine_, out + channels_)},
+                    {DNNL_ARG_SCRATCHPAD, bind(stats_pd_.scratchpad_desc(), engine_, a.scratch)}});
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {

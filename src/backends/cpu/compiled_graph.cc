@@ -75,13 +75,13 @@ bool writes_f32_logits(const Graph& graph, int n) {
 
 }  // namespace
 
-KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
-                         const std::vector<dnnl::memory::desc>& value_mds, Precision precision) {
+KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch, const std::vector<dnnl::memory::desc>& value_mds,
+                         Precision precision) {
   const Node& node = graph.nodes()[n];
   const auto& values = graph.values();
   // A slice of a layer (layers/batch_slice.h) runs its original's computation on batch / slices samples.
-  KernelSetup setup{node.layer->original(), node.batch(batch), {}, values[node.output].shape, {},
-                    graph.runs_in_place(n), {}, 0};
+  KernelSetup setup{
+      node.layer->original(), node.batch(batch), {}, values[node.output].shape, {}, graph.runs_in_place(n), {}, 0};
   for (ValueId v : node.inputs) {
     setup.in_shapes.push_back(values[v].shape);
     setup.in_mds.push_back(value_mds[v]);
@@ -91,7 +91,8 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
   setup.relu_backward_done_after = relu_fused_into_batch_norm(graph, n, value_mds);
   const auto& consumers = values[node.output].consumers;
   setup.applies_relu = consumers.size() == 1 && relu_fused_into_producer(graph, consumers[0], value_mds);
-  if (setup.applies_relu && graph.nodes()[consumers[0]].layer->type() == "relu6") setup.relu_ceiling = Relu6Layer::kCeiling;
+  if (setup.applies_relu && graph.nodes()[consumers[0]].layer->type() == "relu6")
+    setup.relu_ceiling = Relu6Layer::kCeiling;
   setup.precision = precision;
   setup.f32_output = precision != Precision::kFp32 && writes_f32_logits(graph, n);
   return setup;
@@ -101,8 +102,7 @@ std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const C
                                                       const dnnl::engine& engine) {
   std::vector<CpuConvAlternative> out;
   auto keep = [&](const char* name, ConvAlgo algo, std::unique_ptr<CpuKernel> k) {
-    if (k && k->out_md == base.out_md && k->param_mds == base.param_mds)
-      out.push_back({name, algo, std::move(k)});
+    if (k && k->out_md == base.out_md && k->param_mds == base.param_mds) out.push_back({name, algo, std::move(k)});
   };
   setup.conv_algo = ConvAlgo::kWinograd;
   std::unique_ptr<CpuKernel> winograd;
@@ -118,9 +118,8 @@ std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const C
   return out;
 }
 
-CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
-                             const dnnl::engine& engine, ConvAlgo conv_algo,
-                             std::vector<ConvAlgo> per_node, std::vector<int> sub_batches,
+CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, const dnnl::engine& engine,
+                             ConvAlgo conv_algo, std::vector<ConvAlgo> per_node, std::vector<int> sub_batches,
                              Precision precision)
     : graph_(graph), batch_(batch), precision_(precision) {
   const auto& values = graph.values();
@@ -129,8 +128,7 @@ CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed,
   VDNN_CHECK(sub_batches.empty() || sub_batches.size() == graph.nodes().size(),
              "per-node sub-batches: " << sub_batches.size() << " for " << graph.nodes().size() << " nodes");
   value_mds_.resize(values.size());
-  value_mds_[0] = plain_md(graph.input_shape().with_batch(batch),
-                           precision == Precision::kBf16 ? dt::bf16 : dt::f32);
+  value_mds_[0] = plain_md(graph.input_shape().with_batch(batch), precision == Precision::kBf16 ? dt::bf16 : dt::f32);
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
     KernelSetup setup = kernel_setup(graph, static_cast<int>(i), batch, value_mds_, precision);
@@ -173,8 +171,7 @@ std::vector<NodeFacts> CompiledGraph::facts() const {
   return out;
 }
 
-Program CompiledGraph::program(Policy policy, SyncMode sync, bool training,
-                               int prefetch_depth) const {
+Program CompiledGraph::program(Policy policy, SyncMode sync, bool training, int prefetch_depth) const {
   ProgramOptions o{policy, sync, training};
   o.prefetch_depth = prefetch_depth;
   return build_program(graph_, value_bytes(), facts(), o);

@@ -29,8 +29,7 @@ namespace vdnn {
 // convolution algorithm are left for the caller. In bf16 the layer that writes the loss's input
 // (through layers running in place on it) writes f32; throws vdnn::Error naming the layer when
 // that is not a layer that can (fc, flatten) or when the logits feed anything but the loss.
-KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch,
-                         const std::vector<dnnl::memory::desc>& value_mds,
+KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch, const std::vector<dnnl::memory::desc>& value_mds,
                          Precision precision = Precision::kFp32);
 
 // A convolution's other oneDNN kernels besides `base` (its direct kernel, made from `setup`), in

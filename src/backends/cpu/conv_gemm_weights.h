@@ -2,9 +2,9 @@
 // small for oneDNN 2.6's direct backward-weights kernel.
 //
 // Model: dW[oc][kh][kw][ic] = sum over (n, oh, ow) of dY[n,oh,ow][oc] * X[n, oh*sh+kh*dh-ph,
-// ow*sw+kw*dw-pw][ic] (dh, dw: dilation; the bottom/right padding only sets oh, ow), i.e. dW = dYᵀ · im2col(X) with the rows of both matrices running over the
-// batch's output pixels. The inputs arrive in oneDNN's blocked layouts; they are reordered to
-// channels-last in scratch, X is unfolded there (im2col, zeros for the padding), the product is one
+// ow*sw+kw*dw-pw][ic] (dh, dw: dilation; the bottom/right padding only sets oh, ow), i.e. dW = dYᵀ · im2col(X) with the
+// rows of both matrices running over the batch's output pixels. The inputs arrive in oneDNN's blocked layouts; they are
+// reordered to channels-last in scratch, X is unfolded there (im2col, zeros for the padding), the product is one
 // dnnl_sgemm call, and the result is reordered into the weights' own layout. The bias gradient is
 // the column sum of dY. Measured on ResNet-18's layer4 (512 channels, 2x2 outputs, batch 32):
 // 7.2 ms for oneDNN's direct kernel (80 GFLOP/s), 3.2 ms for the GEMM (190 GFLOP/s).
@@ -29,15 +29,14 @@ struct ConvGeometry {
 
 class ConvGemmWeights {
  public:
-  ConvGemmWeights(const ConvGeometry& g, const dnnl::memory::desc& src_md,
-                  const dnnl::memory::desc& dst_md, const dnnl::memory::desc& weights_md,
-                  const dnnl::engine& engine);
+  ConvGemmWeights(const ConvGeometry& g, const dnnl::memory::desc& src_md, const dnnl::memory::desc& dst_md,
+                  const dnnl::memory::desc& weights_md, const dnnl::engine& engine);
 
   size_t scratch_bytes() const { return dw_offset_ + dw_plain_md_.get_size(); }
 
   // Writes the weight gradient (weights_md) and, when bias_grad is not null, the bias gradient.
-  void run(dnnl::stream& stream, const void* x, const void* dy, void* weights_grad,
-           float* bias_grad, void* scratch) const;
+  void run(dnnl::stream& stream, const void* x, const void* dy, void* weights_grad, float* bias_grad,
+           void* scratch) const;
 
  private:
   void unfold(const float* x_nhwc, float* col) const;

@@ -42,9 +42,7 @@ dnnl::algorithm algorithm_for(ConvAlgo algo, const Shape& out) {
 
 // There, oneDNN's direct backward-weights kernel is slow too (80 GFLOP/s at 512 channels, 2x2
 // outputs, batch 32); `auto` computes the weight gradient as one GEMM instead (conv_gemm_weights.h).
-bool gemm_weights_for(const ConvLayer::Params& p, const Shape& out) {
-  return p.groups == 1 && is_tiny(out);
-}
+bool gemm_weights_for(const ConvLayer::Params& p, const Shape& out) { return p.groups == 1 && is_tiny(out); }
 
 bool is_winograd(const dnnl::convolution_forward::primitive_desc& pd) {
   const dnnl_convolution_desc_t* d = nullptr;
@@ -92,8 +90,7 @@ class ConvKernel : public CpuKernel {
  public:
   // `layout`: tag::undef for the usual choice (oneDNN's, or the producer's layout); otherwise the
   // layout of the output and of the input the primitives take, reordered from the producer's.
-  ConvKernel(const KernelSetup& s, const dnnl::engine& engine, tag layout = tag::undef)
-      : engine_(engine) {
+  ConvKernel(const KernelSetup& s, const dnnl::engine& engine, tag layout = tag::undef) : engine_(engine) {
     const ConvDescs d = conv_descs(s);
     has_bias_ = static_cast<const ConvLayer&>(s.layer).p().bias;
     const memory::desc wei_md = choose_forward(s, d, layout);
@@ -124,8 +121,7 @@ class ConvKernel : public CpuKernel {
       gemm_weights_->run(stream, a.in[0], a.d_out, a.d_params[0],
                          has_bias_ ? static_cast<float*>(a.d_params[1]) : nullptr, a.scratch);
     } else if (a.d_params[0]) {
-      bwd_weights_.execute(
-          stream, backward_weights_args(mds(), engine_, a, bwd_weights_pd_.scratchpad_desc()));
+      bwd_weights_.execute(stream, backward_weights_args(mds(), engine_, a, bwd_weights_pd_.scratchpad_desc()));
     }
     if (a.d_in[0]) {
       void* weights = a.params[0];
@@ -135,15 +131,11 @@ class ConvKernel : public CpuKernel {
                     bind(bwd_wei_md_, engine_, weights));
       }
       void* dx = reorder_src_ ? static_cast<char*>(given.scratch) + dx_offset_ : a.d_in[0];
-      bwd_data_.execute(stream,
-                        {{DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
-                         {DNNL_ARG_WEIGHTS, bind(bwd_wei_md_, engine_, weights)},
-                         {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, dx)},
-                         {DNNL_ARG_SCRATCHPAD,
-                          bind(bwd_data_pd_.scratchpad_desc(), engine_, a.scratch)}});
-      if (reorder_src_)
-        run_reorder(from_src_, stream, bind(src_md_, engine_, dx),
-                    bind(in_md_, engine_, a.d_in[0]));
+      bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
+                                 {DNNL_ARG_WEIGHTS, bind(bwd_wei_md_, engine_, weights)},
+                                 {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, dx)},
+                                 {DNNL_ARG_SCRATCHPAD, bind(bwd_data_pd_.scratchpad_desc(), engine_, a.scratch)}});
+      if (reorder_src_) run_reorder(from_src_, stream, bind(src_md_, engine_, dx), bind(in_md_, engine_, a.d_in[0]));
     }
   }
 
@@ -164,9 +156,7 @@ class ConvKernel : public CpuKernel {
     return a;
   }
 
-  WeightedMds mds() const {
-    return {src_md_, param_mds[0], has_bias_ ? param_mds[1] : memory::desc(), out_md};
-  }
+  WeightedMds mds() const { return {src_md_, param_mds[0], has_bias_ ? param_mds[1] : memory::desc(), out_md}; }
 
   // The forward primitive: oneDNN picks the layouts; the producer's layout is kept for src if
   // oneDNN wants another one (a reorder per step would cost more than a slightly slower kernel).
@@ -175,8 +165,8 @@ class ConvKernel : public CpuKernel {
   memory::desc choose_forward(const KernelSetup& s, const ConvDescs& d, tag layout) {
     auto make_fwd = [&](const memory::desc& src_md) {
       const memory::desc dst_md = layout == tag::undef ? any_md(d.dst, d.act) : memory::desc(d.dst, d.act, layout);
-      dnnl::convolution_forward::desc fd(prop_kind::forward_training, d.algo, src_md, any_md(d.wei, d.act),
-                                         d.bias_md, dst_md, d.strides, d.dilates, d.pad, d.pad_end);
+      dnnl::convolution_forward::desc fd(prop_kind::forward_training, d.algo, src_md, any_md(d.wei, d.act), d.bias_md,
+                                         dst_md, d.strides, d.dilates, d.pad, d.pad_end);
       return dnnl::convolution_forward::primitive_desc(fd, d.fwd_attr, engine_);
     };
     in_md_ = s.in_mds[0];
@@ -204,8 +194,8 @@ class ConvKernel : public CpuKernel {
   // OIhw16i16o); reorder them into scratch each step rather than fall back to a reference kernel.
   // Returns its scratch bytes (its scratchpad, then the reordered weights).
   size_t choose_backward_data(const ConvDescs& d, const memory::desc& wei_md) {
-    dnnl::convolution_backward_data::desc bd(d.algo, src_md_, any_md(d.wei, d.act), out_md, d.strides, d.dilates,
-                                             d.pad, d.pad_end);
+    dnnl::convolution_backward_data::desc bd(d.algo, src_md_, any_md(d.wei, d.act), out_md, d.strides, d.dilates, d.pad,
+                                             d.pad_end);
     bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(bd, d.attr, engine_, fwd_pd_);
     bwd_wei_md_ = bwd_data_pd_.weights_desc();
     size_t scratch = scratch_of(bwd_data_pd_);
@@ -226,9 +216,21 @@ class ConvKernel : public CpuKernel {
     if (s.conv_algo == ConvAlgo::kAuto && conv_auto_uses_gemm_weights(s)) {
       const auto& p = static_cast<const ConvLayer&>(s.layer).p();
       const Shape& x = s.in_shapes[0];
-      const ConvGeometry g{s.batch, x.channels(), x.height(), x.width(), p.channels, s.out_shape.height(),
-                           s.out_shape.width(), p.kh, p.kw, p.sh, p.sw, p.ph, p.pw,
-                           p.dh, p.dw};
+      const ConvGeometry g{s.batch,
+                           x.channels(),
+                           x.height(),
+                           x.width(),
+                           p.channels,
+                           s.out_shape.height(),
+                           s.out_shape.width(),
+                           p.kh,
+                           p.kw,
+                           p.sh,
+                           p.sw,
+                           p.ph,
+                           p.pw,
+                           p.dh,
+                           p.dw};
       gemm_weights_.emplace(g, src_md_, out_md, wei_md, engine_);
       return gemm_weights_->scratch_bytes();
     }
@@ -277,11 +279,10 @@ class ConvKernel : public CpuKernel {
 
   // The implementation line, and the passes that run a reference kernel (slow_kernels).
   void describe(const KernelSetup& s, tag layout) {
-    implementation = std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? (s.relu_ceiling > 0 ? " + relu6" : " + relu") : "") +
-                     (gemm_weights_ ? ", weight gradient by gemm" : "") +
-                     (reorder_src_ ? (layout == tag::nchw ? ", input reordered to nchw"
-                                                          : ", input reordered to nhwc")
-                                   : "");
+    implementation =
+        std::string(fwd_pd_.impl_info_str()) + (s.applies_relu ? (s.relu_ceiling > 0 ? " + relu6" : " + relu") : "") +
+        (gemm_weights_ ? ", weight gradient by gemm" : "") +
+        (reorder_src_ ? (layout == tag::nchw ? ", input reordered to nchw" : ", input reordered to nhwc") : "");
     const auto note = [&](const char* pass, const std::string& impl) {
       if (is_reference_implementation(impl)) slow_kernels.push_back(std::string(pass) + ": " + impl);
     };
@@ -293,16 +294,16 @@ class ConvKernel : public CpuKernel {
 
   dnnl::engine engine_;
   bool has_bias_ = false;
-  memory::desc in_md_;             // the input's layout (its producer's)
+  memory::desc in_md_;                             // the input's layout (its producer's)
   memory::desc src_md_, fwd_wei_md_, bwd_wei_md_;  // the layouts the primitives take
-  bool reorder_src_ = false;       // src_md_ != in_md_: the input and its gradient go via scratch
-  size_t pad_offset_ = 0, dx_offset_ = 0;  // scratch: [reordered x][scratchpad][reordered dx]
+  bool reorder_src_ = false;                       // src_md_ != in_md_: the input and its gradient go via scratch
+  size_t pad_offset_ = 0, dx_offset_ = 0;          // scratch: [reordered x][scratchpad][reordered dx]
   dnnl::reorder to_src_, from_src_;
   bool reorder_weights_ = false;  // backward data reads weights reordered into scratch
   size_t bwd_wei_offset_ = 0;     // ... at this offset
   dnnl::reorder wei_reorder_;
-  bool cast_weights_ = false;     // bf16: forward reads the weights cast to bf16 in scratch
-  size_t fwd_wei_offset_ = 0;     // ... at this offset
+  bool cast_weights_ = false;  // bf16: forward reads the weights cast to bf16 in scratch
+  size_t fwd_wei_offset_ = 0;  // ... at this offset
   dnnl::reorder wei_cast_;
   dnnl::convolution_forward::primitive_desc fwd_pd_;
   dnnl::convolution_backward_data::primitive_desc bwd_data_pd_;

@@ -53,9 +53,7 @@ CpuBackend::~CpuBackend() {
   device_.reset();  // stop the workers before the kernels and sums they may be running go away
 }
 
-std::unique_ptr<DeviceBuffer> CpuBackend::allocate_arena(size_t bytes) {
-  return std::make_unique<HostArena>(bytes);
-}
+std::unique_ptr<DeviceBuffer> CpuBackend::allocate_arena(size_t bytes) { return std::make_unique<HostArena>(bytes); }
 
 void CpuBackend::forward(int node, const KernelArgs& args) {
   kernels_[node]->forward(compute_stream_, args);
@@ -73,15 +71,12 @@ void CpuBackend::accumulate(void* into, const void* addend, size_t bytes) {
   const auto md = plain_md({static_cast<int64_t>(bytes / dnnl::memory::data_type_size(type))}, type);
   auto it = sums_.find(bytes);
   if (it == sums_.end())
-    it = sums_
-             .emplace(bytes,
-                      dnnl::sum(dnnl::sum::primitive_desc(md, {1.0f, 1.0f}, {md, md}, engine_)))
-             .first;
+    it = sums_.emplace(bytes, dnnl::sum(dnnl::sum::primitive_desc(md, {1.0f, 1.0f}, {md, md}, engine_))).first;
   dnnl::memory dst(md, engine_, into);
-  it->second.execute(compute_stream_, {{DNNL_ARG_MULTIPLE_SRC, dst},
-                                       {DNNL_ARG_MULTIPLE_SRC + 1,
-                                        dnnl::memory(md, engine_, const_cast<void*>(addend))},
-                                       {DNNL_ARG_DST, dst}});
+  it->second.execute(compute_stream_,
+                     {{DNNL_ARG_MULTIPLE_SRC, dst},
+                      {DNNL_ARG_MULTIPLE_SRC + 1, dnnl::memory(md, engine_, const_cast<void*>(addend))},
+                      {DNNL_ARG_DST, dst}});
   compute_stream_.wait();
 }
 

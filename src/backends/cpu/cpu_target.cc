@@ -1,8 +1,8 @@
 // The CPU backend as a planning target (see cpu_target.h).
 #include "backends/cpu/cpu_target.h"
 
-#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/compiled_graph.h"
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/profiler.h"
 #include "vdnn/error.h"
@@ -54,9 +54,8 @@ class CpuTarget final : public BackendTarget {
                            {.repeats = o.repeats, .seed = 1, .link = o.cpu_link, .precision = runnable(o.precision)});
     NetworkCosts costs = NetworkCosts::load(o.costs_file);
     if (costs.precision != o.precision)
-      VDNN_THROW(o.costs_file << " was measured in " << to_string(costs.precision) << ", not "
-                              << to_string(o.precision) << "; profile again with `vdnn profile --precision "
-                              << to_string(o.precision) << "`");
+      VDNN_THROW(o.costs_file << " was measured in " << to_string(costs.precision) << ", not " << to_string(o.precision)
+                              << "; profile again with `vdnn profile --precision " << to_string(o.precision) << "`");
     if (costs.batch != batch)
       VDNN_THROW(o.costs_file << " was measured at batch " << costs.batch << ", not " << batch
                               << "; profile again with `vdnn profile --batch " << batch << "`");

@@ -20,8 +20,8 @@ class ReluKernel : public CpuKernel {
   ReluKernel(const KernelSetup& s, const dnnl::engine& engine)
       : engine_(engine), done_before_(s.relu_done_before), backward_done_after_(s.relu_backward_done_after) {
     const bool six = s.layer.type() == "relu6";
-    const auto algo = six ? dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd
-                          : dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
+    const auto algo =
+        six ? dnnl::algorithm::eltwise_clip_v2_use_dst_for_bwd : dnnl::algorithm::eltwise_relu_use_dst_for_bwd;
     const float alpha = 0.f, beta = six ? Relu6Layer::kCeiling : 0.f;
     const memory::desc& md = s.in_mds[0];
     const auto attr = user_scratchpad();
@@ -36,16 +36,15 @@ class ReluKernel : public CpuKernel {
     forward_scratch_bytes = scratch_of(fwd_pd_);
     backward_done_by_producer = backward_done_after_;
     implementation = backward_done_after_ ? "fused into the layer before it, forward and backward"
-                     : done_before_        ? "fused into the layer before it"
-                                           : fwd_pd_.impl_info_str();
+                     : done_before_       ? "fused into the layer before it"
+                                          : fwd_pd_.impl_info_str();
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
     if (done_before_) return;  // the convolution before it applied it (in place, same buffer)
     fwd_.execute(stream, {{DNNL_ARG_SRC, bind(out_md, engine_, a.in[0])},
                           {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
-                          {DNNL_ARG_SCRATCHPAD,
-                           bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
+                          {DNNL_ARG_SCRATCHPAD, bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
@@ -56,8 +55,7 @@ class ReluKernel : public CpuKernel {
     bwd_.execute(stream, {{DNNL_ARG_DST, bind(out_md, engine_, a.out)},
                           {DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
                           {DNNL_ARG_DIFF_SRC, bind(out_md, engine_, a.d_in[0])},
-                          {DNNL_ARG_SCRATCHPAD,
-                           bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
+                          {DNNL_ARG_SCRATCHPAD, bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
   }
 
  private:
@@ -135,20 +133,17 @@ class FlattenKernel : public CpuKernel {
     plain_src_md_ = plain_md(s.in_shapes[0].with_batch(s.batch), s.out_dt());
     out_md = plain_md({s.batch, s.out_shape.elements()}, s.out_dt());
     to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_md_, engine, plain_src_md_));
-    from_plain_ =
-        dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain_src_md_, engine, src_md_));
+    from_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain_src_md_, engine, src_md_));
     implementation = "reorder";
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
-    run_reorder(to_plain_, stream, bind(src_md_, engine_, a.in[0]),
-                      bind(plain_src_md_, engine_, a.out));
+    run_reorder(to_plain_, stream, bind(src_md_, engine_, a.in[0]), bind(plain_src_md_, engine_, a.out));
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
     if (!a.d_in[0]) return;
-    run_reorder(from_plain_, stream, bind(plain_src_md_, engine_, a.d_out),
-                        bind(src_md_, engine_, a.d_in[0]));
+    run_reorder(from_plain_, stream, bind(plain_src_md_, engine_, a.d_out), bind(src_md_, engine_, a.d_in[0]));
   }
 
  private:

@@ -96,7 +96,7 @@ class F32IslandKernel : public CpuKernel {
   dnnl::engine engine_;
   std::unique_ptr<CpuKernel> inner_;
   bool in_place_;
-  bool reads_output_ = true;  // the layer's backward reads its output (in place: always)
+  bool reads_output_ = true;          // the layer's backward reads its output (in place: always)
   std::vector<memory::desc> in_mds_;  // bf16, the producers' layouts
   std::vector<Buffer> in_, d_in_;     // f32 copies in scratch
   Buffer out_, d_out_;

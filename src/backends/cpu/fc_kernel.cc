@@ -25,8 +25,8 @@ class FcKernel : public CpuKernel {
     for (int64_t d : s.in_shapes[0].dims) wei.push_back(d);
     const memory::desc bias_md = has_bias_ ? plain_md({p.units}) : memory::desc();
     const auto attr = user_scratchpad();
-    dnnl::inner_product_forward::desc fd(dnnl::prop_kind::forward_training, src_md_, any_md(wei, act),
-                                         bias_md, plain_md({s.batch, p.units}, s.out_dt()));
+    dnnl::inner_product_forward::desc fd(dnnl::prop_kind::forward_training, src_md_, any_md(wei, act), bias_md,
+                                         plain_md({s.batch, p.units}, s.out_dt()));
     fwd_pd_ = dnnl::inner_product_forward::primitive_desc(fd, attr, engine);
     out_md = fwd_pd_.dst_desc();
     dy_md_ = plain_md({s.batch, p.units}, act);
@@ -41,8 +41,7 @@ class FcKernel : public CpuKernel {
     dnnl::inner_product_backward_data::desc bd(src_md_, compute_wei_md_, dy_md_);
     bwd_data_pd_ = dnnl::inner_product_backward_data::primitive_desc(bd, attr, engine, fwd_pd_);
     dnnl::inner_product_backward_weights::desc bw(src_md_, wei_md, bias_md, dy_md_);
-    bwd_weights_pd_ =
-        dnnl::inner_product_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_);
+    bwd_weights_pd_ = dnnl::inner_product_backward_weights::primitive_desc(bw, attr, engine, fwd_pd_);
     fwd_ = dnnl::inner_product_forward(fwd_pd_);
     bwd_data_ = dnnl::inner_product_backward_data(bwd_data_pd_);
     bwd_weights_ = dnnl::inner_product_backward_weights(bwd_weights_pd_);
@@ -77,14 +76,14 @@ class FcKernel : public CpuKernel {
       a.d_out = static_cast<char*>(a.scratch) + dy_offset_;
       run_reorder(dy_cast_, stream, bind(out_md, engine_, given.d_out), bind(dy_md_, engine_, a.d_out));
     }
-    bwd_weights_.execute(stream, backward_weights_args(mds(param_mds[0], dy_md_), engine_, a,
-                                                       bwd_weights_pd_.scratchpad_desc()));
+    bwd_weights_.execute(
+        stream, backward_weights_args(mds(param_mds[0], dy_md_), engine_, a, bwd_weights_pd_.scratchpad_desc()));
     if (!a.d_in[0]) return;
-    bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, bind(dy_md_, engine_, a.d_out)},
-                               {DNNL_ARG_WEIGHTS, bind(compute_wei_md_, engine_, compute_weights(stream, a, bwd_wei_offset_))},
-                               {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, a.d_in[0])},
-                               {DNNL_ARG_SCRATCHPAD,
-                                bind(bwd_data_pd_.scratchpad_desc(), engine_, a.scratch)}});
+    bwd_data_.execute(stream,
+                      {{DNNL_ARG_DIFF_DST, bind(dy_md_, engine_, a.d_out)},
+                       {DNNL_ARG_WEIGHTS, bind(compute_wei_md_, engine_, compute_weights(stream, a, bwd_wei_offset_))},
+                       {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, a.d_in[0])},
+                       {DNNL_ARG_SCRATCHPAD, bind(bwd_data_pd_.scratchpad_desc(), engine_, a.scratch)}});
   }
 
  private:
@@ -102,7 +101,7 @@ class FcKernel : public CpuKernel {
 
   dnnl::engine engine_;
   bool has_bias_ = false;
-  memory::desc src_md_, compute_wei_md_, dy_md_;  // dy_md_: out_md, or its bf16 form for the logits
+  memory::desc src_md_, compute_wei_md_, dy_md_;                    // dy_md_: out_md, or its bf16 form for the logits
   size_t fwd_wei_offset_ = 0, bwd_wei_offset_ = 0, dy_offset_ = 0;  // bf16: the casts' places in scratch
   dnnl::reorder wei_cast_, dy_cast_;
   dnnl::inner_product_forward::primitive_desc fwd_pd_;

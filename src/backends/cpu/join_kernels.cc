@@ -39,16 +39,14 @@ class ConcatKernel : public CpuKernel {
     std::unordered_map<int, memory> args{{DNNL_ARG_DST, bind(out_md, engine_, a.out)}};
     for (size_t i = 0; i < in_mds_.size(); ++i)
       args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = bind(in_mds_[i], engine_, a.in[i]);
-    if (scratch_of(pd_) > 0)
-      args[DNNL_ARG_SCRATCHPAD] = bind(pd_.scratchpad_desc(), engine_, a.scratch);
+    if (scratch_of(pd_) > 0) args[DNNL_ARG_SCRATCHPAD] = bind(pd_.scratchpad_desc(), engine_, a.scratch);
     fwd_.execute(stream, args);
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
     void* dy = a.d_out;
     if (via_plain_) {
-      run_reorder(to_plain_, stream, bind(out_md, engine_, a.d_out),
-                        bind(plain_out_md_, engine_, a.scratch));
+      run_reorder(to_plain_, stream, bind(out_md, engine_, a.d_out), bind(plain_out_md_, engine_, a.scratch));
       dy = a.scratch;
     }
     for (size_t i = 0; i < in_mds_.size(); ++i) {
@@ -131,9 +129,7 @@ class AddKernel : public CpuKernel {
   }
 
  private:
-  memory::desc scratchpad_md() const {
-    return binary_ ? binary_pd_.scratchpad_desc() : sum_pd_.scratchpad_desc();
-  }
+  memory::desc scratchpad_md() const { return binary_ ? binary_pd_.scratchpad_desc() : sum_pd_.scratchpad_desc(); }
 
   dnnl::engine engine_;
   std::vector<memory::desc> in_mds_;

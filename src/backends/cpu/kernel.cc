@@ -21,8 +21,7 @@ void warn_slow_once(const Layer& layer, const std::vector<std::string>& slow) {
   if (!warned.insert(layer.name()).second) return;
   std::string passes;
   for (const std::string& p : slow) passes += (passes.empty() ? "" : "; ") + p;
-  std::fprintf(stderr,
-               "warning: layer '%s' (%s) runs oneDNN's reference kernel (%s); expect it to be slow\n",
+  std::fprintf(stderr, "warning: layer '%s' (%s) runs oneDNN's reference kernel (%s); expect it to be slow\n",
                layer.name().c_str(), layer.type().c_str(), passes.c_str());
 }
 
@@ -42,15 +41,23 @@ bool is_reference_implementation(const std::string& impl) {
 
 std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl::engine& engine) {
   static const std::map<std::string, KernelFactory> table = {
-      {"conv", make_conv_kernel},       {"max_pool", make_pool_kernel},
-      {"avg_pool", make_pool_kernel},   {"lrn", make_lrn_kernel},
-      {"batch_norm", make_batch_norm_kernel}, {"fc", make_fc_kernel},
-      {"relu", make_relu_kernel},       {"relu6", make_relu_kernel},
+      {"conv", make_conv_kernel},
+      {"max_pool", make_pool_kernel},
+      {"avg_pool", make_pool_kernel},
+      {"lrn", make_lrn_kernel},
+      {"batch_norm", make_batch_norm_kernel},
+      {"fc", make_fc_kernel},
+      {"relu", make_relu_kernel},
+      {"relu6", make_relu_kernel},
       {"dropout", make_dropout_kernel},
-      {"flatten", make_flatten_kernel}, {"concat", make_concat_kernel},
-      {"add", make_add_kernel},         {"softmax_cross_entropy", make_softmax_ce_kernel},
-      {"batch_slice", make_batch_slice_kernel}, {"batch_gather", make_batch_gather_kernel},
-      {"bn_stats", make_bn_stats_kernel},       {"bn_combine", make_bn_combine_kernel},
+      {"flatten", make_flatten_kernel},
+      {"concat", make_concat_kernel},
+      {"add", make_add_kernel},
+      {"softmax_cross_entropy", make_softmax_ce_kernel},
+      {"batch_slice", make_batch_slice_kernel},
+      {"batch_gather", make_batch_gather_kernel},
+      {"bn_stats", make_bn_stats_kernel},
+      {"bn_combine", make_bn_combine_kernel},
       {"bn_apply", make_bn_apply_kernel},
   };
   const Layer& layer = setup.layer;
@@ -64,9 +71,10 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
     if (!kernel->slow_kernels.empty()) warn_slow_once(layer, kernel->slow_kernels);
     return kernel;
   } catch (const dnnl::error& e) {
-    layer.fail(VDNN_MSG("oneDNN cannot implement it for batch " << setup.batch
-                                                              << (setup.sub_batches > 1 ? VDNN_MSG(" (in " << setup.sub_batches << " sub-batches)") : "")
-                                                              << ": " << e.what()));
+    layer.fail(VDNN_MSG("oneDNN cannot implement it for batch "
+                        << setup.batch
+                        << (setup.sub_batches > 1 ? VDNN_MSG(" (in " << setup.sub_batches << " sub-batches)") : "")
+                        << ": " << e.what()));
   }
 }
 

@@ -35,9 +35,9 @@ struct KernelSetup {
   std::vector<Shape> in_shapes;
   Shape out_shape;
   std::vector<dnnl::memory::desc> in_mds;
-  bool in_place = false;  // output shares input 0's buffer
+  bool in_place = false;               // output shares input 0's buffer
   std::vector<bool> input_needs_grad;  // false for the graph input
-  uint64_t seed = 0;      // for dropout masks
+  uint64_t seed = 0;                   // for dropout masks
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   // > 1: the layer runs in this many equal slices of the batch, one kernel compiled at batch /
   // sub_batches (sub_batched_kernel.cc; convolutions only).
@@ -45,9 +45,9 @@ struct KernelSetup {
   // Fusion (kernel_setup decides): a convolution, batch norm or two-input add followed by a ReLU
   // (conv, add: or ReLU6) that runs in place applies it, and that layer's forward does nothing. Its
   // backward is unchanged, except after batch norm, whose backward applies the ReLU's too.
-  bool applies_relu = false;     // y = max(0, f(x)), or min(max(0, f(x)), relu_ceiling)
-  float relu_ceiling = 0.f;      // with applies_relu: 0 for ReLU, 6 for ReLU6
-  bool relu_done_before = false; // relu, relu6: its producer already applied it ...
+  bool applies_relu = false;              // y = max(0, f(x)), or min(max(0, f(x)), relu_ceiling)
+  float relu_ceiling = 0.f;               // with applies_relu: 0 for ReLU, 6 for ReLU6
+  bool relu_done_before = false;          // relu, relu6: its producer already applied it ...
   bool relu_backward_done_after = false;  // ... and the producer's backward applies its backward
   // bf16: activations, their gradients and conv/FC arithmetic in bfloat16; parameters, their
   // gradients, batch-norm statistics stay f32. The kernel that writes the loss's input (the logits)

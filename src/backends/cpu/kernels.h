@@ -33,10 +33,10 @@ using KernelFactory = std::function<std::unique_ptr<CpuKernel>(const KernelSetup
 // null when the f32 kernel is a reference kernel too (f32_island_kernel.cc). `f32_layout`: the
 // layout the f32 kernel takes its 4-D inputs in (undef: the bf16 inputs' own); `bf16_layout`: the
 // island's output layout (undef: the f32 kernel's).
-std::unique_ptr<CpuKernel> make_f32_island_kernel(const KernelSetup& s, const dnnl::engine& e,
-                                                  const KernelFactory& factory,
-                                                  dnnl::memory::format_tag f32_layout = dnnl::memory::format_tag::undef,
-                                                  dnnl::memory::format_tag bf16_layout = dnnl::memory::format_tag::undef);
+std::unique_ptr<CpuKernel> make_f32_island_kernel(
+    const KernelSetup& s, const dnnl::engine& e, const KernelFactory& factory,
+    dnnl::memory::format_tag f32_layout = dnnl::memory::format_tag::undef,
+    dnnl::memory::format_tag bf16_layout = dnnl::memory::format_tag::undef);
 // A convolution with s.sub_batches > 1: run in that many slices of the batch.
 std::unique_ptr<CpuKernel> make_sub_batched_kernel(const KernelSetup& s, const dnnl::engine& e);
 

@@ -27,16 +27,15 @@ class LrnKernel : public CpuKernel {
     const auto algo = dnnl::algorithm::lrn_across_channels;
     src_md_ = s.in_mds[0];
     const auto attr = user_scratchpad();
-    dnnl::lrn_forward::desc fd(dnnl::prop_kind::forward_training, algo, src_md_, p.size,
-                               static_cast<float>(p.alpha), static_cast<float>(p.beta),
-                               static_cast<float>(p.k));
+    dnnl::lrn_forward::desc fd(dnnl::prop_kind::forward_training, algo, src_md_, p.size, static_cast<float>(p.alpha),
+                               static_cast<float>(p.beta), static_cast<float>(p.k));
     fwd_pd_ = dnnl::lrn_forward::primitive_desc(fd, attr, engine);
     if (p.size == 1) skip_jit_lrn(fwd_pd_);
     out_md = fwd_pd_.dst_desc();
     saved_mds = {fwd_pd_.workspace_desc()};
     forward_writes_saved = true;
-    dnnl::lrn_backward::desc bd(algo, src_md_, src_md_, p.size, static_cast<float>(p.alpha),
-                                static_cast<float>(p.beta), static_cast<float>(p.k));
+    dnnl::lrn_backward::desc bd(algo, src_md_, src_md_, p.size, static_cast<float>(p.alpha), static_cast<float>(p.beta),
+                                static_cast<float>(p.k));
     bwd_pd_ = dnnl::lrn_backward::primitive_desc(bd, attr, engine, fwd_pd_);
     if (p.size == 1) skip_jit_lrn(bwd_pd_);
     fwd_ = dnnl::lrn_forward(fwd_pd_);
@@ -50,8 +49,7 @@ class LrnKernel : public CpuKernel {
     fwd_.execute(stream, {{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
                           {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
                           {DNNL_ARG_WORKSPACE, bind(saved_mds[0], engine_, a.saved[0])},
-                          {DNNL_ARG_SCRATCHPAD,
-                           bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
+                          {DNNL_ARG_SCRATCHPAD, bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
   }
 
   void backward(dnnl::stream& stream, const KernelArgs& a) override {
@@ -60,8 +58,7 @@ class LrnKernel : public CpuKernel {
                           {DNNL_ARG_DIFF_DST, bind(out_md, engine_, a.d_out)},
                           {DNNL_ARG_WORKSPACE, bind(saved_mds[0], engine_, a.saved[0])},
                           {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, a.d_in[0])},
-                          {DNNL_ARG_SCRATCHPAD,
-                           bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
+                          {DNNL_ARG_SCRATCHPAD, bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}});
   }
 
  private:

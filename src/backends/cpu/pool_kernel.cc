@@ -40,9 +40,7 @@ struct Rescale {
 };
 
 // Cells of the window starting at `start` (may be negative: padding) up to the padded end.
-int64_t counted(int64_t start, int64_t k, int64_t in, int64_t pad) {
-  return std::min(start + k, in + pad) - start;
-}
+int64_t counted(int64_t start, int64_t k, int64_t in, int64_t pad) { return std::min(start + k, in + pad) - start; }
 
 std::vector<Rescale> overhang_rescales(const PoolLayer::Window& w, const Shape& in) {
   std::vector<Rescale> out;
@@ -78,15 +76,15 @@ class PoolKernel : public CpuKernel {
   PoolKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine) {
     const auto& layer = static_cast<const PoolLayer&>(s.layer);
     const PoolLayer::Window w = layer.window(s.in_shapes[0]);
-    const auto algo = layer.p().max ? dnnl::algorithm::pooling_max
+    const auto algo = layer.p().max               ? dnnl::algorithm::pooling_max
                       : layer.p().exclude_padding ? dnnl::algorithm::pooling_avg_exclude_padding
                                                   : dnnl::algorithm::pooling_avg_include_padding;
     src_md_ = s.in_mds[0];
     memory::dims dst{s.batch, s.out_shape.channels(), w.oh, w.ow};
     memory::dims strides{w.sh, w.sw}, kernel{w.kh, w.kw}, pad_l{w.pt, w.pl}, pad_r{w.pb, w.pr};
     const auto attr = user_scratchpad();
-    dnnl::pooling_forward::desc fd(dnnl::prop_kind::forward_training, algo, src_md_, any_md(dst, s.act_dt()),
-                                   strides, kernel, pad_l, pad_r);
+    dnnl::pooling_forward::desc fd(dnnl::prop_kind::forward_training, algo, src_md_, any_md(dst, s.act_dt()), strides,
+                                   kernel, pad_l, pad_r);
     fwd_pd_ = dnnl::pooling_forward::primitive_desc(fd, attr, engine);
     out_md = fwd_pd_.dst_desc();
     has_ws_ = layer.p().max;
@@ -98,8 +96,7 @@ class PoolKernel : public CpuKernel {
     bwd_ = dnnl::pooling_backward(bwd_pd_);
     scratch_bytes = std::max(scratch_of(fwd_pd_), scratch_of(bwd_pd_));
     forward_scratch_bytes = scratch_of(fwd_pd_);  // dy_offset_: backward only
-    if (algo == dnnl::algorithm::pooling_avg_include_padding)
-      rescales_ = overhang_rescales(w, s.in_shapes[0]);
+    if (algo == dnnl::algorithm::pooling_avg_include_padding) rescales_ = overhang_rescales(w, s.in_shapes[0]);
     if (!rescales_.empty()) {  // backward rescales a copy of dy, after its own scratchpad
       dy_offset_ = scratch_offset_after(scratch_of(bwd_pd_));
       scratch_bytes = std::max(scratch_bytes, dy_offset_ + out_md.get_size());
@@ -108,10 +105,9 @@ class PoolKernel : public CpuKernel {
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
-        {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
-        {DNNL_ARG_SCRATCHPAD, bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, bind(src_md_, engine_, a.in[0])},
+                                         {DNNL_ARG_DST, bind(out_md, engine_, a.out)},
+                                         {DNNL_ARG_SCRATCHPAD, bind(fwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
     if (has_ws_) args[DNNL_ARG_WORKSPACE] = bind(saved_mds[0], engine_, a.saved[0]);
     fwd_.execute(stream, args);
     if (!rescales_.empty()) {
@@ -128,10 +124,9 @@ class PoolKernel : public CpuKernel {
       std::memcpy(dy, a.d_out, out_md.get_size());
       apply_rescales(out_md, dy, rescales_);
     }
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_DIFF_DST, bind(out_md, engine_, dy)},
-        {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, a.d_in[0])},
-        {DNNL_ARG_SCRATCHPAD, bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
+    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, bind(out_md, engine_, dy)},
+                                         {DNNL_ARG_DIFF_SRC, bind(src_md_, engine_, a.d_in[0])},
+                                         {DNNL_ARG_SCRATCHPAD, bind(bwd_pd_.scratchpad_desc(), engine_, a.scratch)}};
     if (has_ws_) args[DNNL_ARG_WORKSPACE] = bind(saved_mds[0], engine_, a.saved[0]);
     bwd_.execute(stream, args);
   }

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "backends/cpu/bf16.h"
 #include "backends/cpu/compiled_graph.h"
@@ -108,12 +108,18 @@ class KernelBench {
   }
 
   TimingSpread forward(dnnl::stream& s, int repeats, bool cold) {
-    return steadiest_timing(repeats, cold, [&] { kernel_.forward(s, args_); s.wait(); });
+    return steadiest_timing(repeats, cold, [&] {
+      kernel_.forward(s, args_);
+      s.wait();
+    });
   }
   TimingSpread backward(dnnl::stream& s, int repeats, bool cold) {
     kernel_.forward(s, args_);  // saved state and outputs as backward expects them
     s.wait();
-    return steadiest_timing(repeats, cold, [&] { kernel_.backward(s, args_); s.wait(); });
+    return steadiest_timing(repeats, cold, [&] {
+      kernel_.backward(s, args_);
+      s.wait();
+    });
   }
   void forward_back_to_back(dnnl::stream& s, int runs) {
     for (int r = 0; r < runs; ++r) {
@@ -137,7 +143,11 @@ AlgoCost measure(CpuKernel& kernel, const std::string& name, const KernelSetup& 
   const TimingSpread fwd = bench.forward(s, o.repeats, o.cold_caches);
   const TimingSpread bwd = bench.backward(s, o.repeats, o.cold_caches);
   stable = stable && is_stable(fwd) && is_stable(bwd);
-  return {name, fwd.median, bwd.median, kernel.scratch_bytes, std::max(fwd.relative_spread, bwd.relative_spread),
+  return {name,
+          fwd.median,
+          bwd.median,
+          kernel.scratch_bytes,
+          std::max(fwd.relative_spread, bwd.relative_spread),
           std::max(fwd.waited, bwd.waited)};
 }
 
@@ -154,7 +164,8 @@ void measure_link(const LinkModel& link, int repeats, NetworkCosts& c) {
   const size_t big = size_t{32} << 20, small = 4096;
   AlignedBuffer a(big), b(big);
   auto copy = [&](size_t bytes) {
-    return median_seconds(repeats, false, [&] { device->copy_async(StreamKind::kD2H, b.data(), a.data(), bytes).synchronize(); });
+    return median_seconds(repeats, false,
+                          [&] { device->copy_async(StreamKind::kD2H, b.data(), a.data(), bytes).synchronize(); });
   };
   const double t_small = copy(small), t_big = copy(big);
   c.link_latency_seconds = t_small;
@@ -204,8 +215,7 @@ void measure_contention(KernelBench& bench, dnnl::stream& s, const ProfileOption
   for (int r = 0; r < rounds; ++r) copy_alone.push_back(copy_seconds());
   std::vector<double> copy_loaded = with_copier([&] { bench.forward_back_to_back(s, 2 * rounds + 1); });
   c.compute_slowdown_when_copying = std::max(1.0, median(kernel_loaded) / median(kernel_alone));
-  c.copy_slowdown_when_computing =
-      copy_loaded.empty() ? 1.0 : std::max(1.0, median(copy_loaded) / median(copy_alone));
+  c.copy_slowdown_when_computing = copy_loaded.empty() ? 1.0 : std::max(1.0, median(copy_loaded) / median(copy_alone));
 }
 
 // Kernels are timed on a CpuDevice's compute stream, the thread (and OpenMP team) the executor
@@ -237,7 +247,8 @@ void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o,
   // The heaviest forward kernel stands for every kernel in the contention measurement.
   int heaviest = 0;
   for (size_t i = 0; i < c.nodes.size(); ++i)
-    if (c.nodes[i].algos[0].forward_seconds > c.nodes[heaviest].algos[0].forward_seconds) heaviest = static_cast<int>(i);
+    if (c.nodes[i].algos[0].forward_seconds > c.nodes[heaviest].algos[0].forward_seconds)
+      heaviest = static_cast<int>(i);
   KernelBench bench(const_cast<CpuKernel&>(direct.kernel(heaviest)), setup_of(graph, heaviest, direct, o.seed),
                     graph.classes(), o.seed);
   measure_contention(bench, stream, o, c);

@@ -31,8 +31,8 @@ namespace vdnn {
 struct ProfileOptions {
   int repeats = 5;
   uint64_t seed = 1;
-  LinkModel link;  // the copy engine's emulated link (0: as fast as memcpy)
-  bool cold_caches = true;  // evict the caches before each timed run, as a training step finds them
+  LinkModel link;                          // the copy engine's emulated link (0: as fast as memcpy)
+  bool cold_caches = true;                 // evict the caches before each timed run, as a training step finds them
   Precision precision = Precision::kFp32;  // the kernels' (bf16: the caller checked the CPU has it)
   // Called after each layer is measured (on the measuring thread): layers done, layer count.
   std::function<void(int done, int total)> on_layer;

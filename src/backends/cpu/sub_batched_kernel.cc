@@ -47,8 +47,8 @@ class SubBatchedKernel : public CpuKernel {
   SubBatchedKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine), slices_(s.sub_batches) {
     const Layer& layer = s.layer;
     if (s.batch % slices_ != 0)
-      layer.fail(VDNN_MSG(slices_ << " sub-batches do not divide the batch of " << s.batch
-                                  << " (valid: a divisor of " << s.batch << ")"));
+      layer.fail(VDNN_MSG(slices_ << " sub-batches do not divide the batch of " << s.batch << " (valid: a divisor of "
+                                  << s.batch << ")"));
     if (!batch_is_outermost(s.in_mds[0]))
       layer.fail("its input's layout does not keep each sample contiguous, so it cannot run in sub-batches");
     KernelSetup slice = s;
@@ -67,14 +67,14 @@ class SubBatchedKernel : public CpuKernel {
     size_t offset = scratch_offset_after(inner_->scratch_bytes);
     for (const memory::desc& md : param_mds) {  // one slice's parameter gradients
       grad_offsets_.push_back(offset);
-      sums_.emplace_back(dnnl::binary::primitive_desc(
-          dnnl::binary::desc(dnnl::algorithm::binary_add, md, md, md), engine));
+      sums_.emplace_back(
+          dnnl::binary::primitive_desc(dnnl::binary::desc(dnnl::algorithm::binary_add, md, md, md), engine));
       offset = scratch_offset_after(offset + md.get_size());
     }
     scratch_bytes = offset;
     forward_scratch_bytes = inner_->forward_scratch_bytes.value_or(inner_->scratch_bytes);
-    implementation = inner_->implementation + ", " + std::to_string(slices_) + " sub-batches of " +
-                     std::to_string(slice.batch);
+    implementation =
+        inner_->implementation + ", " + std::to_string(slices_) + " sub-batches of " + std::to_string(slice.batch);
     slow_kernels = inner_->slow_kernels;
   }
 
@@ -111,8 +111,8 @@ class SubBatchedKernel : public CpuKernel {
   int slices_;
   std::unique_ptr<CpuKernel> inner_;  // the convolution at batch N / slices_
   size_t in_slice_bytes_ = 0, out_slice_bytes_ = 0;
-  std::vector<size_t> grad_offsets_;   // in scratch: a slice's gradient of each parameter
-  std::vector<dnnl::binary> sums_;     // per parameter: total += a slice's gradient
+  std::vector<size_t> grad_offsets_;  // in scratch: a slice's gradient of each parameter
+  std::vector<dnnl::binary> sums_;    // per parameter: total += a slice's gradient
 };
 
 }  // namespace

@@ -18,8 +18,7 @@ struct WeightedMds {
 };
 
 inline std::unordered_map<int, dnnl::memory> forward_args(const WeightedMds& m, const dnnl::engine& e,
-                                                          const KernelArgs& a,
-                                                          const dnnl::memory::desc& scratch) {
+                                                          const KernelArgs& a, const dnnl::memory::desc& scratch) {
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, bind(m.src, e, a.in[0])},
                                              {DNNL_ARG_WEIGHTS, bind(m.weights, e, a.params[0])},
                                              {DNNL_ARG_DST, bind(m.dst, e, a.out)},
@@ -28,14 +27,13 @@ inline std::unordered_map<int, dnnl::memory> forward_args(const WeightedMds& m, 
   return args;
 }
 
-inline std::unordered_map<int, dnnl::memory> backward_weights_args(
-    const WeightedMds& m, const dnnl::engine& e, const KernelArgs& a,
-    const dnnl::memory::desc& scratch) {
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, bind(m.src, e, a.in[0])},
-      {DNNL_ARG_DIFF_DST, bind(m.dst, e, a.d_out)},
-      {DNNL_ARG_DIFF_WEIGHTS, bind(m.weights, e, a.d_params[0])},
-      {DNNL_ARG_SCRATCHPAD, bind(scratch, e, a.scratch)}};
+inline std::unordered_map<int, dnnl::memory> backward_weights_args(const WeightedMds& m, const dnnl::engine& e,
+                                                                   const KernelArgs& a,
+                                                                   const dnnl::memory::desc& scratch) {
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, bind(m.src, e, a.in[0])},
+                                             {DNNL_ARG_DIFF_DST, bind(m.dst, e, a.d_out)},
+                                             {DNNL_ARG_DIFF_WEIGHTS, bind(m.weights, e, a.d_params[0])},
+                                             {DNNL_ARG_SCRATCHPAD, bind(scratch, e, a.scratch)}};
   if (m.has_bias()) args[DNNL_ARG_DIFF_BIAS] = bind(m.bias, e, a.d_params[1]);
   return args;
 }

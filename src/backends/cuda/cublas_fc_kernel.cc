@@ -27,22 +27,20 @@ class CublasFcKernel : public CudaKernel {
   }
 
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
-    VDNN_CUDA_CHECK(cublasSgemm(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, u_, n_, k_, &kOne,
-                                f(a.params[0]), k_, f(a.in[0]), k_, &kZero, f(a.out), u_));
-    if (has_bias_)
-      VDNN_CUDA_CHECK(cudnnAddTensor(ctx.cudnn, &kOne, bias_, a.params[1], &kOne, y_, a.out));
+    VDNN_CUDA_CHECK(cublasSgemm(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, u_, n_, k_, &kOne, f(a.params[0]), k_, f(a.in[0]),
+                                k_, &kZero, f(a.out), u_));
+    if (has_bias_) VDNN_CUDA_CHECK(cudnnAddTensor(ctx.cudnn, &kOne, bias_, a.params[1], &kOne, y_, a.out));
   }
 
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     if (a.d_params[0])
-      VDNN_CUDA_CHECK(cublasSgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_T, k_, u_, n_, &kOne,
-                                  f(a.in[0]), k_, f(a.d_out), u_, &kZero, f(a.d_params[0]), k_));
+      VDNN_CUDA_CHECK(cublasSgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_T, k_, u_, n_, &kOne, f(a.in[0]), k_, f(a.d_out),
+                                  u_, &kZero, f(a.d_params[0]), k_));
     if (has_bias_ && a.d_params[1])
-      VDNN_CUDA_CHECK(cudnnConvolutionBackwardBias(ctx.cudnn, &kOne, y_, a.d_out, &kZero, bias_,
-                                                   a.d_params[1]));
+      VDNN_CUDA_CHECK(cudnnConvolutionBackwardBias(ctx.cudnn, &kOne, y_, a.d_out, &kZero, bias_, a.d_params[1]));
     if (a.d_in[0])
-      VDNN_CUDA_CHECK(cublasSgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, k_, n_, u_, &kOne,
-                                  f(a.params[0]), k_, f(a.d_out), u_, &kZero, f(a.d_in[0]), k_));
+      VDNN_CUDA_CHECK(cublasSgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, k_, n_, u_, &kOne, f(a.params[0]), k_,
+                                  f(a.d_out), u_, &kZero, f(a.d_in[0]), k_));
   }
 
  private:

@@ -1,11 +1,11 @@
 // backends/cuda/cuda_backend.h — the Backend on a GPU: cuDNN and cuBLAS kernels on a CudaDevice.
 //
-// Model: one CudaDevice (four CUDA streams; the GPU of the process's local rank), the cuDNN and cuBLAS handles bound to its compute
-// stream, and one CudaKernel per node in plain fp32 layouts. The executor's compute work runs on
-// the host thread and enqueues onto the compute stream: kernels, gradient sums (cuBLAS axpy), the
-// input upload (cudaMemcpyAsync from the pinned staging buffer) and the SGD update (a small CUDA
-// kernel). The arena is one cudaMalloc, host memory is pinned, parameters cross the edge as plain
-// copies. Nothing synchronizes except the host-side calls (download, upload, export/import).
+// Model: one CudaDevice (four CUDA streams; the GPU of the process's local rank), the cuDNN and cuBLAS handles bound to
+// its compute stream, and one CudaKernel per node in plain fp32 layouts. The executor's compute work runs on the host
+// thread and enqueues onto the compute stream: kernels, gradient sums (cuBLAS axpy), the input upload (cudaMemcpyAsync
+// from the pinned staging buffer) and the SGD update (a small CUDA kernel). The arena is one cudaMalloc, host memory is
+// pinned, parameters cross the edge as plain copies. Nothing synchronizes except the host-side calls (download, upload,
+// export/import).
 //
 //   if (std::string why = cuda_unavailable_reason(); !why.empty()) ...;   // e.g. no driver
 //   std::unique_ptr<Backend> gpu = make_cuda_backend(graph, {.kind = BackendKind::kCuda, .batch =

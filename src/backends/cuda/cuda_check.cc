@@ -5,18 +5,16 @@
 namespace vdnn {
 
 std::string describe(cudaError_t status) {
-  return VDNN_MSG(cudaGetErrorString(status) << " (" << cudaGetErrorName(status) << ", error "
-                                             << static_cast<int>(status) << ")");
+  return VDNN_MSG(cudaGetErrorString(status)
+                  << " (" << cudaGetErrorName(status) << ", error " << static_cast<int>(status) << ")");
 }
 
 std::string describe(cudnnStatus_t status) {
-  return VDNN_MSG(cudnnGetErrorString(status)
-                  << " (cuDNN status " << static_cast<int>(status) << ")");
+  return VDNN_MSG(cudnnGetErrorString(status) << " (cuDNN status " << static_cast<int>(status) << ")");
 }
 
 std::string describe(cublasStatus_t status) {
-  return VDNN_MSG(cublasGetStatusString(status)
-                  << " (cuBLAS status " << static_cast<int>(status) << ")");
+  return VDNN_MSG(cublasGetStatusString(status) << " (cuBLAS status " << static_cast<int>(status) << ")");
 }
 
 namespace cuda_detail {

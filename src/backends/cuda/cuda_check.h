@@ -31,8 +31,7 @@ namespace cuda_detail {
 [[noreturn]] void fail(const std::string& what, const char* statement, const char* file, int line);
 
 template <typename Status>
-inline void check(Status status, Status success, const char* statement, const char* file,
-                  int line) {
+inline void check(Status status, Status success, const char* statement, const char* file, int line) {
   if (status != success) fail(describe(status), statement, file, line);
 }
 inline void check(cudaError_t s, const char* stmt, const char* file, int line) {

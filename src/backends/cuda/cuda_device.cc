@@ -67,8 +67,7 @@ int default_cuda_device(int device_count) {
 }
 
 CudaDevice::CudaDevice(int index) {
-  if (const std::string why = cuda_unavailable_reason(); !why.empty())
-    VDNN_THROW("no usable GPU: " << why);
+  if (const std::string why = cuda_unavailable_reason(); !why.empty()) VDNN_THROW("no usable GPU: " << why);
   int count = 0;
   VDNN_CUDA_CHECK(cudaGetDeviceCount(&count));
   index_ = index < 0 ? default_cuda_device(count) : index;
@@ -78,8 +77,7 @@ CudaDevice::CudaDevice(int index) {
                               << "; CUDA_VISIBLE_DEVICES=" << (visible ? visible : "unset") << ")");
   }
   VDNN_CUDA_CHECK(cudaSetDevice(index_));
-  for (cudaStream_t& s : streams_)
-    VDNN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (cudaStream_t& s : streams_) VDNN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 }
 
 CudaDevice::~CudaDevice() {
@@ -111,9 +109,7 @@ void CudaDevice::launch(StreamKind s, std::function<void()> work) {
   }
 }
 
-Event CudaDevice::record(StreamKind s) {
-  return Event(std::make_shared<CudaEventState>(stream(s)));
-}
+Event CudaDevice::record(StreamKind s) { return Event(std::make_shared<CudaEventState>(stream(s))); }
 
 void CudaDevice::wait(StreamKind s, const Event& e) {
   if (!e.state()) return;  // a default Event counts as completed

@@ -15,21 +15,19 @@ class CudnnReluKernel : public CudaKernel {
         relu_(s.layer.type() == "relu6" ? CUDNN_ACTIVATION_CLIPPED_RELU : CUDNN_ACTIVATION_RELU,
               s.layer.type() == "relu6" ? Relu6Layer::kCeiling : 0.0) {
     declare_sizes(s);
-    implementation = s.layer.type() == "relu6" ? "cudnn activation_clipped_relu(6)"
-                                               : "cudnn activation_relu";
+    implementation = s.layer.type() == "relu6" ? "cudnn activation_clipped_relu(6)" : "cudnn activation_relu";
   }
 
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
-    VDNN_CUDA_CHECK(
-        cudnnActivationForward(ctx.cudnn, relu_, &kOne, x_, a.in[0], &kZero, x_, a.out));
+    VDNN_CUDA_CHECK(cudnnActivationForward(ctx.cudnn, relu_, &kOne, x_, a.in[0], &kZero, x_, a.out));
   }
 
   // relu'(x) = [x > 0] = [y > 0]: the output stands in for the (possibly overwritten) input;
   // relu6'(x) = [0 < x < 6] = [0 < y < 6] likewise.
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     if (!a.d_in[0]) return;
-    VDNN_CUDA_CHECK(cudnnActivationBackward(ctx.cudnn, relu_, &kOne, x_, a.out, x_, a.d_out, x_,
-                                            a.out, &kZero, x_, a.d_in[0]));
+    VDNN_CUDA_CHECK(
+        cudnnActivationBackward(ctx.cudnn, relu_, &kOne, x_, a.out, x_, a.d_out, x_, a.out, &kZero, x_, a.d_in[0]));
   }
 
  private:
@@ -77,9 +75,7 @@ class CudaFlattenKernel : public CudaKernel {
     declare_sizes(s);
     implementation = "copy";
   }
-  void forward(const CudaContext& ctx, const KernelArgs& a) override {
-    copy_on_stream(ctx, a.out, a.in[0], out_bytes);
-  }
+  void forward(const CudaContext& ctx, const KernelArgs& a) override { copy_on_stream(ctx, a.out, a.in[0], out_bytes); }
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     if (a.d_in[0]) copy_on_stream(ctx, a.d_in[0], a.d_out, out_bytes);
   }

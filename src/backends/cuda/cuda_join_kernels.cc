@@ -17,8 +17,8 @@ class CudaConcatKernel : public CudaKernel {
       parts_.push_back({offset, bytes});
       offset += bytes;
     }
-    VDNN_CHECK(offset == row, "concat '" << s.layer.name() << "': inputs " << offset
-                                         << " B, output " << row << " B per sample");
+    VDNN_CHECK(offset == row,
+               "concat '" << s.layer.name() << "': inputs " << offset << " B, output " << row << " B per sample");
     row_bytes_ = row;
     declare_sizes(s);
     implementation = "cudaMemcpy2DAsync";
@@ -26,17 +26,17 @@ class CudaConcatKernel : public CudaKernel {
 
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
     for (size_t i = 0; i < parts_.size(); ++i)
-      VDNN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(a.out) + parts_[i].offset, row_bytes_,
-                                        a.in[i], parts_[i].bytes, parts_[i].bytes, batch_,
-                                        cudaMemcpyDeviceToDevice, ctx.stream));
+      VDNN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(a.out) + parts_[i].offset, row_bytes_, a.in[i],
+                                        parts_[i].bytes, parts_[i].bytes, batch_, cudaMemcpyDeviceToDevice,
+                                        ctx.stream));
   }
 
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     for (size_t i = 0; i < parts_.size(); ++i)
       if (a.d_in[i])
-        VDNN_CUDA_CHECK(cudaMemcpy2DAsync(
-            a.d_in[i], parts_[i].bytes, static_cast<const char*>(a.d_out) + parts_[i].offset,
-            row_bytes_, parts_[i].bytes, batch_, cudaMemcpyDeviceToDevice, ctx.stream));
+        VDNN_CUDA_CHECK(cudaMemcpy2DAsync(a.d_in[i], parts_[i].bytes,
+                                          static_cast<const char*>(a.d_out) + parts_[i].offset, row_bytes_,
+                                          parts_[i].bytes, batch_, cudaMemcpyDeviceToDevice, ctx.stream));
   }
 
  private:
@@ -50,8 +50,7 @@ class CudaConcatKernel : public CudaKernel {
 class CudaAddKernel : public CudaKernel {
  public:
   explicit CudaAddKernel(const CudaKernelSetup& s)
-      : inputs_(s.in_shapes.size()),
-        count_(to_int(s.batch * s.out_shape.elements(), "add elements")) {
+      : inputs_(s.in_shapes.size()), count_(to_int(s.batch * s.out_shape.elements(), "add elements")) {
     declare_sizes(s);
     implementation = "cublas saxpy";
   }
@@ -61,8 +60,8 @@ class CudaAddKernel : public CudaKernel {
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
     if (a.out != a.in[0]) copy_on_stream(ctx, a.out, a.in[0], out_bytes);
     for (size_t i = 1; i < inputs_; ++i)
-      VDNN_CUDA_CHECK(cublasSaxpy(ctx.cublas, count_, &kOne, static_cast<const float*>(a.in[i]), 1,
-                                  static_cast<float*>(a.out), 1));
+      VDNN_CUDA_CHECK(
+          cublasSaxpy(ctx.cublas, count_, &kOne, static_cast<const float*>(a.in[i]), 1, static_cast<float*>(a.out), 1));
   }
 
   void backward(const CudaContext& ctx, const KernelArgs& a) override {

@@ -18,8 +18,7 @@ void CudaKernel::declare_sizes(const CudaKernelSetup& s) {
 }
 
 std::unique_ptr<CudaKernel> make_cuda_kernel(const CudaKernelSetup& setup, const CudaContext& ctx) {
-  using Factory =
-      std::function<std::unique_ptr<CudaKernel>(const CudaKernelSetup&, const CudaContext&)>;
+  using Factory = std::function<std::unique_ptr<CudaKernel>(const CudaKernelSetup&, const CudaContext&)>;
   static const std::map<std::string, Factory> table = {
       {"conv", make_cudnn_conv_kernel},
       {"max_pool", make_cuda_pool_kernel},
@@ -43,8 +42,7 @@ std::unique_ptr<CudaKernel> make_cuda_kernel(const CudaKernelSetup& setup, const
   } catch (const Error& e) {
     const std::string what = e.what();
     if (what.rfind("layer '", 0) == 0) throw;  // already names the layer
-    layer.fail(
-        VDNN_MSG("the CUDA backend cannot implement it for batch " << setup.batch << ": " << what));
+    layer.fail(VDNN_MSG("the CUDA backend cannot implement it for batch " << setup.batch << ": " << what));
   }
 }
 

@@ -34,9 +34,7 @@ class CudaArena final : public DeviceBuffer {
 
 }  // namespace
 
-std::unique_ptr<DeviceBuffer> allocate_cuda_arena(size_t bytes) {
-  return std::make_unique<CudaArena>(bytes);
-}
+std::unique_ptr<DeviceBuffer> allocate_cuda_arena(size_t bytes) { return std::make_unique<CudaArena>(bytes); }
 
 HostMemory pinned_host_memory() {
   return {[](size_t bytes) -> void* {

@@ -16,21 +16,18 @@ class CudaSoftmaxCeKernel : public CudaKernel {
   }
 
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
-    VDNN_CUDA_CHECK(cudnnSoftmaxForward(ctx.cudnn, CUDNN_SOFTMAX_ACCURATE,
-                                        CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, logits_, a.in[0],
-                                        &kZero, logits_, a.saved[0]));
+    VDNN_CUDA_CHECK(cudnnSoftmaxForward(ctx.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, logits_,
+                                        a.in[0], &kZero, logits_, a.saved[0]));
     const int64_t valid = upload_labels(ctx, a);
-    launch_cross_entropy_loss(static_cast<const float*>(a.saved[0]),
-                              static_cast<const int32_t*>(a.scratch), valid, classes_,
-                              static_cast<float*>(a.out), ctx.stream);
+    launch_cross_entropy_loss(static_cast<const float*>(a.saved[0]), static_cast<const int32_t*>(a.scratch), valid,
+                              classes_, static_cast<float*>(a.out), ctx.stream);
   }
 
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     if (!a.d_in[0]) return;
     const int64_t valid = upload_labels(ctx, a);
-    launch_cross_entropy_backward(static_cast<const float*>(a.saved[0]),
-                                  static_cast<const int32_t*>(a.scratch), batch_, valid, classes_,
-                                  static_cast<float*>(a.d_in[0]), ctx.stream);
+    launch_cross_entropy_backward(static_cast<const float*>(a.saved[0]), static_cast<const int32_t*>(a.scratch), batch_,
+                                  valid, classes_, static_cast<float*>(a.d_in[0]), ctx.stream);
   }
 
  private:
@@ -40,10 +37,8 @@ class CudaSoftmaxCeKernel : public CudaKernel {
   int64_t upload_labels(const CudaContext& ctx, const KernelArgs& a) const {
     const int64_t valid = a.valid > 0 ? a.valid : batch_;
     for (int64_t n = 0; n < valid; ++n)
-      VDNN_CHECK(a.labels[n] >= 0 && a.labels[n] < classes_,
-                 "label " << a.labels[n] << " out of range");
-    VDNN_CUDA_CHECK(cudaMemcpyAsync(a.scratch, a.labels,
-                                    static_cast<size_t>(valid) * sizeof(int32_t),
+      VDNN_CHECK(a.labels[n] >= 0 && a.labels[n] < classes_, "label " << a.labels[n] << " out of range");
+    VDNN_CUDA_CHECK(cudaMemcpyAsync(a.scratch, a.labels, static_cast<size_t>(valid) * sizeof(int32_t),
                                     cudaMemcpyHostToDevice, ctx.stream));
     return valid;
   }
@@ -54,8 +49,7 @@ class CudaSoftmaxCeKernel : public CudaKernel {
 
 }  // namespace
 
-std::unique_ptr<CudaKernel> make_cuda_softmax_ce_kernel(const CudaKernelSetup& s,
-                                                        const CudaContext&) {
+std::unique_ptr<CudaKernel> make_cuda_softmax_ce_kernel(const CudaKernelSetup& s, const CudaContext&) {
   return std::make_unique<CudaSoftmaxCeKernel>(s);
 }
 

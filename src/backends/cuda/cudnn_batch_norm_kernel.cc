@@ -22,23 +22,21 @@ class CudnnBatchNormKernel : public CudaKernel {
 
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
     if (!a.training) {
-      VDNN_CUDA_CHECK(cudnnBatchNormalizationForwardInference(
-          ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_, a.in[0], x_, a.out, channel_,
-          a.params[0], a.params[1], a.params[2], a.params[3], p_.eps));
+      VDNN_CUDA_CHECK(cudnnBatchNormalizationForwardInference(ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_,
+                                                              a.in[0], x_, a.out, channel_, a.params[0], a.params[1],
+                                                              a.params[2], a.params[3], p_.eps));
       return;
     }
     VDNN_CUDA_CHECK(cudnnBatchNormalizationForwardTraining(
-        ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_, a.in[0], x_, a.out, channel_,
-        a.params[0], a.params[1], p_.momentum, a.params[2], a.params[3], p_.eps, a.saved[0],
-        a.saved[1]));
+        ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_, a.in[0], x_, a.out, channel_, a.params[0], a.params[1],
+        p_.momentum, a.params[2], a.params[3], p_.eps, a.saved[0], a.saved[1]));
   }
 
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     void* dx = a.d_in[0] ? a.d_in[0] : a.scratch;
-    VDNN_CUDA_CHECK(cudnnBatchNormalizationBackward(ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne,
-                                                    &kZero, &kOne, &kZero, x_, a.in[0], x_, a.d_out,
-                                                    x_, dx, channel_, a.params[0], a.d_params[0],
-                                                    a.d_params[1], p_.eps, a.saved[0], a.saved[1]));
+    VDNN_CUDA_CHECK(cudnnBatchNormalizationBackward(ctx.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero,
+                                                    x_, a.in[0], x_, a.d_out, x_, dx, channel_, a.params[0],
+                                                    a.d_params[0], a.d_params[1], p_.eps, a.saved[0], a.saved[1]));
   }
 
  private:
@@ -48,8 +46,7 @@ class CudnnBatchNormKernel : public CudaKernel {
 
 }  // namespace
 
-std::unique_ptr<CudaKernel> make_cudnn_batch_norm_kernel(const CudaKernelSetup& s,
-                                                         const CudaContext&) {
+std::unique_ptr<CudaKernel> make_cudnn_batch_norm_kernel(const CudaKernelSetup& s, const CudaContext&) {
   return std::make_unique<CudnnBatchNormKernel>(s);
 }
 

@@ -25,20 +25,17 @@ struct ForwardPass {
   static void measure(cudnnHandle_t h, const ConvDescriptors& d, int n, int* got, Perf* p) {
     VDNN_CUDA_CHECK(cudnnFindConvolutionForwardAlgorithm(h, d.x, d.w, d.conv, d.y, n, got, p));
   }
-  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, int algo,
-                                 size_t* bytes) {
-    return cudnnGetConvolutionForwardWorkspaceSize(
-        h, d.x, d.w, d.conv, d.y, static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, int algo, size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y,
+                                                   static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
   }
   static const char* name(int algo) {
-    static const char* names[] = {
-        "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
-        "winograd",      "winograd_nonfused"};
+    static const char* names[] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+                                  "winograd",      "winograd_nonfused"};
     return algo >= 0 && algo < 8 ? names[algo] : "unknown";
   }
   static bool is_winograd(int algo) {
-    return algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
-           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
   }
 };
 
@@ -51,20 +48,17 @@ struct BackwardDataPass {
     return n;
   }
   static void heuristic(cudnnHandle_t h, const ConvDescriptors& d, int n, int* got, Perf* p) {
-    VDNN_CUDA_CHECK(
-        cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, n, got, p));
+    VDNN_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, n, got, p));
   }
   static void measure(cudnnHandle_t h, const ConvDescriptors& d, int n, int* got, Perf* p) {
     VDNN_CUDA_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(h, d.w, d.y, d.conv, d.x, n, got, p));
   }
-  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, int algo,
-                                 size_t* bytes) {
-    return cudnnGetConvolutionBackwardDataWorkspaceSize(
-        h, d.w, d.y, d.conv, d.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, int algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x,
+                                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
   }
   static const char* name(int algo) {
-    static const char* names[] = {"algo_0",     "algo_1",   "fft",
-                                  "fft_tiling", "winograd", "winograd_nonfused"};
+    static const char* names[] = {"algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"};
     return algo >= 0 && algo < 6 ? names[algo] : "unknown";
   }
   static bool is_winograd(int algo) {
@@ -82,26 +76,20 @@ struct BackwardFilterPass {
     return n;
   }
   static void heuristic(cudnnHandle_t h, const ConvDescriptors& d, int n, int* got, Perf* p) {
-    VDNN_CUDA_CHECK(
-        cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, n, got, p));
+    VDNN_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, n, got, p));
   }
   static void measure(cudnnHandle_t h, const ConvDescriptors& d, int n, int* got, Perf* p) {
-    VDNN_CUDA_CHECK(
-        cudnnFindConvolutionBackwardFilterAlgorithm(h, d.x, d.y, d.conv, d.w, n, got, p));
+    VDNN_CUDA_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(h, d.x, d.y, d.conv, d.w, n, got, p));
   }
-  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, int algo,
-                                 size_t* bytes) {
-    return cudnnGetConvolutionBackwardFilterWorkspaceSize(
-        h, d.x, d.y, d.conv, d.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+  static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescriptors& d, int algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w,
+                                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
   }
   static const char* name(int algo) {
-    static const char* names[] = {
-        "algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
+    static const char* names[] = {"algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
     return algo >= 0 && algo < 7 ? names[algo] : "unknown";
   }
-  static bool is_winograd(int algo) {
-    return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
-  }
+  static bool is_winograd(int algo) { return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED; }
 };
 
 template <typename Pass>
@@ -124,12 +112,8 @@ ConvAlgoChoice choose(cudnnHandle_t h, const ConvDescriptors& d, ConvAlgo want, 
     for (int i = 0; i < got; ++i) {
       const auto& p = perf[static_cast<size_t>(i)];
       const int algo = static_cast<int>(p.algo);
-      if (p.status != CUDNN_STATUS_SUCCESS || p.determinism != CUDNN_DETERMINISTIC ||
-          p.mathType != math)
-        continue;
-      if (std::any_of(ok.begin(), ok.end(),
-                      [&](const ConvAlgoChoice& c) { return c.algo == algo; }))
-        continue;
+      if (p.status != CUDNN_STATUS_SUCCESS || p.determinism != CUDNN_DETERMINISTIC || p.mathType != math) continue;
+      if (std::any_of(ok.begin(), ok.end(), [&](const ConvAlgoChoice& c) { return c.algo == algo; })) continue;
       size_t bytes = 0;  // on the final descriptors (fp32 FMA math)
       if (Pass::workspace(h, d, algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
       if (bytes > limit) {
@@ -142,9 +126,9 @@ ConvAlgoChoice choose(cudnnHandle_t h, const ConvDescriptors& d, ConvAlgo want, 
   }
   if (ok.empty() && least_over > 0)
     VDNN_THROW("layer '" << layer << "' (conv): every deterministic fp32 " << Pass::kName
-                         << " algorithm cuDNN offers needs more workspace than the "
-                         << format_bytes(limit) << " the plan reserves for this algorithm choice ("
-                         << format_bytes(least_over) << " at least); try another --conv-algo");
+                         << " algorithm cuDNN offers needs more workspace than the " << format_bytes(limit)
+                         << " the plan reserves for this algorithm choice (" << format_bytes(least_over)
+                         << " at least); try another --conv-algo");
   if (ok.empty())
     VDNN_THROW("layer '" << layer << "' (conv): cuDNN offers no deterministic fp32 " << Pass::kName
                          << " algorithm for it");
@@ -152,31 +136,27 @@ ConvAlgoChoice choose(cudnnHandle_t h, const ConvDescriptors& d, ConvAlgo want, 
   if (want == ConvAlgo::kWinograd)
     for (const ConvAlgoChoice& c : ok)
       if (Pass::is_winograd(c.algo)) return c;
-  return *std::min_element(ok.begin(), ok.end(),
-                           [](const ConvAlgoChoice& a, const ConvAlgoChoice& b) {
-                             return a.workspace_bytes < b.workspace_bytes;
-                           });
+  return *std::min_element(ok.begin(), ok.end(), [](const ConvAlgoChoice& a, const ConvAlgoChoice& b) {
+    return a.workspace_bytes < b.workspace_bytes;
+  });
 }
 
 }  // namespace
 
 size_t ConvAlgos::workspace_bytes() const {
-  return std::max(
-      {forward.workspace_bytes, backward_data.workspace_bytes, backward_filter.workspace_bytes});
+  return std::max({forward.workspace_bytes, backward_data.workspace_bytes, backward_filter.workspace_bytes});
 }
 
 std::string ConvAlgos::to_string() const {
   auto one = [](const char* pass, const ConvAlgoChoice& c) {
-    return VDNN_MSG(
-        pass << " " << c.name << " " << format_bytes(c.workspace_bytes)
-             << (c.measured_ms >= 0 ? VDNN_MSG(" " << c.measured_ms << " ms") : std::string()));
+    return VDNN_MSG(pass << " " << c.name << " " << format_bytes(c.workspace_bytes)
+                         << (c.measured_ms >= 0 ? VDNN_MSG(" " << c.measured_ms << " ms") : std::string()));
   };
-  return one("fwd", forward) + ", " + one("bwd data", backward_data) + ", " +
-         one("bwd filter", backward_filter);
+  return one("fwd", forward) + ", " + one("bwd data", backward_data) + ", " + one("bwd filter", backward_filter);
 }
 
-ConvAlgos choose_conv_algos(cudnnHandle_t cudnn, const ConvDescriptors& d, ConvAlgo want,
-                            bool need_data_grad, size_t workspace_limit, const std::string& layer) {
+ConvAlgos choose_conv_algos(cudnnHandle_t cudnn, const ConvDescriptors& d, ConvAlgo want, bool need_data_grad,
+                            size_t workspace_limit, const std::string& layer) {
   ConvAlgos a;
   a.forward = choose<ForwardPass>(cudnn, d, want, workspace_limit, layer);
   if (need_data_grad) {

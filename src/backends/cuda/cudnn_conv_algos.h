@@ -38,8 +38,7 @@ struct ConvAlgoChoice {
 struct ConvAlgos {
   ConvAlgoChoice forward, backward_data, backward_filter;
   size_t workspace_bytes() const;
-  std::string to_string()
-      const;  // "fwd implicit_gemm 0 B, bwd data algo_1 0 B, bwd filter algo_1 0 B"
+  std::string to_string() const;  // "fwd implicit_gemm 0 B, bwd data algo_1 0 B, bwd filter algo_1 0 B"
 };
 
 struct ConvDescriptors {
@@ -52,7 +51,7 @@ struct ConvDescriptors {
 // Throws vdnn::Error naming `layer` when a pass has no deterministic fp32 algorithm within
 // `workspace_limit` bytes. backward_data is left at zero workspace when `need_data_grad` is false
 // (the graph input).
-ConvAlgos choose_conv_algos(cudnnHandle_t cudnn, const ConvDescriptors& d, ConvAlgo want,
-                            bool need_data_grad, size_t workspace_limit, const std::string& layer);
+ConvAlgos choose_conv_algos(cudnnHandle_t cudnn, const ConvDescriptors& d, ConvAlgo want, bool need_data_grad,
+                            size_t workspace_limit, const std::string& layer);
 
 }  // namespace vdnn

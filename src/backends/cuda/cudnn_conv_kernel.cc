@@ -30,11 +30,10 @@ class CudnnConvKernel : public CudaKernel {
     int n = 0, c = 0, h = 0, w = 0;  // cuDNN's output shape must be the layer's (per slice)
     VDNN_CUDA_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &n, &c, &h, &w));
     if (c != p_.channels || h != s.out_shape.height() || w != s.out_shape.width())
-      s.layer.fail(VDNN_MSG("cuDNN computes a " << c << "x" << h << "x" << w
-                                                << " output, the layer "
+      s.layer.fail(VDNN_MSG("cuDNN computes a " << c << "x" << h << "x" << w << " output, the layer "
                                                 << s.out_shape.to_string()));
-    algos_ = choose_conv_algos(ctx.cudnn, {x_, w_, conv_, y_}, s.conv_algo, s.needs_grad(0),
-                               scratch_bytes, s.layer.name());
+    algos_ =
+        choose_conv_algos(ctx.cudnn, {x_, w_, conv_, y_}, s.conv_algo, s.needs_grad(0), scratch_bytes, s.layer.name());
     implementation = "cudnn " + algos_.to_string() +
                      (slices_ > 1 ? VDNN_MSG(", " << slices_ << " sub-batches of " << s.batch / slices_) : "");
   }
@@ -53,30 +52,27 @@ class CudnnConvKernel : public CudaKernel {
   }
 
   void forward_slice(const CudaContext& ctx, const KernelArgs& a) {
-    VDNN_CUDA_CHECK(
-        cudnnConvolutionForward(ctx.cudnn, &kOne, x_, a.in[0], w_, a.params[0], conv_,
-                                static_cast<cudnnConvolutionFwdAlgo_t>(algos_.forward.algo),
-                                a.scratch, scratch_bytes, &kZero, y_, a.out));
-    if (p_.bias)
-      VDNN_CUDA_CHECK(cudnnAddTensor(ctx.cudnn, &kOne, bias_, a.params[1], &kOne, y_, a.out));
+    VDNN_CUDA_CHECK(cudnnConvolutionForward(ctx.cudnn, &kOne, x_, a.in[0], w_, a.params[0], conv_,
+                                            static_cast<cudnnConvolutionFwdAlgo_t>(algos_.forward.algo), a.scratch,
+                                            scratch_bytes, &kZero, y_, a.out));
+    if (p_.bias) VDNN_CUDA_CHECK(cudnnAddTensor(ctx.cudnn, &kOne, bias_, a.params[1], &kOne, y_, a.out));
   }
 
   // weights_beta: 0 overwrites the filter and bias gradients (the first slice), 1 adds to them.
   void backward_slice(const CudaContext& ctx, const KernelArgs& a, const float* weights_beta) {
     if (a.d_params[0]) {
-      VDNN_CUDA_CHECK(cudnnConvolutionBackwardFilter(
-          ctx.cudnn, &kOne, x_, a.in[0], y_, a.d_out, conv_,
-          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algos_.backward_filter.algo), a.scratch,
-          scratch_bytes, weights_beta, w_, a.d_params[0]));
+      VDNN_CUDA_CHECK(
+          cudnnConvolutionBackwardFilter(ctx.cudnn, &kOne, x_, a.in[0], y_, a.d_out, conv_,
+                                         static_cast<cudnnConvolutionBwdFilterAlgo_t>(algos_.backward_filter.algo),
+                                         a.scratch, scratch_bytes, weights_beta, w_, a.d_params[0]));
     }
     if (p_.bias && a.d_params[1])
-      VDNN_CUDA_CHECK(cudnnConvolutionBackwardBias(ctx.cudnn, &kOne, y_, a.d_out, weights_beta, bias_,
-                                                   a.d_params[1]));
+      VDNN_CUDA_CHECK(cudnnConvolutionBackwardBias(ctx.cudnn, &kOne, y_, a.d_out, weights_beta, bias_, a.d_params[1]));
     if (a.d_in[0]) {
-      VDNN_CUDA_CHECK(cudnnConvolutionBackwardData(
-          ctx.cudnn, &kOne, w_, a.params[0], y_, a.d_out, conv_,
-          static_cast<cudnnConvolutionBwdDataAlgo_t>(algos_.backward_data.algo), a.scratch,
-          scratch_bytes, &kZero, x_, a.d_in[0]));
+      VDNN_CUDA_CHECK(
+          cudnnConvolutionBackwardData(ctx.cudnn, &kOne, w_, a.params[0], y_, a.d_out, conv_,
+                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(algos_.backward_data.algo), a.scratch,
+                                       scratch_bytes, &kZero, x_, a.d_in[0]));
     }
   }
 
@@ -92,8 +88,7 @@ class CudnnConvKernel : public CudaKernel {
 
 }  // namespace
 
-std::unique_ptr<CudaKernel> make_cudnn_conv_kernel(const CudaKernelSetup& s,
-                                                   const CudaContext& ctx) {
+std::unique_ptr<CudaKernel> make_cudnn_conv_kernel(const CudaKernelSetup& s, const CudaContext& ctx) {
   return std::make_unique<CudnnConvKernel>(s, ctx);
 }
 

@@ -57,15 +57,15 @@ class CudaLibraries {
 };
 
 // fp32 NCHW tensor n x c x h x w (fully packed).
-class TensorDesc : public CudnnObject<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
-                                      cudnnDestroyTensorDescriptor> {
+class TensorDesc
+    : public CudnnObject<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor> {
  public:
   TensorDesc(int64_t n, int64_t c, int64_t h, int64_t w);
 };
 
 // fp32 KCRS filter: k output channels, c input channels per group, r x s.
-class FilterDesc : public CudnnObject<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
-                                      cudnnDestroyFilterDescriptor> {
+class FilterDesc
+    : public CudnnObject<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor> {
  public:
   FilterDesc(int64_t k, int64_t c, int64_t r, int64_t s);
 };
@@ -76,20 +76,18 @@ class FilterDesc : public CudnnObject<cudnnFilterDescriptor_t, cudnnCreateFilter
 class ConvDesc : public CudnnObject<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                                     cudnnDestroyConvolutionDescriptor> {
  public:
-  ConvDesc(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
-           int64_t dilation_w, int64_t groups);
+  ConvDesc(int64_t pad_h, int64_t pad_w, int64_t stride_h, int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
+           int64_t groups);
 };
 
 // `coef`: the ceiling of CUDNN_ACTIVATION_CLIPPED_RELU (6 for ReLU6); unused by the other modes.
-class ActivationDesc
-    : public CudnnObject<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
-                         cudnnDestroyActivationDescriptor> {
+class ActivationDesc : public CudnnObject<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
+                                          cudnnDestroyActivationDescriptor> {
  public:
   explicit ActivationDesc(cudnnActivationMode_t mode, double coef = 0.0);
 };
 
-class LrnDesc : public CudnnObject<cudnnLRNDescriptor_t, cudnnCreateLRNDescriptor,
-                                   cudnnDestroyLRNDescriptor> {
+class LrnDesc : public CudnnObject<cudnnLRNDescriptor_t, cudnnCreateLRNDescriptor, cudnnDestroyLRNDescriptor> {
  public:
   LrnDesc(unsigned size, double alpha, double beta, double k);
 };

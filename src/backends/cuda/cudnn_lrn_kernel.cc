@@ -10,12 +10,12 @@ namespace {
 LrnLayer::Params checked(const CudaKernelSetup& s) {
   const LrnLayer::Params& p = static_cast<const LrnLayer&>(s.layer).p();
   if (p.size < CUDNN_LRN_MIN_N || p.size > CUDNN_LRN_MAX_N || p.size % 2 == 0)
-    s.layer.fail(VDNN_MSG("the CUDA backend (cuDNN) needs an odd size in 1.."
-                          << CUDNN_LRN_MAX_N << ", got " << p.size));
+    s.layer.fail(
+        VDNN_MSG("the CUDA backend (cuDNN) needs an odd size in 1.." << CUDNN_LRN_MAX_N << ", got " << p.size));
   if (p.k < CUDNN_LRN_MIN_K || p.beta < CUDNN_LRN_MIN_BETA)
-    s.layer.fail(VDNN_MSG("the CUDA backend (cuDNN) needs k >= "
-                          << CUDNN_LRN_MIN_K << " and beta >= " << CUDNN_LRN_MIN_BETA << ", got k "
-                          << p.k << ", beta " << p.beta));
+    s.layer.fail(VDNN_MSG("the CUDA backend (cuDNN) needs k >= " << CUDNN_LRN_MIN_K
+                                                                 << " and beta >= " << CUDNN_LRN_MIN_BETA << ", got k "
+                                                                 << p.k << ", beta " << p.beta));
   return p;
 }
 
@@ -30,16 +30,15 @@ class CudnnLrnKernel : public CudaKernel {
   }
 
   void forward(const CudaContext& ctx, const KernelArgs& a) override {
-    VDNN_CUDA_CHECK(cudnnLRNCrossChannelForward(ctx.cudnn, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1,
-                                                &kOne, x_, a.in[0], &kZero, x_, a.out));
+    VDNN_CUDA_CHECK(cudnnLRNCrossChannelForward(ctx.cudnn, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, x_, a.in[0],
+                                                &kZero, x_, a.out));
     if (a.training) copy_on_stream(ctx, a.saved[0], a.out, out_bytes);
   }
 
   void backward(const CudaContext& ctx, const KernelArgs& a) override {
     if (!a.d_in[0]) return;
-    VDNN_CUDA_CHECK(cudnnLRNCrossChannelBackward(ctx.cudnn, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1,
-                                                 &kOne, x_, a.saved[0], x_, a.d_out, x_, a.in[0],
-                                                 &kZero, x_, a.d_in[0]));
+    VDNN_CUDA_CHECK(cudnnLRNCrossChannelBackward(ctx.cudnn, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, x_, a.saved[0],
+                                                 x_, a.d_out, x_, a.in[0], &kZero, x_, a.d_in[0]));
   }
 
  private:

@@ -27,32 +27,30 @@ struct PoolWindow {
   bool exclude_padding = true;
 };
 
-void launch_max_pool_forward(const float* x, float* y, int32_t* argmax, int64_t planes,
-                             const PoolWindow& w, cudaStream_t stream);
-void launch_max_pool_backward(const float* dy, const int32_t* argmax, float* dx, int64_t planes,
-                              const PoolWindow& w, cudaStream_t stream);
-void launch_avg_pool_forward(const float* x, float* y, int64_t planes, const PoolWindow& w,
+void launch_max_pool_forward(const float* x, float* y, int32_t* argmax, int64_t planes, const PoolWindow& w,
                              cudaStream_t stream);
-void launch_avg_pool_backward(const float* dy, float* dx, int64_t planes, const PoolWindow& w,
+void launch_max_pool_backward(const float* dy, const int32_t* argmax, float* dx, int64_t planes, const PoolWindow& w,
                               cudaStream_t stream);
+void launch_avg_pool_forward(const float* x, float* y, int64_t planes, const PoolWindow& w, cudaStream_t stream);
+void launch_avg_pool_backward(const float* dy, float* dx, int64_t planes, const PoolWindow& w, cudaStream_t stream);
 
 // Dropout: mask[i] = scale or 0 (kept with probability keep, from a hash of seed, step and i),
 // y = x * mask. And the plain product y = a * b (dropout's backward).
-void launch_dropout_forward(const float* x, float* mask, float* y, int64_t n, uint64_t seed,
-                            uint64_t step, float keep, cudaStream_t stream);
+void launch_dropout_forward(const float* x, float* mask, float* y, int64_t n, uint64_t seed, uint64_t step, float keep,
+                            cudaStream_t stream);
 void launch_multiply(const float* a, const float* b, float* y, int64_t n, cudaStream_t stream);
 
 // Cross-entropy of softmax probabilities p (batch x classes) against labels (device memory):
 // *loss = mean over the first `valid` rows of -log(max(p[label], 1e-30)), summed in double;
 // dx = (p - onehot(label)) / valid for the valid rows, 0 for the rest.
-void launch_cross_entropy_loss(const float* p, const int32_t* labels, int64_t valid,
-                               int64_t classes, float* loss, cudaStream_t stream);
-void launch_cross_entropy_backward(const float* p, const int32_t* labels, int64_t batch,
-                                   int64_t valid, int64_t classes, float* dx, cudaStream_t stream);
+void launch_cross_entropy_loss(const float* p, const int32_t* labels, int64_t valid, int64_t classes, float* loss,
+                               cudaStream_t stream);
+void launch_cross_entropy_backward(const float* p, const int32_t* labels, int64_t batch, int64_t valid, int64_t classes,
+                                   float* dx, cudaStream_t stream);
 
 // v = momentum * v + (g + weight_decay * w); w -= lr * v — each operation rounded as the CPU
 // backend's loop (no fused multiply-add), so one step matches it bit for bit.
-void launch_sgd_update(float* w, const float* g, float* v, int64_t n, float lr, float momentum,
-                       float weight_decay, cudaStream_t stream);
+void launch_sgd_update(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay,
+                       cudaStream_t stream);
 
 }  // namespace vdnn

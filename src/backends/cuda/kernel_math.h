@@ -61,8 +61,8 @@ VDNN_HOST_DEVICE inline Clip clip(const PoolWindow& p, int64_t oh, int64_t ow) {
 }
 
 // The outputs whose window (size k, stride s, leading pad) covers input row h: [*lo, *hi].
-VDNN_HOST_DEVICE inline void covering(int64_t h, int64_t k, int64_t s, int64_t pad, int64_t out,
-                                      int64_t* lo, int64_t* hi) {
+VDNN_HOST_DEVICE inline void covering(int64_t h, int64_t k, int64_t s, int64_t pad, int64_t out, int64_t* lo,
+                                      int64_t* hi) {
   const int64_t top = h + pad - k + 1;  // the first window start that still reaches h
   *lo = top <= 0 ? 0 : (top + s - 1) / s;
   *hi = imin((h + pad) / s, out - 1);
@@ -70,8 +70,8 @@ VDNN_HOST_DEVICE inline void covering(int64_t h, int64_t k, int64_t s, int64_t p
 
 // Output element i (over planes x out_h x out_w): the first maximum of its window and its index
 // within the plane.
-VDNN_HOST_DEVICE inline void max_pool_forward_at(const float* x, float* y, int32_t* argmax,
-                                                 const PoolWindow& p, int64_t i) {
+VDNN_HOST_DEVICE inline void max_pool_forward_at(const float* x, float* y, int32_t* argmax, const PoolWindow& p,
+                                                 int64_t i) {
   const int64_t per_plane = p.out_h * p.out_w, plane = i / per_plane, o = i % per_plane;
   const Clip c = clip(p, o / p.out_w, o % p.out_w);
   const float* xp = x + plane * p.in_h * p.in_w;
@@ -84,8 +84,8 @@ VDNN_HOST_DEVICE inline void max_pool_forward_at(const float* x, float* y, int32
 }
 
 // Input gradient element i (over planes x in_h x in_w).
-VDNN_HOST_DEVICE inline float max_pool_backward_at(const float* dy, const int32_t* argmax,
-                                                   const PoolWindow& p, int64_t i) {
+VDNN_HOST_DEVICE inline float max_pool_backward_at(const float* dy, const int32_t* argmax, const PoolWindow& p,
+                                                   int64_t i) {
   const int64_t per_plane = p.in_h * p.in_w, plane = i / per_plane, cell = i % per_plane;
   int64_t oh0, oh1, ow0, ow1;
   covering(cell / p.in_w, p.kh, p.sh, p.pt, p.out_h, &oh0, &oh1);
@@ -103,12 +103,10 @@ VDNN_HOST_DEVICE inline float max_pool_backward_at(const float* dy, const int32_
 // Average pooling divides by the window's real cells (exclude padding) or by its cells inside the
 // padded input (include padding; Caffe and PyTorch): rows up to in_h + pt, columns up to in_w + pl,
 // so that in ceil mode the cells a last window overhangs past the padding do not count.
-VDNN_HOST_DEVICE inline float avg_divisor(const PoolWindow& p, const Clip& c, int64_t oh,
-                                          int64_t ow) {
+VDNN_HOST_DEVICE inline float avg_divisor(const PoolWindow& p, const Clip& c, int64_t oh, int64_t ow) {
   if (p.exclude_padding) return static_cast<float>((c.h1 - c.h0) * (c.w1 - c.w0));
   const int64_t hs = oh * p.sh - p.pt, ws = ow * p.sw - p.pl;
-  return static_cast<float>((imin(hs + p.kh, p.in_h + p.pt) - hs) *
-                            (imin(ws + p.kw, p.in_w + p.pl) - ws));
+  return static_cast<float>((imin(hs + p.kh, p.in_h + p.pt) - hs) * (imin(ws + p.kw, p.in_w + p.pl) - ws));
 }
 
 VDNN_HOST_DEVICE inline float avg_pool_forward_at(const float* x, const PoolWindow& p, int64_t i) {
@@ -121,8 +119,7 @@ VDNN_HOST_DEVICE inline float avg_pool_forward_at(const float* x, const PoolWind
   return sum / avg_divisor(p, c, o / p.out_w, o % p.out_w);
 }
 
-VDNN_HOST_DEVICE inline float avg_pool_backward_at(const float* dy, const PoolWindow& p,
-                                                   int64_t i) {
+VDNN_HOST_DEVICE inline float avg_pool_backward_at(const float* dy, const PoolWindow& p, int64_t i) {
   const int64_t per_plane = p.in_h * p.in_w, plane = i / per_plane, cell = i % per_plane;
   int64_t oh0, oh1, ow0, ow1;
   covering(cell / p.in_w, p.kh, p.sh, p.pt, p.out_h, &oh0, &oh1);
@@ -147,31 +144,28 @@ VDNN_HOST_DEVICE inline uint64_t dropout_key(uint64_t seed, uint64_t step) {
 }
 // 1/keep with probability keep (24-bit uniform below keep), else 0.
 VDNN_HOST_DEVICE inline float dropout_mask_at(uint64_t key, float keep, int64_t i) {
-  const float u =
-      static_cast<float>(mix(key + static_cast<uint64_t>(i)) >> 40) * (1.0f / 16777216.0f);
+  const float u = static_cast<float>(mix(key + static_cast<uint64_t>(i)) >> 40) * (1.0f / 16777216.0f);
   return u < keep ? 1.0f / keep : 0.0f;
 }
 
 // Mean over the first `valid` rows of -log(max(p[label], 1e-30)): logf in float, summed in double
 // in row order, as the CPU backend.
-VDNN_HOST_DEVICE inline float cross_entropy(const float* p, const int32_t* labels, int64_t valid,
-                                            int64_t classes) {
+VDNN_HOST_DEVICE inline float cross_entropy(const float* p, const int32_t* labels, int64_t valid, int64_t classes) {
   double sum = 0;
   for (int64_t n = 0; n < valid; ++n) sum -= logf(fmaxf(p[n * classes + labels[n]], 1e-30f));
   return static_cast<float>(sum / static_cast<double>(valid));
 }
 
 // (p - onehot(label)) / valid for the valid rows, 0 for the padded ones.
-VDNN_HOST_DEVICE inline float cross_entropy_backward_at(const float* p, const int32_t* labels,
-                                                        int64_t valid, int64_t classes, int64_t i) {
+VDNN_HOST_DEVICE inline float cross_entropy_backward_at(const float* p, const int32_t* labels, int64_t valid,
+                                                        int64_t classes, int64_t i) {
   const int64_t n = i / classes, k = i % classes;
-  return n < valid ? (p[i] - (k == labels[n] ? 1.0f : 0.0f)) * (1.0f / static_cast<float>(valid))
-                   : 0.0f;
+  return n < valid ? (p[i] - (k == labels[n] ? 1.0f : 0.0f)) * (1.0f / static_cast<float>(valid)) : 0.0f;
 }
 
 // v = momentum * v + (g + decay * w); w -= lr * v, each operation rounded once.
-VDNN_HOST_DEVICE inline void sgd_at(float* w, const float* g, float* v, float lr, float momentum,
-                                    float decay, int64_t i) {
+VDNN_HOST_DEVICE inline void sgd_at(float* w, const float* g, float* v, float lr, float momentum, float decay,
+                                    int64_t i) {
   const float vi = add_rn(mul_rn(momentum, v[i]), add_rn(g[i], mul_rn(decay, w[i])));
   v[i] = vi;
   w[i] = sub_rn(w[i], mul_rn(lr, vi));

@@ -28,7 +28,8 @@ constexpr int kExitCode = 3;       // as the MPI communicator's watchdog
 std::string describe(ncclResult_t status) {
   std::string text = VDNN_MSG(ncclGetErrorString(status) << " (ncclResult " << static_cast<int>(status) << ")");
   // The comm argument is unused (NCCL's documentation); the text may belong to an earlier call.
-  if (const char* last = ncclGetLastError(nullptr); status != ncclSuccess && last && *last) text += VDNN_MSG(": " << last);
+  if (const char* last = ncclGetLastError(nullptr); status != ncclSuccess && last && *last)
+    text += VDNN_MSG(": " << last);
   return text;
 }
 
@@ -105,9 +106,9 @@ class NcclCommunicator final : public Communicator {
       VDNN_CUDA_CHECK(recorded);
     }
     std::lock_guard lock(mu_);
-    pending_.push_back({VDNN_MSG("the NCCL all-reduce #" << ++count_ << " (" << buffers.size() << " buffers, "
-                                                         << total << " floats)"),
-                        Clock::now(), done});
+    pending_.push_back(
+        {VDNN_MSG("the NCCL all-reduce #" << ++count_ << " (" << buffers.size() << " buffers, " << total << " floats)"),
+         Clock::now(), done});
   }
 
   void sum_host(double* values, int count) override { host_.sum_host(values, count); }
@@ -133,9 +134,8 @@ class NcclCommunicator final : public Communicator {
       VDNN_THROW("rank " << host_.rank() << ": rank 0 could not make the NCCL id: "
                          << describe(static_cast<ncclResult_t>(offer.status)));
     ncclComm_t comm = nullptr;
-    const ncclResult_t joined = blocking(VDNN_MSG("ncclCommInitRank (" << host_.size() << " ranks)"), [&] {
-      return ncclCommInitRank(&comm, host_.size(), offer.id, host_.rank());
-    });
+    const ncclResult_t joined = blocking(VDNN_MSG("ncclCommInitRank (" << host_.size() << " ranks)"),
+                                         [&] { return ncclCommInitRank(&comm, host_.size(), offer.id, host_.rank()); });
     if (joined == ncclSuccess) {
       comm_ = comm;
       std::lock_guard lock(mu_);
@@ -221,9 +221,10 @@ class NcclCommunicator final : public Communicator {
       } else if (!pending_.empty() && options_.timeout_seconds > 0) {
         const double waited = std::chrono::duration<double>(Clock::now() - pending_.front().since).count();
         if (waited >= options_.timeout_seconds)
-          failure = VDNN_MSG(pending_.front().what << " did not complete within " << static_cast<int>(waited)
-                                                   << " s (--collective-timeout): a peer was lost or hangs (NCCL cannot "
-                                                      "say which; the MPI host collectives name ranks that stop)");
+          failure =
+              VDNN_MSG(pending_.front().what << " did not complete within " << static_cast<int>(waited)
+                                             << " s (--collective-timeout): a peer was lost or hangs (NCCL cannot "
+                                                "say which; the MPI host collectives name ranks that stop)");
       }
       if (!failure.empty()) {
         const ncclComm_t comm = watched_;
@@ -264,8 +265,8 @@ class NcclCommunicator final : public Communicator {
   std::condition_variable cv_;
   bool stop_ = false;
   ncclComm_t watched_ = nullptr;  // comm_ while the watchdog may query it
-  std::deque<Pending> pending_;  // oldest first
-  std::thread watchdog_;         // last: starts after everything above is initialised
+  std::deque<Pending> pending_;   // oldest first
+  std::thread watchdog_;          // last: starts after everything above is initialised
 };
 
 }  // namespace

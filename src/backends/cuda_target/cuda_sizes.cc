@@ -12,10 +12,24 @@ namespace vdnn {
 CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector<Shape>& in_shapes,
                             const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo) {
   const std::string& type = layer.type();
-  static const char* const kTypes[] = {"conv", "max_pool", "avg_pool", "lrn", "batch_norm", "fc",
-                                       "relu", "relu6", "dropout", "flatten", "concat", "add",
-                                       "softmax_cross_entropy", "batch_slice", "batch_gather",
-                                       "bn_stats", "bn_combine", "bn_apply"};
+  static const char* const kTypes[] = {"conv",
+                                       "max_pool",
+                                       "avg_pool",
+                                       "lrn",
+                                       "batch_norm",
+                                       "fc",
+                                       "relu",
+                                       "relu6",
+                                       "dropout",
+                                       "flatten",
+                                       "concat",
+                                       "add",
+                                       "softmax_cross_entropy",
+                                       "batch_slice",
+                                       "batch_gather",
+                                       "bn_stats",
+                                       "bn_combine",
+                                       "bn_apply"};
   if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
     layer.fail("the CUDA backend has no kernel for this layer type");
   CudaSizes s;
@@ -30,11 +44,12 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
   if (type == "conv") {
     const ConvLayer::Params& p = static_cast<const ConvLayer&>(layer).p();
     if (!p.symmetric_padding())  // cudnnSetConvolution2dDescriptor takes one pad per dimension
-      layer.fail(VDNN_MSG("the CUDA backend (cuDNN) supports only symmetric padding, pad_end == pad; "
-                          "this convolution has pad " << p.ph << "x" << p.pw << " and pad_end "
-                          << p.pb() << "x" << p.pr() << " (the CPU backend runs it)"));
-    s.scratch_bytes = cuda_conv_workspace_bytes(static_cast<const ConvLayer&>(layer), in_shapes.at(0),
-                                                out_shape, batch, conv_algo);
+      layer.fail(VDNN_MSG(
+          "the CUDA backend (cuDNN) supports only symmetric padding, pad_end == pad; "
+          "this convolution has pad "
+          << p.ph << "x" << p.pw << " and pad_end " << p.pb() << "x" << p.pr() << " (the CPU backend runs it)"));
+    s.scratch_bytes =
+        cuda_conv_workspace_bytes(static_cast<const ConvLayer&>(layer), in_shapes.at(0), out_shape, batch, conv_algo);
   } else if (type == "max_pool") {
     s.saved_bytes = {static_cast<size_t>(batch * out_shape.elements()) * sizeof(int32_t)};  // argmax
     s.saved_regenerated = {true};
@@ -52,14 +67,14 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
     // its data gradient then goes to scratch.
     if (!input0_needs_grad) s.scratch_bytes = s.out_bytes;
   } else if (is_loss) {
-    s.saved_bytes = {float_bytes(batch, in_shapes.at(0))};             // probabilities
-    s.scratch_bytes = static_cast<size_t>(batch) * sizeof(int32_t);   // labels
+    s.saved_bytes = {float_bytes(batch, in_shapes.at(0))};           // probabilities
+    s.scratch_bytes = static_cast<size_t>(batch) * sizeof(int32_t);  // labels
   }
   return s;
 }
 
-size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const Shape& out,
-                                 int64_t batch, ConvAlgo algo) {
+size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const Shape& out, int64_t batch,
+                                 ConvAlgo algo) {
   const std::vector<ConvAlgoEstimate> options = conv_algorithms(ConvProblem::of(layer, in, out, batch));
   auto named = [&](const char* name) -> const ConvAlgoEstimate* {
     for (const ConvAlgoEstimate& a : options)
@@ -98,11 +113,13 @@ CudaSizes cuda_kernel_sizes(const CudaKernelSetup& s) {
   if (s.sub_batches > 1) {
     if (s.layer.type() != "conv" || s.batch % s.sub_batches != 0)
       s.layer.fail(VDNN_MSG(s.sub_batches << " sub-batches: only a convolution runs in sub-batches, and they "
-                                          "must divide the batch of " << s.batch));
+                                             "must divide the batch of "
+                                          << s.batch));
     sizes.scratch_bytes = cuda_conv_workspace_bytes(static_cast<const ConvLayer&>(s.layer), s.in_shapes.at(0),
                                                     s.out_shape, s.batch / s.sub_batches, s.conv_algo);
   }
-  if (s.workspace_cap && s.layer.type() == "conv") sizes.scratch_bytes = std::min(sizes.scratch_bytes, *s.workspace_cap);
+  if (s.workspace_cap && s.layer.type() == "conv")
+    sizes.scratch_bytes = std::min(sizes.scratch_bytes, *s.workspace_cap);
   return sizes;
 }
 

@@ -46,12 +46,10 @@ struct CudaKernelSetup {
   std::vector<bool> input_needs_grad;  // false for the graph input; empty: all true
   uint64_t seed = 0;                   // dropout masks
   ConvAlgo conv_algo = ConvAlgo::kAuto;
-  int sub_batches = 1;  // conv: run in this many slices of the batch; its workspace is one slice's
+  int sub_batches = 1;                  // conv: run in this many slices of the batch; its workspace is one slice's
   std::optional<size_t> workspace_cap;  // conv: reserve at most this (BackendOptions::conv_workspace_bytes)
 
-  bool needs_grad(size_t input) const {
-    return input >= input_needs_grad.size() || input_needs_grad[input];
-  }
+  bool needs_grad(size_t input) const { return input >= input_needs_grad.size() || input_needs_grad[input]; }
 };
 
 // The setup of node `node`: its shapes, which inputs need a gradient (all but the graph input),
@@ -86,7 +84,7 @@ CudaSizes cuda_kernel_sizes(const CudaKernelSetup& s);
 // modelled workspace of plan/conv_algorithms.h: kDirect -> implicit_gemm's; kWinograd ->
 // winograd's where it applies (3x3 stride 1), else implicit_gemm's; kAuto -> the largest of the
 // algorithms that apply (cuDNN's measured choice may be any of them).
-size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const Shape& out,
-                                 int64_t batch, ConvAlgo algo);
+size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const Shape& out, int64_t batch,
+                                 ConvAlgo algo);
 
 }  // namespace vdnn

@@ -38,9 +38,9 @@ class CudaTarget final : public BackendTarget {
         out.push_back({{"-", base.facts[i].scratch_bytes}});
         continue;
       }
-      const ConvProblem p = ConvProblem::of(static_cast<const ConvLayer&>(node.layer->original()),
-                                            graph.value(node.inputs[0]).shape,
-                                            graph.value(node.output).shape, node.batch(batch));
+      const ConvProblem p =
+          ConvProblem::of(static_cast<const ConvLayer&>(node.layer->original()), graph.value(node.inputs[0]).shape,
+                          graph.value(node.output).shape, node.batch(batch));
       std::vector<AlgoOption> options;
       for (const ConvAlgoEstimate& a : conv_algorithms_with_sub_batches(p))
         options.push_back({a.name, a.workspace_bytes, a.sub_batches});
@@ -52,8 +52,9 @@ class CudaTarget final : public BackendTarget {
   TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos,
                     Precision precision) const override {
     if (precision != Precision::kFp32)
-      VDNN_THROW("--precision " << to_string(precision)
-                                << ": the CUDA target sizes fp32 tensors only so far (bf16 is planned and run on the cpu)");
+      VDNN_THROW(
+          "--precision " << to_string(precision)
+                         << ": the CUDA target sizes fp32 tensors only so far (bf16 is planned and run on the cpu)");
     VDNN_CHECK(algos.empty() || algos.size() == graph.nodes().size(),
                "per-node convolution algorithms: " << algos.size() << " for " << graph.nodes().size() << " nodes");
     TargetFacts t;
