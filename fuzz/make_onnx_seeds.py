@@ -17,10 +17,10 @@ def tensor(name, shape, offset=0.0):
     return numpy_helper.from_array(values.reshape(shape).astype(np.float32), name)
 
 
-def model(nodes, inits, shape, output="logits"):
+def model(nodes, inits, shape, output="logits", opset=13):
     graph = helper.make_graph(nodes, "seed", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
                               [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def conv_bn_classifier():
@@ -64,10 +64,46 @@ def branches():
         tensor("w", [8 * 6 * 6, 3]), tensor("bias", [3])], [2, 2, 6, 6])
 
 
+def old_opset():
+    """Opset 9, which the importer converts with libonnx's version converter: Pad's and Clip's
+    attributes become inputs, Softmax's axis gets opset 13's meaning (after shape inference)."""
+    return model([
+        helper.make_node("Conv", ["x", "c.weight", "c.bias"], ["c"], "conv", kernel_shape=[3, 3], auto_pad="SAME_UPPER",
+                         strides=[2, 2]),
+        helper.make_node("Relu", ["c"], ["r"], "relu"),
+        helper.make_node("Pad", ["r"], ["rp"], "pad", pads=[0, 0, 0, 1, 0, 0, 1, 0], mode="constant", value=0.0),
+        helper.make_node("MaxPool", ["rp"], ["p"], "pool", kernel_shape=[2, 2], strides=[1, 1]),
+        helper.make_node("Clip", ["p"], ["six"], "relu6", min=0.0, max=6.0),
+        helper.make_node("Dropout", ["six"], ["d"], "drop", ratio=0.3),
+        helper.make_node("Flatten", ["d"], ["f"], "flatten", axis=1),
+        helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["g"], "fc", transB=1, alpha=0.5, beta=2.0),
+        helper.make_node("Softmax", ["g"], ["logits"], "softmax", axis=1),
+    ], [tensor("c.weight", [4, 3, 3, 3]), tensor("c.bias", [4]), tensor("fc.weight", [10, 4 * 5 * 5]),
+        tensor("fc.bias", [1])], [2, 3, 9, 9], opset=9)
+
+
+def same_pads():
+    """auto_pad SAME_UPPER / SAME_LOWER on a Conv and both pools (asymmetric pads), Clip without
+    bounds, Concat on the last axis of [N, K] values, Flatten on axis -3."""
+    return model([
+        helper.make_node("Conv", ["x", "c.weight"], ["c"], "conv", kernel_shape=[3, 3], auto_pad="SAME_LOWER",
+                         strides=[2, 2]),
+        helper.make_node("MaxPool", ["c"], ["m"], "max", kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
+        helper.make_node("AveragePool", ["m"], ["a"], "avg", kernel_shape=[3, 3], strides=[2, 2],
+                         auto_pad="SAME_LOWER", count_include_pad=1),
+        helper.make_node("Clip", ["a"], ["id"], "clip"),
+        helper.make_node("Flatten", ["id"], ["f"], "flatten", axis=-3),
+        helper.make_node("Gemm", ["f", "u.weight"], ["u"], "u", transB=1),
+        helper.make_node("Gemm", ["f", "v.weight"], ["v"], "v", transB=1),
+        helper.make_node("Concat", ["u", "v"], ["logits"], "cat", axis=-1),
+    ], [tensor("c.weight", [4, 3, 3, 3]), tensor("u.weight", [3, 16]), tensor("v.weight", [2, 16])], [2, 3, 8, 7])
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, m in [("conv_bn_classifier", conv_bn_classifier()), ("branches", branches())]:
+    for name, m in [("conv_bn_classifier", conv_bn_classifier()), ("branches", branches()),
+                    ("old_opset", old_opset()), ("same_pads", same_pads())]:
         with open(os.path.join(out, f"{name}.onnx"), "wb") as f:
             f.write(m.SerializeToString())
 

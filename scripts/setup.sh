@@ -29,8 +29,11 @@ VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev n
 # independent float64 definition of each layer that tests/reference/test_torch_reference.cc compares
 # the kernels with. python3-torchvision, python3-onnx, python3-pytest, python3-venv: the interop and
 # Python tests (scripts/python_env.sh adds PyPI's onnxruntime and safetensors in a virtual environment).
+# libonnx-testdata: ONNX's own conformance data (/usr/share/libonnx-testdata/data: each node and
+# pytorch-converted test a model.onnx with its inputs and expected outputs), which
+# tests/interop/test_onnx_conformance.cc imports and runs (OnnxConformance.*, docs/interop.md).
 VDNN_TEST_PACKAGES=(libxml2-utils librsvg2-bin python3-torch python3-torchvision python3-onnx
-                    python3-pytest python3-venv python3-pip)
+                    python3-pytest python3-venv python3-pip libonnx-testdata)
 # The fuzzing run (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
 VDNN_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 

@@ -165,14 +165,16 @@ NetOptions infer_net_options(const InferOptions& o) {
   return options;
 }
 
-// The weights to evaluate: the --weights file, or an ONNX model's own initializers. Their metadata
-// sets the defaults the run evaluates with: the synthetic data's seed (the training seed, unless
-// --seed), and an image folder's recipe (imagenet: resize by 256/224, then center-crop, as `vdnn
-// train` evaluated them).
+// The weights to evaluate: the --weights file, or an ONNX model's own initializers (none for a
+// network without parameters). Their metadata sets the defaults the run evaluates with: the
+// synthetic data's seed (the training seed, unless --seed), and an image folder's recipe (imagenet:
+// resize by 256/224, then center-crop, as `vdnn train` evaluated them).
 SafeTensors weights_to_evaluate(InferOptions& o, NetworkSource& model) {
   std::optional<SafeTensors> file = o.model.read_weights();
-  if (!file && model.initial_weights.tensors.empty())
-    VDNN_THROW("--weights is required for model '" << o.model.name << "' (only an ONNX model carries its own weights)");
+  if (!file && model.initial_weights.tensors.empty() && model.graph.parameter_count(/*trainable_only=*/false) > 0)
+    VDNN_THROW("--weights is required: model '" << o.model.name << "' has " << model.graph.parameter_count()
+                                                << " parameters and carries no values for them (a zoo or JSON model "
+                                                   "has none; give the file `vdnn train --save` wrote)");
   SafeTensors weights = file ? std::move(*file) : std::move(model.initial_weights);
   if (auto seed = weights.metadata.find("seed"); !o.seed_given && seed != weights.metadata.end()) {
     const std::string& s = seed->second;

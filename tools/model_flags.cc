@@ -1,5 +1,8 @@
 #include "model_flags.h"
 
+#include <cstdio>
+#include <set>
+
 #include "runtime/checkpoint.h"
 #include "vdnn/error.h"
 
@@ -12,7 +15,17 @@ ModelOptions ModelFlags::options() const {
   return mo;
 }
 
-NetworkSource ModelFlags::load() const { return load_network(name, options()); }
+void print_import_notes(const std::vector<std::string>& notes) {
+  static std::set<std::string> printed;  // a command may load its model more than once (plan, profile)
+  for (const std::string& note : notes)
+    if (printed.insert(note).second) std::fprintf(stderr, "note: %s\n", note.c_str());
+}
+
+NetworkSource ModelFlags::load() const {
+  NetworkSource source = load_network(name, options());
+  print_import_notes(source.notes);
+  return source;
+}
 
 std::optional<SafeTensors> ModelFlags::read_weights() const {
   if (weights.empty()) return std::nullopt;

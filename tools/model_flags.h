@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -34,7 +35,8 @@ struct ModelFlags {
 
   // --input parsed (an error names --input) and --classes.
   ModelOptions options() const;
-  // load_network(name, options()): the graph, and an ONNX model's initializers.
+  // load_network(name, options()): the graph, and an ONNX model's initializers; an ONNX import's
+  // notes (an older opset converted, a trailing Softmax) go to stderr, "note: " and one line each.
   NetworkSource load() const;
   // The --weights file (read_weights_file, with its batch-norm counters); none without --weights.
   // A bad file is an error naming --weights.
@@ -49,6 +51,10 @@ struct ModelFlagsUse {
   const char* batch_help = "batch size";  // --batch's help
   const char* weights_help = nullptr;     // --weights, with this help; null: no --weights
 };
+
+// An ONNX import's notes on stderr, "note: " and one line each, each once per process (plan and
+// profile load their model more than once).
+void print_import_notes(const std::vector<std::string>& notes);
 
 // Declares --model, --weights (if the command reads weights), --batch, --input and --classes (if
 // it takes them), in that order, bound to `flags`.

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "interop/network_source.h"
 #include "io/model_file.h"
+#include "model_flags.h"
 
 namespace vdnn::cli {
 
@@ -17,7 +18,9 @@ Runner add_models_command(CLI::App& app) {
   return [models] {
     std::printf("%-16s %8s %12s %14s %16s %s\n", "model", "layers", "params", "GFLOP/image", "fmap MiB/image", "input");
     for (const std::string& name : models->empty() ? model_names() : *models) {
-      Graph g = load_network(name).graph;
+      NetworkSource source = load_network(name);
+      print_import_notes(source.notes);
+      const Graph& g = source.graph;
       std::printf("%-16s %8zu %12lld %14.3f %16.3f %s\n", name.c_str(), g.nodes().size(),
                   static_cast<long long>(g.parameter_count()), g.forward_flops_per_sample() / 1e9,
                   static_cast<double>(g.feature_map_bytes_per_sample()) / (1 << 20),

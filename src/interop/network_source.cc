@@ -13,7 +13,7 @@ bool is_onnx_path(const std::string& name_or_path) {
 NetworkSource load_network(const std::string& name_or_path, const ModelOptions& options) {
   if (!is_onnx_path(name_or_path)) return {load_model(name_or_path, options), {}};
   ImportedModel imported = import_onnx(name_or_path, options);
-  return {parse_model(imported.model, name_or_path), std::move(imported.weights)};
+  return {parse_model(imported.model, name_or_path), std::move(imported.weights), std::move(imported.notes)};
 }
 
 }  // namespace vdnn

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/graph.h"
 #include "io/model_file.h"
@@ -20,7 +21,8 @@ namespace vdnn {
 
 struct NetworkSource {
   Graph graph;
-  SafeTensors initial_weights;  // empty: start from vdnn's initialisation
+  SafeTensors initial_weights;     // empty: start from vdnn's initialisation
+  std::vector<std::string> notes;  // what an ONNX import converted or assumed (ImportedModel::notes)
 };
 
 // True when `name_or_path` names an ONNX file (ends in ".onnx").

@@ -67,16 +67,16 @@ void set_float_data(onnx::TensorProto* t, const std::string& name, const std::ve
 // cells / cells inside the padded input, the factor that turns ONNX's mean over the whole window
 // into vdnn's (and PyTorch's) over the cells inside.
 std::vector<float> divisor_scale(const PoolLayer::Params& p, const PoolLayer::Window& win, const Shape& x) {
-  auto inside = [](int64_t i, int64_t k, int64_t s, int64_t pad, int64_t size) {
+  auto inside = [](int64_t i, int64_t k, int64_t s, int64_t pad, int64_t pad_end, int64_t size) {
     const int64_t start = i * s - pad;
-    return std::min(start + k, size + pad) - start;
+    return std::min(start + k, size + pad_end) - start;
   };
   std::vector<float> scale;
   for (int64_t i = 0; i < win.oh; ++i)
     for (int64_t j = 0; j < win.ow; ++j)
-      scale.push_back(static_cast<float>(
-          static_cast<double>(p.kh * p.kw) /
-          static_cast<double>(inside(i, p.kh, p.sh, p.ph, x.height()) * inside(j, p.kw, p.sw, p.pw, x.width()))));
+      scale.push_back(static_cast<float>(static_cast<double>(p.kh * p.kw) /
+                                         static_cast<double>(inside(i, p.kh, p.sh, p.ph, win.eh, x.height()) *
+                                                             inside(j, p.kw, p.sw, p.pw, win.ew, x.width()))));
   return scale;
 }
 
@@ -207,7 +207,7 @@ void Exporter::export_pool(const Node& node, const std::string& in, const std::s
   const Shape& x = g_.value(node.inputs[0]).shape;
   const PoolLayer::Window win = pool.window(x);
   const bool include_padding = !p.max && !p.exclude_padding;
-  const bool overhang = include_padding && (win.pb > p.ph || win.pr > p.pw);
+  const bool overhang = include_padding && (win.pb > win.eh || win.pr > win.ew);
   // A ceil-mode window that runs past the padding: vdnn (as PyTorch) divides its sum by its cells
   // inside the padded input, ONNX Runtime by the whole window; so the mean over the whole window
   // is scaled per output position by kernel cells / cells inside. (A Pad node before an average

@@ -19,6 +19,8 @@
 #include "core/layer_config.h"
 #include "core/layer_registry.h"
 #include "interop/onnx_node_reader.h"
+#include "interop/onnx_opset.h"
+#include "interop/onnx_pads.h"
 #include "layers/batch_norm.h"
 #include "util/mapped_file.h"
 #include "vdnn/error.h"
@@ -41,9 +43,9 @@ double as_decimal(double v) {
 
 // The text of the operators this importer translates, for errors.
 const char* kSupportedOps =
-    "Conv, Relu, Clip (as ReLU or ReLU6), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, "
-    "BatchNormalization, Gemm, MatMul (+ Add), Flatten, Reshape (to 2-D), Concat, Add, Pad (before "
-    "a Conv or AveragePool), Dropout, LRN, Identity, Constant, SoftmaxCrossEntropyLoss";
+    "Conv, Relu, Clip (as ReLU, ReLU6 or the identity), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, "
+    "BatchNormalization, Gemm, MatMul (+ Add), Flatten, Reshape (to 2-D), Concat, Add, Pad (into the Conv or "
+    "pooling that reads it), Dropout, LRN, Identity, Constant, Softmax (as the last node), SoftmaxCrossEntropyLoss";
 
 // Translates the nodes of one ONNX graph into vdnn layers. A shadow Graph is built alongside the
 // JSON layers so every node sees the per-sample shapes of its inputs and every layer's parameter
@@ -62,6 +64,12 @@ class Translator {
   }
 
  private:
+  struct PendingPad {           // a Pad's output, folded into the nodes that read it
+    std::string input;          // the ONNX value it pads
+    std::vector<int64_t> pads;  // top, left, bottom, right
+    std::string name;           // the Pad node's
+  };
+
   // --- the graph's inputs and outputs ---------------------------------------------------------
 
   void count_uses() {
@@ -114,19 +122,13 @@ class Translator {
       VDNN_THROW(source_ << ": the graph has " << graph_.output_size()
                          << " outputs; vdnn imports networks with one output (the logits or the loss)");
     const std::string out = graph_.output(0).name();
-    if (!loss_added_) {
-      const std::string logits = vdnn_value(out, source_ + ": graph output");
-      logits_ = logits;
-      add_layer({{"name", "loss"}, {"type", "softmax_cross_entropy"}, {"inputs", {logits}}},
-                source_ + ": the loss vdnn adds after the logits");
-    } else if (out != loss_output_) {
+    if (loss_added_ && out != loss_output_)
       VDNN_THROW(source_ << ": the graph's output '" << out << "' is not its loss's");
-    }
-    const Shape& logits_shape = shadow_->value(shadow_->find_value(logits_)).shape;
-    if (logits_shape.rank() != 1)
-      VDNN_THROW(source_ << ": the logits '" << out << "' have per-sample shape " << logits_shape.to_string()
-                         << "; expected [classes] (flatten before the classifier)");
-    const int classes = static_cast<int>(logits_shape.dims[0]);
+    if (!loss_added_) logits_ = vdnn_value(out, source_ + ": the graph's output '" + out + "'");
+    const int classes = check_logits(loss_added_ ? logits_onnx_ : out);
+    if (!loss_added_)
+      add_layer({{"name", "loss"}, {"type", "softmax_cross_entropy"}, {"inputs", {logits_}}},
+                source_ + ": the loss vdnn adds after the logits");
     if (options_.classes && *options_.classes != classes)
       VDNN_THROW(source_ << ": the network has " << classes << " classes (its logits '" << out << "'); --classes "
                          << *options_.classes << " cannot change an imported network");
@@ -138,7 +140,26 @@ class Translator {
                     {"layers", layers_}};
     result.weights = std::move(weights_);
     result.weights.path = source_;
+    result.notes = std::move(notes_);
+    result.output_is_softmax = output_is_softmax_;
     return result;
+  }
+
+  // The logits' class count: a vector of 2 or more per sample (what vdnn's loss classifies).
+  // `onnx_logits` names them in the file, and its producer names the node.
+  int check_logits(const std::string& onnx_logits) const {
+    const Shape& shape = shape_of(logits_);
+    auto it = producer_.find(onnx_logits);
+    const std::string at = it != producer_.end()
+                               ? VDNN_MSG(it->second << ": its output '" << onnx_logits << "', the logits,")
+                               : VDNN_MSG(source_ << ": the graph's input '" << onnx_logits << "', the logits,");
+    if (shape.rank() != 1)
+      VDNN_THROW(at << " has per-sample shape " << shape.to_string()
+                    << "; expected [classes] (flatten before the classifier)");
+    if (shape.dims[0] < kMinClasses || shape.dims[0] > kMaxClasses)
+      VDNN_THROW(at << " has " << shape.dims[0] << " value" << (shape.dims[0] == 1 ? "" : "s")
+                    << " per sample; a classifier needs 2 or more classes (vdnn's loss classifies, at most 2^20)");
+    return static_cast<int>(shape.dims[0]);
   }
 
   // --- naming ---------------------------------------------------------------------------------
@@ -147,8 +168,10 @@ class Translator {
   std::string vdnn_value(const std::string& onnx_name, const std::string& where) const {
     auto it = value_of_.find(onnx_name);
     if (it != value_of_.end()) return it->second;
-    if (padded_.count(onnx_name))
-      VDNN_THROW(where << ": reads the output of a Pad, which vdnn folds only into a following Conv or AveragePool");
+    if (auto p = padded_.find(onnx_name); p != padded_.end())
+      VDNN_THROW(where << ": reads the output of the zero Pad '" << p->second.name
+                       << "'; vdnn has no layer that pads alone, and folds a Pad only into the Conv, AveragePool, "
+                          "or MaxPool of non-negative values (after a Relu) that reads it");
     if (constants_.find(onnx_name))
       VDNN_THROW(where << ": reads the constant '" << onnx_name
                        << "' as data; vdnn supports constants only "
@@ -203,10 +226,11 @@ class Translator {
     return static_cast<int>(shadow_->nodes().size()) - 1;
   }
 
-  void produce(const onnx::NodeProto& node, const std::string& vdnn_name) {
-    if (node.output_size() < 1 || node.output(0).empty())
-      VDNN_THROW(source_ << ": node '" << node.name() << "' has no output");
-    value_of_[node.output(0)] = vdnn_name;
+  void produce(OnnxNodeReader& node, const std::string& vdnn_name) {
+    if (node.proto().output_size() < 1 || node.proto().output(0).empty())
+      VDNN_THROW(source_ << ": node '" << node.proto().name() << "' has no output");
+    value_of_[node.proto().output(0)] = vdnn_name;
+    producer_[node.proto().output(0)] = node.where();
   }
 
   // Outputs past the first must be unused (MaxPool's indices, Dropout's mask, BN's statistics).
@@ -221,9 +245,19 @@ class Translator {
     return shadow_->value(shadow_->find_value(vdnn_name)).shape;
   }
 
+  // How a file's tensor becomes a parameter: a 2-D tensor transposed (MatMul's [K, units] for fc's
+  // [units, K]), scaled (Gemm's alpha and beta), a single value broadcast to the parameter's shape
+  // (Gemm's scalar C).
+  struct WeightRule {
+    bool transpose = false;
+    float scale = 1;
+    bool broadcast = false;
+  };
+
   // The weights of the layer just added, from the node's constant inputs in ParamSpec order
-  // (`inputs[k]` feeds param k; -1 skips it). `transpose_first` transposes a 2-D first tensor.
-  void take_weights(OnnxNodeReader& node, int layer, const std::vector<int>& inputs, bool transpose_first = false) {
+  // (`inputs[k]` feeds param k; -1 skips it), each as `rules[k]` says (none: as it is).
+  void take_weights(OnnxNodeReader& node, int layer, const std::vector<int>& inputs,
+                    const std::vector<WeightRule>& rules = {}) {
     const Node& n = shadow_->nodes()[layer];
     for (size_t k = 0; k < inputs.size() && k < n.params.size(); ++k) {
       if (inputs[k] < 0 || node.input(inputs[k]).empty()) continue;
@@ -234,13 +268,7 @@ class Translator {
         VDNN_THROW(what << ": is used by a second node; vdnn does not share weights between layers");
       std::vector<int64_t> dims = onnx_dims(t, what);
       std::vector<float> data = onnx_floats(t, what);
-      if (transpose_first && k == 0 && dims.size() == 2) {
-        std::vector<float> tr(data.size());
-        for (int64_t i = 0; i < dims[0]; ++i)
-          for (int64_t j = 0; j < dims[1]; ++j) tr[j * dims[0] + i] = data[i * dims[1] + j];
-        data.swap(tr);
-        std::swap(dims[0], dims[1]);
-      }
+      apply_rule(k < rules.size() ? rules[k] : WeightRule{}, spec, dims, data);
       if (!same_layout(dims, spec.dims))
         VDNN_THROW(what << ": has shape " << Shape(dims).to_string() << ", the layer needs "
                         << Shape(spec.dims).to_string() << " for its input "
@@ -249,6 +277,23 @@ class Translator {
       weights_.tensors.push_back({n.layer->name() + "." + spec.name, spec.dims, std::move(data)});
       constants_.release(node.input(inputs[k]));  // translated: the file's copy goes
     }
+  }
+
+  static void apply_rule(const WeightRule& rule, const ParamSpec& spec, std::vector<int64_t>& dims,
+                         std::vector<float>& data) {
+    if (rule.transpose && dims.size() == 2) {
+      std::vector<float> tr(data.size());
+      for (int64_t i = 0; i < dims[0]; ++i)
+        for (int64_t j = 0; j < dims[1]; ++j) tr[j * dims[0] + i] = data[i * dims[1] + j];
+      data.swap(tr);
+      std::swap(dims[0], dims[1]);
+    }
+    if (rule.broadcast && data.size() == 1 && spec.elements() > 1) {
+      data.assign(static_cast<size_t>(spec.elements()), data[0]);
+      dims = spec.dims;
+    }
+    if (rule.scale != 1)
+      for (float& v : data) v *= rule.scale;
   }
 
   // Same dims, or the same plain order: a bias [1, K] for [K], grouped weights [O, I/g, kh, kw]
@@ -266,9 +311,10 @@ class Translator {
 
   // --- the operators --------------------------------------------------------------------------
 
-  void translate(const onnx::NodeProto& proto, int index) {
-    OnnxNodeReader node(proto, constants_, source_);
-    static const std::map<std::string, void (Translator::*)(OnnxNodeReader&, int)> handlers = {
+ public:
+  using Handlers = std::map<std::string, void (Translator::*)(OnnxNodeReader&, int)>;
+  static const Handlers& handlers() {
+    static const Handlers all = {
         {"Conv", &Translator::conv},
         {"Relu", &Translator::relu},
         {"Clip", &Translator::clip},
@@ -288,17 +334,33 @@ class Translator {
         {"LRN", &Translator::lrn},
         {"Identity", &Translator::identity},
         {"Constant", &Translator::constant},
+        {"Softmax", &Translator::softmax},
         {"SoftmaxCrossEntropyLoss", &Translator::loss},
     };
+    return all;
+  }
+
+  // The domain and operator of a node, checked before anything reads the graph (or converts it).
+  static void check_operator(const onnx::NodeProto& proto, const std::string& source) {
+    const auto where = [&] {
+      return VDNN_MSG(source << ": node '" << proto.name() << "' (" << proto.op_type() << ")");
+    };
     if (!proto.domain().empty() && proto.domain() != "ai.onnx")
-      node.fail(VDNN_MSG("operator domain '" << proto.domain() << "' is not supported (only the default ONNX domain)"));
+      VDNN_THROW(where() << ": operator domain '" << proto.domain()
+                         << "' is not supported (only the default ONNX domain)");
+    if (!handlers().count(proto.op_type()))
+      VDNN_THROW(where() << ": operator " << proto.op_type() << " is not supported (supported: " << kSupportedOps
+                         << ")");
+  }
+
+ private:
+  void translate(const onnx::NodeProto& proto, int index) {
+    OnnxNodeReader node(proto, constants_, source_);
+    check_operator(proto, source_);
     if (skipped_.count(index)) return;
     if (proto.output_size() < 1 || proto.output(0).empty()) node.fail("has no output");
     if (loss_added_) node.fail("comes after the loss; the loss must be the graph's last node");
-    auto it = handlers.find(proto.op_type());
-    if (it == handlers.end())
-      node.fail(VDNN_MSG("operator " << proto.op_type() << " is not supported (supported: " << kSupportedOps << ")"));
-    (this->*(it->second))(node, index);
+    (this->*(handlers().at(proto.op_type())))(node, index);
     node.check_attributes_used();
   }
 
@@ -308,13 +370,13 @@ class Translator {
     return vdnn_value(node.input(i), node.where());
   }
 
-  void require_no_auto_pad(OnnxNodeReader& node) {
-    const std::string auto_pad = node.text("auto_pad", "NOTSET");
-    if (auto_pad != "NOTSET" && auto_pad != "VALID")
-      node.fail(VDNN_MSG("auto_pad " << auto_pad << " is not supported (NOTSET with explicit pads, or VALID)"));
-  }
-
   static json pair(int64_t a, int64_t b) { return a == b ? json(a) : json::array({a, b}); }
+
+  // An image's shape after a folded Pad's {top, left, bottom, right}, what the node itself reads.
+  static Shape padded_shape(const Shape& in, const std::vector<int64_t>& pads) {
+    if (!in.is_image()) return in;
+    return Shape{in.channels(), in.height() + pads[0] + pads[2], in.width() + pads[1] + pads[3]};
+  }
 
   void conv(OnnxNodeReader& node, int index) {
     std::string in = node.input(0);
@@ -329,16 +391,14 @@ class Translator {
     if (wd.size() != 4)
       node.fail(
           VDNN_MSG("weight has shape " << Shape(wd).to_string() << "; vdnn supports 2-D convolutions (4-D weights)"));
-    require_no_auto_pad(node);
     const auto kernel = node.ints("kernel_shape", {wd[2], wd[3]}, 2);
     if (kernel[0] != wd[2] || kernel[1] != wd[3]) node.fail("kernel_shape disagrees with the weight's shape");
     const auto strides = node.ints("strides", {1, 1}, 2);
-    auto pads = node.ints("pads", {0, 0, 0, 0}, 4);
     const auto dilations = node.ints("dilations", {1, 1}, 2);
     const int64_t groups = node.integer("group", 1);
+    const OnnxPads own = onnx_pads(node, padded_shape(shape_of(input), extra_pads), kernel, strides, dilations);
+    std::vector<int64_t> pads{own.begin[0], own.begin[1], own.end[0], own.end[1]};
     for (int k = 0; k < 4; ++k) pads[k] += extra_pads[k];
-    for (int64_t v : pads)
-      if (v < 0) node.fail("pads must be >= 0");
     json layer = {{"type", "conv"},
                   {"channels", wd[0]},
                   {"kernel", pair(wd[2], wd[3])},
@@ -352,7 +412,7 @@ class Translator {
     layer["name"] = param_layer_name(node, index, {1, 2}, {"weight", "bias"});
     const int l = add_layer(layer, node.where());
     take_weights(node, l, {1, 2});
-    produce(node.proto(), layer["name"]);
+    produce(node, layer["name"]);
   }
 
   void relu(OnnxNodeReader& node, int index) { activation(node, index, "relu"); }
@@ -360,59 +420,83 @@ class Translator {
   void activation(OnnxNodeReader& node, int index, const std::string& type) {
     const std::string name = plain_name(node.proto(), index);
     add_layer({{"name", name}, {"type", type}, {"inputs", {data_input(node, 0)}}}, node.where());
-    produce(node.proto(), name);
+    produce(node, name);
   }
 
   void clip(OnnxNodeReader& node, int index) {
     const double inf = std::numeric_limits<double>::infinity();
     const double lo = node.has("min") ? node.real("min", 0) : node.scalar_input(1, -inf, "min");
     const double hi = node.has("max") ? node.real("max", 0) : node.scalar_input(2, inf, "max");
-    if (lo == 0 && hi == inf) return activation(node, index, "relu");
+    // A bound at or beyond float's range bounds no float (exporters write ±FLT_MAX or ±inf for none).
+    const bool no_lo = lo <= std::numeric_limits<float>::lowest(), no_hi = hi >= std::numeric_limits<float>::max();
+    if (no_lo && no_hi) return identity(node, index);
+    if (lo == 0 && no_hi) return activation(node, index, "relu");
     if (lo == 0 && hi == 6) return activation(node, index, "relu6");
-    node.fail(
-        VDNN_MSG("Clip(min " << lo << ", max " << hi << ") is supported only as ReLU (min 0) or ReLU6 (min 0, max 6)"));
+    node.fail(VDNN_MSG("Clip(min " << lo << ", max " << hi
+                                   << ") is supported only as ReLU (min 0), ReLU6 (min 0, max 6) or the identity "
+                                      "(no bounds, or bounds beyond float's range)"));
   }
 
   void pool(OnnxNodeReader& node, int index) {
     const bool max = node.op() == "MaxPool";
     require_only_first_output_used(node);
-    require_no_auto_pad(node);
     const auto kernel = node.ints("kernel_shape", {}, 2);
     const auto strides = node.ints("strides", {1, 1}, 2);
-    const auto pads = node.ints("pads", {0, 0, 0, 0}, 4);
-    const bool ceil = node.integer("ceil_mode", 0) != 0;
+    bool ceil = node.integer("ceil_mode", 0) != 0;
     if (max) {
       const auto dilations = node.ints("dilations", {1, 1}, 2);
       if (dilations[0] != 1 || dilations[1] != 1) node.fail("dilated pooling is not supported");
       if (node.integer("storage_order", 0) != 0) node.fail("storage_order 1 (column-major indices) is not supported");
     }
-    if (pads[0] != pads[2] || pads[1] != pads[3])
-      node.fail(VDNN_MSG("asymmetric pads [" << pads[0] << ", " << pads[1] << ", " << pads[2] << ", " << pads[3]
-                                             << "] are not supported for pooling (top = bottom, left = right)"));
-    const std::string name = plain_name(node.proto(), index);
-    json layer = {{"name", name},
-                  {"type", max ? "max_pool" : "avg_pool"},
-                  {"kernel", pair(kernel[0], kernel[1])},
-                  {"stride", pair(strides[0], strides[1])},
-                  {"pad", pair(pads[0], pads[1])},
-                  {"ceil", ceil}};
-    if (!max) layer["exclude_padding"] = node.integer("count_include_pad", 0) == 0;
+    const bool counts_padding = !max && node.integer("count_include_pad", 0) != 0;
     std::string in = node.input(0);
-    if (auto p = padded_.find(in); p != padded_.end()) {
-      // PyTorch's AvgPool2d(count_include_pad=True) exports as a zero Pad and an unpadded pool:
-      // one pool with that padding, counting it in the divisor.
-      const std::vector<int64_t>& zp = p->second.pads;
-      if (max || ceil || pads != std::vector<int64_t>{0, 0, 0, 0} || zp[0] != zp[2] || zp[1] != zp[3])
-        node.fail(
-            "reads a Pad, which vdnn folds only into an AveragePool without pads or ceil_mode of its own, "
-            "padding top = bottom and left = right");
-      layer["pad"] = pair(zp[0], zp[1]);
-      layer["exclude_padding"] = false;
-      in = p->second.input;
-    }
-    layer["inputs"] = {vdnn_value(in, node.where())};
+    const auto folded = padded_.find(in);
+    if (folded != padded_.end()) in = folded->second.input;
+    const std::string input = vdnn_value(in, node.where());
+    const std::vector<int64_t> zero_pads = folded != padded_.end() ? folded->second.pads : std::vector<int64_t>(4, 0);
+    const OnnxPads own = onnx_pads(node, padded_shape(shape_of(input), zero_pads), kernel, strides, {1, 1});
+    if (own.same) ceil = false;  // SAME's output, ceil(input / stride), is floor mode's with these pads
+    std::vector<int64_t> pads{own.begin[0], own.begin[1], own.end[0], own.end[1]};
+    const std::string name = plain_name(node.proto(), index);
+    json layer = {{"name", name}, {"type", max ? "max_pool" : "avg_pool"}, {"ceil", ceil}};
+    if (!max) layer["exclude_padding"] = !counts_padding;
+    if (folded != padded_.end()) fold_pad_into_pool(node, folded->second, input, pads, layer);
+    layer["kernel"] = pair(kernel[0], kernel[1]);
+    layer["stride"] = pair(strides[0], strides[1]);
+    layer["pad"] = pair(pads[0], pads[1]);
+    if (pads[2] != pads[0] || pads[3] != pads[1]) layer["pad_end"] = json::array({pads[2], pads[3]});
+    layer["inputs"] = {input};
     add_layer(layer, node.where());
-    produce(node.proto(), name);
+    produce(node, name);
+  }
+
+  // A zero Pad read by a pooling node joins its padding {top, left, bottom, right}. An average
+  // counts it (PyTorch's AvgPool2d(count_include_pad=True) exports as Pad + AveragePool), so its own
+  // padding, if any, must count too; a max pool ignores padding, which is the same as a zero only
+  // where no real cell is below zero: its input must be a ReLU's (or ReLU6's) output.
+  void fold_pad_into_pool(OnnxNodeReader& node, const PendingPad& pad, const std::string& input,
+                          std::vector<int64_t>& pads, json& layer) {
+    const bool max = layer["type"] == "max_pool";
+    const std::string reads = "reads the zero Pad '" + pad.name + "'";
+    if (layer["ceil"].get<bool>()) node.fail(reads + " and has ceil_mode 1; vdnn folds a Pad only into floor mode");
+    if (max && !non_negative(input))
+      node.fail(reads + " of '" + pad.input +
+                "', which may be negative, where a padded zero would win the max; vdnn folds a Pad into a MaxPool "
+                "only after a Relu or Clip(0, 6)");
+    if (!max && layer["exclude_padding"].get<bool>() && pads != std::vector<int64_t>(4, 0))
+      node.fail(reads +
+                " and pads of its own that do not count (count_include_pad 0); vdnn's pool counts all of "
+                "its padding or none");
+    for (int k = 0; k < 4; ++k) pads[k] += pad.pads[k];
+    if (!max) layer["exclude_padding"] = false;
+  }
+
+  // Whether every value of `vdnn_name` is >= 0: a ReLU's or ReLU6's output.
+  bool non_negative(const std::string& vdnn_name) const {
+    const int producer = shadow_->value(shadow_->find_value(vdnn_name)).producer;
+    if (producer < 0) return false;
+    const std::string& type = shadow_->nodes()[producer].layer->type();
+    return type == "relu" || type == "relu6";
   }
 
   void global_pool(OnnxNodeReader& node, int index) {
@@ -422,7 +506,7 @@ class Translator {
                {"global", true},
                {"inputs", {data_input(node, 0)}}},
               node.where());
-    produce(node.proto(), name);
+    produce(node, name);
   }
 
   void batch_norm(OnnxNodeReader& node, int index) {
@@ -441,7 +525,7 @@ class Translator {
     layer["name"] = param_layer_name(node, index, {1, 2, 3, 4}, bn_param_names());
     const int l = add_layer(layer, node.where());
     take_weights(node, l, {1, 2, 3, 4});
-    produce(node.proto(), layer["name"]);
+    produce(node, layer["name"]);
   }
 
   // vdnn's batch-norm ParamSpec names, in order (what the layer itself says).
@@ -451,7 +535,10 @@ class Translator {
     return out;
   }
 
-  void fc_layer(OnnxNodeReader& node, int index, const std::string& input, int weight, int bias, bool transpose) {
+  // `alpha` scales the weight, `beta` the bias (Gemm's); a one-value bias is broadcast (Gemm's C,
+  // an Add's scalar).
+  void fc_layer(OnnxNodeReader& node, int index, const std::string& input, int weight, int bias, bool transpose,
+                float alpha = 1, float beta = 1) {
     const onnx::TensorProto& w = node.require_constant(weight, "weight");
     const std::vector<int64_t> wd = onnx_dims(w, node.where() + ": weight");
     if (wd.size() != 2) node.fail(VDNN_MSG("weight has shape " << Shape(wd).to_string() << ", expected 2-D"));
@@ -467,16 +554,25 @@ class Translator {
     if (bias >= 0) params.push_back(bias);
     layer["name"] = param_layer_name(node, index, params, {"weight", "bias"});
     const int l = add_layer(layer, node.where());
-    take_weights(node, l, params, transpose);
-    produce(node.proto(), layer["name"]);
+    take_weights(node, l, params, {{.transpose = transpose, .scale = alpha}, {.scale = beta, .broadcast = true}});
+    produce(node, layer["name"]);
   }
 
+  // Y = alpha * A B + beta * C: fc with weight alpha B (transposed unless transB) and bias beta C,
+  // where C is one bias for every sample: [units], [1, units] or a single value.
   void gemm(OnnxNodeReader& node, int index) {
-    if (node.real("alpha", 1.0f) != 1.0f || node.real("beta", 1.0f) != 1.0f)
-      node.fail("alpha and beta other than 1 are not supported");
+    const float alpha = node.real("alpha", 1.0f), beta = node.real("beta", 1.0f);
     if (node.integer("transA", 0) != 0) node.fail("transA 1 is not supported (the data must be [N, K])");
     const bool trans_b = node.integer("transB", 0) != 0;
-    fc_layer(node, index, data_input(node, 0), 1, 2, !trans_b);
+    const bool bias = beta != 0 && !node.input(2).empty();
+    if (const onnx::TensorProto* c = bias ? node.constant_input(2) : nullptr) {
+      const std::vector<int64_t> cd = onnx_dims(*c, node.where() + ": C");
+      if (cd.size() == 2 && cd[0] != 1)
+        node.fail(VDNN_MSG("C has shape " << Shape(cd).to_string()
+                                          << ", a bias per row (sample); vdnn's fc adds one bias to every sample: "
+                                             "C [units], [1, units] or a single value"));
+    }
+    fc_layer(node, index, data_input(node, 0), 1, bias ? 2 : -1, !trans_b, alpha, beta);
   }
 
   // MatMul by a constant [K, units], with an Add of a constant bias folded in when the Add is its
@@ -502,8 +598,19 @@ class Translator {
     fc_layer(node, index, input, 1, -1, true);
   }
 
+  // An axis attribute as a non-negative axis of the node's input `vdnn_name` (with N: rank + 1).
+  int64_t axis_of(OnnxNodeReader& node, const std::string& vdnn_name, int64_t fallback) {
+    const int64_t rank = static_cast<int64_t>(shape_of(vdnn_name).rank()) + 1;
+    const int64_t axis = node.integer("axis", fallback);
+    if (axis < -rank || axis >= rank)
+      node.fail(VDNN_MSG("axis " << axis << " is outside [" << -rank << ", " << rank - 1 << "] for its " << rank
+                                 << "-D input"));
+    return axis < 0 ? axis + rank : axis;
+  }
+
   void flatten(OnnxNodeReader& node, int index) {
-    if (node.integer("axis", 1) != 1) node.fail("only axis 1 (to [N, C*H*W]) is supported");
+    if (axis_of(node, data_input(node, 0), 1) != 1)
+      node.fail("only axis 1 (to [N, C*H*W]; -3 of an [N, C, H, W] input, -1 of an [N, K] one) is supported");
     to_vector(node, index);
   }
 
@@ -524,21 +631,22 @@ class Translator {
 
   void to_vector(OnnxNodeReader& node, int index) {
     const std::string input = data_input(node, 0);
-    if (shape_of(input).rank() == 1) return produce(node.proto(), input);  // already [K]
+    if (shape_of(input).rank() == 1) return produce(node, input);  // already [K]
     const std::string name = plain_name(node.proto(), index);
     add_layer({{"name", name}, {"type", "flatten"}, {"inputs", {input}}}, node.where());
-    produce(node.proto(), name);
+    produce(node, name);
   }
 
   void concat(OnnxNodeReader& node, int index) {
-    const int64_t axis = node.integer("axis", 1);
-    if (axis != 1 && axis != -3) node.fail("only axis 1 (channels) is supported");
     std::vector<std::string> inputs;
     for (int i = 0; i < node.proto().input_size(); ++i) inputs.push_back(data_input(node, i));
-    if (inputs.size() == 1) return produce(node.proto(), inputs[0]);
+    if (inputs.empty()) node.fail("has no inputs");
+    if (axis_of(node, inputs[0], 1) != 1)
+      node.fail("only axis 1 (channels, or features; -3 of [N, C, H, W] inputs, -1 of [N, K] ones) is supported");
+    if (inputs.size() == 1) return produce(node, inputs[0]);
     const std::string name = plain_name(node.proto(), index);
     add_layer({{"name", name}, {"type", "concat"}, {"inputs", inputs}}, node.where());
-    produce(node.proto(), name);
+    produce(node, name);
   }
 
   void add(OnnxNodeReader& node, int index) {
@@ -550,10 +658,11 @@ class Translator {
             "after MatMul");
     const std::string name = plain_name(node.proto(), index);
     add_layer({{"name", name}, {"type", "add"}, {"inputs", {data_input(node, 0), data_input(node, 1)}}}, node.where());
-    produce(node.proto(), name);
+    produce(node, name);
   }
 
-  // Zero padding of H and W, folded into the Conv or AveragePool that reads it.
+  // Zero padding of H and W, folded into the Conv or pooling node that reads it (conv, pool); any
+  // other reader, the graph's output included, is refused where it reads it (vdnn_value).
   void pad(OnnxNodeReader& node, int index) {
     if (node.text("mode", "constant") != "constant") node.fail("only constant (zero) padding is supported");
     std::vector<int64_t> pads = node.has("pads")
@@ -563,14 +672,10 @@ class Translator {
     if (value != 0) node.fail("only zero padding is supported");
     if (pads.size() != 8 || pads[0] || pads[1] || pads[4] || pads[5])
       node.fail("only padding of H and W of an [N, C, H, W] tensor is supported");
-    const std::string out = node.proto().output(0);
-    for (const auto& next : graph_.node())
-      for (const auto& in : next.input())
-        if (in == out && next.op_type() != "Conv" && next.op_type() != "AveragePool")
-          node.fail(VDNN_MSG("is read by a " << next.op_type()
-                                             << "; vdnn folds Pad only into a following Conv or AveragePool"));
+    for (int64_t v : pads)
+      if (v < 0) node.fail(VDNN_MSG("pads must be >= 0 (a negative pad crops), got " << v));
     data_input(node, 0);
-    padded_[out] = {node.input(0), {pads[2], pads[3], pads[6], pads[7]}};
+    padded_[node.proto().output(0)] = {node.input(0), {pads[2], pads[3], pads[6], pads[7]}, node.proto().name()};
   }
 
   void dropout(OnnxNodeReader& node, int index) {
@@ -579,10 +684,10 @@ class Translator {
     node.integer("seed", 0);  // vdnn draws masks from --seed
     const bool training = node.scalar_input(2, 0, "training_mode") != 0 || node.proto().output_size() > 1;
     const std::string input = data_input(node, 0);
-    if (!training || ratio == 0) return produce(node.proto(), input);  // the identity
+    if (!training || ratio == 0) return produce(node, input);  // the identity
     const std::string name = plain_name(node.proto(), index);
     add_layer({{"name", name}, {"type", "dropout"}, {"rate", as_decimal(ratio)}, {"inputs", {input}}}, node.where());
-    produce(node.proto(), name);
+    produce(node, name);
   }
 
   void lrn(OnnxNodeReader& node, int index) {
@@ -595,10 +700,32 @@ class Translator {
                {"k", as_decimal(node.real("bias", 1.0f))},
                {"inputs", {data_input(node, 0)}}},
               node.where());
-    produce(node.proto(), name);
+    produce(node, name);
   }
 
-  void identity(OnnxNodeReader& node, int) { produce(node.proto(), data_input(node, 0)); }
+  void identity(OnnxNodeReader& node, int) { produce(node, data_input(node, 0)); }
+
+  // A Softmax over the logits as the graph's output (an inference export): the softmax of vdnn's
+  // loss. Training minimises the cross-entropy of its probabilities (the loss's softmax is this
+  // one); `vdnn infer --predictions` writes its probabilities, --logits the values before it.
+  void softmax(OnnxNodeReader& node, int) {
+    const std::string input = data_input(node, 0);
+    const std::string& out = node.proto().output(0);
+    if (graph_.output_size() != 1 || graph_.output(0).name() != out || uses_[out] != 1)
+      node.fail(
+          "a Softmax is supported only as the graph's last node, over the logits: vdnn's loss applies it in "
+          "training, `vdnn infer --predictions` in inference");
+    const int64_t axis = axis_of(node, input, -1);
+    if (shape_of(input).rank() != 1 || axis != 1)
+      node.fail(VDNN_MSG("a Softmax over axis " << axis << " of an input of per-sample shape "
+                                                << shape_of(input).to_string()
+                                                << " is not the softmax over the logits [N, classes] (axis 1 or -1)"));
+    output_is_softmax_ = true;
+    notes_.push_back(VDNN_MSG(node.where() << ": the graph's last node is the softmax of vdnn's loss: training takes "
+                                              "the cross-entropy of its probabilities; `vdnn infer --predictions` "
+                                              "writes them, --logits writes its input"));
+    produce(node, input);
+  }
 
   // Its value is read through OnnxConstants by the nodes that take it as an input.
   void constant(OnnxNodeReader& node, int) {
@@ -612,15 +739,11 @@ class Translator {
     if (node.input(1) != labels_ || labels_.empty()) node.fail("its labels must be the graph's integer input");
     require_only_first_output_used(node);
     logits_ = data_input(node, 0);
+    logits_onnx_ = node.input(0);
     add_layer({{"name", "loss"}, {"type", "softmax_cross_entropy"}, {"inputs", {logits_}}}, node.where());
     loss_added_ = true;
     loss_output_ = node.proto().output(0);
   }
-
-  struct PendingPad {
-    std::string input;
-    std::vector<int64_t> pads;  // top, left, bottom, right
-  };
 
   const onnx::GraphProto& graph_;
   std::string source_;
@@ -631,11 +754,14 @@ class Translator {
   SafeTensors weights_;
   std::map<std::string, std::string> value_of_;  // ONNX value -> vdnn value
   std::map<std::string, int> uses_;              // ONNX value -> readers (nodes and graph outputs)
-  std::map<std::string, PendingPad> padded_;     // outputs of Pad nodes awaiting their Conv
+  std::map<std::string, PendingPad> padded_;     // outputs of Pad nodes, by name
   std::set<std::string> names_;
   std::set<std::string> used_initializers_;
   std::set<int> skipped_;  // nodes folded into an earlier one (Add after MatMul)
-  std::string labels_, logits_, loss_output_;
+  std::string labels_, logits_, logits_onnx_, loss_output_;
+  std::map<std::string, std::string> producer_;  // ONNX value -> where() of the node that made it
+  std::vector<std::string> notes_;               // ImportedModel::notes
+  bool output_is_softmax_ = false;
   int64_t batch_ = 1;
   bool loss_added_ = false;
 };
@@ -648,14 +774,13 @@ namespace {
 ImportedModel translate(onnx::ModelProto& model, const std::string& source, const ModelOptions& options) {
   if (!model.has_graph() || model.graph().node_size() == 0)
     VDNN_THROW(source << ": not an ONNX model (it has no graph nodes)");
-  int64_t opset = 0;
-  for (const auto& o : model.opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
-  if (opset < kMinOpset)
-    VDNN_THROW(source << ": opset " << opset
-                      << " is older than vdnn reads (13 or newer: torch.onnx.export(..., opset_version=13))");
+  for (const auto& node : model.graph().node()) Translator::check_operator(node, source);
+  std::string converted;  // the note of an older opset's conversion
+  if (default_opset(model, source) < kMinOpset) converted = convert_to_opset(model, source, kMinOpset);
   const std::string stem = std::filesystem::path(source).stem().string();
-  return Translator(*model.mutable_graph(), source, options).run(stem.empty() ? "onnx_model" : stem);
+  ImportedModel imported = Translator(*model.mutable_graph(), source, options).run(stem.empty() ? "onnx_model" : stem);
+  if (!converted.empty()) imported.notes.insert(imported.notes.begin(), converted);
+  return imported;
 }
 
 void check_protobuf_size(size_t bytes, const std::string& source) {
@@ -666,6 +791,15 @@ void check_protobuf_size(size_t bytes, const std::string& source) {
 const char* const kNotOnnx = ": not an ONNX model (protobuf could not parse it: truncated or another format)";
 
 }  // namespace
+
+const std::vector<std::string>& onnx_import_operators() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [op, handler] : Translator::handlers()) out.push_back(op);
+    return out;
+  }();
+  return names;
+}
 
 ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& source, const ModelOptions& options) {
   onnx::ModelProto model;

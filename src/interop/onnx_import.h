@@ -8,15 +8,19 @@
 // initializers' own names and a checkpoint loads into PyTorch with load_state_dict. Supported: the
 // operators torchvision's classification networks export to (docs/interop.md lists them with their
 // attributes); anything else is one vdnn::Error naming the file, the node, the operator and what
-// is supported — never a silently different network.
+// is supported — never a silently different network. A file older than opset 13 is converted
+// first with libonnx's version converter (interop/onnx_opset.h); what the import changed or
+// assumed (that conversion, a trailing Softmax) is a line each in `notes`.
 //
 //   ImportedModel m = import_onnx("resnet18.onnx");
 //   Graph g = parse_model(m.model, "resnet18.onnx");
 //   // m.weights: "conv1.weight" [64, 3, 7, 7], "bn1.running_mean" [64], ...
+//   for (const std::string& note : m.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,9 +30,16 @@
 namespace vdnn {
 
 struct ImportedModel {
-  nlohmann::json model;  // a vdnn model description (io/model_file.h)
-  SafeTensors weights;   // the initializers, under vdnn's tensor names, in vdnn's plain layouts
+  nlohmann::json model;            // a vdnn model description (io/model_file.h)
+  SafeTensors weights;             // the initializers, under vdnn's tensor names, in vdnn's plain layouts
+  std::vector<std::string> notes;  // one line each: what the import converted or assumed
+  // The file's output is the softmax of the model's logits (a trailing Softmax: vdnn's loss and
+  // `vdnn infer --predictions` apply it; the logits are its input).
+  bool output_is_softmax = false;
 };
+
+// The ONNX operators the importer translates (the default domain), sorted by name.
+const std::vector<std::string>& onnx_import_operators();
 
 // Reads `path`; throws vdnn::Error naming the file (and the node) on anything it cannot import.
 ImportedModel import_onnx(const std::string& path, const ModelOptions& options = {});

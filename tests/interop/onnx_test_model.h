@@ -6,15 +6,35 @@
 //   m.node("Conv", {"x", "c.weight", "c.bias"}, {"y"}, "conv").ints("pads", {1, 1, 1, 1});
 //   m.output("y");
 //   std::string bytes = m.bytes();
+//   const nlohmann::json& conv = layer_named(import_onnx_bytes(bytes, "m.onnx").model, "conv");
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
+#include <nlohmann/json.hpp>
 
 namespace vdnn::test {
+
+// The layer of an imported model description named `name` (a test failure when there is none).
+inline const nlohmann::json& layer_named(const nlohmann::json& model, const std::string& name) {
+  for (const auto& l : model["layers"])
+    if (l["name"] == name) return l;
+  static const nlohmann::json none;
+  ADD_FAILURE() << "no layer " << name << " in " << model.dump();
+  return none;
+}
+
+// The float values of initializer `name` of `model` (empty when it has none).
+inline std::vector<float> initializer_values(const onnx::ModelProto& model, const std::string& name) {
+  for (const auto& t : model.graph().initializer())
+    if (t.name() == name) return {t.float_data().begin(), t.float_data().end()};
+  return {};
+}
 
 class OnnxTestModel {
  public:
@@ -75,6 +95,10 @@ class OnnxTestModel {
   }
   OnnxTestModel& real(const std::string& name, float value) {
     attr(name, onnx::AttributeProto::FLOAT)->set_f(value);
+    return *this;
+  }
+  OnnxTestModel& text(const std::string& name, const std::string& value) {
+    attr(name, onnx::AttributeProto::STRING)->set_s(value);
     return *this;
   }
 

@@ -38,7 +38,7 @@ TEST_P(PoolKernelTest, MatchesReferenceAndFiniteDifferences) {
            : pool.p().exclude_padding ? ref::PoolKind::avg_exclude_padding
                                       : ref::PoolKind::avg_include_padding;
   p.kh = win.kh, p.kw = win.kw, p.sh = win.sh, p.sw = win.sw;
-  p.pt = win.pt, p.pl = win.pl, p.pb = win.pb, p.pr = win.pr;
+  p.pt = win.pt, p.pl = win.pl, p.pb = win.pb, p.pr = win.pr, p.eh = win.eh, p.ew = win.ew;
   const ref::Tensor4 rx(pc.n, pc.c, pc.h, pc.w, x);
   const ref::Tensor4 ry = ref::pool2d_forward(rx, p);
   ASSERT_EQ(ry.h, win.oh);
@@ -96,7 +96,47 @@ INSTANTIATE_TEST_SUITE_P(
                  8,
                  tag::acdb},
         PoolCase{
-            {{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2, 5, 7, 8, tag::acdb}));
+            {{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 1}, {"ceil", true}}, 2, 5, 7, 8, tag::acdb},
+        // Asymmetric padding (ONNX's auto_pad SAME_UPPER / SAME_LOWER, pads [t, l, b, r]): pad_end.
+        PoolCase{
+            {{"type", "max_pool"}, {"kernel", 2}, {"stride", 1}, {"pad", 0}, {"pad_end", 1}}, 2, 3, 6, 5, tag::nchw},
+        PoolCase{{{"type", "max_pool"},
+                  {"kernel", 3},
+                  {"stride", 2},
+                  {"pad", nlohmann::json::array({1, 2})},
+                  {"pad_end", nlohmann::json::array({2, 0})}},
+                 1,
+                 16,
+                 7,
+                 8,
+                 tag::aBcd16b},
+        PoolCase{
+            {{"type", "avg_pool"}, {"kernel", 3}, {"stride", 2}, {"pad", 0}, {"pad_end", 1}}, 2, 3, 6, 6, tag::nchw},
+        // Counted padding to the declared end: bottom 2 > top 1, right 0 < left 1.
+        PoolCase{{{"type", "avg_pool"},
+                  {"kernel", 3},
+                  {"stride", 2},
+                  {"pad", 1},
+                  {"pad_end", nlohmann::json::array({2, 0})},
+                  {"exclude_padding", false}},
+                 2,
+                 5,
+                 7,
+                 8,
+                 tag::acdb},
+        // ... and in ceil mode, where the last window runs past it.
+        PoolCase{{{"type", "avg_pool"},
+                  {"kernel", 3},
+                  {"stride", 2},
+                  {"pad", 0},
+                  {"pad_end", 1},
+                  {"ceil", true},
+                  {"exclude_padding", false}},
+                 1,
+                 3,
+                 9,
+                 9,
+                 tag::nchw}));
 
 TEST(PoolKernel, MaxPoolSavesIndicesNotInput) {
   auto layer = layer_from({{"type", "max_pool"}, {"kernel", 2}});

@@ -191,8 +191,8 @@ PoolGeom pool_geom(const Tensor4& x, const Pool2dParams& p) {
 }
 
 // Real (unpadded) input range of the window of output (oh, ow): rows [h0, h1), cols [w0, w1).
-// `padded` counts the window's cells inside the padded input, rows -pt .. H+pt-1 and columns
-// -pl .. W+pl-1 (Caffe's and PyTorch's divisor with padding included).
+// `padded` counts the window's cells inside the padded input, rows -pt .. H+eh-1 and columns
+// -pl .. W+ew-1 (Caffe's and PyTorch's divisor with padding included).
 struct Window {
   int64_t h0, h1, w0, w1;
   int64_t padded;
@@ -201,9 +201,10 @@ struct Window {
 
 Window pool_window(const Tensor4& x, const Pool2dParams& p, int64_t oh, int64_t ow) {
   const int64_t hs = oh * p.sh - p.pt, ws = ow * p.sw - p.pl;
+  const int64_t eh = p.eh < 0 ? p.pt : p.eh, ew = p.ew < 0 ? p.pl : p.ew;
   Window win{std::max<int64_t>(hs, 0), std::min<int64_t>(hs + p.kh, x.h), std::max<int64_t>(ws, 0),
              std::min<int64_t>(ws + p.kw, x.w),
-             (std::min<int64_t>(hs + p.kh, x.h + p.pt) - hs) * (std::min<int64_t>(ws + p.kw, x.w + p.pl) - ws)};
+             (std::min<int64_t>(hs + p.kh, x.h + eh) - hs) * (std::min<int64_t>(ws + p.kw, x.w + ew) - ws)};
   require(win.h1 > win.h0 && win.w1 > win.w0,
           "pool2d: a window covers only padding (padding must be smaller than the kernel)");
   return win;

@@ -80,8 +80,9 @@ Conv2dGrads conv2d_backward(const Tensor4& x, const Tensor4& w, const Tensor4& d
 //   max                  : max over the real cells (padding never wins, even over negative values);
 //                          backward routes dy to the FIRST maximal cell in row-major window order.
 //   avg_include_padding  : sum of real cells / (number of window cells inside the padded input,
-//                          rows -pt .. H+pt-1, columns -pl .. W+pl-1). The padding is symmetric,
-//                          as in Caffe and PyTorch (count_include_pad): pb/pr beyond pt/pl are
+//                          rows -pt .. H+eh-1, columns -pl .. W+ew-1), as Caffe and PyTorch
+//                          (count_include_pad). eh/ew are the declared bottom/right padding
+//                          (ONNX's pads end; -1: pt/pl, symmetric padding); pb/pr beyond them are
 //                          ceil mode's overhang (they only fix the output size), and overhanging
 //                          cells do not count. Without overhang the divisor is kh * kw.
 //   avg_exclude_padding  : sum of real cells / (number of real cells in the window)
@@ -94,6 +95,7 @@ struct Pool2dParams {
   int64_t kh = 2, kw = 2;
   int64_t sh = 2, sw = 2;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  int64_t eh = -1, ew = -1;  // where the padded input ends for avg_include_padding; -1: pt / pl
 };
 
 Tensor4 pool2d_forward(const Tensor4& x, const Pool2dParams& p);

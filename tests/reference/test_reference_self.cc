@@ -202,6 +202,19 @@ TEST(ReferencePool, AverageIncludeVersusExcludePadding) {
   EXPECT_EQ(dx.v, (std::vector<float>{1.0f, 0.5f, 0.5f, 0.5f, 0.25f, 0.25f, 0.5f, 0.25f, 0.25f}));
 }
 
+TEST(ReferencePool, IncludePaddingCountsCellsUpToTheDeclaredEndPadding) {
+  // 1x1x3x3 = 1..9, 2x2 kernel, stride 2, no top/left padding, bottom/right 1 (ONNX's pads
+  // [0, 0, 1, 1], auto_pad SAME_UPPER) -> 2x2 output; every window lies inside the padded 4x4 input,
+  // so each divides by 4: (1+2+4+5)/4, (3+6)/4, (7+8)/4, 9/4.
+  const Tensor4 x(1, 1, 3, 3, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Pool2dParams p{.kind = PoolKind::avg_include_padding, .kh = 2, .kw = 2, .sh = 2, .sw = 2, .pb = 1, .pr = 1};
+  p.eh = 1, p.ew = 1;
+  EXPECT_EQ(pool2d_forward(x, p).v, (std::vector<float>{3.0f, 2.25f, 3.75f, 2.25f}));
+  // Without the declared end padding (eh = pt = 0) pb/pr are ceil mode's overhang: not counted.
+  p.eh = -1, p.ew = -1;
+  EXPECT_EQ(pool2d_forward(x, p).v, (std::vector<float>{3.0f, 4.5f, 7.5f, 9.0f}));
+}
+
 TEST(ReferencePool, MaxBackwardTieGoesToFirstInRowMajorOrder) {
   const Tensor4 x(1, 1, 2, 2, std::vector<float>{1, 3, 3, 3});
   const Pool2dParams p{.kind = PoolKind::max, .kh = 2, .kw = 2, .sh = 2, .sw = 2};

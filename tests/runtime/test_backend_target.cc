@@ -13,6 +13,7 @@
 #include "backends/backend_targets.h"
 #include "backends/cuda_target/cuda_sizes.h"
 #include "cli/cli_run.h"
+#include "error_of.h"
 #include "io/model_file.h"
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
@@ -182,6 +183,26 @@ TEST(CudaTarget, PlansDilationAndReluSixButRefusesAsymmetricPaddingNamingTheLaye
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
     for (const char* part : {"layer 'lopsided'", "symmetric padding", "pad 1x1 and pad_end 0x0"})
       EXPECT_NE(what.find(part), std::string::npos) << part << " not in: " << what;
+  }
+}
+
+// Pooling's asymmetric padding (pad_end, ONNX's auto_pad SAME), which its CUDA kernels do not take
+// (one pad per dimension), is refused the same way; symmetric padding plans.
+TEST(CudaTarget, RefusesAsymmetricPoolingPaddingNamingTheLayer) {
+  const BackendTarget& cuda = backend_target("cuda");
+  for (const char* type : {"max_pool", "avg_pool"}) {
+    auto net = [&](bool lopsided) {
+      ModelBuilder b("same", {3, 8, 8}, 4);
+      nlohmann::json f = {{"kernel", 2}, {"stride", 1}, {"pad", 1}};
+      if (lopsided) f["pad_end"] = 0;
+      b.layer(type, "pool", f).layer("fc", "fc", {{"units", 4}}).layer("softmax_cross_entropy", "loss");
+      return b.build();
+    };
+    const Graph ok = net(false);
+    EXPECT_NO_THROW(cuda.facts(ok, kBatch, std::vector<ConvAlgo>(ok.nodes().size(), ConvAlgo::kDirect))) << type;
+    const Graph bad = net(true);
+    test::expect_error([&] { cuda.facts(bad, kBatch, std::vector<ConvAlgo>(bad.nodes().size(), ConvAlgo::kDirect)); },
+                       {"layer 'pool'", "symmetric pooling padding", "pad 1x1 and pad_end 0x0"});
   }
 }
 

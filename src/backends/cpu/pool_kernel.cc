@@ -40,14 +40,16 @@ struct Rescale {
 };
 
 // Cells of the window starting at `start` (may be negative: padding) up to the padded end.
-int64_t counted(int64_t start, int64_t k, int64_t in, int64_t pad) { return std::min(start + k, in + pad) - start; }
+int64_t counted(int64_t start, int64_t k, int64_t in, int64_t pad_end) {
+  return std::min(start + k, in + pad_end) - start;
+}
 
 std::vector<Rescale> overhang_rescales(const PoolLayer::Window& w, const Shape& in) {
   std::vector<Rescale> out;
   for (int64_t oh = 0; oh < w.oh; ++oh)
     for (int64_t ow = 0; ow < w.ow; ++ow) {
-      const int64_t rows = counted(oh * w.sh - w.pt, w.kh, in.height(), w.pt);
-      const int64_t cols = counted(ow * w.sw - w.pl, w.kw, in.width(), w.pl);
+      const int64_t rows = counted(oh * w.sh - w.pt, w.kh, in.height(), w.eh);
+      const int64_t cols = counted(ow * w.sw - w.pl, w.kw, in.width(), w.ew);
       if (rows < w.kh || cols < w.kw)
         out.push_back({oh, ow, static_cast<float>(w.kh * w.kw) / static_cast<float>(rows * cols)});
     }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "layers/conv.h"
+#include "layers/pool.h"
 #include "plan/conv_algorithms.h"
 #include "vdnn/error.h"
 
@@ -41,6 +42,13 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
                              : float_bytes(batch, out_shape);
   for (const ParamSpec& spec : layer.params(in_shapes))
     s.param_bytes.push_back(static_cast<size_t>(spec.elements()) * sizeof(float));
+  if (type == "max_pool" || type == "avg_pool") {
+    const PoolLayer::Params& p = static_cast<const PoolLayer&>(layer).p();
+    if (!p.symmetric_padding())  // its kernels take one pad per dimension (device_kernels.h PoolWindow)
+      layer.fail(VDNN_MSG("the CUDA backend supports only symmetric pooling padding, pad_end == pad; this pool has pad "
+                          << p.ph << "x" << p.pw << " and pad_end " << p.pb() << "x" << p.pr()
+                          << " (the CPU backend runs it)"));
+  }
   if (type == "conv") {
     const ConvLayer::Params& p = static_cast<const ConvLayer&>(layer).p();
     if (!p.symmetric_padding())  // cudnnSetConvolution2dDescriptor takes one pad per dimension
