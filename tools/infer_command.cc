@@ -202,6 +202,17 @@ Dataset data_to_evaluate(InferOptions& o, const Graph& graph) {
   return test;
 }
 
+// A --batch above the samples there are: the Net is planned for one batch of them all (PyTorch's
+// DataLoader likewise gives one smaller batch), not for memory no batch would use. Returns the
+// line that says so ("" when --batch fits the data).
+std::string fit_batch_to_data(InferOptions& o, NetOptions& options, const Dataset& data) {
+  if (o.model.batch <= data.count) return "";
+  const std::string note = VDNN_MSG("--batch " << o.model.batch << " is more than the " << data.count << " samples of "
+                                               << data.name << ": one batch of " << data.count << " holds them all");
+  o.model.batch = options.batch = data.count;
+  return note;
+}
+
 // How the graph was made ready for inference, for the JSON and the text.
 struct InferenceGraph {
   InferenceRewrites rewrites;  // batch norms folded, dropouts removed (not with --keep-graph)
@@ -228,6 +239,7 @@ struct InferRun {
   InferenceGraph graph;
   std::string weights_sha256;   // of the weights as given (the folded ones hash otherwise)
   std::string step;             // the weights' metadata "step" ("" without one)
+  std::string batch_note;       // --batch above the samples: the batch taken instead
   std::vector<ConvAlgo> asked;  // per layer, as asked (--conv-algo fastest), before the Net fits its budget
   EvalResult eval;
   double batch_seconds = 0;  // --repeat: the median
@@ -276,12 +288,14 @@ void print_json(const InferOptions& o, const Net& net, const Dataset& test, cons
                         {"activation_peak_bytes", g.order.peak_bytes},
                         {"model_order_activation_peak_bytes", g.order.model_peak_bytes}};
   if (!run.step.empty()) j["step"] = run.step;
+  if (!run.batch_note.empty()) j["batch_note"] = run.batch_note;
   std::printf("%s\n", j.dump(2).c_str());
 }
 
 // The text's first lines: what ran, and the device memory it planned.
 void print_memory_lines(const InferOptions& o, const Net& net, const Dataset& test, const InferRun& run) {
   const InferencePeak peak = inference_peak(net.eval_plan());
+  if (!run.batch_note.empty()) std::printf("%s\n", run.batch_note.c_str());
   std::printf("model %s, weights %s%s; data %s (%lld samples), batch %lld\n", net.graph().name().c_str(),
               (o.model.weights.empty() ? "(its ONNX initializers)" : o.model.weights.c_str()),
               !run.step.empty() ? (" (step " + run.step + ")").c_str() : "", test.name.c_str(),
@@ -341,6 +355,7 @@ int run_infer(InferOptions& o) {
   Graph graph = std::move(model.graph);
   const Dataset test = data_to_evaluate(o, graph);
   InferRun run;
+  run.batch_note = fit_batch_to_data(o, options, test);
   run.weights_sha256 = check_weights(weights, graph);  // what `vdnn train` reported for them
   if (auto step = weights.metadata.find("step"); step != weights.metadata.end()) run.step = step->second;
   options.seed = o.source.seed;
@@ -419,7 +434,7 @@ Runner add_infer_command(CLI::App& app) {
       ->check(CLI::Range(1, kMaxClasses));
   app.add_option("--synthetic-samples", o->source.synthetic_samples,
                  "--data synthetic: training samples of the run (the test split is a quarter of them)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->check(CLI::Range(int64_t{1}, kMaxSyntheticSamples))
       ->capture_default_str();
   app.add_option("--seed", o->source.seed, "--data synthetic: its seed (default: the weights' training seed)")
       ->each([o](const std::string&) { o->seed_given = true; });

@@ -91,7 +91,7 @@ Runner add_load_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--seed", o->seed, "seed of the order and the augmentation")->capture_default_str();
   app.add_option("--synthetic-samples", o->synthetic_samples, "samples for --data synthetic")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+      ->check(CLI::Range(int64_t{1}, kMaxSyntheticSamples));
   add_image_folder_flags(app, o->image_flags);
   return [o] { return load(*o); };
 }

@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "numeric_flags.h"
+#include "util/host_memory.h"
 #include "util/interrupt.h"
 #include "vdnn/error.h"
 
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     std::cerr << "internal error (oneDNN, please report): " << e.what() << "\n";
     return 70;
   } catch (const std::bad_alloc&) {
-    std::cerr << "error: out of host memory\n";
+    std::cerr << "error: " << vdnn::out_of_host_memory_message() << "\n";
     return 1;
   }
   return 0;

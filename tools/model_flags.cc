@@ -4,6 +4,7 @@
 #include <set>
 
 #include "runtime/checkpoint.h"
+#include "runtime/net_settings.h"
 #include "vdnn/error.h"
 
 namespace vdnn::cli {
@@ -44,7 +45,7 @@ void add_model_flags(CLI::App& app, ModelFlags& flags, const ModelFlagsUse& use)
     model->capture_default_str();
   if (use.weights_help) app.add_option("--weights", flags.weights, use.weights_help);
   app.add_option("--batch", flags.batch, use.batch_help)
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->check(CLI::Range(int64_t{1}, kMaxBatch))
       ->capture_default_str();
   app.add_option("--input", flags.input, "override the model's input shape, CxHxW");
   if (use.classes)

@@ -450,7 +450,7 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   app.add_option("--repeats", o.source.repeats, "cpu, measuring: timed runs per kernel")
-      ->check(CLI::Range(1, 1000))
+      ->check(CLI::Range(1, kMaxRepeats))
       ->capture_default_str();
   app.add_option("--link-bandwidth", o.link_bandwidth, "cpu, measuring: emulated link GB/s (0 = unlimited)");
   app.add_option("--link-latency", o.link_latency, "cpu, measuring: emulated link latency per copy");

@@ -9,6 +9,7 @@
 #include "plan/planner.h"
 #include "report/memory_timeline_chart.h"
 #include "rewrites/fc_split.h"
+#include "runtime/net_settings.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
@@ -66,8 +67,8 @@ std::vector<int64_t> parse_batches(const std::string& text, const std::string& f
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != item.size() || item.empty() || b < 1 || b > (1 << 20))
-      VDNN_THROW(flag << " '" << text << "': '" << item << "' is not a batch size 1.." << (1 << 20)
+    if (used != item.size() || item.empty() || b < 1 || b > kMaxBatch)
+      VDNN_THROW(flag << " '" << text << "': '" << item << "' is not a batch size 1.." << kMaxBatch
                       << "; expected a comma-separated list, e.g. 1,8,32");
     out.push_back(b);
   }

@@ -13,6 +13,7 @@
 #include "data/synthetic.h"
 #include "model_flags.h"
 #include "plan/planner.h"
+#include "planning/plan_source.h"
 #include "planning/step_calibration.h"
 #include "runtime/net.h"
 #include "util/atomic_file.h"
@@ -122,7 +123,7 @@ Runner add_profile_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   app.add_option("--repeats", o->repeats, "timed runs per kernel (the median counts)")
-      ->check(CLI::Range(1, 1000))
+      ->check(CLI::Range(1, kMaxRepeats))
       ->capture_default_str();
   app.add_option("--save", o->save, "write the costs as JSON to this file");
   app.add_flag("--json", o->json, "print JSON instead of a table");

@@ -11,6 +11,7 @@
 #include "backends/backend_targets.h"
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/profiler.h"
+#include "comm/rank_agreement.h"
 #include "commands.h"
 #include "data/augment.h"
 #include "data/data_source.h"
@@ -166,6 +167,25 @@ std::optional<SafeTensors> read_initial_weights(const std::string& path) {
     VDNN_THROW("--initial-weights " << e.what());
   }
   return std::nullopt;
+}
+
+// The digest of the weights `file` gives `graph` (a flag's file), "none" without one.
+std::string weights_digest(const SafeTensors* file, const Graph& graph, const char* flag) {
+  try {
+    return file ? weights_sha256(*file, graph).substr(0, 16) : "none";
+  } catch (const Error& e) {
+    VDNN_THROW(flag << " " << e.what());
+  }
+}
+
+// Under mpirun: every rank was given the same --initial-weights and --resume weights (the Net and
+// the Trainer check the rest of what the ranks must share: comm/rank_agreement.h).
+void check_ranks_share_weights(Communicator& comm, const Graph& graph, const std::optional<Checkpoint>& resume,
+                               const std::optional<SafeTensors>& initial) {
+  if (comm.size() == 1) return;
+  check_ranks_agree(comm,
+                    {{"--initial-weights", weights_digest(initial ? &*initial : nullptr, graph, "--initial-weights")},
+                     {"--resume", weights_digest(resume ? &resume->file : nullptr, graph, "--resume")}});
 }
 
 void load_initial_weights(Net& net, const SafeTensors& weights) {
@@ -391,6 +411,7 @@ int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   NetworkSource model = o.model.load();
   Graph graph = std::move(model.graph);
   const std::string model_name = graph.name();
+  check_ranks_share_weights(comm, graph, resume, initial);
   if (resume) check_resume(*resume, o, model_name, comm);
   TrainData data = load_train_data(o, graph);
   print_run(graph, data.train, data.test, o.model.batch);
@@ -436,6 +457,8 @@ int run_train(TrainOptions& o) {
   std::unique_ptr<Communicator> comm = start_ranks(o.collective_timeout);
   try {
     return train(o, checked, *comm);
+  } catch (const RanksDisagree&) {
+    throw;  // every rank refuses together: each ends on its own
   } catch (const std::exception& e) {
     if (comm->size() > 1) stop_every_rank(*comm, e.what());  // the others would wait for this one
     throw;
@@ -451,11 +474,11 @@ void add_data_flags(CLI::App& app, TrainOptions& o) {
       ->capture_default_str();
   app.add_option("--data-threads", o.config.data_threads,
                  "loader threads: each makes (reads, decodes, augments) whole batches ahead of training")
-      ->check(CLI::Range(1, 256))
+      ->check(CLI::Range(1, kMaxDataThreads))
       ->capture_default_str();
   add_image_folder_flags(app, o.image_flags);
   app.add_option("--synthetic-samples", o.synthetic_samples, "training samples for --data synthetic")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+      ->check(CLI::Range(int64_t{1}, kMaxSyntheticSamples));
   app.add_option("--augment", o.augment,
                  "training-batch augmentation: none, flip (horizontal, p = 1/2), cifar (pad 4, random crop to "
                  "the image's size, flip: torchvision's CIFAR recipe) or imagenet (image folders: random resized "
@@ -465,15 +488,15 @@ void add_data_flags(CLI::App& app, TrainOptions& o) {
 
 // How long and how it learns: epochs, the learning-rate schedule and SGD, the seed, threads.
 void add_schedule_flags(CLI::App& app, TrainOptions& o) {
-  app.add_option("--epochs", o.config.epochs, "epochs")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--epochs", o.config.epochs, "epochs")->check(CLI::Range(1, kMaxEpochs))->capture_default_str();
   app.add_option("--iterations", o.config.iterations, "stop after N steps (overrides --epochs)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--lr", o.config.lr, "base learning rate")->check(CLI::Range(0.0, 100.0))->capture_default_str();
+      ->check(CLI::Range(int64_t{1}, kMaxIterations));
+  app.add_option("--lr", o.config.lr, "base learning rate")->check(CLI::Range(0.0, kMaxLr))->capture_default_str();
   app.add_option("--lr-schedule", o.schedule, "constant, step or cosine")
       ->check(CLI::IsMember({"constant", "step", "cosine"}))
       ->capture_default_str();
   app.add_option("--lr-step-epochs", o.config.step_epochs, "step schedule: decay every N epochs")
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(1, kMaxStepEpochs));
   app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
   app.add_option("--momentum", o.config.momentum, "SGD momentum")
       ->check(CLI::Range(0.0, kMaxMomentum))
@@ -564,7 +587,7 @@ void add_output_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--save-weights", o.save_weights,
                  "write the weights alone at the end (safetensors, PyTorch's names and shapes, no optimizer state)");
   app.add_option("--checkpoint-every", o.config.checkpoint_every, "also write the --save checkpoint every N steps")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(CLI::Range(int64_t{1}, kMaxIterations));
   app.add_option("--resume", o.resume,
                  "continue the run saved in this checkpoint (same model, batch, seed, data, --augment)");
   app.add_option("--initial-weights", o.initial_weights,

@@ -19,10 +19,16 @@ namespace {
 
 using DatasetPtr = std::shared_ptr<Dataset>;
 
+// synthetic_samples: `vdnn train --synthetic-samples`'s range.
+void check_synthetic_samples(int64_t samples) {
+  if (samples < 1 || samples > kMaxSyntheticSamples)
+    VDNN_THROW("synthetic_samples " << samples << ": expected 1 to " << kMaxSyntheticSamples);
+}
+
 DatasetPtr load_dataset(const py::object& model, const std::string& data, const std::string& split,
                         int64_t synthetic_samples, uint64_t seed) {
   if (split != "train" && split != "test") VDNN_THROW("split '" << split << "': expected train or test");
-  if (synthetic_samples < 1) VDNN_THROW("synthetic_samples " << synthetic_samples << ": expected >= 1");
+  check_synthetic_samples(synthetic_samples);
   const std::shared_ptr<Model> m = as_model(model);
   py::gil_scoped_release release;
   return std::make_shared<Dataset>(
@@ -63,7 +69,9 @@ class Batches {
 
 double lr_at(int64_t step, int epoch, double lr, const std::string& schedule, int64_t total_steps, int step_epochs,
              double gamma) {
-  return LrSchedule{lr, LrSchedule::parse(schedule, "schedule"), total_steps, step_epochs, gamma}.at(step, epoch);
+  const LrSchedule s{lr, LrSchedule::parse(schedule, "schedule"), total_steps, step_epochs, gamma};
+  s.check(OptionNames{OptionNames::kKeywords});
+  return s.at(step, epoch);
 }
 
 py::dict step_dict(const StepProgress& p) {
@@ -98,18 +106,27 @@ py::dict epoch_dict(const EpochResult& e) {
   return d;
 }
 
+// The Net vdnn.train trains: the one given (a batch, if given, must be its own), or a Net of
+// `batch` (default 128) made from a model.
+std::shared_ptr<NetHandle> net_to_train(const py::object& net_or_model, const py::object& batch) {
+  if (!py::isinstance<NetHandle>(net_or_model))
+    return make_net(net_or_model, batch.is_none() ? 128 : batch.cast<int64_t>(), "none", py::none(), 1, 0.9, 5e-4,
+                    "weights", "event", "vdnn", "auto", "", false, py::none(), "fp32");
+  auto h = net_or_model.cast<std::shared_ptr<NetHandle>>();
+  if (!batch.is_none() && batch.cast<int64_t>() != h->net->batch())
+    VDNN_THROW("batch " << batch.cast<int64_t>() << ": this Net was made for batch " << h->net->batch()
+                        << " (a Net's batch is fixed: make one with vdnn.Net(model, batch=" << batch.cast<int64_t>()
+                        << "), or leave batch out)");
+  return h;
+}
+
 // vdnn.train: Trainer::run on a Net (or a Net built from a model with `batch`), a callback per step.
-py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs, int64_t batch,
-               double lr, const std::string& schedule, int step_epochs, double gamma, int64_t synthetic_samples,
-               bool evaluate, const py::object& callback, const std::string& save, const std::string& augment) {
-  std::shared_ptr<NetHandle> h;
-  if (py::isinstance<NetHandle>(net_or_model))
-    h = net_or_model.cast<std::shared_ptr<NetHandle>>();
-  else
-    h = make_net(net_or_model, batch, "none", py::none(), 1, 0.9, 5e-4, "weights", "event", "vdnn", "auto", "", false,
-                 py::none(), "fp32");
-  if (iterations < 0) VDNN_THROW("iterations " << iterations << ": expected >= 0 (0: whole epochs)");
-  if (epochs < 1) VDNN_THROW("epochs " << epochs << ": expected >= 1");
+py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs,
+               const py::object& batch, double lr, const std::string& schedule, int step_epochs, double gamma,
+               int64_t synthetic_samples, bool evaluate, const py::object& callback, const std::string& save,
+               const std::string& augment) {
+  const std::shared_ptr<NetHandle> h = net_to_train(net_or_model, batch);
+  check_synthetic_samples(synthetic_samples);
   if (!callback.is_none() && !PyCallable_Check(callback.ptr())) VDNN_THROW("callback: expected a function of one dict");
   TrainConfig config = h->config;
   config.iterations = iterations;
@@ -124,6 +141,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   const DataSource source{data, synthetic_samples, config.seed, config.augment};
   const Graph& graph = h->net->graph();
   TrainResult r;
+  const auto taken = h->lock();
   {
     py::gil_scoped_release release;
     const Dataset train_set = load_data(source, graph, Split::kTrain);
@@ -198,12 +216,13 @@ void bind_data(py::module_& m) {
         "The learning rate `vdnn train` uses at 0-based step `step` of epoch `epoch` (cosine decays to 0 "
         "over total_steps; step multiplies by gamma every step_epochs epochs).");
   m.def("train", &train, py::arg("net"), py::arg("data") = "fashion-mnist", py::arg("iterations") = 0,
-        py::arg("epochs") = 1, py::arg("batch") = 128, py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
+        py::arg("epochs") = 1, py::arg("batch") = py::none(), py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
         py::arg("step_epochs") = 5, py::arg("gamma") = 0.1, py::arg("synthetic_samples") = 2048,
         py::arg("evaluate") = false, py::arg("callback") = py::none(), py::arg("save") = "",
         py::arg("augment") = "none",
-        "`vdnn train` on a built-in data source: a vdnn.Net (its seed, momentum and weight decay) or a "
-        "model (a Net of `batch` is made: result['net']); callback(dict) after every step (step, "
+        "`vdnn train` on a built-in data source: a vdnn.Net (its seed, momentum and weight decay; batch, if "
+        "given, must be the Net's) or a model (a Net of `batch`, default 128, is made: result['net']); "
+        "callback(dict) after every step (step, "
         "total_steps, epoch, epochs, epoch_step, steps_per_epoch, loss, lr, elapsed_seconds); augment: "
         "none, flip or cifar, as `vdnn train --augment`. Returns the run's figures and weights_sha256.");
 }

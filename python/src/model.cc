@@ -9,6 +9,7 @@
 #include "plan/policy.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
+#include "runtime/net_settings.h"
 #include "vdnn/error.h"
 
 namespace vdnn::python {
@@ -40,10 +41,11 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
               const std::string& prefetch, const std::string& link, const std::string& costs, int repeats,
               const py::object& host_memory, bool slice_search) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
-  if (batch < 1) VDNN_THROW("batch " << batch << ": expected >= 1");
-  const SyncMode sync_mode = parse_sync_mode(sync, "sync");  // errors name the keyword arguments
+  const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
+  check_batch(batch, keywords);
+  const SyncMode sync_mode = parse_sync_mode(sync, "sync");
   const Prefetch prefetch_rule = parse_prefetch(prefetch, "prefetch");
-  PlanSourceOptions source{.device = device, .link = link, .costs_file = costs, .repeats = repeats};
+  PlanSourceOptions source{.device = device, .link = link, .costs_file = costs, .repeats = repeats, .names = keywords};
   source.calibrate_with = [model] { return model->fresh_graph(); };
   const bool budget_given = !device_memory.is_none();
   const size_t given = budget_bytes(device_memory, "device_memory");

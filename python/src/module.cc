@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "bindings.h"
+#include "util/host_memory.h"
 #include "util/size_parse.h"
 #include "vdnn/data_dir.h"
 #include "vdnn/error.h"
@@ -45,6 +46,13 @@ PYBIND11_MODULE(_vdnn, m) {
   namespace py = pybind11;
   m.doc() = "vdnn: train networks larger than device memory (the C++ runtime's Python API)";
   py::register_exception<vdnn::Error>(m, "Error");
+  py::register_exception_translator([](std::exception_ptr p) {  // the CLI's words, not "std::bad_alloc"
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(PyExc_MemoryError, vdnn::out_of_host_memory_message().c_str());
+    }
+  });
   m.def("set_data_dir", &vdnn::set_data_dir, py::arg("path"),
         "Where shipped models/ and profiles/ are found (include/vdnn/data_dir.h); '' restores the lookup.");
 #ifdef VDNN_PYTHON_SOURCE_DATA_DIR

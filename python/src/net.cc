@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "bindings.h"
 #include "net_handle.h"
@@ -15,7 +16,15 @@ namespace {
 
 std::string type_name(const py::handle& h) { return py::str(py::type::of(h).attr("__name__")).cast<std::string>(); }
 
-// x: float32 (n, *input) with 1 <= n (<= batch when `max_n` > 0).
+// The first sample of `a` holding a NaN or an Inf, and that value; -1 when every value is finite.
+std::pair<int64_t, float> first_nonfinite_sample(const py::array_t<float, py::array::c_style>& a) {
+  const int64_t per_sample = a.shape(0) > 0 ? a.size() / a.shape(0) : 1;
+  for (py::ssize_t i = 0; i < a.size(); ++i)
+    if (!std::isfinite(a.data()[i])) return {i / per_sample, a.data()[i]};
+  return {-1, 0.0f};
+}
+
+// x: float32 (n, *input) with 1 <= n (<= batch when `max_n` > 0), every value finite.
 py::array_t<float, py::array::c_style> check_images(const NetHandle& h, const py::handle& x, int64_t max_n) {
   auto a = float32_array(x, "x");
   const Shape& in = h.net->graph().input_shape();
@@ -29,6 +38,8 @@ py::array_t<float, py::array::c_style> check_images(const NetHandle& h, const py
                            << "' expects NCHW batches " << expected
                            << (max_n > 0 ? VDNN_MSG(" with n <= batch " << max_n) : std::string()));
   }
+  if (const auto [sample, value] = first_nonfinite_sample(a); sample >= 0)
+    VDNN_THROW("x[" << sample << "] holds " << value << ": inputs must be finite numbers (no NaN or Inf)");
   return a;
 }
 
@@ -68,6 +79,7 @@ py::dict tensors(const NetHandle& h, bool gradients) {
 // checks `vdnn infer` makes on a weights file. PyTorch's "<bn>.num_batches_tracked" entries are
 // skipped, so a state_dict converted to NumPy loads as it is.
 void set_weights(NetHandle& h, const py::dict& given) {
+  const auto taken = h.lock();
   const std::vector<ParamTensor>& params = h.net->params();
   SafeTensors file = state_dict(*h.net, h.steps);  // its batch-norm counters load back as they are
   file.path = "set_weights";
@@ -92,6 +104,7 @@ void set_weights(NetHandle& h, const py::dict& given) {
 
 py::array_t<float> infer(NetHandle& h, const py::handle& x) {
   const auto a = check_images(h, x, 0);
+  const auto taken = h.lock();
   const int64_t n = a.shape(0), batch = h.net->batch(), classes = h.net->graph().classes();
   const int64_t sample = h.net->graph().input_shape().elements();
   std::vector<float> logits(static_cast<size_t>(n * classes));
@@ -142,7 +155,7 @@ void bind_net(py::module_& m) {
       "training it raises vdnn.Error. host_memory bounds the host copies of offloaded tensors (bytes or "
       "e.g. '1GiB'; None: what the plan needs); a plan needing more raises vdnn.Error naming the smallest. "
       "precision='bf16': activations and conv/fc arithmetic in bfloat16, weights and their update in fp32 "
-      "(a CPU without native bf16 raises vdnn.Error).")
+      "(a CPU without native bf16 raises vdnn.Error). Threads may share a Net: its calls take turns.")
       .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
            py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
            py::arg("weight_decay") = 5e-4, py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
@@ -154,7 +167,12 @@ void bind_net(py::module_& m) {
                              [](const NetHandle& h) { return std::string(to_string(h.net->options().precision)); })
       .def_property_readonly("seed", [](const NetHandle& h) { return h.config.seed; })
       .def_property_readonly(
-          "steps", [](const NetHandle& h) { return h.steps; }, "train_step calls so far")
+          "steps",
+          [](NetHandle& h) {
+            const auto taken = h.lock();
+            return h.steps;
+          },
+          "train_step calls so far")
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
       .def_property_readonly(
           "memory", &memory,
@@ -175,6 +193,7 @@ void bind_net(py::module_& m) {
           [](NetHandle& h, const py::handle& x, const py::handle& y, double lr) {
             const auto a = check_images(h, x, h.net->batch());
             const std::vector<int32_t> labels = check_labels(h, y, a.shape(0));
+            const auto taken = h.lock();
             py::gil_scoped_release release;
             const float loss = h.trainer->train_batch(a.data(), labels.data(), a.shape(0), lr, h.steps);
             ++h.steps;
@@ -182,38 +201,54 @@ void bind_net(py::module_& m) {
           },
           py::arg("x"), py::arg("y"), py::arg("lr"),
           "One SGD step (momentum, weight decay) on float32 NCHW x and integer labels y (n <= batch "
-          "samples), as each step of `vdnn train`; returns the batch's mean loss.")
+          "samples), as each step of `vdnn train`; returns the batch's mean loss. lr: 0 to 100. A loss or "
+          "gradient that is not finite raises vdnn.Error and makes no update (the running statistics are left "
+          "as they were). Calls from several threads take turns.")
       .def(
           "forward_backward",
           [](NetHandle& h, const py::handle& x, const py::handle& y) {
             const auto a = check_images(h, x, h.net->batch());
             const std::vector<int32_t> labels = check_labels(h, y, a.shape(0));
+            const auto taken = h.lock();
             py::gil_scoped_release release;
-            h.net->set_batch(a.data(), labels.data(), a.shape(0));
-            const float loss = h.net->forward(/*training=*/true);
-            h.net->backward();
-            return loss;
+            return h.trainer->forward_backward(a.data(), labels.data(), a.shape(0));
           },
           py::arg("x"), py::arg("y"),
           "A training-mode forward and backward pass without an update (batch-norm running statistics "
           "and the dropout counter do advance, as in PyTorch's train mode); returns the mean loss. "
-          "gradients() then holds d loss / d parameter.")
+          "gradients() then holds d loss / d parameter. A loss or gradient that is not finite raises "
+          "vdnn.Error naming it, the running statistics left as they were.")
       .def(
-          "gradients", [](const NetHandle& h) { return tensors(h, true); },
+          "gradients",
+          [](NetHandle& h) {
+            const auto taken = h.lock();
+            return tensors(h, true);
+          },
           "The last backward pass's gradients by parameter name, in the parameters' shapes.")
       .def(
-          "weights", [](const NetHandle& h) { return tensors(h, false); },
+          "weights",
+          [](NetHandle& h) {
+            const auto taken = h.lock();
+            return tensors(h, false);
+          },
           "Every parameter and running statistic by name (float32 copies).")
       .def("set_weights", &set_weights, py::arg("weights"),
            "Replaces the named tensors (the others keep their values); each must have the shape "
            "weights() reports and finite values. '<bn>.num_batches_tracked' entries (PyTorch's) are skipped.")
       .def("infer", &infer, py::arg("x"), "Evaluation-mode logits (n, classes) of float32 NCHW x.")
       .def(
-          "weights_sha256", [](const NetHandle& h) { return h.net->weights_sha256(); },
+          "weights_sha256",
+          [](NetHandle& h) {
+            const auto taken = h.lock();
+            return h.net->weights_sha256();
+          },
           "The hash `vdnn train` prints as weights_sha256.")
       .def(
           "save",
-          [](const NetHandle& h, const std::string& path) { vdnn::save_weights(path, *h.net, h.config.seed, h.steps); },
+          [](NetHandle& h, const std::string& path) {
+            const auto taken = h.lock();
+            vdnn::save_weights(path, *h.net, h.config.seed, h.steps);
+          },
           py::arg("path"),
           "Writes the weights as a PyTorch state_dict (safetensors), as `vdnn train --save-weights` does: "
           "for `vdnn infer --weights`, --initial-weights, set_weights or torch's load_state_dict(strict=True).")

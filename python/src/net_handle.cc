@@ -8,6 +8,15 @@
 
 namespace vdnn::python {
 
+std::unique_lock<std::recursive_mutex> NetHandle::lock() {
+  std::unique_lock taken(mutex, std::try_to_lock);
+  if (!taken.owns_lock()) {
+    py::gil_scoped_release release;
+    taken.lock();
+  }
+  return taken;
+}
+
 std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, const std::string& policy,
                                     const py::object& device_memory, uint64_t seed, double momentum,
                                     double weight_decay, const std::string& weight_decay_on, const std::string& sync,

@@ -1,8 +1,15 @@
 // python/src/net_handle.h — what a Python vdnn.Net holds: its Model, the runtime Net, and the
 // Trainer whose step train_step runs (the optimizer settings, the step counter).
+//
+// Threads: a Net runs one call at a time. Every method that touches it holds its lock (lock()),
+// so two Python threads calling train_step on one Net take turns, as two threads calling a
+// PyTorch module under a lock would; a thread waiting for the lock has released the GIL, so the
+// thread holding it can take the GIL back (a vdnn.train callback, a NumPy copy) without deadlock.
+// The lock is recursive: a vdnn.train callback may call the Net it trains (weights(), say).
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "bindings.h"
@@ -18,6 +25,10 @@ struct NetHandle {
   std::unique_ptr<Trainer> trainer;
   int64_t steps = 0;
   std::string policy_summary;  // dyn or auto: what it picked and why
+  std::recursive_mutex mutex;  // one call at a time (lock())
+
+  // Takes the Net for this thread, waiting (if another thread has it) with the GIL released.
+  std::unique_lock<std::recursive_mutex> lock();
 };
 
 // vdnn.Net(...): the Model's graph on the CPU backend, its initial weights (an ONNX file's) loaded;

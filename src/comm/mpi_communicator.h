@@ -8,12 +8,15 @@
 // on every step).
 //
 // Lost ranks: a watchdog thread sends every peer, every 250 ms, a note "I have reached collective
-// #k" (a few bytes, on a communicator of its own) and collects theirs: a heartbeat that a stopped,
-// dead or wholly hung process no longer sends. When a collective has not completed after
+// #k, a gradient all-reduce" (a few bytes, on a communicator of its own) and collects theirs: a
+// heartbeat that a stopped, dead or wholly hung process no longer sends. A rank that ends early
+// (interrupted by Ctrl-C or SIGTERM, stopped on an error, or given fewer steps) reaches the final
+// barrier of its destructor and says so in its notes: a peer waiting in another collective then
+// ends the job at once, naming it. When a collective has not completed after
 // CommOptions::timeout_seconds, it names the peers that fell silent (else the live ones that never
-// reached that collective), prints that on stderr and ends the whole job with MPI_Abort: no rank
-// waits forever. A rank that dies outright is usually seen first by mpirun, which stops the
-// others and names it.
+// reached that collective, else those that reached another kind of collective), prints that on
+// stderr and ends the whole job with MPI_Abort: no rank waits forever. A rank that dies outright
+// is usually seen first by mpirun, which stops the others and names it.
 // Needs MPI_THREAD_MULTIPLE (the watchdog polls while a collective blocks).
 //
 //   std::unique_ptr<vdnn::Communicator> comm = vdnn::make_mpi_communicator({.timeout_seconds = 60});

@@ -26,6 +26,10 @@
 
 namespace vdnn {
 
+// The most samples --data synthetic makes (`vdnn train --synthetic-samples`, the Python API's
+// synthetic_samples).
+inline constexpr int64_t kMaxSyntheticSamples = int64_t{1} << 30;
+
 struct DataSource {
   std::string data = "fashion-mnist";  // fashion-mnist | synthetic | a folder (CIFAR or IDX)
   int64_t synthetic_samples = 2048;

@@ -10,9 +10,13 @@
 namespace vdnn {
 
 PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOptions& o) {
+  const OptionNames& names = o.names;
+  if (o.repeats < 1 || o.repeats > kMaxRepeats)
+    VDNN_THROW(names("repeats") << " " << o.repeats << ": expected 1 to " << kMaxRepeats << " timed runs per kernel");
   PlanInputs in;
   if (o.device != "cpu") {  // a GPU we need not have: the CUDA target, costed by the profile
-    if (!o.costs_file.empty()) VDNN_THROW("--costs is for --device cpu; a device profile brings its own costs");
+    if (!o.costs_file.empty())
+      VDNN_THROW(names("costs") << " is for " << names("device") << " cpu; a device profile brings its own costs");
     const DeviceProfile device = load_device_profile(o.device);
     const BackendTarget& cuda = backend_target("cuda");
     TargetFacts f = cuda.facts(graph, batch, {}, o.precision);

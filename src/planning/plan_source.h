@@ -19,8 +19,12 @@
 #include "device/cpu_device.h"
 #include "plan/network_costs.h"
 #include "plan/program.h"
+#include "util/option_names.h"
 
 namespace vdnn {
+
+// Timed runs per kernel when measuring: `vdnn plan --repeats` and vdnn.plan(repeats=) take 1 to this.
+inline constexpr int kMaxRepeats = 1000;
 
 struct PlanSourceOptions {
   std::string device = "cpu";  // "cpu" or a device profile name / JSON path
@@ -34,6 +38,7 @@ struct PlanSourceOptions {
   std::function<Graph()> calibrate_with;
   bool calibrate_inference = false;        // calibrate on forward passes of an inference Net instead
   Precision precision = Precision::kFp32;  // the activations' type (cpu only so far)
+  OptionNames names;                       // how errors name these options (--repeats, repeats)
 };
 
 struct PlanInputs {
@@ -44,6 +49,8 @@ struct PlanInputs {
   std::string device;              // "cpu" or the profile's name
 };
 
+// Throws vdnn::Error naming the option by options.names when it is unusable (repeats outside
+// 1..kMaxRepeats, costs given with a device profile).
 PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOptions& options);
 
 }  // namespace vdnn

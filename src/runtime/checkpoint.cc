@@ -38,18 +38,6 @@ std::optional<int64_t> batches_tracked(const SafeTensors& file, const std::strin
   return v;
 }
 
-const char* schedule_name(LrSchedule::Kind k) {
-  switch (k) {
-    case LrSchedule::kConstant:
-      return "constant";
-    case LrSchedule::kStep:
-      return "step";
-    case LrSchedule::kCosine:
-      return "cosine";
-  }
-  return "?";
-}
-
 std::string exact(double v) { return VDNN_MSG(std::setprecision(17) << v); }
 
 // A metadata field of a checkpoint; throws naming the file and the field when it is missing.
@@ -161,7 +149,7 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
       {"total_steps", std::to_string(at.total_steps)},
       {"dropout_step", std::to_string(net.dropout_step())},
       {"lr", exact(config.lr)},
-      {"lr_schedule", schedule_name(config.schedule)},
+      {"lr_schedule", LrSchedule::name(config.schedule)},
       {"lr_step_epochs", std::to_string(config.step_epochs)},
       {"lr_gamma", exact(config.gamma)},
       {"momentum", exact(config.momentum)},

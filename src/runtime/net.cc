@@ -8,7 +8,11 @@
 #include <map>
 
 #include "backends/backend_targets.h"
+#include "comm/rank_agreement.h"
+#include "core/graph_digest.h"
+#include "util/host_memory.h"
 #include "util/sha256.h"
+#include "util/size_parse.h"
 #include "vdnn/error.h"
 #include "vdnn/rng.h"
 
@@ -73,6 +77,30 @@ std::unique_ptr<SlicedGraph> sliced_graph(const Graph& graph, const NetOptions& 
   return std::make_unique<SlicedGraph>(slice_runs(graph, o.batch, o.slice_runs));
 }
 
+// The cpu backend takes its arena and the host copies from host memory at once: plans needing
+// more than the host has available now would swap, or be killed mid-run.
+void check_fits_host(const Graph& graph, int64_t batch, size_t bytes, const OptionNames& names) {
+  const size_t available = available_host_memory();
+  if (available > 0 && bytes > available)
+    VDNN_THROW("model '" << graph.name() << "' at " << names("batch") << " " << batch << " needs "
+                         << format_bytes(bytes)
+                         << " of host memory (the cpu backend takes its arena and host copies at once), but only "
+                         << format_bytes(available) << " is available (MemAvailable in /proc/meminfo); lower "
+                         << names("batch"));
+}
+
+// What every rank's Net must hold alike (comm/rank_agreement.h): the model (its name and graph),
+// the batch, the seed its weights and dropout masks come from, the arithmetic, and the gradient
+// buckets' size, which decides the collectives every step issues.
+std::vector<RankSetting> net_rank_settings(const Graph& graph, const NetOptions& o) {
+  return {{"the model", graph.name() + " " + graph_digest(graph).substr(0, 16)},
+          {o.names("batch"), std::to_string(o.batch)},
+          {o.names("seed"), std::to_string(o.seed)},
+          {o.names("precision"), to_string(o.precision)},
+          {o.names("backend"), to_string(o.backend)},
+          {o.names("bucket_size"), format_bytes(o.bucket_bytes)}};
+}
+
 }  // namespace
 
 BackendOptions Net::backend_options() const {
@@ -85,6 +113,7 @@ BackendOptions Net::backend_options() const {
 
 Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), batch_(options.batch), options_(options) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
+  if (options.comm) check_ranks_agree(*options.comm, net_rank_settings(graph_, options));  // before any collective
   sliced_ = sliced_graph(graph_, options);
   const Graph& run_graph = compute_graph();
   check_sub_batches(run_graph, options);
@@ -127,6 +156,8 @@ Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), bat
   const size_t host_bytes = train_plan_.host_bytes + eval_plan_.host_bytes;
   if (options.host_memory && host_bytes > options.host_memory)
     VDNN_THROW(host_refusal(graph_.name(), batch_, options.host_memory, train_program(), host_bytes, options.names));
+  if (options.backend == BackendKind::kCpu)
+    check_fits_host(graph_, batch_, train_plan().capacity_bytes + host_bytes, options.names);
   arena_ = backend_->allocate_arena(train_plan().capacity_bytes);
   host_copies_ = HostBuffer(host_bytes, backend_->host_memory(), "host copies of offloaded tensors");
   executor_ = std::make_unique<Executor>(*backend_, arena_->data());

@@ -51,8 +51,12 @@ void check_budget_fits_host(size_t budget, const OptionNames& names) {
 
 bool is_planned(const std::string& policy) { return policy == "dyn" || policy == "auto"; }
 
+void check_batch(int64_t batch, const OptionNames& names) {
+  if (batch < 1 || batch > kMaxBatch) VDNN_THROW(names("batch") << " " << batch << ": expected 1 to " << kMaxBatch);
+}
+
 NetOptions net_options(const NetSettings& s, const OptionNames& names) {
-  if (s.batch < 1) VDNN_THROW(names("batch") << " " << s.batch << ": expected >= 1");
+  check_batch(s.batch, names);
   NetOptions o;
   o.policy = checked_policy(s, names);
   o.precision = parse_precision(s.precision, names("precision"));

@@ -5,6 +5,7 @@
 // net_options() checks them and returns the NetOptions they give (what a planned policy, dyn or
 // auto, picks comes later: planning/planned_policy.h). Each refusal is one line naming the option as
 // the caller spells it (util/option_names.h: --host-memory for the CLI, host_memory for Python):
+//   - batch: 1 to kMaxBatch (check_batch; `vdnn plan` and vdnn.plan take the same batches);
 //   - policy: none, conv, all, or dyn and auto, which plan for device_memory (so need it), on the
 //     cpu backend (they plan from costs measured with the CPU kernels); an inference Net takes none;
 //   - precision: fp32 or bf16; bf16 on the cpu backend only, and not with conv_algo winograd
@@ -42,6 +43,14 @@ struct NetSettings {
   BackendKind backend = BackendKind::kCpu;
   bool inference = false;  // NetOptions::inference: a Net that only infers
 };
+
+// The largest batch vdnn takes (2^20 samples): a batch's tensors then stay far from the 2^31
+// elements that oneDNN's kernels index with int (a larger one crashed them), and its memory is
+// refused by the budget checks long before.
+inline constexpr int64_t kMaxBatch = int64_t{1} << 20;
+
+// Throws vdnn::Error naming the option by `names` when batch is outside [1, kMaxBatch].
+void check_batch(int64_t batch, const OptionNames& names);
 
 // dyn or auto: a policy that plans for a budget before the Net is built.
 bool is_planned(const std::string& policy);

@@ -43,9 +43,24 @@ void check_sgd_settings(double momentum, double weight_decay, const OptionNames&
     VDNN_THROW(names("weight_decay") << " " << weight_decay << ": expected 0 to " << kMaxWeightDecay);
 }
 
+void check_lr(double lr, const OptionNames& names) {
+  if (!(lr >= 0 && lr <= kMaxLr)) VDNN_THROW(names("lr") << " " << lr << ": expected 0 to " << kMaxLr);
+}
+
 const char* SgdConfig::name(DecayOn d) { return d == DecayOn::kAll ? "all" : "weights"; }
 
+void LrSchedule::check(const OptionNames& names) const {
+  check_lr(base, names);
+  if (total_steps < 1) VDNN_THROW(names("total_steps") << " " << total_steps << ": expected >= 1");
+  if (step_epochs < 1 || step_epochs > kMaxStepEpochs)
+    VDNN_THROW(names("step_epochs") << " " << step_epochs << ": expected 1 to " << kMaxStepEpochs);
+  if (!(gamma >= 0 && gamma <= 1)) VDNN_THROW(names("gamma") << " " << gamma << ": expected 0 to 1");
+}
+
 double LrSchedule::at(int64_t step, int epoch) const {
+  if (step < 0 || epoch < 0)
+    VDNN_THROW("the learning rate at step " << step << " of epoch " << epoch
+                                            << ": both count from 0 (expected step >= 0 and epoch >= 0)");
   switch (kind) {
     case kConstant:
       return base;
@@ -65,5 +80,7 @@ LrSchedule::Kind LrSchedule::parse(const std::string& name, const std::string& o
   if (name == "cosine") return kCosine;
   VDNN_THROW(option << ": expected constant, step or cosine, got '" << name << "'");
 }
+
+const char* LrSchedule::name(Kind kind) { return kind == kConstant ? "constant" : kind == kStep ? "step" : "cosine"; }
 
 }  // namespace vdnn

@@ -33,9 +33,13 @@ struct SgdConfig {
 // vdnn.Net's momentum/weight_decay alike.
 inline constexpr double kMaxMomentum = 0.999;
 inline constexpr double kMaxWeightDecay = 1.0;
+inline constexpr double kMaxLr = 100.0;
+inline constexpr int kMaxStepEpochs = 100000;
 // Throws vdnn::Error naming the option by `names` (util/option_names.h) when momentum is outside
-// [0, kMaxMomentum] or weight_decay outside [0, kMaxWeightDecay].
+// [0, kMaxMomentum] or weight_decay outside [0, kMaxWeightDecay] (NaN is outside every range).
 void check_sgd_settings(double momentum, double weight_decay, const OptionNames& names);
+// The same for a learning rate outside [0, kMaxLr] (`vdnn train --lr`, train_step's lr).
+void check_lr(double lr, const OptionNames& names);
 
 class Sgd {
  public:
@@ -60,9 +64,14 @@ struct LrSchedule {
   int64_t total_steps = 1;  // cosine: steps until lr reaches 0
   int step_epochs = 5;      // step: decay every `step_epochs` epochs
   double gamma = 0.1;       // step: by this factor
+  // Throws vdnn::Error naming the option by `names` when base is not a learning rate (check_lr),
+  // total_steps < 1, step_epochs outside 1..kMaxStepEpochs or gamma outside [0, 1].
+  void check(const OptionNames& names) const;
+  // The rate at 0-based `step` of 0-based `epoch`; throws vdnn::Error when either is negative.
   double at(int64_t step, int epoch) const;
   // "constant" | "step" | "cosine"; an error names `option` as the caller spells it.
   static Kind parse(const std::string& name, const std::string& option = "--lr-schedule");
+  static const char* name(Kind kind);
 };
 
 }  // namespace vdnn

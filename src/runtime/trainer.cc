@@ -1,24 +1,67 @@
 #include "runtime/trainer.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 
+#include "comm/rank_agreement.h"
 #include "data/batch_loader.h"
 #include "runtime/checkpoint.h"
+#include "util/sha256.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+// The shortest text that reads back as `x` (0.05, not 0.050000).
+std::string shortest_text(double x) {
+  char text[32];
+  return std::string(text, std::to_chars(text, text + sizeof text, x, std::chars_format::general).ptr);
+}
+
+// What tells data sets apart without reading their images: the count, the sample shape, the
+// classes, and a digest of the labels and the normalisation.
+std::string data_identity(const Dataset& d) {
+  Sha256 digest;
+  digest.update(d.labels.data(), d.labels.size() * sizeof(int32_t));
+  digest.update(d.zero_pixel.data(), d.zero_pixel.size() * sizeof(float));
+  return VDNN_MSG(d.count << " samples of " << d.channels << "x" << d.height << "x" << d.width << ", " << d.classes
+                          << " classes, sha256 " << digest.hex_digest().substr(0, 12));
+}
+
+}  // namespace
+
+void check_train_config(const TrainConfig& c, const OptionNames& names) {
+  if (c.epochs < 1 || c.epochs > kMaxEpochs)
+    VDNN_THROW(names("epochs") << " " << c.epochs << ": expected 1 to " << kMaxEpochs);
+  if (c.iterations < 0 || c.iterations > kMaxIterations)
+    VDNN_THROW(names("iterations") << " " << c.iterations << ": expected 0 (whole epochs) to " << kMaxIterations);
+  if (c.checkpoint_every < 0 || c.checkpoint_every > kMaxIterations)
+    VDNN_THROW(names("checkpoint_every") << " " << c.checkpoint_every << ": expected 0 (none) to " << kMaxIterations);
+  LrSchedule{c.lr, c.schedule, 1, c.step_epochs, c.gamma}.check(names);
+  check_sgd_settings(c.momentum, c.weight_decay, names);
+  if (c.data_threads < 1 || c.data_threads > kMaxDataThreads)
+    VDNN_THROW(names("data_threads") << " " << c.data_threads << ": expected 1 to " << kMaxDataThreads);
+}
+
 Trainer::Trainer(Net& net, TrainConfig config)
     : net_(net), config_(config), sgd_({config.momentum, config.weight_decay, config.weight_decay_on}) {
+  check_train_config(config_, net_.options().names);
   if (net_.ranks() == 1) return;
   if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
     VDNN_THROW("--on-nan skip needs one rank: with " << net_.ranks()
                                                      << " ranks each gradient bucket is updated as soon as its "
                                                         "all-reduce ends, before later buckets are checked; use "
                                                         "--on-nan stop (the default)");
+  // The update every step makes (comm/rank_agreement.h): a Python loop of train_step calls never
+  // reaches run()'s check.
+  const OptionNames& names = net_.options().names;
+  check_ranks_agree(*net_.options().comm, {{names("momentum"), shortest_text(config_.momentum)},
+                                           {names("weight_decay"), shortest_text(config_.weight_decay)},
+                                           {names("weight_decay_on"), SgdConfig::name(config_.weight_decay_on)}});
   net_.set_update([this](const std::vector<size_t>& params) { update_bucket(params); });
 }
 
@@ -124,9 +167,31 @@ struct Trainer::Run {
   int64_t saved_step = -1;  // the step the --save checkpoint holds
 };
 
+// What every rank's run() must hold alike beyond its Net's settings and its update (the
+// constructor's check, comm/rank_agreement.h): the learning rate and its schedule, the run's
+// length and evaluations, the data, where the run starts.
+std::vector<RankSetting> Trainer::rank_settings(const Dataset& train, const Dataset* test) const {
+  const OptionNames& names = net_.options().names;
+  const TrainConfig& c = config_;
+  const bool evaluating = test && c.evaluate;
+  return {{names("lr"), shortest_text(c.lr)},
+          {names("schedule"), LrSchedule::name(c.schedule)},
+          {names("step_epochs"), std::to_string(c.step_epochs)},
+          {names("gamma"), shortest_text(c.gamma)},
+          {names("epochs"), std::to_string(c.epochs)},
+          {names("iterations"), std::to_string(c.iterations)},
+          {names("augment"), augmentation_name(c.augment)},
+          {names("evaluate"), evaluating ? "evaluation" : "no evaluation"},
+          {"the data", data_identity(train)},
+          {"the test data", evaluating ? data_identity(*test) : "none"},
+          {"the step resumed from", std::to_string(start_step_)},
+          {"the starting weights", net_.weights_sha256().substr(0, 16)}};
+}
+
 TrainResult Trainer::run(const Dataset& train, const Dataset* test,
                          const std::function<void(const EpochResult&)>& on_epoch) {
   check_data_fits(net_.graph(), train);
+  if (net_.ranks() > 1) check_ranks_agree(*net_.options().comm, rank_settings(train, test));
   if (config_.checkpoint_every > 0 && config_.save_path.empty())
     VDNN_THROW("--checkpoint-every " << config_.checkpoint_every << " needs --save FILE.safetensors (where to write)");
   Run run(train, net_.batch(), config_, start_step_, {net_.rank(), net_.ranks()});
@@ -199,28 +264,27 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
   return e;
 }
 
-// One SGD step on the batch the Net holds, at learning rate `lr`; returns its loss. A NaN or Inf
-// in the loss or a gradient stops the run with an error, or (--on-nan skip) makes no update: the
-// step is listed in `result` and the running statistics its forward pass changed are put back.
-float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& result) {
-  if (net_.ranks() > 1) {  // the Program all-reduces and updates (update_bucket); the figures are global
-    step_lr_ = lr, step_index_ = step, step_epoch_ = epoch;
-    const float loss = net_.forward(/*training=*/true);
-    net_.backward();
-    double sums[2] = {loss, static_cast<double>(net_.correct())};
-    sum_over_ranks(sums, 2);
-    step_correct_ = static_cast<int64_t>(sums[1]);
-    const float mean = static_cast<float>(sums[0] / net_.ranks());
-    if (!std::isfinite(mean))
-      VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): the loss averaged over the ranks is " << mean
-                         << " (its gradients were finite and are applied); training stopped (lower --lr)");
-    return mean;
+Trainer::Statistics Trainer::running_statistics() {
+  Statistics statistics;
+  for (size_t i = 0; i < net_.params().size(); ++i) {
+    const ParamTensor& p = net_.params()[i];
+    if (p.spec.trainable) continue;
+    statistics.emplace_back(i, std::vector<char>(p.bytes));
+    net_.backend().download(statistics.back().second.data(), p.data, p.bytes);
   }
-  // The forward pass updates running statistics (batch norm); a skipped step must not keep them.
-  std::vector<std::pair<size_t, std::vector<float>>> statistics;
-  if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
-    for (size_t i = 0; i < net_.params().size(); ++i)
-      if (!net_.params()[i].grad) statistics.emplace_back(i, net_.export_param(i));
+  return statistics;
+}
+
+void Trainer::put_back(const Statistics& statistics) {
+  for (const auto& [i, bytes] : statistics) net_.backend().upload(net_.params()[i].data, bytes.data(), bytes.size());
+}
+
+// One SGD step on the batch the Net holds, at learning rate `lr`; returns its loss. A NaN or Inf
+// in the loss or a gradient makes no update and puts back the running statistics the forward pass
+// changed; then the run stops with an error, or (--on-nan skip) the step is listed in `result`.
+float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& result) {
+  if (net_.ranks() > 1) return train_step_on_ranks(step, epoch, lr);
+  const auto statistics = running_statistics();
   const float loss = net_.forward(/*training=*/true);
   net_.backward();
   step_correct_ = net_.correct();
@@ -231,21 +295,48 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
     bad = nonfinite(loss);
     if (bad.empty()) sgd_.step(net_.backend(), net_.params(), lr);
   });
-  if (!bad.empty()) {
-    if (config_.on_nonfinite != TrainConfig::OnNonFinite::kSkip)
-      VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad
-                         << "; training stopped before the update (lower --lr, or --on-nan skip to skip such steps)");
-    result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
-    for (const auto& [i, plain] : statistics) net_.import_param(i, plain);
-  }
+  if (bad.empty()) return loss;
+  put_back(statistics);
+  if (config_.on_nonfinite != TrainConfig::OnNonFinite::kSkip)
+    VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad
+                       << "; training stopped before the update (lower --lr, or --on-nan skip to skip such steps)");
+  result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
   return loss;
+}
+
+// Data parallel: the Program all-reduces and updates (update_bucket); the figures are global.
+float Trainer::train_step_on_ranks(int64_t step, int epoch, double lr) {
+  step_lr_ = lr, step_index_ = step, step_epoch_ = epoch;
+  const float loss = net_.forward(/*training=*/true);
+  net_.backward();
+  double sums[2] = {loss, static_cast<double>(net_.correct())};
+  sum_over_ranks(sums, 2);
+  step_correct_ = static_cast<int64_t>(sums[1]);
+  const float mean = static_cast<float>(sums[0] / net_.ranks());
+  if (!std::isfinite(mean))
+    VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): the loss averaged over the ranks is " << mean
+                       << " (its gradients were finite and are applied); training stopped (lower --lr)");
+  return mean;
 }
 
 float Trainer::train_batch(const float* images, const int32_t* labels, int64_t count, double lr, int64_t step,
                            int epoch) {
+  check_lr(lr, net_.options().names);
   net_.set_batch(images, labels, count);
   TrainResult unused;  // skipped steps (--on-nan skip) are not collected outside run()
   return train_step(step, epoch, lr, unused);
+}
+
+float Trainer::forward_backward(const float* images, const int32_t* labels, int64_t count) {
+  net_.set_batch(images, labels, count);
+  const auto statistics = running_statistics();
+  const float loss = net_.forward(/*training=*/true);
+  net_.backward();
+  std::string bad;
+  net_.run_on_compute([&] { bad = nonfinite(loss); });
+  if (bad.empty()) return loss;
+  put_back(statistics);
+  VDNN_THROW(bad << " (the running statistics are left as they were)");
 }
 
 // Writes the --save checkpoint at the run's current step.

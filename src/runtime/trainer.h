@@ -12,13 +12,17 @@
 // each rank reads its shard of every global batch of N x batch samples (data/batch_loader.h),
 // the Program all-reduces the gradients and updates each bucket as its sum arrives, and the
 // figures (loss, accuracy, images/s, evaluation) are the whole global batch's, the same on every
-// rank; only rank 0 writes checkpoints. --on-nan skip needs one rank.
+// rank; only rank 0 writes checkpoints. --on-nan skip needs one rank. Before its first step run()
+// checks that every rank was started alike (comm/rank_agreement.h: the optimizer, its schedule,
+// the run's length, the data, the starting weights; the Net checked the model, batch and seed),
+// else every rank throws RanksDisagree naming the first setting that differs.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "comm/rank_agreement.h"
 #include "data/augment.h"
 #include "data/dataset.h"
 #include "runtime/net.h"
@@ -90,6 +94,17 @@ struct StepProgress {
 
 struct Checkpoint;  // runtime/checkpoint.h
 
+// The ranges `vdnn train`'s flags and the Python API's keywords share (the rest: runtime/sgd.h).
+inline constexpr int kMaxEpochs = 100000;
+inline constexpr int64_t kMaxIterations = int64_t{1} << 40;
+inline constexpr int kMaxDataThreads = 256;
+
+// Throws vdnn::Error naming the option by `names` (util/option_names.h) when a setting is out of
+// its range: epochs 1..kMaxEpochs, iterations and checkpoint_every 0..kMaxIterations (0: none),
+// lr and the schedule (LrSchedule::check), momentum and weight_decay (check_sgd_settings),
+// data_threads 1..kMaxDataThreads. The Trainer checks its config with its Net's names.
+void check_train_config(const TrainConfig& config, const OptionNames& names);
+
 // Throws vdnn::Error when the data's sample shape or class count does not fit the model.
 void check_data_fits(const Graph& graph, const Dataset& data);
 
@@ -110,14 +125,25 @@ class Trainer {
   // and SGD update each of run()'s steps makes, at learning rate `lr`; `step` and `epoch` (0-based)
   // name it in errors. Returns its loss.
   float train_batch(const float* images, const int32_t* labels, int64_t count, double lr, int64_t step, int epoch = 0);
+  // The forward and backward passes of such a step without its update (the Python API's
+  // forward_backward): returns the loss and leaves the gradients in the Net. A loss or gradient
+  // that is not finite throws vdnn::Error naming it, the running statistics put back as they were.
+  float forward_backward(const float* images, const int32_t* labels, int64_t count);
   // Called after every training step, on the calling thread.
   void on_step(std::function<void(const StepProgress&)> hook) { on_step_ = std::move(hook); }
 
  private:
   struct Run;  // one run()'s loader, length, schedule and position (trainer.cc)
+  std::vector<RankSetting> rank_settings(const Dataset& train, const Dataset* test) const;
   void check_resume_fits(const Run& run) const;
   EpochResult train_epoch(Run& run, int epoch, TrainResult& result);
   float train_step(int64_t step, int epoch, double lr, TrainResult& result);
+  float train_step_on_ranks(int64_t step, int epoch, double lr);
+  // The running statistics (batch norm's, which training forward passes update) as their device
+  // bytes, by parameter index: a step that makes no update puts them back.
+  using Statistics = std::vector<std::pair<size_t, std::vector<char>>>;
+  Statistics running_statistics();
+  void put_back(const Statistics& statistics);
   void save(Run& run);
   void update_bucket(const std::vector<size_t>& params);  // data parallel, on the compute stream
   void sum_over_ranks(double* values, int count);

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/size_parse.h"
+
 namespace vdnn {
 
 size_t available_host_memory(const std::string& meminfo_path) {
@@ -16,6 +18,13 @@ size_t available_host_memory(const std::string& meminfo_path) {
     return 0;
   }
   return 0;
+}
+
+std::string out_of_host_memory_message() {
+  const size_t available = available_host_memory();
+  return "out of host memory: an allocation failed with " +
+         (available ? format_bytes(available) : std::string("an unknown amount")) +
+         " available (MemAvailable in /proc/meminfo); lower the batch, the budgets or the data held in memory";
 }
 
 }  // namespace vdnn

@@ -15,4 +15,9 @@ namespace vdnn {
 // MemAvailable in bytes; 0 when /proc/meminfo cannot be read or has no such line.
 size_t available_host_memory(const std::string& meminfo_path = "/proc/meminfo");
 
+// The one line for an allocation the host refused (std::bad_alloc), the CLI's and the Python
+// API's alike: "out of host memory: an allocation failed with 1.20 GiB available (MemAvailable in
+// /proc/meminfo); ...".
+std::string out_of_host_memory_message();
+
 }  // namespace vdnn

@@ -2,7 +2,8 @@
 // cores). What issue 19 asks: identical weights on every rank after every step, 2 ranks x half
 // batch against 1 rank x full batch, the same result from run to run and under every offload
 // policy, a lost rank stopping the other with a message naming it, and --resume refusing another
-// world size.
+// world size. Issue 42: ranks started with different flags, models, data or weights refused on
+// every rank before the first step, and a rank stopped by SIGTERM telling the others at once.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -220,6 +221,56 @@ TEST(CliDataParallel, AHungRankIsNamedByTheOtherAfterTheTimeout) {
   EXPECT_NE(r.output.find("did not complete within 5 s (--collective-timeout"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("lost rank 1 (silent for "), std::string::npos) << r.output;
   std::printf("stopped rank 1: rank 0 named it; mpirun exited %d after %.1f s\n", r.exit_code, r.seconds_after_fault);
+}
+
+TEST(CliDataParallel, ASigtermedRankTellsTheOthersAtOnce) {
+  const fs::path dir = temp_dir("dp_sigterm");
+  const LostRankRun r = lose_rank_one(dir, SIGTERM, "");  // the default --collective-timeout: 300 s
+  expect_stopped_in_time(r, dir);
+  EXPECT_LT(r.seconds_after_fault, 20.0) << r.output;
+  EXPECT_NE(r.output.find("interrupted (SIGTERM) after step"), std::string::npos) << r.output;  // rank 1's own line
+  EXPECT_NE(r.output.find("will never complete: rank 1 has left the run"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("every rank is alive"), std::string::npos) << r.output;
+  std::printf("SIGTERM to rank 1: mpirun exited %d after %.1f s\n", r.exit_code, r.seconds_after_fault);
+}
+
+// Rank 0 started with `args`, rank 1 with `args` and `rank_one_extra` (mpirun's MPMD form), under
+// a timeout, so a hang fails the test instead of stalling it.
+CliRun two_ranks_started_differently(const std::string& args, const std::string& rank_one_extra) {
+  return run_command("timeout 120 " + mpirun(1) + VDNN_BINARY + args + " : -np 1 " + VDNN_BINARY + args + " " +
+                     rank_one_extra);
+}
+
+TEST(CliDataParallel, RanksStartedDifferentlyAreRefusedOnEveryRankNamingWhatDiffers) {
+  const fs::path dir = temp_dir("dp_disagree");
+  const std::string weights = (dir / "w.safetensors").string();  // one rank starts from it, the other from its seed
+  const CliRun saved = vdnn(std::string(kTrain) + "--batch 32 --iterations 1 --save-weights " + weights);
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  const std::string args = std::string(kTrain) + "--batch 32 --iterations 2 ";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--model fmnist_dag", "the model is fmnist_cnn "},
+      {"--batch 16", "--batch is 32 on rank 0 but 16 on rank 1"},
+      {"--bucket-size 64KiB", "--bucket-size is 25.00 MiB on rank 0 but 64.00 KiB on rank 1"},
+      {"--seed 2", "--seed is 1 on rank 0 but 2 on rank 1"},
+      {"--lr 0.1", "--lr is 0.05 on rank 0 but 0.1 on rank 1"},
+      {"--momentum 0.5", "--momentum is 0.9 on rank 0 but 0.5 on rank 1"},
+      {"--weight-decay 0", "--weight-decay is 0.0005 on rank 0 but 0 on rank 1"},
+      {"--lr-schedule cosine", "--lr-schedule is constant on rank 0 but cosine on rank 1"},
+      {"--augment flip", "--augment is none on rank 0 but flip on rank 1"},
+      {"--iterations 3", "--iterations is 2 on rank 0 but 3 on rank 1"},
+      {"--synthetic-samples 512", "the data is 1024 samples of 1x28x28, 10 classes, sha256 "},
+      {"--initial-weights " + weights, "--initial-weights is none on rank 0 but "},
+  };
+  for (const auto& [extra, fragment] : cases) {
+    const CliRun r = two_ranks_started_differently(args, extra);
+    EXPECT_NE(r.exit_code, 0) << extra << "\n" << r.output;
+    EXPECT_NE(r.exit_code, 124) << extra << ": a hang\n" << r.output;
+    EXPECT_NE(r.output.find("error: the ranks were started differently: " + fragment), std::string::npos)
+        << extra << "\n"
+        << r.output;
+    EXPECT_EQ(r.output.find("done:"), std::string::npos) << extra << ": trained\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << extra << "\n" << r.output;
+  }
 }
 
 TEST(CliDataParallel, FlagsAreChecked) {

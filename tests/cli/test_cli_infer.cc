@@ -239,6 +239,20 @@ TEST_F(CliInfer, TopKAgreesWithTheLogitsAndRepeatTimesABatch) {
                     "--top-k 3 needs --predictions FILE.json");
 }
 
+TEST_F(CliInfer, ABatchAboveTheSamplesIsOneBatchOfThemAll) {
+  // --batch 100000 on 256 images took a 12 GiB arena; PyTorch's DataLoader gives one smaller batch.
+  const nlohmann::json big = infer_json("--batch 100000"), whole = infer_json("--batch 64");  // 64 test samples
+  EXPECT_EQ(big["batch"], 64);
+  EXPECT_EQ(big["batch_note"].get<std::string>().rfind("--batch 100000 is more than the 64 samples of ", 0), 0u)
+      << big["batch_note"];
+  EXPECT_EQ(big["arena_bytes"], whole["arena_bytes"]);
+  EXPECT_EQ(big["test_loss"], whole["test_loss"]);
+  EXPECT_EQ(big["test_accuracy"], whole["test_accuracy"]);
+  const CliRun text = vdnn(kInfer + "--weights " + path("w.safetensors") + " --batch 100000");
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find(": one batch of 64 holds them all\n"), std::string::npos) << text.output;
+}
+
 TEST(CliPlanInference, EveryDeviceAndBatchGetsARowAndAPicture) {
   const fs::path dir = temp_dir("plan-inference");
   const CliRun r = vdnn(

@@ -15,6 +15,7 @@
 #include "backend_api/kernel_args.h"
 #include "core/conv_algo.h"
 #include "core/graph.h"
+#include "core/graph_digest.h"
 #include "core/layer.h"
 #include "core/layer_config.h"
 #include "core/layer_kind.h"
@@ -34,6 +35,7 @@
 #include "data/synthetic.h"
 #include "comm/communicator.h"
 #include "comm/mpi_communicator.h"
+#include "comm/rank_agreement.h"
 #include "device/cpu_device.h"
 #include "rewrites/fc_split.h"
 #include "rewrites/inference_rewrites.h"
@@ -294,6 +296,13 @@ void examples(Given& given) {
     g.add(std::make_unique<SoftmaxCrossEntropyLayer>("loss"), {});
     g.finalize();
   }
+  // == core/graph_digest.h
+  {
+    const Graph& a = *given.graph;  // (adapted)
+    const Graph& b = *given.graph;  // (adapted)
+    bool same = graph_digest(a) == graph_digest(b);
+    (void)same;  // (adapted)
+  }
   // == core/layer.h
   {
     LayerConfig cfg(json, "x.json: layer 'conv1'");
@@ -468,6 +477,12 @@ void examples(Given& given) {
   {
     std::unique_ptr<vdnn::Communicator> comm = vdnn::make_mpi_communicator({.timeout_seconds = 60});
     comm->rank(); comm->size();
+  }
+  // == comm/rank_agreement.h
+  {
+    std::unique_ptr<Communicator> single = make_single_rank();  // (adapted)
+    Communicator& comm = *single;                                // (adapted)
+    check_ranks_agree(comm, {{"the model", "fmnist_cnn 3fa1b2c3d4e5f607"}, {"--batch", "32"}});
   }
   // == plan/collectives.h
   {

@@ -12,10 +12,22 @@ namespace {
 
 using dnnl::memory;
 
+// Told no output layout, oneDNN's concat picks one from its inputs: from plain inputs at batch 2
+// it picked one that is not plain NC, which the loss after an fc split into column blocks (vdnn
+// infer under a small budget) refused. Plain inputs, plain output.
+dnnl::concat::primitive_desc concat_primitive(const KernelSetup& s, const dnnl::engine& engine) {
+  const memory::data_type type = s.in_mds[0].data_type();
+  for (size_t i = 0; i < s.in_mds.size(); ++i)
+    if (s.in_mds[i] != plain_md(s.in_shapes[i].with_batch(s.batch), type))
+      return dnnl::concat::primitive_desc(1, s.in_mds, engine, user_scratchpad());
+  return dnnl::concat::primitive_desc(plain_md(s.out_shape.with_batch(s.batch), type), 1, s.in_mds, engine,
+                                      user_scratchpad());
+}
+
 class ConcatKernel : public CpuKernel {
  public:
   ConcatKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine), in_mds_(s.in_mds) {
-    pd_ = dnnl::concat::primitive_desc(1, in_mds_, engine, user_scratchpad());
+    pd_ = concat_primitive(s, engine);
     out_md = pd_.dst_desc();
     fwd_ = dnnl::concat(pd_);
     scratch_bytes = scratch_of(pd_);

@@ -1,0 +1,92 @@
+"""The Python API against the second hostile probe (issue 42): it refuses what the CLI refuses,
+through the same library rules, each refusal one line naming the keyword argument and what is
+valid; a step whose loss or gradients are not finite leaves the Net as it was; an allocation the
+host refuses is reported in the CLI's words."""
+import math
+import resource
+
+import numpy as np
+import pytest
+
+import vdnn
+
+
+def refused(call, *args, **kwargs):
+    """The vdnn.Error `call` raises: one line in Python's words, never an internal check."""
+    with pytest.raises(vdnn.Error) as e:
+        call(*args, **kwargs)
+    text = str(e.value)
+    assert "\n" not in text and "--" not in text and "check failed" not in text, text
+    return text
+
+
+def test_a_batch_out_of_range_is_refused_before_any_kernel(mlp_path):
+    for batch in (2**40, 10**15, 0):  # 2**40: SIGFPE in oneDNN; 10**15: "check failed"
+        assert refused(vdnn.Net, "fmnist_cnn", batch=batch) == f"batch {batch}: expected 1 to 1048576"
+        assert refused(vdnn.plan, "fmnist_cnn", batch=batch) == f"batch {batch}: expected 1 to 1048576"
+    assert refused(vdnn.plan, mlp_path, batch=4, repeats=0) == "repeats 0: expected 1 to 1000 timed runs per kernel"
+
+
+def test_learning_rates_and_optimizer_settings_out_of_range_are_refused(mlp_path):
+    net = vdnn.Net(mlp_path, batch=4)
+    x = np.zeros((4, 1, 4, 4), np.float32)
+    y = np.zeros(4, int)
+    before = net.weights_sha256()
+    for lr, text in ((math.nan, "nan"), (math.inf, "inf"), (-1.0, "-1"), (101.0, "101")):
+        assert refused(net.train_step, x, y, lr) == f"lr {text}: expected 0 to 100"
+        assert refused(vdnn.train, net, data="synthetic", iterations=1, lr=lr) == f"lr {text}: expected 0 to 100"
+        assert refused(vdnn.lr_at, 0, 0, lr=lr) == f"lr {text}: expected 0 to 100"
+    assert net.steps == 0 and net.weights_sha256() == before
+    assert refused(vdnn.Net, mlp_path, momentum=math.nan) == "momentum nan: expected 0 to 0.999"
+    assert refused(vdnn.Net, mlp_path, weight_decay=math.nan) == "weight_decay nan: expected 0 to 1"
+    assert "count from 0" in refused(vdnn.lr_at, -1, 0)  # was: 0.0
+    assert "count from 0" in refused(vdnn.lr_at, 0, -1)
+    assert refused(vdnn.lr_at, 0, 0, total_steps=0) == "total_steps 0: expected >= 1"
+    assert refused(vdnn.train, net, data="synthetic", schedule="step", step_epochs=0) == (
+        "step_epochs 0: expected 1 to 100000")
+    assert refused(vdnn.train, net, data="synthetic", gamma=math.nan) == "gamma nan: expected 0 to 1"
+    assert refused(vdnn.train, net, data="synthetic", iterations=-1) == (
+        "iterations -1: expected 0 (whole epochs) to 1099511627776")
+    assert refused(vdnn.train, net, data="synthetic", epochs=0) == "epochs 0: expected 1 to 100000"
+    assert refused(vdnn.train, net, data="synthetic", synthetic_samples=0) == (
+        "synthetic_samples 0: expected 1 to 1073741824")
+    # A Net's batch is fixed: another one is refused, not trained at the Net's silently.
+    assert refused(vdnn.train, net, data="synthetic", batch=64).startswith("batch 64: this Net was made for batch 4")
+    assert vdnn.train(net, data="synthetic", iterations=1, batch=4)["iterations"] == 1
+
+
+def test_a_step_that_is_not_finite_leaves_the_net_as_it_was():
+    net = vdnn.Net("fmnist_cnn", batch=8)  # batch norm: running statistics
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, 8)
+    before = net.weights()
+    huge = np.full_like(x, 3e38)  # finite, but the convolutions overflow
+    with pytest.raises(vdnn.Error, match="training stopped before the update"):
+        net.train_step(huge, y, 0.1)
+    with pytest.raises(vdnn.Error, match=r"NaN or Inf.*\(the running statistics are left as they were\)$"):
+        net.forward_backward(huge, y)  # was: a finite loss
+    after = net.weights()
+    assert all(np.array_equal(before[k], after[k]) for k in before), "weights or running statistics changed"
+    nan = x.copy()
+    nan[3, 0, 5, 5] = np.nan
+    message = "x[3] holds nan: inputs must be finite numbers (no NaN or Inf)"
+    assert refused(net.train_step, nan, y, 0.1) == message
+    assert refused(net.forward_backward, nan, y) == message
+    assert refused(net.infer, nan) == message
+    assert np.isfinite(net.train_step(x, y, 0.1))  # the Net still trains
+    assert net.steps == 1
+
+
+def test_an_allocation_the_host_refuses_is_reported_in_the_clis_words(mlp_path):
+    model = vdnn.load_model(mlp_path, input=(1, 28, 28))
+    # 2**21 samples of 1x28x28 floats (6.1 GiB) in a process held to 256 MiB more than it has mapped.
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    mapped = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1]) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + (256 << 20), hard))
+    try:
+        with pytest.raises(MemoryError, match=r"^out of host memory: an allocation failed with .* available "
+                                              r"\(MemAvailable in /proc/meminfo\)"):
+            vdnn.load_data(model, "synthetic", synthetic_samples=2**21)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

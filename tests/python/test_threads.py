@@ -1,0 +1,47 @@
+"""A vdnn.Net shared by threads (issue 42: two threads calling train_step on one Net crashed).
+Its calls take turns, as under a lock, so two threads training one Net on the same batch end
+where one thread making all their steps ends, whichever thread made which step."""
+import threading
+
+import numpy as np
+
+import vdnn
+
+STEPS = 6  # per training thread
+
+
+def test_two_threads_training_one_net_take_turns():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, 8)
+    serial = vdnn.Net("fmnist_cnn", batch=8)
+    for _ in range(2 * STEPS):
+        serial.train_step(x, y, 0.01)
+    for _ in range(5):  # the crash came in 6 runs of 7
+        net = vdnn.Net("fmnist_cnn", batch=8)
+        errors = []
+
+        def run(work):
+            try:
+                for _ in range(STEPS):
+                    work()
+            except Exception as e:  # pylint: disable=broad-except
+                errors.append(e)
+
+        workers = [lambda: net.train_step(x, y, 0.01), lambda: net.train_step(x, y, 0.01),
+                   lambda: (net.weights(), net.gradients(), net.infer(x), net.weights_sha256())]
+        threads = [threading.Thread(target=run, args=(w,)) for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert net.steps == 2 * STEPS
+        assert net.weights_sha256() == serial.weights_sha256()
+
+
+def test_a_train_callback_may_call_the_net_it_trains():
+    net = vdnn.Net("fmnist_cnn", batch=16)
+    hashes = []
+    vdnn.train(net, data="synthetic", iterations=3, callback=lambda step: hashes.append(net.weights_sha256()))
+    assert len(set(hashes)) == 3 and hashes[-1] == net.weights_sha256()
