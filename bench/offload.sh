@@ -72,8 +72,8 @@ if [[ " $POLICIES " == *" dyn "* || " $POLICIES " == *" auto "* ]]; then
     (cd "$ROOT" && build/vdnn plan "${shape_args[@]}" --costs "$RAW/costs_l0.json" --json) >"$RAW/plan.json" ||
       die "vdnn plan failed"
     budgets=$(python3 -c 'import json, sys
-rows = {r["configuration"]: r["minimum_budget"] for r in json.load(open(sys.argv[1]))["configurations"]}
-lo, hi = rows["all+fastest"], min(v for k, v in rows.items() if k.startswith("none"))
+rows = {r["runs_as"]: r["minimum_budget"] for r in json.load(open(sys.argv[1]))["configurations"]}
+lo, hi = rows["--policy all"], min(v for k, v in rows.items() if k.startswith("--policy none"))
 print(f"{(lo + hi) // 2 if hi > lo else lo}B {lo}B")' "$RAW/plan.json")
     DYN_BUDGET=${DYN_BUDGET:-${budgets% *}}
     AUTO_BUDGET=${AUTO_BUDGET:-${budgets#* }}

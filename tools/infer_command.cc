@@ -30,6 +30,7 @@
 #include "conv_algo_cache.h"
 #include "data/augment.h"
 #include "data/data_source.h"
+#include "data/image_folder.h"
 #include "data_flags.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
@@ -193,6 +194,8 @@ SafeTensors weights_to_evaluate(InferOptions& o, NetworkSource& model) {
 Dataset data_to_evaluate(InferOptions& o, const Graph& graph) {
   const Dataset test = o.images.empty() ? load_data(o.source, graph, Split::kTest) : images_dataset(o.images, graph);
   check_data_fits(graph, test);
+  if (const std::string line = adaptation_line({&test}); !line.empty())  // on stderr beside --json's output
+    std::fprintf(o.json ? stderr : stdout, "%s\n", line.c_str());
   if (o.top_k > 0 && o.predictions.empty())
     VDNN_THROW("--top-k " << o.top_k << " needs --predictions FILE.json, where the top classes are written");
   if (o.top_k == 0) o.top_k = std::min(5, graph.classes());

@@ -15,6 +15,7 @@
 #include "data/augment.h"
 #include "data/batch_loader.h"
 #include "data/data_source.h"
+#include "data/image_folder.h"
 #include "data_flags.h"
 #include "model_flags.h"
 #include "numeric_flags.h"
@@ -38,6 +39,7 @@ int load(const LoadOptions& o) {
   DataSource source = o.image_flags;
   source.data = o.data, source.synthetic_samples = o.synthetic_samples, source.seed = o.seed, source.augment = augment;
   const Dataset data = load_data(source, graph, train ? Split::kTrain : Split::kTest);
+  if (const std::string line = adaptation_line({&data}); !line.empty()) std::printf("%s\n", line.c_str());
   BatchLoader loader(data, o.model.batch, /*shuffle=*/train, o.seed, {}, train ? augment : Augmentation{},
                      o.data_threads);
   int64_t images = 0, batches = 0;

@@ -1,6 +1,7 @@
 // `vdnn plan`: will a network fit, with which policy, and at what cost — before anything trains.
-// One row per configuration (none with the leanest and with the fastest algorithms, conv, all,
-// what vDNN_dyn picks for the budget, and what `auto` decides per tensor, plan/auto_policy.h):
+// One row per configuration (none, conv and all with the algorithms `vdnn train` runs, none with
+// --conv-algo direct's, what vDNN_dyn picks for the budget, and what `auto` decides per tensor,
+// plan/auto_policy.h; planning/plan_report.h):
 // peak device memory by class, host memory, the smallest budget, the simulated step time, its
 // overhead against the oracle (none, fastest, unlimited memory) and its ratio to the physical
 // bound (the busiest stream). Each row is the step `vdnn train` runs (plan/planned_step.h);
@@ -95,8 +96,9 @@ void print_row(const PlanRow& r, double oracle, bool with_budget) {
                                                   : "no (host)");
 }
 
-// --trace, --svg, --svg-memory. The trace shows dyn's pick if there is one, else none+fastest
-// (or the one --policy asked for); the memory panels skip none+leanest.
+// --trace, --svg, --svg-memory. The trace shows dyn's pick if there is one, else none
+// (none with train's default algorithms, or the one --policy asked for); the memory panels skip none
+// with --conv-algo direct.
 void write_pictures(const PlanOptions& o, const std::vector<PlanRow>& rows, const std::string& title, size_t budget,
                     double oracle, const NetworkCosts& costs) {
   const auto is_dyn = [](const PlanRow& r) { return r.label.rfind("dyn: ", 0) == 0; };
@@ -104,7 +106,7 @@ void write_pictures(const PlanOptions& o, const std::vector<PlanRow>& rows, cons
     auto traced = std::find_if(rows.begin(), rows.end(), is_dyn);
     if (traced == rows.end())
       traced = std::find_if(rows.begin(), rows.end(), [&](const PlanRow& r) {
-        return r.e.config == Configuration{Policy::kNone, costs.fastest()};
+        return r.e.config == Configuration{Policy::kNone, costs.defaults()};
       });
     const PlanRow& r = traced == rows.end() ? rows.front() : *traced;
     write_chrome_trace(o.trace, r.e.time.timeline(), title + ", " + r.label + ", predicted");
@@ -118,7 +120,7 @@ void write_pictures(const PlanOptions& o, const std::vector<PlanRow>& rows, cons
   if (!o.svg_memory.empty()) {
     std::vector<MemoryPanel> panels;
     for (const PlanRow& r : rows)
-      if (is_dyn(r) || r.e.config.algos == costs.fastest())
+      if (is_dyn(r) || r.e.config.algos == costs.defaults())
         panels.push_back({r.label, r.e.time.memory, r.e.time.iteration_seconds});
     write_text_file(o.svg_memory, memory_timeline_svg(title, panels, budget));
   }
@@ -205,7 +207,8 @@ struct TrainingPlan {
   size_t budget = 0;       // --device-memory, else the device profile's memory (0: none, on cpu)
   double oracle = 0;       // the whole graph's: none, fastest algorithms, unlimited memory, no slices
   Prefetch prefetch = Prefetch::kVdnn;
-  bool sliced = false;  // --slice-run given
+  bool sliced = false;              // --slice-run given
+  size_t unified_memory_bytes = 0;  // a unified-memory device's memory (device budget + host copies)
   PlanTable table;
   std::vector<ScalingSeries> scaling;    // --ranks N or --scaling: each row at 1..N ranks
   std::optional<SliceRunChoice> slices;  // auto's slice search (a device profile, --policy auto)
@@ -313,13 +316,23 @@ void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const Data
               "params*", "workspace", "host MiB", "min budget", "step ms", "vs oracle", "/bound",
               plan.budget || host_budget ? "fits" : "");
   for (const PlanRow& r : plan.table.rows) print_row(r, plan.oracle, plan.budget || host_budget);
-  if (host_budget)
+  if (plan.unified_memory_bytes)
+    std::printf(
+        "unified memory: the %s the CPU and the GPU share hold the budget and the host copies together; "
+        "host copies (host MiB) beyond %s do not fit.\n",
+        format_bytes(plan.unified_memory_bytes).c_str(), format_bytes(host_budget > 1 ? host_budget : 0).c_str());
+  else if (host_budget)
     std::printf("host budget %s: a configuration whose host copies (host MiB) need more does not fit.\n",
                 format_bytes(host_budget).c_str());
   std::printf(
       "* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
       "memory: %.2f ms. /bound = step time over the busiest stream's time.\n",
       plan.oracle * 1e3);
+  if (o.policy.empty() || plan.table.one)
+    std::printf(
+        "each none, conv and all row is the step `vdnn train --policy P` runs (its algorithms: --conv-algo auto%s), "
+        "so its min budget trains; leanest: with --conv-algo direct.\n",
+        plan.planner.costs().defaults() == plan.planner.costs().fastest() ? ", here the fastest" : "");
   print_choices(o, plan);
   if (plan.slices) std::printf("%s.\n", slice_line(*plan.slices, plan.oracle).c_str());
   if (plan.sweep) print_sweep_table(*plan.sweep, plan.budget);
@@ -366,9 +379,13 @@ int report_plan(const PlanOptions& o, const TrainingPlan& plan, const DataParall
   write_pictures(o, plan.table.rows, plan.title, plan.budget, plan.oracle, plan.planner.costs());
   if (o.print) print_programs(plan);
   if (!plan.nothing_fits()) return 0;
-  std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s\n",
+  // --policy dyn alone: auto was not asked, but where it fits the refusal says so.
+  const bool auto_fits = o.policy == "dyn" && choose_auto(plan.planner, plan.budget).fits;
+  std::fflush(stdout);  // --json's object whole before the refusal, when both go to one file
+  std::fprintf(stderr, "error: --device-memory %s is too small for model '%s' at batch %lld: %s%s\n",
                describe_budget(plan.budget).c_str(), plan.graph.name().c_str(), static_cast<long long>(o.model.batch),
-               (o.policy == "auto" ? plan.table.chosen.why : plan.table.dyn.why).c_str());
+               (o.policy == "auto" ? plan.table.chosen.why : plan.table.dyn.why).c_str(),
+               auto_fits ? "; --policy auto fits it (it keeps, offloads or recomputes each tensor)" : "");
   return 1;
 }
 
@@ -387,9 +404,12 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   PlanInputs in = plan_inputs(graph, o.model.batch, o.source);
   in.costs.network = dp.network;
   Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
-  planner.set_host_budget(o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory"));
   TrainingPlan plan{.graph = graph, .planner = planner, .device = in.device};
   plan.budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
+  // A unified-memory board: the host copies get what the device budget leaves of its memory.
+  planner.set_host_budget(
+      plan_host_budget(in, plan.budget, o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory")));
+  if (in.unified_memory) plan.unified_memory_bytes = in.device_memory_bytes;
   plan.oracle = oracle_seconds(o, whole, sliced.has_value(), planner);
   plan.prefetch = parse_prefetch(o.prefetch);
   plan.sliced = sliced.has_value();
@@ -426,7 +446,9 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
       ->take_all();
   app.add_flag("--no-slice-search", o.no_slice_search,
                "--policy auto on a device profile: do not search slice runs (the search runs auto 20-60 times)");
-  app.add_option("--policy", o.policy, "only this configuration: none, conv, all (fastest algorithms), dyn or auto")
+  app.add_option("--policy", o.policy,
+                 "only this configuration: none, conv, all (with the algorithms `vdnn train --policy P` runs), dyn "
+                 "or auto")
       ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}));
   app.add_option("--sync", o.sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
   app.add_option("--prefetch", o.prefetch,
@@ -462,7 +484,7 @@ void add_picture_flags(CLI::App& app, PlanOptions& o) {
                "print each configuration's Program, one line per step (auto: and its decisions per layer)");
   app.add_option("--trace", o.trace,
                  "write the predicted step as a Chrome trace (Perfetto, chrome://tracing): dyn's pick if a budget "
-                 "is known, else none+fastest, or the configuration --policy selects");
+                 "is known, else none (with train's algorithms), or the configuration --policy selects");
   app.add_option("--svg", o.svg, "write an SVG comparing the configurations: peak memory by class and step time");
   app.add_option("--svg-memory", o.svg_memory,
                  "write an SVG of device memory over one step by class, one panel per configuration");

@@ -95,8 +95,9 @@ int run_plan_inference(const InferencePlanRequest& request) {
       source.calibrate_with = load;  // cpu, measuring: a few timed forward passes of that graph
       source.calibrate_inference = true;
       const PlanInputs in = plan_inputs(graph, batch, source);
-      const Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+      Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
       const size_t budget = request.budget ? request.budget : in.device_memory_bytes;
+      planner.set_host_budget(plan_host_budget(in, budget, 0));  // a unified-memory board: streamed weights too
       rows.push_back({in.device, batch, budget, planner.infer(budget)});
     }
   if (request.json) {

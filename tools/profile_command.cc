@@ -1,7 +1,8 @@
 // `vdnn profile`: what every layer costs on this machine — forward and backward time and
 // workspace per convolution algorithm — as a table, or saved as JSON for `vdnn plan --costs`.
 // `--check none,conv,all` then trains a few iterations with each policy (as `vdnn train` times them) and puts
-// the measured step time and device memory beside the simulator's prediction.
+// the measured step time and device memory beside the simulator's prediction; `--check dyn,auto
+// --device-memory 48MiB` does so for what dyn and auto pick for that budget.
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -12,10 +13,14 @@
 #include "commands.h"
 #include "data/synthetic.h"
 #include "model_flags.h"
+#include "plan/auto_policy.h"
+#include "plan/dyn.h"
 #include "plan/planner.h"
 #include "planning/plan_source.h"
+#include "planning/planned_policy.h"
 #include "planning/step_calibration.h"
 #include "runtime/net.h"
+#include "runtime/net_settings.h"
 #include "util/atomic_file.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
@@ -27,7 +32,7 @@ namespace {
 struct ProfileCliOptions {
   ModelFlags model{.name = "fmnist_cnn"};
   std::string save, check, sync = "event", link_bandwidth = "0", link_latency = "0", progress = "auto",
-                           precision = "fp32";
+                           precision = "fp32", device_memory;
   int repeats = 5, steps = 10;
   bool json = false;
 };
@@ -50,23 +55,54 @@ void print_table(const NetworkCosts& c) {
               c.kernel_scale);
 }
 
+// One policy --check trains: the configuration the plan predicts, and the Net's options for it.
+struct CheckedPolicy {
+  std::string name;
+  Configuration config;
+  Prefetch prefetch = Prefetch::kVdnn;
+  size_t budget = 0;  // the plan's and the Net's (0: the smallest that works)
+  NetOptions net;
+};
+
+// none, conv, all: that policy with the fastest algorithms, at its smallest budget; dyn and auto:
+// what each picks for --device-memory (required: they choose for a budget), at that budget.
+CheckedPolicy policy_to_check(const std::string& name, const Planner& planner, const ProfileCliOptions& o) {
+  CheckedPolicy c{.name = name};
+  c.net = NetOptions{.batch = o.model.batch, .seed = 1, .sync = parse_sync_mode(o.sync)};
+  c.net.link = parse_link(o.link_bandwidth, o.link_latency);
+  c.net.precision = planner.costs().precision;
+  if (!is_planned(name)) {
+    c.config = {parse_policy(name), planner.costs().fastest()};
+  } else {
+    c.budget = parse_size(o.device_memory, "--device-memory");  // given: check_check_flags
+    if (name == "auto") {
+      const AutoChoice a = choose_auto(planner, c.budget);
+      if (!a.fits) VDNN_THROW("--check auto: --device-memory " << describe_budget(c.budget) << ": " << a.why);
+      c.config = a.config, c.prefetch = a.prefetch;
+      c.net.decisions = a.config.decisions;
+      c.net.prefetch_ahead = a.prefetch == Prefetch::kAhead;
+    } else {
+      const DynChoice d = choose_dyn(planner, c.budget);
+      if (!d.fits) VDNN_THROW("--check dyn: --device-memory " << describe_budget(c.budget) << ": " << d.why);
+      c.config = d.config;
+    }
+    c.net.device_memory = c.budget;
+  }
+  c.net.policy = c.config.policy;
+  use_algorithms(c.net, planner.costs(), c.config.algos);
+  return c;
+}
+
 // Trains `steps` iterations per policy and compares each mean with the simulated step.
 void check_predictions(const Graph& graph, const NetworkCosts& costs, const ProfileCliOptions& o) {
-  std::vector<Policy> policies;
-  std::stringstream list(o.check);
-  for (std::string p; std::getline(list, p, ',');) policies.push_back(parse_policy(p));
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   const CompiledGraph direct(graph, o.model.batch, 1, engine, ConvAlgo::kDirect, {}, {}, costs.precision);
   const Planner planner(graph, direct.value_bytes(), direct.facts(), costs, parse_sync_mode(o.sync));
-  const AlgoChoice fast = costs.fastest();
+  std::vector<CheckedPolicy> checked;
+  std::stringstream list(o.check);
+  for (std::string p; std::getline(list, p, ',');) checked.push_back(policy_to_check(p, planner, o));
   std::vector<std::unique_ptr<Net>> nets;
-  for (Policy p : policies) {
-    NetOptions no{.batch = o.model.batch, .seed = 1, .policy = p, .sync = parse_sync_mode(o.sync)};
-    no.link = parse_link(o.link_bandwidth, o.link_latency);
-    no.precision = costs.precision;
-    no.conv_algos = conv_algos_of(costs, fast);
-    nets.push_back(std::make_unique<Net>(o.model.load().graph, no));
-  }
+  for (const CheckedPolicy& c : checked) nets.push_back(std::make_unique<Net>(o.model.load().graph, c.net));
   const Shape& shape = graph.input_shape();
   const Dataset data =
       make_synthetic(o.model.batch, shape.channels(), shape.height(), shape.width(), graph.classes(), 1);
@@ -75,12 +111,12 @@ void check_predictions(const Graph& graph, const NetworkCosts& costs, const Prof
   std::printf("\n%-8s %12s %12s %8s %14s %14s %8s\n", "policy", "predicted ms", "measured ms", "error", "predicted MiB",
               "measured MiB", "error");
   for (size_t i = 0; i < nets.size(); ++i) {
-    const Evaluation e = planner.evaluate({policies[i], fast}, 0);
+    const Evaluation e = planner.evaluate(checked[i].config, checked[i].budget, checked[i].prefetch);
     const double predicted = e.time.iteration_seconds;
     const double measured = times[i];
     const double mem = static_cast<double>(nets[i]->train_plan().high_water_bytes);
     const double predicted_mem = static_cast<double>(e.memory.high_water_bytes);
-    std::printf("%-8s %12.2f %12.2f %7.1f%% %14.2f %14.2f %7.2f%%\n", to_string(policies[i]), predicted * 1e3,
+    std::printf("%-8s %12.2f %12.2f %7.1f%% %14.2f %14.2f %7.2f%%\n", checked[i].name.c_str(), predicted * 1e3,
                 measured * 1e3, (predicted / measured - 1) * 100, predicted_mem / (1 << 20), mem / (1 << 20),
                 (predicted_mem / mem - 1) * 100);
   }
@@ -90,8 +126,22 @@ void check_predictions(const Graph& graph, const NetworkCosts& costs, const Prof
       o.steps);
 }
 
+// --check's policies and --device-memory, before anything is measured.
+void check_check_flags(const ProfileCliOptions& o) {
+  if (!o.device_memory.empty()) parse_size(o.device_memory, "--device-memory");
+  std::stringstream list(o.check);
+  for (std::string p; std::getline(list, p, ',');) {
+    if (p != "none" && p != "conv" && p != "all" && !is_planned(p))
+      VDNN_THROW("--check: '" << p << "' is not a policy; valid: none, conv, all, dyn, auto (comma-separated)");
+    if (is_planned(p) && o.device_memory.empty())
+      VDNN_THROW("--check " << p << ": " << p << " chooses for a budget; give --device-memory (e.g. the one "
+                            << "`vdnn train --policy " << p << "` gets)");
+  }
+}
+
 int run_profile(const ProfileCliOptions& o) {
   check_output_files({{"--save", o.save}});
+  check_check_flags(o);
   const Graph graph = o.model.load().graph;
   ProfileOptions po{.repeats = o.repeats, .seed = 1, .link = parse_link(o.link_bandwidth, o.link_latency)};
   po.precision = parse_precision(o.precision);
@@ -132,7 +182,10 @@ Runner add_profile_command(CLI::App& app) {
   app.add_option("--progress", o->progress, "auto (a bar on a terminal), bar, lines or none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
       ->capture_default_str();
-  app.add_option("--check", o->check, "policies to train and compare with the prediction, e.g. none,conv,all");
+  app.add_option("--check", o->check,
+                 "policies to train and compare with the prediction, e.g. none,conv,all (fastest algorithms); dyn "
+                 "and auto train what they pick for --device-memory");
+  app.add_option("--device-memory", o->device_memory, "--check dyn or auto: the budget they choose for, e.g. 48MiB");
   app.add_option("--steps", o->steps, "--check: measured steps per policy")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

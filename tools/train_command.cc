@@ -12,9 +12,11 @@
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/profiler.h"
 #include "comm/rank_agreement.h"
+#include "comm/communicator.h"
 #include "commands.h"
 #include "data/augment.h"
 #include "data/data_source.h"
+#include "data/image_folder.h"
 #include "data_flags.h"
 #include "data_parallel.h"
 #include "model_flags.h"
@@ -306,6 +308,15 @@ class TrainConsole {
   int64_t last_step_ = 0, total_steps_ = 0;
 };
 
+// --progress: auto is a bar on a terminal, lines elsewhere; one rank of mpirun always gets lines.
+// Open MPI hands every rank a pseudo-terminal, so the rank sees a terminal even when mpirun's own
+// output goes to a file or a pipe (the bar's carriage returns would make one endless line there),
+// and a rank cannot tell where mpirun writes. `--progress bar` still draws it.
+Progress::Mode progress_mode(const std::string& flag) {
+  const Progress::Mode mode = Progress::parse(flag);
+  return mode == Progress::Mode::kAuto && launched_by_mpi() ? Progress::Mode::kLines : mode;
+}
+
 void print_result(const TrainResult& r, const TrainOptions& o) {
   std::printf("done: %lld iterations, final loss %.4f, ", static_cast<long long>(r.iterations), r.final_loss);
   if (o.config.evaluate)
@@ -347,15 +358,26 @@ struct TrainData {
   Dataset train, test;
 };
 
-TrainData load_train_data(const TrainOptions& o, const Graph& graph) {
-  DataSource source = o.image_flags;
+// An image-folder root (torchvision's ImageFolder(ROOT)) holds no split to evaluate on: without
+// --val-data the run trains on all of it and skips evaluation, saying so. Image files not stored at
+// the model's size or colour mode are counted in one line.
+TrainData load_train_data(TrainOptions& o, const Graph& graph) {
+  DataSource source = o.image_flags;  // --mean, --std, --skip-bad-images, --val-data
   source.data = o.data, source.synthetic_samples = o.synthetic_samples, source.seed = o.config.seed;
   source.augment = o.config.augment;
+  if (o.config.evaluate && !has_evaluation_split(source)) {
+    std::printf(
+        "data: %s holds the class folders themselves (torchvision's ImageFolder root): all of it trains and "
+        "none is held out, so no evaluation (--val-data DIR evaluates on another such folder)\n",
+        o.data.c_str());
+    o.config.evaluate = false;
+  }
   TrainData d;
   d.train = load_data(source, graph, Split::kTrain);
   if (o.config.evaluate) d.test = load_data(source, graph, Split::kTest);
   check_data_fits(graph, d.train);
   if (o.config.evaluate) check_data_fits(graph, d.test);
+  if (const std::string line = adaptation_line({&d.train, &d.test}); !line.empty()) std::printf("%s\n", line.c_str());
   return d;
 }
 
@@ -425,7 +447,7 @@ int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   StepRecorder recorder;  // --trace and data parallel: the 3rd step, warmed up (or the last, if fewer)
   if (!o.trace.empty() || comm.size() > 1) net.record_step(3, &recorder);
   load_starting_weights(o, net, trainer, resume, initial);
-  TrainConsole console(Progress::parse(o.progress), o.model.batch);
+  TrainConsole console(progress_mode(o.progress), o.model.batch);
   trainer.on_step([&](const StepProgress& p) {
     if (o.verify_replicas) check_replicas(comm, net, p.step);
     console.step(p);
@@ -469,9 +491,13 @@ int run_train(TrainOptions& o) {
 void add_data_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--data", o.data,
                  "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches (data_batch_*.bin, or "
-                 "train.bin and test.bin), image folders (DIR/train/<class>/*.jpg|png, DIR/val/<class>/...) "
-                 "or Fashion-MNIST IDX files")
+                 "train.bin and test.bin), image folders (DIR/train/<class>/*.jpg|png with DIR/val/<class>/..., "
+                 "or class folders DIR/<class>/... as torchvision's ImageFolder(DIR): all of it trains) or "
+                 "Fashion-MNIST IDX files")
       ->capture_default_str();
+  app.add_option("--val-data", o.image_flags.val_data,
+                 "image folders: evaluate on this folder of class folders (DIR/<class>/..., the training "
+                 "classes) instead of DIR/val; with --data a class-folder root, the only evaluation there is");
   app.add_option("--data-threads", o.config.data_threads,
                  "loader threads: each makes (reads, decodes, augments) whole batches ahead of training")
       ->check(CLI::Range(1, kMaxDataThreads))
@@ -593,7 +619,8 @@ void add_output_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--initial-weights", o.initial_weights,
                  "start from the weights and running statistics in this safetensors file (a vdnn checkpoint "
                  "or a PyTorch state_dict with the model's names) instead of the seeded initialisation");
-  app.add_option("--progress", o.progress, "auto (a bar on a terminal, lines every 10 s otherwise), bar, lines or none")
+  app.add_option("--progress", o.progress,
+                 "auto (a bar on a terminal, lines every 10 s otherwise and under mpirun), bar, lines or none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
       ->capture_default_str();
 }

@@ -5,7 +5,8 @@
 // path) and its options, its graph (for the facts it reports) and its initial weights (an ONNX
 // file's initializers; empty for JSON models, which start from vdnn's seeded initialisation). A
 // Net is built from a fresh graph of the same source (graphs are move-only). NumPy arrays cross
-// as float32 C-order copies; every vdnn::Error becomes vdnn.Error with vdnn's message.
+// as float32 C-order copies (torch tensors on the CPU and anything NumPy converts too); every vdnn::Error becomes
+// vdnn.Error with vdnn's message.
 #pragma once
 
 #include <memory>
@@ -41,8 +42,13 @@ std::shared_ptr<Model> as_model(const py::object& model_or_name);
 
 // A float32 array of `shape` holding `data`.
 py::array_t<float> to_numpy(const std::vector<float>& data, const std::vector<int64_t>& shape);
-// `array` as float32 C-order (a copy when it is not already), refusing another dtype; `what` names
-// it in errors ("x").
+// `value` as a NumPy array: a NumPy array as it is, a torch.Tensor on the CPU as its (detached)
+// .numpy() view, anything else with __array__, __array_interface__ or the buffer protocol through
+// numpy.asarray; a CUDA tensor, or (when `float32`) a tensor of another dtype, is refused naming the
+// conversion. `what` names it in errors ("x").
+py::array as_array(const py::handle& value, const std::string& what, bool float32);
+// `array` (as as_array takes it) as float32 C-order (a copy when it is not already), refusing
+// another dtype.
 py::array_t<float, py::array::c_style> float32_array(const py::handle& array, const std::string& what);
 // JSON text → Python objects (dicts, lists, numbers).
 py::object from_json_text(const std::string& text);

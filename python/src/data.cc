@@ -139,6 +139,10 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   config.save_path = save;
   config.augment = parse_augmentation(augment, "augment");
   const DataSource source{data, synthetic_samples, config.seed, config.augment};
+  if (evaluate && !has_evaluation_split(source))  // ImageFolder(root): the CLI's --val-data has no keyword here
+    VDNN_THROW("evaluate=True: '" << data << "' holds the class folders themselves (torchvision's ImageFolder "
+                                  << "root), so nothing is held out to evaluate on; pass evaluate=False (and "
+                                  << "net.infer on load_data of another folder)");
   const Graph& graph = h->net->graph();
   TrainResult r;
   const auto taken = h->lock();

@@ -49,15 +49,16 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
   source.calibrate_with = [model] { return model->fresh_graph(); };
   const bool budget_given = !device_memory.is_none();
   const size_t given = budget_bytes(device_memory, "device_memory");
-  const size_t host_budget = budget_bytes(host_memory, "host_memory");
+  const size_t host_given = budget_bytes(host_memory, "host_memory");
   std::string json;
   {
     py::gil_scoped_release release;
     const Graph graph = model->fresh_graph();
     const PlanInputs in = plan_inputs(graph, batch, source);
     Planner planner(graph, in.value_bytes, in.facts, in.costs, sync_mode);
-    planner.set_host_budget(host_budget);
     const size_t budget = budget_given ? given : in.device_memory_bytes;
+    const size_t host_budget = plan_host_budget(in, budget, host_given);  // a unified-memory board: what is left
+    planner.set_host_budget(host_budget);
     const PlanTable table = plan_table(planner, budget, policy, prefetch_rule);
     nlohmann::json out = plan_json(
         table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch, .device = in.device});

@@ -6,6 +6,7 @@
 #include "util/size_parse.h"
 #include "vdnn/data_dir.h"
 #include "vdnn/error.h"
+#include "vdnn/version.h"
 
 namespace vdnn::python {
 
@@ -16,11 +17,45 @@ py::array_t<float> to_numpy(const std::vector<float>& data, const std::vector<in
   return out;
 }
 
+namespace {
+
+std::string type_name_of(const py::handle& h) { return py::str(py::type::of(h).attr("__name__")).cast<std::string>(); }
+
+// A torch.Tensor when torch is loaded (never imported here: a process without torch pays nothing).
+bool is_torch_tensor(const py::handle& value) {
+  const py::dict modules = py::module_::import("sys").attr("modules");
+  if (!modules.contains("torch")) return false;
+  const py::object torch = modules["torch"];
+  return py::hasattr(torch, "Tensor") && py::isinstance(value, torch.attr("Tensor"));
+}
+
+// A CPU tensor's values as NumPy (detached: vdnn reads them, no autograd graph is involved), its
+// dtype checked first when `float32` so the message names PyTorch's conversion.
+py::array from_torch(const py::handle& tensor, const std::string& what, bool float32) {
+  const std::string device = py::str(tensor.attr("device")).cast<std::string>();
+  if (py::str(tensor.attr("device").attr("type")).cast<std::string>() != "cpu")
+    VDNN_THROW(what << ": a torch.Tensor on " << device << "; vdnn reads host memory: pass " << what
+                    << ".cpu() (or .detach().cpu().numpy())");
+  const std::string dtype = py::str(tensor.attr("dtype")).cast<std::string>();
+  if (float32 && dtype != "torch.float32")
+    VDNN_THROW(what << ": dtype " << dtype << ", expected torch.float32 (convert with .float())");
+  return py::reinterpret_borrow<py::array>(tensor.attr("detach")().attr("numpy")());
+}
+
+}  // namespace
+
+py::array as_array(const py::handle& value, const std::string& what, bool float32) {
+  if (py::isinstance<py::array>(value)) return py::reinterpret_borrow<py::array>(value);
+  if (is_torch_tensor(value)) return from_torch(value, what, float32);
+  if (py::hasattr(value, "__array__") || py::hasattr(value, "__array_interface__") || PyObject_CheckBuffer(value.ptr()))
+    return py::reinterpret_borrow<py::array>(py::module_::import("numpy").attr("asarray")(value));
+  VDNN_THROW(what << ": expected an array (a NumPy array, a torch.Tensor on the CPU, or anything with __array__ or "
+                  << "the buffer protocol), got a " << type_name_of(value)
+                  << (float32 ? " (convert with numpy.asarray(..., dtype=numpy.float32))" : ""));
+}
+
 py::array_t<float, py::array::c_style> float32_array(const py::handle& array, const std::string& what) {
-  if (!py::isinstance<py::array>(array))
-    VDNN_THROW(what << ": expected a NumPy array of float32, got a "
-                    << py::str(py::type::of(array).attr("__name__")).cast<std::string>());
-  const py::array a = py::reinterpret_borrow<py::array>(array);
+  const py::array a = as_array(array, what, /*float32=*/true);
   if (!a.dtype().is(py::dtype::of<float>()))
     VDNN_THROW(what << ": dtype " << py::str(a.dtype()).cast<std::string>()
                     << ", expected float32 (convert with .astype(numpy.float32))");
@@ -53,6 +88,7 @@ PYBIND11_MODULE(_vdnn, m) {
       PyErr_SetString(PyExc_MemoryError, vdnn::out_of_host_memory_message().c_str());
     }
   });
+  m.attr("__version__") = vdnn::version();  // CMakeLists.txt's project version, as `vdnn --version`
   m.def("set_data_dir", &vdnn::set_data_dir, py::arg("path"),
         "Where shipped models/ and profiles/ are found (include/vdnn/data_dir.h); '' restores the lookup.");
 #ifdef VDNN_PYTHON_SOURCE_DATA_DIR

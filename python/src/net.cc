@@ -14,7 +14,6 @@
 namespace vdnn::python {
 namespace {
 
-std::string type_name(const py::handle& h) { return py::str(py::type::of(h).attr("__name__")).cast<std::string>(); }
 
 // The first sample of `a` holding a NaN or an Inf, and that value; -1 when every value is finite.
 std::pair<int64_t, float> first_nonfinite_sample(const py::array_t<float, py::array::c_style>& a) {
@@ -45,8 +44,7 @@ py::array_t<float, py::array::c_style> check_images(const NetHandle& h, const py
 
 // y: integers (n,) in [0, classes).
 std::vector<int32_t> check_labels(const NetHandle& h, const py::handle& y, int64_t n) {
-  if (!py::isinstance<py::array>(y)) VDNN_THROW("y: expected a NumPy array of integer labels, got a " << type_name(y));
-  const py::array a = py::reinterpret_borrow<py::array>(y);
+  const py::array a = as_array(y, "y", /*float32=*/false);
   const char kind = a.dtype().kind();
   if (kind != 'i' && kind != 'u')
     VDNN_THROW("y: dtype " << py::str(a.dtype()).cast<std::string>() << ", expected integer class labels");

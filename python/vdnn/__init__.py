@@ -1,6 +1,7 @@
 """vdnn: train networks larger than device memory — the C++ runtime's Python API.
 
     import numpy as np, vdnn
+    vdnn.__version__                                    # "0.16.0", as `vdnn --version`
     model = vdnn.load_model("fmnist_cnn")               # a shipped name, a JSON or an ONNX file
     vdnn.plan(model, batch=128, device="titan-x-maxwell")["configurations"]
     net = vdnn.Net(model, batch=32, policy="all", device_memory="32MiB")
@@ -19,6 +20,7 @@ import os as _os
 from ._vdnn import (Batches, Dataset, Error, Model, Net, batches, load_data, load_model, lr_at, models,
                     plan, rank, ranks, set_data_dir, train)
 from ._vdnn import _end_ranks
+from ._vdnn import __version__
 
 __all__ = ["Batches", "Dataset", "Error", "Model", "Net", "batches", "load_data", "load_model", "lr_at",
            "models", "plan", "rank", "ranks", "set_data_dir", "train"]

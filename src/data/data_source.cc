@@ -9,67 +9,149 @@
 #include "data/image_folder.h"
 #include "data/image_transform.h"
 #include "data/synthetic.h"
+#include "util/did_you_mean.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 
 namespace {
 
-// DIR/train for training; DIR/val (else DIR/test) for evaluation.
-Dataset load_image_folders(const std::string& dir, const DataSource& source, const Graph& graph, Split split) {
-  namespace fs = std::filesystem;
+namespace fs = std::filesystem;
+
+bool is_folder(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+bool has_idx_files(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* name : {"train-images-idx3-ubyte", "t10k-images-idx3-ubyte"})
+    for (const char* ext : {"", ".gz"})
+      if (fs::exists(dir / (std::string(name) + ext), ec)) return true;
+  return false;
+}
+
+bool has_subfolders(const fs::path& dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    std::error_code kind;
+    if (e.is_directory(kind)) return true;
+  }
+  return false;
+}
+
+// The training and evaluation folders of image-folder data.
+fs::path train_folder(const DataSource& source, DataLayout layout) {
+  return layout == DataLayout::kSplitFolders ? fs::path(source.data) / "train" : fs::path(source.data);
+}
+
+fs::path eval_folder(const DataSource& source, DataLayout layout) {
+  if (!source.val_data.empty()) return source.val_data;
+  if (layout == DataLayout::kImageFolderRoot) return source.data;  // asked for explicitly: the root itself
+  const fs::path dir = source.data;
+  if (is_folder(dir / "val")) return dir / "val";
+  if (!is_folder(dir / "test"))
+    VDNN_THROW("image folder '" << dir.string() << "': no val/ or test/ folder to evaluate on (add one beside train/, "
+                                << "give --val-data DIR, or pass --no-eval)");
+  return dir / "test";
+}
+
+// Labels are positions in the sorted class list: evaluation must list the same classes.
+void check_same_classes(const DataSource& source, DataLayout layout, const fs::path& train, const fs::path& eval) {
+  const std::vector<std::string> a = image_folder_classes(train.string());
+  const std::vector<std::string> b = image_folder_classes(eval.string());
+  if (a == b) return;
+  std::vector<std::string> missing, extra;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(missing));
+  std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(extra));
+  const std::string eval_name =
+      source.val_data.empty() ? eval.filename().string() + "/" : "--val-data '" + source.val_data + "'";
+  const std::string train_name = layout == DataLayout::kSplitFolders ? "train/" : "the training folder";
+  VDNN_THROW("image folder '" << source.data << "': " << eval_name << " and " << train_name
+                              << " must hold the same class folders (labels are their positions by name); " << eval_name
+                              << " lacks " << missing.size() << " (" << (missing.empty() ? "" : missing.front())
+                              << (missing.size() > 1 ? ", ..." : "") << ") and has " << extra.size() << " more ("
+                              << (extra.empty() ? "" : extra.front()) << (extra.size() > 1 ? ", ..." : "") << ")");
+}
+
+Dataset load_image_folders(const DataSource& source, DataLayout layout, const Graph& graph, Split split) {
   const Shape& s = graph.input_shape();
   if (s.rank() != 3)
-    VDNN_THROW("image folder '" << dir << "': model '" << graph.name() << "' takes inputs of rank " << s.rank()
+    VDNN_THROW("image folder '" << source.data << "': model '" << graph.name() << "' takes inputs of rank " << s.rank()
                                 << "; images need a C x H x W input (--input CxHxW)");
-  std::error_code ec;
-  const char* sub = split == Split::kTrain ? "train" : fs::is_directory(fs::path(dir) / "val", ec) ? "val" : "test";
-  if (split == Split::kTest) {
-    if (!fs::is_directory(fs::path(dir) / sub, ec))
-      VDNN_THROW("image folder '" << dir << "': no val/ or test/ folder to evaluate on (add one beside train/, or "
-                                  << "pass --no-eval)");
-  }
-  // Labels are positions in the sorted class list: evaluation must list the same classes.
-  if (split == Split::kTest) {
-    const std::vector<std::string> train = image_folder_classes((fs::path(dir) / "train").string());
-    const std::vector<std::string> test = image_folder_classes((fs::path(dir) / sub).string());
-    if (train != test) {
-      std::vector<std::string> missing, extra;
-      std::set_difference(train.begin(), train.end(), test.begin(), test.end(), std::back_inserter(missing));
-      std::set_difference(test.begin(), test.end(), train.begin(), train.end(), std::back_inserter(extra));
-      VDNN_THROW("image folder '" << dir << "': " << sub << "/ and train/ must hold the same class folders (labels are "
-                                  << "their positions by name); " << sub << "/ lacks " << missing.size() << " ("
-                                  << (missing.empty() ? "" : missing.front()) << (missing.size() > 1 ? ", ..." : "")
-                                  << ") and has " << extra.size() << " more (" << (extra.empty() ? "" : extra.front())
-                                  << (extra.size() > 1 ? ", ..." : "") << ")");
-    }
-  }
+  const fs::path train = train_folder(source, layout);
+  const fs::path folder = split == Split::kTrain ? train : eval_folder(source, layout);
+  if (split == Split::kTest && !is_folder(folder))
+    VDNN_THROW("--val-data '" << folder.string() << "': no such folder (expected an image folder, <class>/<image>)");
+  if (split == Split::kTest && folder != train) check_same_classes(source, layout, train, folder);
   ImageFolderOptions o;
   o.channels = s.channels(), o.height = s.height(), o.width = s.width();
   o.train = split == Split::kTrain;
   o.resize_ratio = source.augment.resized_crop && !o.train ? kImageNetResizeRatio : 1.0;
   o.skip_bad_images = source.skip_bad_images;
   o.mean = source.mean, o.std = source.std;
-  const std::string folder = (fs::path(dir) / sub).string();
-  return load_image_folder(folder, o, folder);
+  return load_image_folder(folder.string(), o, folder.string());
 }
 
 }  // namespace
 
-Dataset load_data(const DataSource& source, const Graph& graph, Split split) {
-  if (source.data == "synthetic") {
-    const Shape& s = graph.input_shape();
-    const int64_t samples =
-        split == Split::kTrain ? source.synthetic_samples : std::max<int64_t>(source.synthetic_samples / 4, 1);
-    return make_synthetic(samples, s.channels(), s.height(), s.width(), graph.classes(), source.seed,
-                          /*split=*/split == Split::kTrain ? 0 : 1);
-  }
-  const std::string dir = source.data == "fashion-mnist" ? kFashionMnistDefaultDir : source.data;
-  if (source.data != "fashion-mnist" && is_cifar_folder(dir)) return load_cifar(dir, /*train=*/split == Split::kTrain);
+DataLayout data_layout(const DataSource& source) {
+  const std::string& data = source.data;
+  const bool folders = data != "fashion-mnist" && data != "synthetic";
+  if (!folders && !source.val_data.empty())
+    VDNN_THROW("--val-data is for image folders; " << data << " carries its own test split");
+  if (data == "synthetic") return DataLayout::kSynthetic;
+  if (data == "fashion-mnist") return DataLayout::kFashionMnist;
   std::error_code ec;
-  if (source.data != "fashion-mnist" && std::filesystem::is_directory(std::filesystem::path(dir) / "train", ec))
-    return load_image_folders(dir, source, graph, split);
-  return load_fashion_mnist(dir, /*train=*/split == Split::kTrain);
+  if (!fs::exists(data, ec)) {
+    const std::string hint = did_you_mean(data, {"fashion-mnist", "synthetic"});
+    VDNN_THROW("data '" << data << "': no such folder (" << (hint.empty() ? "" : hint + " ")
+                        << "expected fashion-mnist, synthetic, or a folder of CIFAR batches, image folders or "
+                        << "Fashion-MNIST IDX files)");
+  }
+  if (!is_folder(data)) VDNN_THROW("data '" << data << "': not a folder (--data names a folder or a data set)");
+  DataLayout layout = DataLayout::kImageFolderRoot;
+  if (is_cifar_folder(data))
+    layout = DataLayout::kCifar;
+  else if (is_folder(fs::path(data) / "train"))
+    layout = DataLayout::kSplitFolders;
+  else if (has_idx_files(data))
+    layout = DataLayout::kIdx;
+  else if (!has_subfolders(data))
+    VDNN_THROW("data folder '" << data << "' holds no data vdnn reads: expected CIFAR-10/100 binary batches, "
+                               << "class folders of images (DIR/<class>/*.jpg|png, as torchvision's ImageFolder), "
+                               << "DIR/train/<class>/... with DIR/val/<class>/..., or the Fashion-MNIST IDX files");
+  if (!source.val_data.empty() && (layout == DataLayout::kCifar || layout == DataLayout::kIdx))
+    VDNN_THROW("--val-data is for image folders; the " << (layout == DataLayout::kCifar ? "CIFAR" : "IDX")
+                                                       << " folder '" << data << "' carries its own test split");
+  return layout;
+}
+
+bool has_evaluation_split(const DataSource& source) {
+  return data_layout(source) != DataLayout::kImageFolderRoot || !source.val_data.empty();
+}
+
+Dataset load_data(const DataSource& source, const Graph& graph, Split split) {
+  const DataLayout layout = data_layout(source);
+  switch (layout) {
+    case DataLayout::kSynthetic: {
+      const Shape& s = graph.input_shape();
+      const int64_t samples =
+          split == Split::kTrain ? source.synthetic_samples : std::max<int64_t>(source.synthetic_samples / 4, 1);
+      return make_synthetic(samples, s.channels(), s.height(), s.width(), graph.classes(), source.seed,
+                            /*split=*/split == Split::kTrain ? 0 : 1);
+    }
+    case DataLayout::kFashionMnist:
+      return load_fashion_mnist(kFashionMnistDefaultDir, /*train=*/split == Split::kTrain);
+    case DataLayout::kCifar:
+      return load_cifar(source.data, /*train=*/split == Split::kTrain);
+    case DataLayout::kIdx:
+      return load_fashion_mnist(source.data, /*train=*/split == Split::kTrain);
+    case DataLayout::kSplitFolders:
+    case DataLayout::kImageFolderRoot:
+      return load_image_folders(source, layout, graph, split);
+  }
+  VDNN_THROW("data '" << source.data << "': unknown layout");
 }
 
 }  // namespace vdnn

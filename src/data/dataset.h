@@ -32,6 +32,16 @@ class SampleReader {
   virtual int64_t bad_images() const { return 0; }  // unreadable samples left out or replaced so far
 };
 
+// Image files that are not already what the model takes (image folders; all 0 for other data):
+// decoded at another size, or converted from another colour mode (PIL's names: L, LA, RGB, RGBA,
+// CMYK) to the model's (L for one channel, RGB for three).
+struct ImageAdaptation {
+  int64_t images = 0;                       // readable image files
+  int64_t resized = 0;                      // whose width x height is not the model's
+  int64_t converted = 0;                    // whose colour mode is not the model's
+  std::vector<std::string> converted_from;  // those files' modes
+};
+
 struct Dataset {
   int64_t count = 0, channels = 0, height = 0, width = 0;
   int classes = 0;
@@ -42,6 +52,7 @@ struct Dataset {
   // (data/augment.h). Empty: 0.
   std::vector<float> zero_pixel;
   std::shared_ptr<const SampleReader> reader;  // set: `images` is empty and the reader makes samples
+  ImageAdaptation adapted;                     // image folders: what decoding resizes and converts
 };
 
 }  // namespace vdnn

@@ -236,7 +236,7 @@ DecodedImage decode_png(FILE* f, const std::string& path, int channels, const Re
 
 }  // namespace
 
-ImageSize read_image_size(const std::string& path) {
+ImageHeader read_image_header(const std::string& path) {
   ImageFormat format;
   File f = open_image(path, &format);
   if (format == ImageFormat::kPng) {
@@ -246,13 +246,20 @@ ImageSize read_image_size(const std::string& path) {
     if (!png_image_begin_read_from_stdio(&image, f.get()))
       VDNN_THROW("image '" << path << "': not a readable PNG (" << image.message << ")");
     png_image_free(&image);
-    return checked_size(path, image.width, image.height);
+    const bool colour = (image.format & PNG_FORMAT_FLAG_COLOR) != 0,
+               alpha = (image.format & PNG_FORMAT_FLAG_ALPHA) != 0;
+    return {checked_size(path, image.width, image.height), colour ? (alpha ? "RGBA" : "RGB") : (alpha ? "LA" : "L")};
   }
   JpegDecoder d;
   if (setjmp(d.errors.jump)) VDNN_THROW("image '" << path << "': not a readable JPEG (" << d.errors.message << ")");
   read_jpeg_header(d, f.get());
-  return checked_size(path, d.cinfo.image_width, d.cinfo.image_height);
+  return {checked_size(path, d.cinfo.image_width, d.cinfo.image_height), is_cmyk(d.cinfo) ? "CMYK"
+                                                                         : d.cinfo.jpeg_color_space == JCS_GRAYSCALE
+                                                                             ? "L"
+                                                                             : "RGB"};
 }
+
+ImageSize read_image_size(const std::string& path) { return read_image_header(path).size; }
 
 DecodedImage decode_image(const std::string& path, int channels, const RegionChooser& choose, int64_t min_width,
                           int64_t min_height) {

@@ -19,7 +19,7 @@ namespace vdnn {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2;  // 2: with the files' sizes and colour modes
 constexpr int64_t kRacySeconds = 2;
 
 bool is_image_name(const fs::path& p) {
@@ -139,7 +139,8 @@ void ImageFolder::scan() {
     int64_t readable = 0;
     for (const fs::path& path : found) {
       try {
-        read_image_size(path.string());
+        const ImageHeader h = read_image_header(path.string());
+        ++headers_[{h.size.width, h.size.height, h.mode}];
       } catch (const Error& e) {
         bad_.emplace_back(path.string(), e.what());
         continue;
@@ -168,8 +169,9 @@ bool ImageFolder::read_cache(const std::string& file) {
     files_ = j.at("files").get<decltype(files_)>();
     labels_ = j.at("labels").get<decltype(labels_)>();
     bad_ = j.at("bad").get<decltype(bad_)>();
+    headers_ = j.at("headers").get<decltype(headers_)>();
   } catch (const std::exception&) {  // unreadable or from another version: scan again
-    folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear();
+    folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear(), headers_.clear();
     return false;
   }
   // A bad file repaired in place leaves its folder's time as it was: read the bad ones again.
@@ -184,7 +186,7 @@ bool ImageFolder::read_cache(const std::string& file) {
     }
   }
   if (repaired) {
-    folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear();
+    folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear(), headers_.clear();
     return false;
   }
   from_cache_ = true;
@@ -198,8 +200,9 @@ bool ImageFolder::read_cache(const std::string& file) {
 void ImageFolder::write_cache(const std::string& file) const {
   for (const auto& [folder, time] : folders_)
     if (time > scan_start_ - kRacySeconds * 1000000000LL) return;
-  const nlohmann::json j = {{"format", kCacheFormat}, {"root", root_},     {"folders", folders_}, {"classes", classes_},
-                            {"files", files_},        {"labels", labels_}, {"bad", bad_}};
+  const nlohmann::json j = {
+      {"format", kCacheFormat}, {"root", root_},     {"folders", folders_}, {"classes", classes_},
+      {"files", files_},        {"labels", labels_}, {"bad", bad_},         {"headers", headers_}};
   try {
     std::error_code ec;
     fs::create_directories(fs::path(file).parent_path(), ec);
@@ -227,6 +230,21 @@ int64_t ImageFolder::read(int64_t index, float* dst, const Augmentation& augment
     }
   }
   VDNN_THROW("image folder '" << root_ << "': no image could be decoded");
+}
+
+ImageAdaptation ImageFolder::adaptation() const {
+  ImageAdaptation a;
+  const std::string model_mode = options_.channels == 1 ? "L" : "RGB";
+  for (const auto& [header, count] : headers_) {
+    const auto& [width, height, mode] = header;
+    a.images += count;
+    if (width != options_.width || height != options_.height) a.resized += count;
+    if (mode == model_mode) continue;
+    a.converted += count;
+    if (std::find(a.converted_from.begin(), a.converted_from.end(), mode) == a.converted_from.end())
+      a.converted_from.push_back(mode);
+  }
+  return a;
 }
 
 int64_t ImageFolder::bad_images() const {
@@ -262,11 +280,38 @@ Dataset load_image_folder(const std::string& root, const ImageFolderOptions& opt
   d.classes = static_cast<int>(folder->classes().size());
   d.labels = folder->labels();
   d.name = name;
+  d.adapted = folder->adaptation();
   for (int64_t ch = 0; ch < d.channels; ++ch)
     d.zero_pixel.push_back(-folder->options().mean[static_cast<size_t>(ch)] /
                            folder->options().std[static_cast<size_t>(ch)]);
   d.reader = std::move(folder);
   return d;
+}
+
+std::string adaptation_line(const std::vector<const Dataset*>& sets) {
+  ImageAdaptation all;
+  const Dataset* first = nullptr;
+  for (const Dataset* d : sets) {
+    if (!d || d->adapted.images == 0) continue;
+    first = first ? first : d;
+    all.images += d->adapted.images, all.resized += d->adapted.resized, all.converted += d->adapted.converted;
+    for (const std::string& mode : d->adapted.converted_from)
+      if (std::find(all.converted_from.begin(), all.converted_from.end(), mode) == all.converted_from.end())
+        all.converted_from.push_back(mode);
+  }
+  if (!first || (all.resized == 0 && all.converted == 0)) return "";
+  std::string line = "images: ";
+  if (all.resized > 0)
+    line += std::to_string(all.resized) + " of " + std::to_string(all.images) + " resized to " +
+            std::to_string(first->width) + "x" + std::to_string(first->height);
+  if (all.converted > 0) {
+    std::string from;
+    for (const std::string& mode : all.converted_from) from += (from.empty() ? "" : ", ") + mode;
+    line += std::string(all.resized > 0 ? ", " : "") + std::to_string(all.converted) + " of " +
+            std::to_string(all.images) + " converted to " + (first->channels == 1 ? "L (grey)" : "RGB") + " from " +
+            from;
+  }
+  return line + " (the model's input; docs/guide.md, \"Image folders\")";
 }
 
 }  // namespace vdnn

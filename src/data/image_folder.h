@@ -24,9 +24,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "data/dataset.h"
@@ -57,6 +59,9 @@ class ImageFolder : public SampleReader {
   const std::vector<int32_t>& labels() const { return labels_; }
   const std::string& path(int64_t index) const { return files_[static_cast<size_t>(index)]; }
   bool list_from_cache() const { return from_cache_; }
+  // Of the readable files, those not stored at the model's size or in its colour mode (from the
+  // scan's headers): what every sample's recipe resizes and converts.
+  ImageAdaptation adaptation() const;
   const ImageFolderOptions& options() const { return options_; }
 
   int64_t read(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const override;
@@ -76,13 +81,19 @@ class ImageFolder : public SampleReader {
   std::vector<int32_t> labels_;
   std::vector<std::pair<std::string, int64_t>> folders_;  // walked, with their mtimes (cache validity)
   std::vector<std::pair<std::string, std::string>> bad_;  // found by the scan: path, why
-  int64_t scan_start_ = 0;                                // the file clock when scan() began (ns)
+  // The readable files' headers: (width, height, colour mode) -> files.
+  std::map<std::tuple<int64_t, int64_t, std::string>, int64_t> headers_;
+  int64_t scan_start_ = 0;  // the file clock when scan() began (ns)
   bool from_cache_ = false;
   mutable std::mutex bad_mu_;
   mutable std::set<int64_t> bad_read_;  // samples that failed to decode (skip_bad_images)
 };
 
-// An ImageFolder as a Dataset (its reader), named `name`.
+// An ImageFolder as a Dataset (its reader, its adaptation), named `name`.
 Dataset load_image_folder(const std::string& root, const ImageFolderOptions& options, const std::string& name);
+
+// One line, once per run, for the image files of `sets` that are not the model's input as stored:
+// "images: 1500 of 1550 resized to 28x28, 40 converted to L (grey) from RGB, RGBA"; "" when none is.
+std::string adaptation_line(const std::vector<const Dataset*>& sets);
 
 }  // namespace vdnn

@@ -7,7 +7,9 @@
 
 #include "core/layer_registry.h"
 #include "io/json_text.h"
+#include "util/did_you_mean.h"
 #include "util/mapped_file.h"
+#include "util/text_list.h"
 #include "vdnn/data_dir.h"
 #include "vdnn/error.h"
 
@@ -128,10 +130,11 @@ Graph load_model(const std::string& name_or_path, const ModelOptions& options) {
   if (!fs::is_regular_file(path, ec)) {
     path = fs::path(models_dir()) / (name_or_path + ".json");
     if (name_or_path.find('/') != std::string::npos || !fs::is_regular_file(path, ec)) {
-      std::string names;
-      for (const auto& n : model_names()) names += (names.empty() ? "" : ", ") + n;
-      VDNN_THROW("model '" << name_or_path << "' is neither a file nor a known model (known: " << names
-                           << "; looked in " << models_dir() << ")");
+      const std::vector<std::string> known = model_names();
+      const std::string hint = did_you_mean(name_or_path, known);
+      VDNN_THROW("model '" << name_or_path << "' is neither a file nor a known model ("
+                           << (hint.empty() ? "" : hint + " ") << "known: " << join_list(known) << "; looked in "
+                           << models_dir() << ")");
     }
   }
   const MappedFile file(path.string());

@@ -11,7 +11,8 @@ namespace vdnn {
 namespace {
 
 SweepPolicy fixed(Policy policy) {
-  auto config = [policy](const Planner& p) { return Configuration{policy, p.costs().fastest()}; };
+  // The algorithms `vdnn train --policy P` runs, as the plan's rows (planning/plan_report.h).
+  auto config = [policy](const Planner& p) { return Configuration{policy, p.costs().defaults()}; };
   return {to_string(policy), policy != Policy::kNone,
           [config](const Planner& p) { return p.minimum_budget(config(p)); },
           [config](const Planner& p, size_t) {

@@ -42,9 +42,9 @@ struct SweepChoice {
   std::optional<Prefetch> prefetch;
 };
 
-// A way to choose a configuration for a budget: a fixed one (none, conv, all with the fastest
-// algorithms) or a search (dyn). A policy that picks its own prefetch rule sets offloads = false
-// (one column) and same_step_above_smallest = false.
+// A way to choose a configuration for a budget: a fixed one (none, conv, all with the algorithms
+// `vdnn train --policy P` runs: NetworkCosts::defaults()) or a search (dyn). A policy that picks its own prefetch rule
+// sets offloads = false (one column) and same_step_above_smallest = false.
 struct SweepPolicy {
   std::string name;      // "none", "dyn"
   bool offloads = true;  // false: the `ahead` prefetch rule changes nothing, no column for it
@@ -59,7 +59,7 @@ struct SweepPolicy {
   bool same_step_above_smallest = true;
 };
 
-// none, conv, all (fastest algorithms), dyn, auto: every policy `vdnn plan` compares. Add a policy here.
+// none, conv, all (train's algorithms), dyn, auto: every policy `vdnn plan` compares. Add a policy here.
 std::vector<SweepPolicy> sweep_policies();
 
 struct SweepOptions {

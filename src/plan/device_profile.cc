@@ -9,6 +9,7 @@
 
 #include "io/json_text.h"
 #include "plan/conv_algorithms.h"
+#include "util/did_you_mean.h"
 #include "util/mapped_file.h"
 #include "util/text_list.h"
 #include "vdnn/data_dir.h"
@@ -87,6 +88,8 @@ class Fields {
     if (!v.is_boolean()) wrong(key, "true or false");
     return v.get<bool>();
   }
+  // Optional; false when absent.
+  bool optional_flag(const std::string& key) { return has(key) && flag(key); }
   // Optional; 0 when absent.
   double optional_number(const std::string& key, Range range) { return has(key) ? number(key, range) : 0.0; }
   // Optional; empty when absent.
@@ -136,10 +139,13 @@ fs::path resolve(const std::string& name_or_path, const std::string& kind, const
     return name_or_path;
   }
   const fs::path path = fs::path(profiles_dir()) / kind / (name_or_path + ".json");
-  if (!fs::is_regular_file(path, ec))
-    VDNN_THROW("unknown " << what << " '" << name_or_path << "' (known: " << join_list(names_in(kind))
-                          << "; or give a path to a .json file; looked in "
+  if (!fs::is_regular_file(path, ec)) {
+    const std::vector<std::string> known = names_in(kind);
+    const std::string hint = did_you_mean(name_or_path, known);
+    VDNN_THROW("unknown " << what << " '" << name_or_path << "' (" << (hint.empty() ? "" : hint + " ")
+                          << "known: " << join_list(known) << "; or give a path to a .json file; looked in "
                           << (fs::path(profiles_dir()) / kind).string() << ")");
+  }
   return path;
 }
 
@@ -231,6 +237,7 @@ DeviceProfile parse_device_profile(std::string_view json_text, const std::string
   d.memory_bytes_per_second = f.number("memory_bytes_per_second", Range::kPositive);
   d.link = f.text("link");
   d.kernel_launch_seconds = f.number("kernel_launch_seconds", Range::kNonNegative);
+  d.unified_memory = f.optional_flag("unified_memory");
   d.efficiency = read_efficiency(f.object("efficiency"));
   d.sources = f.optional_texts("sources");
   f.finish();

@@ -2,8 +2,9 @@
 // step on a device we do not have (the roofline model, plan/roofline.h).
 //
 // Model: a device profile gives the device's memory, peak fp32 arithmetic, memory bandwidth, kernel
-// launch overhead, its default host link, and the fraction of peak each kind of kernel reaches
-// ("efficiency": per convolution algorithm, fully connected GEMMs, other layers, memory traffic).
+// launch overhead, its default host link, whether the CPU shares its memory ("unified_memory"), and
+// the fraction of peak each kind of kernel reaches ("efficiency": per convolution algorithm, fully
+// connected GEMMs, other layers, memory traffic).
 // A link profile gives the effective one-direction bandwidth and per-copy latency. A network
 // profile (data parallel, plan/collectives.h) gives the network between ranks: one-direction
 // bandwidth per rank, latency per message, and whether its traffic crosses the host link the
@@ -62,6 +63,9 @@ struct DeviceProfile {
   double memory_bytes_per_second = 0;
   std::string link;                  // the default host link: a link profile name or path
   double kernel_launch_seconds = 0;  // added to every kernel
+  // Optional (false): memory_bytes is the board's memory, shared by the CPU and the GPU (a Jetson),
+  // so the host copies of offloaded tensors take from the same memory as the device budget.
+  bool unified_memory = false;
   KernelEfficiency efficiency;
   std::vector<std::string> sources;  // optional: where the figures come from
 };

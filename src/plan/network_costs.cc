@@ -64,6 +64,21 @@ AlgoChoice NetworkCosts::leanest() const {
   });
 }
 
+AlgoChoice NetworkCosts::defaults() const {
+  AlgoChoice out = fastest();
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].runs_by_default >= 0) out[i] = nodes[i].runs_by_default;
+  return out;
+}
+
+AlgoChoice NetworkCosts::direct() const {
+  AlgoChoice out = leanest();
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int k = 0; k < static_cast<int>(nodes[i].algos.size()); ++k)
+      if (nodes[i].algos[k].name == "direct" && nodes[i].algos[k].sub_batches == 1) out[i] = k;
+  return out;
+}
+
 double NetworkCosts::compute_seconds(const AlgoChoice& choice) const {
   double t = 0;
   for (size_t i = 0; i < nodes.size(); ++i) t += total(nodes[i].algos.at(choice.at(i)));
@@ -101,7 +116,9 @@ nlohmann::json NetworkCosts::to_json() const {
                        {"spread", a.spread},
                        {"waited", a.waited},
                        {"sub_batches", a.sub_batches}});
-    js.push_back({{"name", n.name}, {"type", n.type}, {"algos", algos}});
+    nlohmann::json node = {{"name", n.name}, {"type", n.type}, {"algos", algos}};
+    if (n.runs_by_default >= 0) node["default"] = n.algos[n.runs_by_default].name;
+    js.push_back(node);
   }
   return {{"source", source},
           {"model", model},
@@ -175,6 +192,14 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
     if (std::none_of(n.algos.begin(), n.algos.end(), [](const AlgoCost& a) { return a.sub_batches == 1; }))
       VDNN_THROW(at << " ('" << n.name
                     << "'): every algorithm is sub-batched; expected at least one over the whole batch");
+    if (nodes[i].contains("default")) {
+      const std::string d = field<std::string>(nodes[i], "default", at);
+      for (int k = 0; k < static_cast<int>(n.algos.size()) && n.runs_by_default < 0; ++k)
+        if (n.algos[k].name == d && n.algos[k].sub_batches == 1) n.runs_by_default = k;
+      if (n.runs_by_default < 0)
+        VDNN_THROW(at << " ('" << n.name << "'): 'default' names algorithm '" << d
+                      << "', which is not one of its whole-batch 'algos'");
+    }
     c.nodes.push_back(std::move(n));
   }
   if (j.contains("unstable")) c.unstable = field<std::vector<std::string>>(j, "unstable", where);

@@ -49,6 +49,11 @@ struct NodeCost {
   std::string name;             // the layer's name
   std::string type;             // "conv", "pool", ...
   std::vector<AlgoCost> algos;  // at least one
+  // The algorithm a Net runs when nobody chose one per node (`vdnn train` without --conv-algo:
+  // auto, oneDNN's choice per layer, which the CPU profiler records); -1: not recorded (a device
+  // profile's costs, where the CUDA backend's auto takes the fastest measured; a costs file saved
+  // before the profiler recorded it). Optional in JSON ("default": the algorithm's name).
+  int runs_by_default = -1;
 
   // The fastest algorithm needing less workspace than algos[current]; -1 when none does. Only
   // whole-batch ones unless `sub_batched_too` (vDNN_dyn keeps to the paper's algorithms).
@@ -83,9 +88,15 @@ struct NetworkCosts {
   // 0: none (collectives cost nothing). Chosen when planning, not part of the JSON.
   NetworkProfile network;
 
-  AlgoChoice fastest() const;                              // least forward + backward time per node
-  AlgoChoice fastest_forward() const;                      // least forward time per node (inference)
-  AlgoChoice leanest() const;                              // least workspace per node (ties: the faster)
+  AlgoChoice fastest() const;          // least forward + backward time per node
+  AlgoChoice fastest_forward() const;  // least forward time per node (inference)
+  AlgoChoice leanest() const;          // least workspace per node (ties: the faster)
+  // What a Net runs by default (`vdnn train --policy P` without --conv-algo): each node's
+  // runs_by_default, else its fastest.
+  AlgoChoice defaults() const;
+  // What `--conv-algo direct` runs: each node's "direct" algorithm (the CPU's), else its leanest
+  // (the CUDA backend's direct is the memory-optimal algorithm, the least workspace).
+  AlgoChoice direct() const;
   double compute_seconds(const AlgoChoice& choice) const;  // sum of every kernel's time
   // "" when every timing was stable; else one line naming the unstable layers and their spread.
   std::string unstable_warning() const;

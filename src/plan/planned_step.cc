@@ -45,6 +45,20 @@ void choose_prefetch_depth(const Graph& graph, const std::vector<size_t>& value_
   }
 }
 
+// What may fit below vDNN's policies: `auto` keeps, offloads or recomputes each tensor and takes
+// leaner algorithms, so it fits budgets they do not, down to what stays on the device whatever it
+// decides: the parameters, their gradients and momentum.
+std::string below_vdnn_policies(const Program& train, size_t budget, const OptionNames& names) {
+  size_t persistent = 0;
+  for (const auto& t : train.tensors)
+    if (t.persistent) persistent += t.bytes;
+  if (budget <= persistent)
+    return VDNN_MSG("no policy fits it: the parameters, their gradients and momentum alone take "
+                    << describe_budget(persistent));
+  return VDNN_MSG(names("policy") << " auto (keep, offload or recompute per tensor, leaner algorithms) may fit it: "
+                                  << "a plan with " << names("policy") << " auto at this budget says whether");
+}
+
 }  // namespace
 
 PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
@@ -89,7 +103,8 @@ std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_
                              << "' at batch " << batch << " with policy " << to_string(options.policy)
                              << ": it needs at least " << describe_budget(step.smallest_budget)
                              << " (smallest budget by policy: " << others << "); the first allocation past it: "
-                             << (step.train_plan.fits ? step.eval_plan.first_misfit : step.train_plan.first_misfit));
+                             << (step.train_plan.fits ? step.eval_plan.first_misfit : step.train_plan.first_misfit)
+                             << "; " << below_vdnn_policies(step.train, step.capacity, names));
 }
 
 }  // namespace vdnn

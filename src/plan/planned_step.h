@@ -54,7 +54,8 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
                       const StepOptions& options);
 
 // Why a step that does not fit is refused, in one sentence: the budget asked and the smallest one
-// (to the byte), every policy's smallest, and where the first allocation past the budget lands.
+// (to the byte), every policy's smallest, where the first allocation past the budget lands, and
+// whether `auto` may fit it (above what the parameters, gradients and momentum alone take).
 // `names` spells the budget's option (util/option_names.h: --device-memory or device_memory).
 std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_bytes,
                            const std::vector<NodeFacts>& facts, const StepOptions& options, int64_t batch,

@@ -110,6 +110,9 @@ InferenceEvaluation Planner::infer(size_t budget) const {
   InferenceEvaluation resident = infer_leanest(budget, false);
   if (resident.fits && resident.leaner_layers == 0) return resident;  // nothing to trade
   InferenceEvaluation streamed = infer_leanest(budget, true);
+  // The streamed weights live in host memory: beyond the host budget (a unified-memory board's
+  // memory left by the device budget), streaming does not fit either.
+  if (host_budget_ && streamed.streamed_bytes > host_budget_) streamed.fits = false;
   if (!resident.fits) return streamed;  // fitting or not: it needs the least
   if (!streamed.fits) return resident;
   return streamed.time.iteration_seconds < resident.time.iteration_seconds ? streamed : resident;
@@ -127,6 +130,7 @@ std::string describe(const Configuration& config, const NetworkCosts& costs) {
   const AlgoChoice fast = costs.fastest(), lean = costs.leanest();
   if (config.algos == fast) return out + "+fastest";
   if (config.algos == lean) return out + "+leanest";
+  if (config.algos == costs.defaults()) return out + "+default";  // what a Net runs without per-node choices
   int slower = 0;
   for (size_t i = 0; i < fast.size(); ++i) slower += config.algos[i] != fast[i];
   return VDNN_MSG(out << "+fastest (" << slower << " layer" << (slower == 1 ? "" : "s") << " leaner)");

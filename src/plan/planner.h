@@ -112,7 +112,8 @@ class Planner {
   // budget 0: no device budget (the configuration is placed at its minimum and "fits" the device;
   // e.fits is then host_fits).
   Evaluation evaluate(const Configuration& config, size_t budget, Prefetch prefetch = Prefetch::kVdnn) const;
-  // Inference (a Net with NetOptions::inference): budget 0, the smallest that works.
+  // Inference (a Net with NetOptions::inference): budget 0, the smallest that works. Weights
+  // streamed from host memory count against the host budget.
   InferenceEvaluation infer(size_t budget) const;
   // `none`, fastest algorithms, unlimited memory: the time every overhead is measured against.
   double oracle_seconds() const;
@@ -129,7 +130,8 @@ class Planner {
   size_t host_budget_ = 0;
 };
 
-// "all+fastest", "none+leanest", "conv+fastest (3 layers leaner)".
+// "all+fastest", "none+leanest", "all+default" (NetworkCosts::defaults(), where it is neither),
+// "conv+fastest (3 layers leaner)".
 std::string describe(const Configuration& config, const NetworkCosts& costs);
 
 }  // namespace vdnn

@@ -11,6 +11,7 @@ nlohmann::json row_json(const PlanRow& r, double oracle) {
   nlohmann::json by_class;
   for (MemoryClass m : kAllMemoryClasses) by_class[to_string(m)] = c.peak(m);
   return {{"configuration", r.label},
+          {"runs_as", r.runs_as},
           {"policy", to_string(r.e.config.policy)},
           {"algorithms", r.e.config.algos},
           {"peak_bytes", r.e.memory.peak_bytes},
@@ -39,31 +40,38 @@ PlanTable plan_table(const Planner& planner, size_t budget, const std::string& p
   t.oracle = planner.oracle_seconds();
   t.costs_source = costs.source;
   // "all+fastest", and with --prefetch ahead the depth it picks: "all+fastest, ahead 5 layers".
-  auto row = [&](const std::string& prefix, const Configuration& c, Prefetch f) {
-    PlanRow r{prefix + describe(c, costs), planner.evaluate(c, budget, f)};
+  const std::string ahead = prefetch == Prefetch::kAhead ? " --prefetch ahead" : "";
+  auto row = [&](const std::string& prefix, const Configuration& c, Prefetch f, const std::string& runs_as) {
+    PlanRow r{prefix + describe(c, costs), planner.evaluate(c, budget, f), runs_as};
     if (r.e.prefetch_depth)
       r.label += VDNN_MSG(", ahead " << r.e.prefetch_depth << (r.e.prefetch_depth == 1 ? " layer" : " layers"));
     t.rows.push_back(std::move(r));
   };
-  auto add = [&](Policy p, const AlgoChoice& a) { row("", Configuration{p, a}, prefetch); };
+  // vDNN's policies with the algorithms `vdnn train --policy P` runs (its default, --conv-algo auto),
+  // and `none` with --conv-algo direct's where they differ: each row is a command that keeps it.
+  const AlgoChoice defaults = costs.defaults(), direct = costs.direct();
+  auto add = [&](Policy p, const AlgoChoice& a) {
+    row("", Configuration{p, a}, prefetch,
+        VDNN_MSG("--policy " << to_string(p) << (a == defaults ? "" : " --conv-algo direct") << ahead));
+  };
   t.one = !policy.empty() && policy != "dyn" && policy != "auto";
   if (t.one) {
-    add(parse_policy(policy), costs.fastest());
+    add(parse_policy(policy), defaults);
   } else if (policy.empty()) {
-    if (costs.leanest() != costs.fastest()) add(Policy::kNone, costs.leanest());
-    add(Policy::kNone, costs.fastest());
-    add(Policy::kConv, costs.fastest());
-    add(Policy::kAll, costs.fastest());
+    if (direct != defaults) add(Policy::kNone, direct);
+    add(Policy::kNone, defaults);
+    add(Policy::kConv, defaults);
+    add(Policy::kAll, defaults);
   }
   t.has_dyn = !t.one && budget && policy != "auto";
   if (t.has_dyn) {
     t.dyn = choose_dyn(planner, budget);
-    if (t.dyn.fits) row("dyn: ", t.dyn.config, prefetch);
+    if (t.dyn.fits) row("dyn: ", t.dyn.config, prefetch, "--policy dyn" + ahead);
   }
   t.has_auto = !t.one && budget && policy != "dyn";
   if (t.has_auto) {
     t.chosen = choose_auto(planner, budget);
-    if (t.chosen.fits) row("auto: ", t.chosen.config, t.chosen.prefetch);
+    if (t.chosen.fits) row("auto: ", t.chosen.config, t.chosen.prefetch, "--policy auto");
   }
   return t;
 }

@@ -1,11 +1,14 @@
 // planning/plan_report.h — the configurations `vdnn plan` compares, and its JSON, built once for the
 // CLI (tools/plan_command.cc) and the Python API (python/src/model.cc), so their figures agree.
 //
-// Model: for a Planner and a budget, the rows are none with the leanest algorithms (when they
-// differ from the fastest) and with the fastest, conv, all, then what vDNN_dyn picks and what
-// `auto` decides (each only when a budget is known and it fits). `policy` narrows it: "" all of
-// them, "none"/"conv"/"all" that one row (fastest algorithms), "dyn" or "auto" that choice only.
-// plan_json is `vdnn plan --json` without "sweep" (the CLI adds it).
+// Model: for a Planner and a budget, the rows are none, conv and all with the algorithms `vdnn
+// train --policy P` runs (NetworkCosts::defaults(): its default --conv-algo auto), none with
+// --conv-algo direct's (when they differ), then what vDNN_dyn picks and what `auto` decides (each
+// only when a budget is known and it fits). A plan is a promise: each row is the step of the
+// `vdnn train` flags in its `runs_as`, so `vdnn train <runs_as> --device-memory <its minimum
+// budget>` trains (same costs: dyn and auto choose from measured costs). `policy` narrows it: ""
+// all of them, "none"/"conv"/"all" that one row, "dyn" or "auto" that choice only. plan_json is
+// `vdnn plan --json` without "sweep" (the CLI adds it).
 //
 //   PlanTable t = plan_table(planner, budget, "", Prefetch::kVdnn);
 //   nlohmann::json j = plan_json(t, {.model = g.name(), .batch = 32, .device = in.device});
@@ -28,6 +31,7 @@ namespace vdnn {
 struct PlanRow {
   std::string label;  // "all+fastest", "dyn: conv+leanest", "auto: ..., ahead 3 layers"
   Evaluation e;
+  std::string runs_as;  // the `vdnn train` flags that run it: "--policy none --conv-algo direct", "--policy dyn"
 };
 
 struct PlanTable {

@@ -1,5 +1,6 @@
 #include "planning/plan_source.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "backends/backend_targets.h"
@@ -24,6 +25,7 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
     in.value_bytes = std::move(f.value_bytes);
     in.facts = std::move(f.facts);
     in.device_memory_bytes = device.memory_bytes;
+    in.unified_memory = device.unified_memory;
     in.device = device.name;
     return in;
   }
@@ -49,6 +51,13 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
   if (const std::string w = in.costs.unstable_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
   in.device = "cpu";
   return in;
+}
+
+size_t plan_host_budget(const PlanInputs& in, size_t device_budget, size_t host_memory) {
+  if (!in.unified_memory) return host_memory;
+  const size_t board = in.device_memory_bytes, device = device_budget ? device_budget : board;
+  const size_t left = std::max<size_t>(board > device ? board - device : 0, 1);
+  return host_memory ? std::min(host_memory, left) : left;
 }
 
 }  // namespace vdnn

@@ -5,10 +5,13 @@
 // base), costs from a saved `vdnn profile` file or measured now. A device profile
 // (profiles/devices/*.json, or a JSON path): the CUDA target — the CUDA kernels' own sizes
 // (backends/cuda_target/cuda_sizes.h), the roofline costs of that GPU and its host link — and
-// its memory size as the default budget.
+// its memory size as the default budget. A unified-memory profile (a Jetson: the CPU shares the
+// GPU's memory) leaves the host copies only what the device budget does not take of that memory
+// (plan_host_budget), so no plan claims more memory than the board has.
 //
 //   PlanInputs in = plan_inputs(graph, 256, {.device = "titan-x-maxwell"});
 //   Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+//   planner.set_host_budget(plan_host_budget(in, budget, /*host_memory=*/0));
 #pragma once
 
 #include <functional>
@@ -46,11 +49,18 @@ struct PlanInputs {
   std::vector<NodeFacts> facts;
   NetworkCosts costs;
   size_t device_memory_bytes = 0;  // the device's memory (0 for cpu: no natural budget)
+  bool unified_memory = false;     // the device profile's: the CPU shares device_memory_bytes
   std::string device;              // "cpu" or the profile's name
 };
 
 // Throws vdnn::Error naming the option by options.names when it is unusable (repeats outside
 // 1..kMaxRepeats, costs given with a device profile).
 PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOptions& options);
+
+// The host budget a Planner gets (Planner::set_host_budget; 0: unbounded): `host_memory` (the
+// user's --host-memory, 0: none given), and on a unified-memory device at most what the device
+// budget leaves of the board's memory (at least 1 byte, which no host copy fits, where it leaves
+// nothing: 0 would read as unbounded). `device_budget` 0: the board's memory.
+size_t plan_host_budget(const PlanInputs& in, size_t device_budget, size_t host_memory);
 
 }  // namespace vdnn

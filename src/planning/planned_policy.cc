@@ -37,10 +37,15 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
     return {describe(a), "auto: " + a.why};
   }
   const DynChoice d = choose_dyn(planner, budget);
-  if (!d.fits)
+  if (!d.fits) {
+    const bool auto_fits = choose_auto(planner, budget).fits;  // below dyn's floor, auto may still fit: say so
     VDNN_THROW(net_options.names("device_memory")
                << " " << describe_budget(budget) << host << " is too small for model '" << graph.name() << "' at batch "
-               << batch << " with policy dyn: " << d.why);
+               << batch << " with policy dyn: " << d.why
+               << (auto_fits ? VDNN_MSG("; " << net_options.names("policy")
+                                             << " auto fits it (it keeps, offloads or recomputes each tensor)")
+                             : std::string()));
+  }
   net_options.policy = d.config.policy;
   use_algorithms(net_options, planner.costs(), d.config.algos);
   return {VDNN_MSG("dyn picks " << describe(d.config, planner.costs()) << " (step " << d.step << "): " << d.why),

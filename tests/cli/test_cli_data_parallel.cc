@@ -283,5 +283,21 @@ TEST(CliDataParallel, FlagsAreChecked) {
       << skip.output;
 }
 
+// Open MPI gives every rank a pseudo-terminal, also when mpirun's own output goes to a pipe or a
+// file: --progress auto drew its bar there, one endless line of carriage returns in a log. Under
+// mpirun auto prints lines now; --progress bar still draws the bar (the control: ranks do see a
+// terminal here, so auto's answer is the fix's, not the pipe's).
+TEST(CliDataParallel, ProgressUnderMpirunIsLinesNotABar) {
+  const std::string train =
+      mpirun(2) + VDNN_BINARY + " train --data synthetic --synthetic-samples 512 --no-eval --batch 16 --epochs 1 ";
+  const CliRun bar = run_command(train + "--progress bar");
+  ASSERT_EQ(bar.exit_code, 0) << bar.output;
+  ASSERT_NE(bar.output.find('\r'), std::string::npos) << "ranks see no terminal here:\n" << bar.output;
+  const CliRun automatic = run_command(train);
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.output;
+  EXPECT_EQ(automatic.output.find('\r'), std::string::npos) << "a progress bar through mpirun:\n" << automatic.output;
+  EXPECT_NE(automatic.output.find("epoch   1"), std::string::npos) << automatic.output;
+}
+
 }  // namespace test_cli_data_parallel
 }  // namespace vdnn::test

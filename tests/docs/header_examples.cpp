@@ -86,6 +86,7 @@
 #include "runtime/trainer.h"
 #include "util/aligned_buffer.h"
 #include "util/atomic_file.h"
+#include "util/did_you_mean.h"
 #include "util/gzip_reader.h"
 #include "util/host_memory.h"
 #include "util/interrupt.h"
@@ -227,6 +228,12 @@ void examples(Given& given) {
   {
     std::string s = vdnn::join_list({"conv1", "conv2"});
     std::string t = vdnn::join_list({"a", "b"}, " | ");
+  }
+  // == util/did_you_mean.h
+  {
+    std::vector<std::string> s = vdnn::closest_names("resnt18", {"resnet18", "resnet50", "vgg16"});
+    std::string hint = vdnn::did_you_mean("resnt18", {"resnet18", "vgg16"});
+    std::string none = vdnn::did_you_mean("transformer", {"resnet18"});
   }
   // == util/size_parse.h
   {

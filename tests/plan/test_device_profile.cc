@@ -173,7 +173,7 @@ TEST_F(DeviceProfileFiles, AnUnknownFieldIsATypo) {
   const std::string top = device_error([](json& j) { j["peak_fp32_flop"] = 1e12; });
   EXPECT_CONTAINS(top,
                   "unknown field 'peak_fp32_flop' (valid: name, description, memory_bytes, peak_fp32_flops,"
-                  " memory_bytes_per_second, link, kernel_launch_seconds, efficiency, sources)");
+                  " memory_bytes_per_second, link, kernel_launch_seconds, unified_memory, efficiency, sources)");
   EXPECT_CONTAINS(link_error([](json& j) { j["speed"] = 1; }),
                   "(valid: name, description, bytes_per_second, theoretical_bytes_per_second, latency_seconds,"
                   " sources)");
@@ -184,7 +184,8 @@ TEST_F(DeviceProfileFiles, AnUnknownFieldIsATypo) {
 
 TEST_F(DeviceProfileFiles, AnUnknownLinkListsTheKnownLinks) {
   EXPECT_CONTAINS(device_error([](json& j) { j["link"] = "pcie9"; }),
-                  "field 'link': unknown link profile 'pcie9' (known: lpddr5-unified, pcie3, pcie4, pcie5");
+                  "field 'link': unknown link profile 'pcie9' (did you mean 'pcie3', 'pcie4' or 'pcie5'? known: "
+                  "lpddr5-unified, pcie3, pcie4, pcie5");
 }
 
 TEST_F(DeviceProfileFiles, NamesResolveInTheFolderTheEnvironmentGives) {

@@ -98,6 +98,17 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch, const std::ve
   return setup;
 }
 
+namespace {
+
+// The same oneDNN implementation, layouts and scratch: one kernel for the cost model.
+bool same_kernel(const CpuKernel& a, const CpuKernel& b) {
+  return a.implementation == b.implementation && a.scratch_bytes == b.scratch_bytes &&
+         a.forward_scratch_bytes == b.forward_scratch_bytes && a.out_md == b.out_md && a.param_mds == b.param_mds &&
+         a.saved_mds == b.saved_mds;
+}
+
+}  // namespace
+
 std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const CpuKernel& base,
                                                       const dnnl::engine& engine) {
   std::vector<CpuConvAlternative> out;
@@ -113,8 +124,17 @@ std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const C
   }
   keep("winograd", ConvAlgo::kWinograd, std::move(winograd));
   setup.conv_algo = ConvAlgo::kAuto;
-  if (conv_auto_uses_gemm_weights(setup))  // direct, but the weight gradient by GEMM
+  if (conv_auto_uses_gemm_weights(setup)) {  // direct, but the weight gradient by GEMM
     keep("gemm", ConvAlgo::kAuto, make_cpu_kernel(setup, engine));
+    return out;
+  }
+  // What kAuto runs (`vdnn train` by default): oneDNN's pick, mostly one of the kernels above.
+  std::unique_ptr<CpuKernel> chosen = make_cpu_kernel(setup, engine);
+  int same_as = same_kernel(*chosen, base) ? 0 : -1;
+  for (size_t k = 0; same_as < 0 && k < out.size(); ++k)
+    if (same_kernel(*chosen, *out[k].kernel)) same_as = static_cast<int>(k) + 1;
+  keep("auto", ConvAlgo::kAuto, std::move(chosen));
+  if (!out.empty() && out.back().algo == ConvAlgo::kAuto) out.back().same_as = same_as;
   return out;
 }
 

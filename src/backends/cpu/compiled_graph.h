@@ -33,14 +33,17 @@ KernelSetup kernel_setup(const Graph& graph, int n, int64_t batch, const std::ve
                          Precision precision = Precision::kFp32);
 
 // A convolution's other oneDNN kernels besides `base` (its direct kernel, made from `setup`), in
-// order: "winograd" where oneDNN has one for it here, "gemm" where kAuto takes the weight gradient
-// by GEMM (conv_auto_uses_gemm_weights); each only when it keeps base's output and parameter
-// layouts (so the graph's other kernels are unchanged). What `vdnn profile` times and the CPU
-// target lists as a convolution's algorithms.
+// order: "winograd" where oneDNN has one for it here, then what kAuto (`vdnn train`'s default)
+// runs: "gemm" where it takes the weight gradient by GEMM (conv_auto_uses_gemm_weights), else
+// "auto", oneDNN's own pick — mostly the same kernel as direct or winograd, which `same_as` then
+// names, so that it is measured once. Each only when it keeps base's output and parameter layouts
+// (so the graph's other kernels are unchanged). What `vdnn profile` times and the CPU target lists
+// as a convolution's algorithms; the kAuto one is what a Net runs by default (NodeCost::runs_by_default).
 struct CpuConvAlternative {
   std::string name;
   ConvAlgo algo;
   std::unique_ptr<CpuKernel> kernel;
+  int same_as = -1;  // the same kernel as base (0) or as alternative same_as - 1: its costs are that one's
 };
 std::vector<CpuConvAlternative> cpu_conv_alternatives(KernelSetup setup, const CpuKernel& base,
                                                       const dnnl::engine& engine);

@@ -236,6 +236,12 @@ void measure_kernels(const Graph& graph, int64_t batch, const ProfileOptions& o,
     cost.algos.push_back(measure(base, is_conv ? "direct" : "-", setup, graph.classes(), o, stream, stable));
     if (is_conv) {
       for (CpuConvAlternative& alt : cpu_conv_alternatives(setup, base, engine)) {
+        if (alt.algo == ConvAlgo::kAuto) cost.runs_by_default = static_cast<int>(cost.algos.size());
+        if (alt.same_as >= 0) {  // a kernel measured already, under another name
+          cost.algos.push_back(cost.algos.at(alt.same_as));
+          cost.algos.back().name = alt.name;
+          continue;
+        }
         setup.conv_algo = alt.algo;
         cost.algos.push_back(measure(*alt.kernel, alt.name.c_str(), setup, graph.classes(), o, stream, stable));
       }

@@ -9,9 +9,12 @@
 // uses. Convolutions are measured once per
 // algorithm oneDNN offers for them here (direct everywhere; Winograd where it exists, 3x3 stride
 // 1, and keeps the same output layout), each with its scratchpad bytes — the choices vDNN_dyn picks
-// from. The copy engine is timed through a CpuDevice with the given link model, the device memory
-// bandwidth with a large memcpy. The result is a NetworkCosts (plan/network_costs.h) that the
-// simulator turns into a predicted step time and that `vdnn profile --save` writes as JSON.
+// from — and what `auto` runs ("auto", or "gemm" for tiny outputs), recorded as the node's default
+// (NodeCost::runs_by_default: the plan's none, conv and all rows are what `vdnn train` runs); an
+// "auto" that is the direct or Winograd kernel is not timed again. The copy engine is timed through a CpuDevice with
+// the given link model, the device memory bandwidth with a large memcpy. The result is a NetworkCosts
+// (plan/network_costs.h) that the simulator turns into a predicted step time and that `vdnn profile --save` writes as
+// JSON.
 //
 //   NetworkCosts c = measure_costs(load_model("fmnist_cnn"), /*batch=*/128, {.repeats = 5});
 //   ChosenCosts model(c, c.fastest());

@@ -1,0 +1,182 @@
+// A plan is a promise (issue 41): each row of `vdnn plan` names the `vdnn train` flags that run it
+// ("runs_as"), and those flags train at the row's smallest budget — to the byte: one byte less is
+// refused. On networks with Winograd-sized, tiny (GEMM weight gradient) and grouped convolutions,
+// from one saved profile so that plan and train see the same costs. A unified-memory board's plan
+// never counts on host memory it does not have; `profile --check auto` measures auto's pick; a
+// refusal where `auto` fits points at `--policy auto`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "cli/cli_run.h"
+
+namespace vdnn::test {
+namespace test_cli_plan_promise {
+
+namespace fs = std::filesystem;
+
+struct Network {
+  const char* model;  // a shipped name, or JSON text written to a file
+  int batch;
+};
+
+// vgg_cifar's last convolutions have 2x2 outputs (`auto` computes their weight gradient by GEMM);
+// grouped: a grouped convolution beside a plain one.
+const Network kNetworks[] = {
+    {"fmnist_cnn", 32},
+    {"fmnist_dag", 16},
+    {"vgg_cifar", 4},
+    {R"({"name": "grouped", "input": [8, 12, 12], "classes": 4, "layers": [
+       {"name": "g", "type": "conv", "channels": 16, "kernel": 3, "pad": 1, "groups": 4},
+       {"name": "r", "type": "relu"},
+       {"name": "c", "type": "conv", "channels": 16, "kernel": 3, "pad": 1},
+       {"name": "p", "type": "max_pool", "kernel": 2},
+       {"name": "fc", "type": "fc", "units": "classes"},
+       {"name": "loss", "type": "softmax_cross_entropy"}]})",
+     8},
+};
+
+// `vdnn plan --json`'s object: stdout's, after any warning (unstable timings) and before any refusal
+// on stderr.
+nlohmann::json json_of(const std::string& output) {
+  const size_t begin = output.find("{\n"), end = output.rfind("\n}");
+  EXPECT_TRUE(begin != std::string::npos && end != std::string::npos) << output;
+  return nlohmann::json::parse(output.substr(begin, end + 2 - begin));
+}
+
+std::string model_arg(const Network& n, const fs::path& dir) {
+  if (n.model[0] != '{') return n.model;
+  const fs::path file = dir / "model.json";
+  std::ofstream(file) << n.model;
+  return file.string();
+}
+
+TEST(CliPlanPromise, EveryRowTrainsAtItsSmallestBudgetAndNotOneByteBelow) {
+  for (const Network& n : kNetworks) {
+    const fs::path dir = temp_dir("plan_promise");
+    const std::string model = " --model " + model_arg(n, dir) + " --batch " + std::to_string(n.batch);
+    const std::string costs = (dir / "costs.json").string();
+    ASSERT_EQ(vdnn("profile --repeats 1 --progress none --save " + costs + model).exit_code, 0) << n.model;
+    const CliRun p = vdnn("plan --costs " + costs + model + " --json");
+    ASSERT_EQ(p.exit_code, 0) << p.output;
+    const nlohmann::json plan = json_of(p.output);
+    int rows = 0;
+    for (const nlohmann::json& row : plan["configurations"]) {
+      const std::string runs_as = row["runs_as"], label = row["configuration"];
+      const size_t smallest = row["minimum_budget"];
+      const std::string train = "train --data synthetic --synthetic-samples " + std::to_string(n.batch) +
+                                " --iterations 1 --no-eval "
+                                "--progress none" +
+                                model + " " + runs_as + " --device-memory ";
+      const CliRun at = vdnn(train + std::to_string(smallest));
+      EXPECT_EQ(at.exit_code, 0) << n.model << ", " << label << ": vdnn " << train << smallest << "\n" << at.output;
+      const CliRun below = vdnn(train + std::to_string(smallest - 1));
+      EXPECT_EQ(below.exit_code, 1) << n.model << ", " << label << " trained 1 byte below the plan's smallest\n"
+                                    << below.output;
+      EXPECT_NE(below.output.find("is too small"), std::string::npos) << below.output;
+      ++rows;
+    }
+    EXPECT_GE(rows, 3) << p.output;  // none, conv, all at least
+    // dyn: its smallest (all with the leanest algorithms) trains under --policy dyn on the same costs.
+    const CliRun d = vdnn("plan --costs " + costs + model + " --policy dyn --device-memory 1GiB --json");
+    ASSERT_EQ(d.exit_code, 0) << d.output;
+    const size_t dyn_smallest = json_of(d.output)["dyn"]["minimum_budget"];
+    const CliRun dyn = vdnn("train --data synthetic --synthetic-samples " + std::to_string(n.batch) +
+                            " --iterations 1 --no-eval --progress none" + model + " --policy dyn --costs " + costs +
+                            " --device-memory " + std::to_string(dyn_smallest));
+    EXPECT_EQ(dyn.exit_code, 0) << n.model << ": dyn at " << dyn_smallest << "\n" << dyn.output;
+    fs::remove_all(dir);
+  }
+}
+
+// The Jetson Orin Nano's 8 GiB are the CPU's too: no configuration fits with host copies the
+// board's memory cannot hold beside the budget (ResNet-50 at batch 256 "fit" with 20 GiB of host
+// copies before).
+TEST(CliPlanPromise, AUnifiedMemoryBoardNeverCountsOnHostMemoryItDoesNotHave) {
+  const size_t board = size_t{8} << 30;
+  for (const std::string budget : {"", " --device-memory 6GiB"}) {
+    const CliRun r = vdnn("plan --model resnet50 --batch 256 --device jetson-orin-nano --json" + budget);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+    // The JSON on stdout; a refusal (nothing fits) may come first on stderr.
+    const nlohmann::json plan = json_of(r.output);
+    const size_t device = budget.empty() ? board : size_t{6} << 30;
+    for (const nlohmann::json& row : plan["configurations"])
+      if (row["fits"].get<bool>())
+        EXPECT_LE(row["host_bytes"].get<size_t>(), board - device) << budget << ": " << row.dump();
+    EXPECT_FALSE(plan["configurations"].empty());
+  }
+  const CliRun table = vdnn("plan --model resnet50 --batch 256 --device jetson-orin-nano --policy all");
+  EXPECT_NE(table.output.find("unified memory: the 8.00 GiB the CPU and the GPU share hold the budget and the host"),
+            std::string::npos)
+      << table.output;
+  EXPECT_NE(table.output.find("no (host)"), std::string::npos) << table.output;
+  // A discrete GPU keeps an unbounded host (its own RAM): the same plan on an A100 fits `all`.
+  const CliRun a100 = vdnn("plan --model resnet50 --batch 256 --device a100-40gb --policy all --json");
+  ASSERT_EQ(a100.exit_code, 0) << a100.output;
+  EXPECT_TRUE(json_of(a100.output)["configurations"][0]["fits"].get<bool>()) << a100.output;
+}
+
+// `profile --check auto` measured `none` (auto without a budget keeps everything): it now trains
+// what auto picks for --device-memory, and its row predicts that pick.
+TEST(CliPlanPromise, ProfileCheckAutoMeasuresWhatAutoPicksForTheBudget) {
+  const CliRun all = vdnn("plan --model fmnist_cnn --batch 32 --policy all --json");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  const size_t budget = json_of(all.output)["configurations"][0]["minimum_budget"];
+  const CliRun r = vdnn(
+      "profile --model fmnist_cnn --batch 32 --repeats 1 --steps 2 --progress none --check none,auto "
+      "--device-memory " +
+      std::to_string(budget));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto measured_mib = [&](const std::string& policy) {
+    const size_t at = r.output.find("\n" + policy + " ");
+    EXPECT_NE(at, std::string::npos) << r.output;
+    std::istringstream row(r.output.substr(at + 1));
+    std::string name, error;
+    double predicted_ms = 0, measured_ms = 0, predicted_mib = 0, mib = 0;
+    row >> name >> predicted_ms >> measured_ms >> error >> predicted_mib >> mib;
+    return mib;
+  };
+  EXPECT_GT(measured_mib("none"), measured_mib("auto") + 0.5) << "auto at the budget of `all` kept everything:\n"
+                                                              << r.output;
+  EXPECT_LE(measured_mib("auto"), static_cast<double>(budget) / (1 << 20)) << r.output;
+}
+
+// `vdnn train`'s refusal: exit 1, its last line the error (the model line may come first).
+void expect_refused(const std::string& args, const std::string& fragment) {
+  const CliRun r = vdnn(args);
+  EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+  const size_t error = r.output.find("error: ");
+  ASSERT_NE(error, std::string::npos) << args << "\n" << r.output;
+  EXPECT_EQ(r.output.find('\n', error), r.output.size() - 1) << "one error line, last:\n" << r.output;
+  EXPECT_NE(r.output.find(fragment, error), std::string::npos) << fragment << " not in: " << r.output;
+}
+
+// Below `all`'s smallest budget with train's algorithms, `auto` (and dyn) still fit down to `all`
+// with the leanest algorithms: there a refusal of none, conv or all points at `--policy auto`, which
+// then trains. Below that floor dyn's refusal, whose costs are measured, does not (auto was tried
+// and does not fit either), and below what the parameters alone take no policy is suggested.
+TEST(CliPlanPromise, ARefusalWhereAutoFitsPointsAtIt) {
+  const std::string plan = "plan --model fmnist_cnn --batch 32 --device-memory 1GiB --json --policy ";
+  const CliRun all = vdnn(plan + "all"), dyn = vdnn(plan + "dyn");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  ASSERT_EQ(dyn.exit_code, 0) << dyn.output;
+  const size_t all_smallest = json_of(all.output)["configurations"][0]["minimum_budget"];
+  const size_t floor = json_of(dyn.output)["dyn"]["minimum_budget"];  // all, leanest algorithms
+  ASSERT_LT(floor, all_smallest) << "fmnist_cnn's leanest algorithms take less workspace than train's";
+  const std::string between = std::to_string((floor + all_smallest) / 2);
+  const std::string train = "train --data synthetic --iterations 1 --no-eval --progress none --batch 32 ";
+  expect_refused(train + "--policy all --device-memory " + between,
+                 "--policy auto (keep, offload or recompute per tensor, leaner algorithms) may fit it");
+  const CliRun a = vdnn(train + "--policy auto --device-memory " + between);
+  EXPECT_EQ(a.exit_code, 0) << "the refusal's suggestion does not train:\n" << a.output;
+  const CliRun below = vdnn(train + "--policy dyn --device-memory " + std::to_string(floor * 9 / 10));
+  EXPECT_EQ(below.exit_code, 1) << below.output;
+  EXPECT_NE(below.output.find("not even `all` with the leanest algorithms fits"), std::string::npos) << below.output;
+  EXPECT_EQ(below.output.find("--policy auto"), std::string::npos) << "auto does not fit there:\n" << below.output;
+  expect_refused(train + "--policy all --device-memory 64KiB",
+                 "no policy fits it: the parameters, their gradients and momentum alone take");
+}
+
+}  // namespace test_cli_plan_promise
+}  // namespace vdnn::test
