@@ -21,8 +21,8 @@
 
 #include "commands.h"
 #include "numeric_flags.h"
-#include "util/host_memory.h"
 #include "util/did_you_mean.h"
+#include "util/host_memory.h"
 #include "util/interrupt.h"
 #include "util/text_list.h"
 #include "vdnn/error.h"

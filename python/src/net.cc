@@ -14,7 +14,6 @@
 namespace vdnn::python {
 namespace {
 
-
 // The first sample of `a` holding a NaN or an Inf, and that value; -1 when every value is finite.
 std::pair<int64_t, float> first_nonfinite_sample(const py::array_t<float, py::array::c_style>& a) {
   const int64_t per_sample = a.shape(0) > 0 ? a.size() / a.shape(0) : 1;
