@@ -9,6 +9,7 @@
 #include "plan/planner.h"
 #include "report/memory_timeline_chart.h"
 #include "rewrites/fc_split.h"
+#include "util/json_dump.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
@@ -101,7 +102,7 @@ int run_plan_inference(const InferencePlanRequest& request) {
   if (request.json) {
     nlohmann::json out = {{"model", model}, {"inference", true}, {"rows", nlohmann::json::array()}};
     for (const InferenceRow& r : rows) out["rows"].push_back(row_json(r));
-    std::cout << out.dump(2) << "\n";
+    std::cout << dump_json(out, 2) << "\n";
   } else {
     std::printf("model %s, inference (forward only: weights + activations + workspace)%s\n", model.c_str(),
                 request.budget ? (", budget " + format_bytes(request.budget)).c_str() : "");

@@ -123,6 +123,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   config.augment = parse_augmentation(augment, "augment");
   const DataSource source{data, synthetic_samples, config.seed, config.augment};
   const Graph& graph = h->net->graph();
+  check_trainable(graph);  // as `vdnn train`: nothing to learn is refused, not "trained"
   TrainResult r;
   {
     py::gil_scoped_release release;
