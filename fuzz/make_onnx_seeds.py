@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """fuzz/make_onnx_seeds.py — writes the seeds of fuzz/corpus/onnx_import: small ONNX models built
 with the onnx package's helpers (Debian's python3-onnx), one per family of operators the importer
-translates, so the fuzzer starts from inputs that reach every handler.
+translates, so the fuzzer starts from inputs that reach every handler, and two a hostile probe found
+(issue 42): names that are not UTF-8, and float attributes that are NaN.
 
   /usr/bin/python3 fuzz/make_onnx_seeds.py fuzz/corpus/onnx_import
 """
@@ -99,13 +100,44 @@ def same_pads():
     ], [tensor("c.weight", [4, 3, 3, 3]), tensor("u.weight", [3, 16]), tensor("v.weight", [2, 16])], [2, 3, 8, 7])
 
 
+def names_not_utf8():
+    """conv_bn_classifier with a node and an initializer prefix named with bytes that are not UTF-8
+    (protobuf's Python API takes only str: same-length placeholders are replaced in the bytes)."""
+    m = conv_bn_classifier()
+    m.graph.node[2].name = "RELU_NAME"
+    for t in m.graph.initializer:
+        t.name = t.name.replace("c.", "CONV_NAME.", 1) if t.name.startswith("c.") else t.name
+    m.graph.node[0].input[1] = "CONV_NAME.weight"
+    m.graph.node[0].input[2] = "CONV_NAME.bias"
+    data = m.SerializeToString()
+    data = data.replace(b"RELU_NAME", b"r\xffelu\xc3\xa9\xed\xa0")  # same lengths: 9 bytes each
+    return data.replace(b"CONV_NAME", b"c\xfe\x80conv\xc0\xaf")
+
+
+def nan_attributes():
+    """branches with NaN where floats are read: LRN's alpha and the Dropout ratio input (issue 42:
+    NaN passed every range check)."""
+    m = branches()
+    for node in m.graph.node:
+        for a in node.attribute:
+            if a.name == "alpha":
+                a.f = float("nan")
+    for t in m.graph.initializer:
+        if t.name == "ratio":
+            t.CopyFrom(numpy_helper.from_array(np.array(np.nan, dtype=np.float32), "ratio"))
+    return m.SerializeToString()
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, m in [("conv_bn_classifier", conv_bn_classifier()), ("branches", branches()),
-                    ("old_opset", old_opset()), ("same_pads", same_pads())]:
+    seeds = [("conv_bn_classifier", conv_bn_classifier().SerializeToString()),
+             ("branches", branches().SerializeToString()), ("names_not_utf8", names_not_utf8()),
+             ("nan_attributes", nan_attributes()),
+             ("old_opset", old_opset().SerializeToString()), ("same_pads", same_pads().SerializeToString())]
+    for name, data in seeds:
         with open(os.path.join(out, f"{name}.onnx"), "wb") as f:
-            f.write(m.SerializeToString())
+            f.write(data)
 
 
 if __name__ == "__main__":

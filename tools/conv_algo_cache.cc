@@ -7,6 +7,7 @@
 #include "io/json_text.h"
 #include "plan/network_costs.h"
 #include "planning/plan_source.h"
+#include "util/json_dump.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
 
@@ -52,8 +53,8 @@ std::vector<ConvAlgo> fastest_conv_algos(const Graph& graph, int64_t batch, cons
   for (size_t i = 0; i < graph.nodes().size(); ++i)
     if (graph.nodes()[i].layer->kind() == LayerKind::kConv)
       by_layer[graph.nodes()[i].layer->name()] = to_string(algos[i]);
-  write_text_file(cache,
-                  nlohmann::json{{"model", graph.name()}, {"batch", batch}, {"algorithms", by_layer}}.dump(2) + "\n");
+  write_text_file(
+      cache, dump_json(nlohmann::json{{"model", graph.name()}, {"batch", batch}, {"algorithms", by_layer}}, 2) + "\n");
   return algos;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "plan/step_timeline.h"
+#include "util/json_dump.h"
 #include "util/size_parse.h"
 #include "vdnn/error.h"
 
@@ -47,7 +48,7 @@ nlohmann::json ranks_report(Communicator& comm, Net& net, const TrainResult& res
       {"all_reduce_exposed_ms", overlap.exposed_seconds * 1e3},
   };
   nlohmann::json per_rank = nlohmann::json::array();
-  for (const std::string& text : comm.gather_strings(mine.dump())) per_rank.push_back(nlohmann::json::parse(text));
+  for (const std::string& text : comm.gather_strings(dump_json(mine))) per_rank.push_back(nlohmann::json::parse(text));
   return {{"ranks", comm.size()},
           {"communicator", comm.name()},
           {"batch_per_rank", net.batch()},

@@ -14,6 +14,7 @@
 // --logits writes every test sample's logits (float32 [samples, classes], io/npy.h) in the data's
 // order; --images takes the inputs from a float32 .npy [N, C, H, W] (or [N, K]) instead of --data,
 // without labels (no loss or accuracy then): the same inputs can go to ONNX Runtime or PyTorch.
+// Inputs that are NaN or infinite are refused (no network has an answer for them).
 #include <omp.h>
 
 #include <algorithm>
@@ -46,6 +47,7 @@
 #include "runtime/net_settings.h"
 #include "runtime/trainer.h"
 #include "util/atomic_file.h"
+#include "util/json_dump.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "util/text_list.h"
@@ -63,6 +65,18 @@ struct InferOptions {
   std::string stream_weights = "auto";
   std::string precision = "fp32";
 };
+
+// Inputs that are NaN or infinite have no answer: a ReLU or max pool turns NaN into 0, so a file of
+// NaN gave every sample the same finite logits. Refused naming the first such sample.
+void check_finite_images(const Dataset& d, const std::string& path) {
+  const auto bad = std::find_if(d.images.begin(), d.images.end(), [](float v) { return !std::isfinite(v); });
+  if (bad == d.images.end()) return;
+  const int64_t per_sample = d.channels * d.height * d.width;
+  const auto count = std::count_if(bad, d.images.end(), [](float v) { return !std::isfinite(v); });
+  VDNN_THROW("--images " << path << ": sample " << (bad - d.images.begin()) / per_sample << " holds " << *bad << " ("
+                         << count << " of the file's " << d.images.size()
+                         << " values are NaN or infinite); expected finite inputs");
+}
 
 // --images: the array as a dataset without labels (every label 0, and no loss or accuracy reported).
 Dataset images_dataset(const std::string& path, const Graph& graph) {
@@ -84,6 +98,7 @@ Dataset images_dataset(const std::string& path, const Graph& graph) {
   d.images = std::move(a.data);
   d.labels.assign(static_cast<size_t>(d.count), 0);
   d.name = path;
+  check_finite_images(d, path);
   return d;
 }
 
@@ -144,7 +159,7 @@ void write_top_k(const std::string& path, const std::vector<float>& logits, int 
     }
     samples.push_back({{"classes", classes_out}, {"probabilities", probabilities}});
   }
-  write_text_file(path, nlohmann::json{{"k", k}, {"samples", samples}}.dump() + "\n");
+  write_text_file(path, dump_json(nlohmann::json{{"k", k}, {"samples", samples}}) + "\n");
 }
 
 // The inference Net's options the flags give, by the library's rules on them (runtime/net_settings.h:
@@ -154,8 +169,8 @@ NetOptions infer_net_options(const InferOptions& o) {
   const bool fastest = o.conv_algo == "fastest";  // measured later (set_conv_algos)
   NetSettings s{
       .batch = o.model.batch, .precision = o.precision, .conv_algo = fastest ? "auto" : o.conv_algo, .inference = true};
-  if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
-  if (!o.host_memory.empty()) s.host_memory = parse_size(o.host_memory, "--host-memory");
+  s.device_memory = parse_budget(o.device_memory, "--device-memory");
+  s.host_memory = parse_budget(o.host_memory, "--host-memory");
   NetOptions options = net_options(s, OptionNames{});
   if (options.precision != Precision::kFp32) {
     if (fastest)
@@ -292,7 +307,7 @@ void print_json(const InferOptions& o, const Net& net, const Dataset& test, cons
                         {"model_order_activation_peak_bytes", g.order.model_peak_bytes}};
   if (!run.step.empty()) j["step"] = run.step;
   if (!run.batch_note.empty()) j["batch_note"] = run.batch_note;
-  std::printf("%s\n", j.dump(2).c_str());
+  std::printf("%s\n", dump_json(j, 2).c_str());
 }
 
 // The text's first lines: what ran, and the device memory it planned.

@@ -19,6 +19,7 @@
 #include "data_flags.h"
 #include "model_flags.h"
 #include "numeric_flags.h"
+#include "util/json_dump.h"
 
 namespace vdnn::cli {
 namespace {
@@ -72,7 +73,7 @@ int load(const LoadOptions& o) {
                             {"batch", o.model.batch},
                             {"augment", augmentation_name(augment)},
                             {"bad_images", loader.bad_images()}};
-  std::printf("%s\n", j.dump().c_str());
+  std::printf("%s\n", dump_json(j).c_str());
   return 0;
 }
 

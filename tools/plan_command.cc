@@ -43,6 +43,7 @@
 #include "report/scaling_chart.h"
 #include "rewrites/slice_runs.h"
 #include "util/atomic_file.h"
+#include "util/json_dump.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "util/text_list.h"
@@ -70,7 +71,7 @@ int run_inference(const PlanOptions& o) {
   for (std::string d; std::getline(devices, d, ',');) r.devices.push_back(d);
   if (r.devices.empty()) VDNN_THROW("--device is empty; expected cpu or device profiles, e.g. cpu,jetson-orin-nano");
   r.batches = o.batches.empty() ? std::vector<int64_t>{o.model.batch} : parse_batches(o.batches, "--batches");
-  r.budget = o.device_memory.empty() ? 0 : parse_size(o.device_memory, "--device-memory");
+  r.budget = parse_budget(o.device_memory, "--device-memory").value_or(0);
   r.source = o.source;
   r.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   r.svg_memory = o.svg_memory;
@@ -131,7 +132,7 @@ DataParallel data_parallel(const PlanOptions& o) {
   DataParallel dp;
   if (o.ranks < 1) VDNN_THROW("--ranks must be at least 1 (data-parallel ranks), got " << o.ranks);
   dp.ranks = o.ranks;
-  dp.bucket_bytes = parse_size(o.bucket_size, "--bucket-size");
+  dp.bucket_bytes = check_budget(parse_size(o.bucket_size, "--bucket-size"), "--bucket-size");
   if (dp.bucket_bytes == 0) VDNN_THROW("--bucket-size must be positive, e.g. 25MiB (PyTorch DDP's default)");
   if (o.network.empty()) {
     if (o.ranks > 1 || o.scaling)
@@ -289,7 +290,7 @@ void print_plan_json(const PlanOptions& o, const TrainingPlan& plan, const DataP
   }
   if (plan.slices) out["slice_runs"] = slice_runs_json(*plan.slices, plan.oracle);
   if (!plan.scaling.empty()) out["data_parallel"] = scaling_json(plan.scaling, o.model.batch, dp);
-  std::cout << out.dump(2) << "\n";
+  std::cout << dump_json(out, 2) << "\n";
 }
 
 // What dyn and auto pick for the budget, one line each, under the table.
@@ -405,10 +406,9 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   in.costs.network = dp.network;
   Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
   TrainingPlan plan{.graph = graph, .planner = planner, .device = in.device};
-  plan.budget = o.device_memory.empty() ? in.device_memory_bytes : parse_size(o.device_memory, "--device-memory");
+  plan.budget = parse_budget(o.device_memory, "--device-memory").value_or(in.device_memory_bytes);
   // A unified-memory board: the host copies get what the device budget leaves of its memory.
-  planner.set_host_budget(
-      plan_host_budget(in, plan.budget, o.host_memory.empty() ? 0 : parse_size(o.host_memory, "--host-memory")));
+  planner.set_host_budget(plan_host_budget(in, plan.budget, parse_budget(o.host_memory, "--host-memory").value_or(0)));
   if (in.unified_memory) plan.unified_memory_bytes = in.device_memory_bytes;
   plan.oracle = oracle_seconds(o, whole, sliced.has_value(), planner);
   plan.prefetch = parse_prefetch(o.prefetch);

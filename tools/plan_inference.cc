@@ -10,6 +10,7 @@
 #include "report/memory_timeline_chart.h"
 #include "rewrites/fc_split.h"
 #include "runtime/net_settings.h"
+#include "util/json_dump.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
@@ -103,7 +104,7 @@ int run_plan_inference(const InferencePlanRequest& request) {
   if (request.json) {
     nlohmann::json out = {{"model", model}, {"inference", true}, {"rows", nlohmann::json::array()}};
     for (const InferenceRow& r : rows) out["rows"].push_back(row_json(r));
-    std::cout << out.dump(2) << "\n";
+    std::cout << dump_json(out, 2) << "\n";
   } else {
     std::printf("model %s, inference (forward only: weights + activations + workspace)%s\n", model.c_str(),
                 request.budget ? (", budget " + format_bytes(request.budget)).c_str() : "");

@@ -22,6 +22,7 @@
 #include "runtime/net.h"
 #include "runtime/net_settings.h"
 #include "util/atomic_file.h"
+#include "util/json_dump.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
@@ -153,11 +154,11 @@ int run_profile(const ProfileCliOptions& o) {
   calibrate_kernels(costs, o.model.load().graph, o.model.batch);
   if (const std::string w = costs.unstable_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
   if (o.json)
-    std::printf("%s\n", costs.to_json().dump(2).c_str());
+    std::printf("%s\n", dump_json(costs.to_json(), 2).c_str());
   else
     print_table(costs);
   if (!o.save.empty()) {
-    write_text_file(o.save, costs.to_json().dump(2) + "\n");
+    write_text_file(o.save, dump_json(costs.to_json(), 2) + "\n");
     if (!o.json) std::printf("saved to %s (use: vdnn plan --costs %s)\n", o.save.c_str(), o.save.c_str());
   }
   if (!o.check.empty()) check_predictions(graph, costs, o);

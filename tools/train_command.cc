@@ -68,6 +68,9 @@ struct TrainOptions {
   std::string bucket_size = "25MiB";
   bool verify_replicas = false;
   TrainConfig config;
+  // Flags that apply to one setting of another: refused when given without it, never ignored.
+  const CLI::Option* lr_step_epochs_flag = nullptr;  // --lr-schedule step
+  const CLI::Option* lr_gamma_flag = nullptr;        // --lr-schedule step
 };
 
 // --policy dyn or auto: what it picks for --device-memory (planning/planned_policy.h), from costs
@@ -117,8 +120,8 @@ NetOptions train_net_options(const TrainOptions& o) {
                 .sync = o.sync,
                 .prefetch = o.prefetch,
                 .backend = parse_backend(o.backend)};
-  if (!o.device_memory.empty()) s.device_memory = parse_size(o.device_memory, "--device-memory");
-  if (!o.host_memory.empty()) s.host_memory = parse_size(o.host_memory, "--host-memory");
+  s.device_memory = parse_budget(o.device_memory, "--device-memory");
+  s.host_memory = parse_budget(o.host_memory, "--host-memory");
   return net_options(s, OptionNames{});
 }
 
@@ -129,9 +132,15 @@ NetOptions check_flags(TrainOptions& o) {
   const NetOptions checked = train_net_options(o);
   if (checked.precision != Precision::kFp32) require_native_bf16();
   parse_link(o.link_bandwidth, o.link_latency);
-  if (parse_size(o.bucket_size, "--bucket-size") == 0)
-    VDNN_THROW("--bucket-size " << o.bucket_size << ": expected a size above 0, e.g. 25MiB");
+  check_budget(parse_size(o.bucket_size, "--bucket-size"), "--bucket-size");
   o.config.schedule = LrSchedule::parse(o.schedule);
+  for (const CLI::Option* step_only : {o.lr_step_epochs_flag, o.lr_gamma_flag})
+    if (step_only->count() > 0 && o.config.schedule != LrSchedule::kStep)
+      VDNN_THROW(step_only->get_name() << " applies to --lr-schedule step only; the schedule is " << o.schedule
+                                       << " (add --lr-schedule step, or leave the flag out)");
+  if (!o.costs.empty() && !is_planned(o.policy))
+    VDNN_THROW("--costs " << o.costs << " applies to --policy dyn or auto (they plan from costs); --policy " << o.policy
+                          << " would not read it");
   o.config.weight_decay_on = SgdConfig::parse_decay_on(o.weight_decay_on);
   if (!o.initial_weights.empty() && !o.resume.empty())
     VDNN_THROW(
@@ -433,6 +442,7 @@ int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   NetworkSource model = o.model.load();
   Graph graph = std::move(model.graph);
   const std::string model_name = graph.name();
+  check_trainable(graph);
   check_ranks_share_weights(comm, graph, resume, initial);
   if (resume) check_resume(*resume, o, model_name, comm);
   TrainData data = load_train_data(o, graph);
@@ -521,9 +531,11 @@ void add_schedule_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--lr-schedule", o.schedule, "constant, step or cosine")
       ->check(CLI::IsMember({"constant", "step", "cosine"}))
       ->capture_default_str();
-  app.add_option("--lr-step-epochs", o.config.step_epochs, "step schedule: decay every N epochs")
-      ->check(CLI::Range(1, kMaxStepEpochs));
-  app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
+  o.lr_step_epochs_flag =
+      app.add_option("--lr-step-epochs", o.config.step_epochs, "step schedule: decay every N epochs")
+          ->check(CLI::Range(1, kMaxStepEpochs));
+  o.lr_gamma_flag =
+      app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
   app.add_option("--momentum", o.config.momentum, "SGD momentum")
       ->check(CLI::Range(0.0, kMaxMomentum))
       ->capture_default_str();

@@ -7,6 +7,8 @@
 // (backends/cpu/kernel.cc); CUDA, cuDNN and cuBLAS calls go through VDNN_CUDA_CHECK
 // (backends/cuda/cuda_check.h), which names the failing statement.
 // The library never calls exit(); the CLI catches Error, prints "error: <what>" and exits non-zero.
+// A message is valid UTF-8 whatever bytes it quotes (an ONNX node's name, a folder's): bytes that
+// are not are written `\xNN` (util/utf8.h), so Python's str and JSON can hold it.
 //
 //   if (kernel < 1) throw vdnn::Error("model.json: layer 'conv1': field 'kernel' must be >= 1, got 0");
 //   VDNN_CHECK(offset + bytes <= size_, "chunk " << id << " overruns its block");
@@ -18,21 +20,23 @@
 
 namespace vdnn {
 
+namespace detail {
+[[noreturn]] void throw_internal(const char* file, int line, const std::string& what);
+// `what` with bytes that are not UTF-8 written as \xNN (util/utf8.h).
+std::string utf8_message(const std::string& what);
+}  // namespace detail
+
 // A problem the caller can fix: bad input, impossible configuration, out of memory.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  explicit Error(const std::string& what) : std::runtime_error(detail::utf8_message(what)) {}
 };
 
 // A bug in vdnn: an invariant that must hold did not.
 class InternalError : public std::logic_error {
  public:
-  explicit InternalError(const std::string& what) : std::logic_error(what) {}
+  explicit InternalError(const std::string& what) : std::logic_error(detail::utf8_message(what)) {}
 };
-
-namespace detail {
-[[noreturn]] void throw_internal(const char* file, int line, const std::string& what);
-}  // namespace detail
 
 }  // namespace vdnn
 

@@ -144,6 +144,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
                                   << "root), so nothing is held out to evaluate on; pass evaluate=False (and "
                                   << "net.infer on load_data of another folder)");
   const Graph& graph = h->net->graph();
+  check_trainable(graph);  // as `vdnn train`: nothing to learn is refused, not "trained"
   TrainResult r;
   const auto taken = h->lock();
   {

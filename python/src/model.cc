@@ -10,6 +10,7 @@
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
 #include "runtime/net_settings.h"
+#include "util/json_dump.h"
 #include "vdnn/error.h"
 
 namespace vdnn::python {
@@ -65,7 +66,7 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
     const std::optional<SliceRunChoice> slices =
         slice_search ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget) : std::nullopt;
     if (slices) out["slice_runs"] = slice_runs_json(*slices, table.oracle);  // as `vdnn plan --policy auto`
-    json = out.dump();
+    json = dump_json(out);
   }
   return from_json_text(json);
 }

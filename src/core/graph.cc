@@ -18,12 +18,12 @@ Graph::Graph(std::string name, Shape input_shape, int classes) : name_(std::move
     VDNN_THROW("model '" << name_ << "': classes must be >= 2 (with one class the loss is 0 and the accuracy 1 "
                          << "for any weights), got " << classes);
   values_.push_back(Value{"data", std::move(input_shape), -1, {}});
+  value_ids_["data"] = 0;
 }
 
 ValueId Graph::find_value(const std::string& name) const {
-  for (size_t i = 0; i < values_.size(); ++i)
-    if (values_[i].name == name) return static_cast<ValueId>(i);
-  return -1;
+  const auto it = value_ids_.find(name);
+  return it == value_ids_.end() ? -1 : it->second;
 }
 
 int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs) {
@@ -59,6 +59,7 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
   const int index = static_cast<int>(nodes_.size());
   for (ValueId id : node.inputs) values_[id].consumers.push_back(index);
   node.output = static_cast<ValueId>(values_.size());
+  value_ids_[name] = node.output;
   values_.push_back(Value{name, out, index, {}});
   node.layer = std::move(layer);
   nodes_.push_back(std::move(node));
@@ -93,6 +94,7 @@ std::vector<std::unique_ptr<Layer>> Graph::release_layers() && {
   nodes_.clear();
   values_.resize(1);
   values_[0].consumers.clear();
+  value_ids_ = {{"data", 0}};
   return layers;
 }
 

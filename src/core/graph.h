@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/layer.h"
@@ -101,6 +102,7 @@ class Graph {
   int classes_;
   std::vector<Value> values_;
   std::vector<Node> nodes_;
+  std::unordered_map<std::string, ValueId> value_ids_;  // by name: add() is O(1), not a scan of every value
 };
 
 }  // namespace vdnn

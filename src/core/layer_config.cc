@@ -1,5 +1,8 @@
 #include "core/layer_config.h"
 
+#include <cmath>
+
+#include "util/json_dump.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -16,8 +19,18 @@ const nlohmann::json* LayerConfig::find(const std::string& key) {
   return it == fields_.end() ? nullptr : &*it;
 }
 
+namespace {
+
+// A field's value as an error quotes it: JSON, but NaN and infinities as such (JSON writes null).
+std::string quoted_field_value(const nlohmann::json& v) {
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) return VDNN_MSG(v.get<double>());
+  return dump_json(v);
+}
+
+}  // namespace
+
 void LayerConfig::fail(const std::string& key, const std::string& expected) const {
-  std::string got = fields_.contains(key) ? fields_.at(key).dump() : "nothing";
+  std::string got = fields_.contains(key) ? quoted_field_value(fields_.at(key)) : "nothing";
   VDNN_THROW(where_ << ": field '" << key << "': expected " << expected << ", got " << got);
 }
 
@@ -59,7 +72,8 @@ std::pair<int64_t, int64_t> LayerConfig::pair(const std::string& key, std::pair<
 double LayerConfig::number(const std::string& key, double fallback, double lo, double hi) {
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
-  if (!v->is_number() || v->get<double>() < lo || v->get<double>() > hi)
+  // Written so that NaN fails it (NaN passes `x < lo || x > hi`); the bounds are finite.
+  if (!v->is_number() || !(v->get<double>() >= lo && v->get<double>() <= hi))
     fail(key, VDNN_MSG("a number in [" << lo << ", " << hi << "]"));
   return v->get<double>();
 }

@@ -37,7 +37,7 @@ class LayerConfig {
   int64_t integer(const std::string& key, int64_t fallback, int64_t min_value);
   // An int (same for both) or [h, w], each in [min_value, kMaxLayerInteger].
   std::pair<int64_t, int64_t> pair(const std::string& key, std::pair<int64_t, int64_t> fallback, int64_t min_value = 1);
-  // A number in [lo, hi].
+  // A number in [lo, hi] (finite bounds): NaN and infinities are refused.
   double number(const std::string& key, double fallback, double lo, double hi);
   bool boolean(const std::string& key, bool fallback);
   std::string text(const std::string& key, const std::string& fallback, const std::set<std::string>& allowed);

@@ -5,6 +5,7 @@
 #include <system_error>
 #include <vector>
 
+#include "util/file_kind.h"
 #include "util/mapped_file.h"
 #include "vdnn/error.h"
 
@@ -89,8 +90,8 @@ Dataset load_cifar(const std::string& dir, bool train) {
   Dataset out;
   for (const std::string& name : files) {
     const fs::path path = fs::path(dir) / name;
-    if (!is_file(path))
-      VDNN_THROW("data folder '" << dir << "': " << name << " not found (a CIFAR-"
+    if (const std::string why = not_a_regular_file(path.string()); !why.empty())
+      VDNN_THROW("data folder '" << dir << "': " << name << " " << why << " (a CIFAR-"
                                  << (kind == CifarKind::kCifar10
                                          ? "10 folder holds data_batch_1.bin .. data_batch_5.bin and test_batch.bin"
                                          : "100 folder holds train.bin and test.bin")

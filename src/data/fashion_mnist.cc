@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "data/idx_file.h"
+#include "util/file_kind.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -25,9 +26,8 @@ std::string find_idx_file(const std::string& dir, const std::string& name) {
 }  // namespace
 
 Dataset load_fashion_mnist(const std::string& dir, bool train) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    VDNN_THROW("data folder '" << dir << "' not found (expected Fashion-MNIST IDX files, .gz or not, there; "
+  if (const std::string why = not_a_folder(dir); !why.empty()) {
+    VDNN_THROW("data folder '" << dir << "' " << why << " (expected Fashion-MNIST IDX files, .gz or not, there; "
                                << "install Debian's dataset-fashion-mnist or pass --data DIR)");
   }
   const std::string prefix = train ? "train" : "t10k";

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "util/file_kind.h"
 #include "util/gzip_reader.h"
 #include "util/mapped_file.h"
 #include "vdnn/error.h"
@@ -50,12 +51,8 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 }  // namespace
 
 IdxArray read_idx(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status))
-    VDNN_THROW(path << ": file not found (expected an IDX file, optionally gzip-compressed)");
-  if (std::filesystem::is_directory(status))
-    VDNN_THROW(path << ": is a directory (expected an IDX file, optionally gzip-compressed)");
+  if (const std::string why = not_a_regular_file(path); !why.empty())
+    VDNN_THROW(path << ": " << why << " (expected an IDX file, optionally gzip-compressed)");
   const MappedFile file(path);
   return parse_idx(file.bytes(), path);
 }

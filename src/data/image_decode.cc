@@ -1,6 +1,8 @@
 // data/image_decode.cc — libjpeg-turbo (region and DCT-scaled decoding) and libpng's simplified API.
 #include "data/image_decode.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <csetjmp>
@@ -13,6 +15,7 @@
 // clang-format on
 #include <png.h>
 
+#include "util/file_kind.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -25,10 +28,16 @@ struct FileCloser {
 };
 using File = std::unique_ptr<FILE, FileCloser>;
 
-// Opens `path` and tells its format by its first bytes; the file is left at its start.
+// Opens `path` and tells its format by its first bytes; the file is left at its start. Only a
+// regular file is opened: a FIFO named x.png would block the reader forever (util/file_kind.h).
 File open_image(const std::string& path, ImageFormat* format) {
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) VDNN_THROW("image '" << path << "': cannot be read (" << std::strerror(errno) << ")");
+  const int fd = open_regular_file(path);
+  File f(::fdopen(fd, "rb"));
+  if (!f) {
+    const int error = errno;
+    ::close(fd);
+    VDNN_THROW("image '" << path << "': cannot be read (" << std::strerror(error) << ")");
+  }
   unsigned char head[8] = {};
   const size_t got = std::fread(head, 1, sizeof head, f.get());
   if (got == 0) VDNN_THROW("image '" << path << "': the file is empty (expected a JPEG or PNG image)");

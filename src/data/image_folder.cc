@@ -1,6 +1,8 @@
 // data/image_folder.cc — scanning (and caching) an image folder, and reading one sample of it.
 #include "data/image_folder.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,13 +15,14 @@
 #include "data/image_decode.h"
 #include "data/image_transform.h"
 #include "util/atomic_file.h"
+#include "util/file_kind.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kCacheFormat = 2;  // 2: with the files' sizes and colour modes
+constexpr int kCacheFormat = 3;  // 2: with the files' sizes and colour modes; 3: links to folders no longer followed
 constexpr int64_t kRacySeconds = 2;
 
 bool is_image_name(const fs::path& p) {
@@ -49,6 +52,60 @@ std::string cache_file(const std::string& dir, const std::string& root) {
   char name[40];
   std::snprintf(name, sizeof name, "file-list-%016llx.json", static_cast<unsigned long long>(h));
   return (fs::path(dir) / name).string();
+}
+
+// What the scan found under one class folder.
+struct ClassWalk {
+  std::vector<fs::path> images;   // files named as images, in torchvision's order
+  std::vector<fs::path> folders;  // the folders listed (the class folder first), for the cache's validity
+  std::vector<std::pair<fs::path, std::string>> not_followed;  // links to folders, and why
+};
+
+const char* const kFolderLink =
+    "is a link to a folder, which the scan does not follow (it could count images twice, under another class, or "
+    "from outside the dataset; links to image files are followed)";
+
+// The class folder `dir`, walked without following a link to a folder, so the walk stays inside
+// the tree and ends: real folders form a tree, and a folder met twice (a bind mount of an
+// ancestor) is not walked again. Links to files are listed like files.
+ClassWalk walk_class(const fs::path& dir) {
+  ClassWalk w;
+  std::error_code ec;
+  if (fs::is_symlink(dir, ec)) {
+    w.folders.push_back(dir);
+    w.not_followed.emplace_back(dir, kFolderLink);
+    return w;
+  }
+  std::set<std::pair<dev_t, ino_t>> seen;
+  std::vector<fs::path> pending{dir};
+  while (!pending.empty()) {
+    const fs::path folder = pending.back();
+    pending.pop_back();
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) {
+      w.not_followed.emplace_back(folder, "is a folder the scan has already listed (a bind mount?); not listed again");
+      continue;
+    }
+    w.folders.push_back(folder);
+    for (fs::directory_iterator it(folder, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      std::error_code kind;  // a dangling link is a file here: its read names it
+      const bool link = it->is_symlink(kind), is_folder = it->is_directory(kind);
+      if (link && is_folder)
+        w.not_followed.emplace_back(it->path(), kFolderLink);
+      else if (is_folder)
+        pending.push_back(it->path());
+      else if (is_image_name(it->path()))
+        w.images.push_back(it->path());
+    }
+    if (ec) VDNN_THROW("image folder '" << folder.string() << "': cannot be listed (" << ec.message() << ")");
+  }
+  // torchvision's order: folder by folder (os.walk's roots sorted), each folder's files sorted.
+  std::sort(w.images.begin(), w.images.end(), [](const fs::path& a, const fs::path& b) {
+    return std::make_pair(a.parent_path().string(), a.filename().string()) <
+           std::make_pair(b.parent_path().string(), b.filename().string());
+  });
+  std::sort(w.not_followed.begin(), w.not_followed.end());
+  return w;
 }
 
 }  // namespace
@@ -92,8 +149,7 @@ ImageFolder::ImageFolder(const std::string& root, const ImageFolderOptions& opti
     if (!std::isfinite(options_.mean[c]) || !std::isfinite(options_.std[c]) || options_.std[c] <= 0)
       VDNN_THROW("image folder '" << root << "': channel " << c << " has mean " << options_.mean[c] << " and std "
                                   << options_.std[c] << " (--mean, --std); expected finite values, std > 0");
-  std::error_code ec;
-  if (!fs::is_directory(root_, ec)) VDNN_THROW("image folder '" << root << "': not a folder");
+  if (const std::string why = not_a_folder(root_); !why.empty()) VDNN_THROW("image folder '" << root << "' " << why);
   const std::string cache_dir = options_.cache_dir.empty() ? default_file_list_cache() : options_.cache_dir;
   const std::string cache = cache_dir.empty() || cache_dir == "-" ? "" : cache_file(cache_dir, root_);
   if (cache.empty() || !read_cache(cache)) {
@@ -108,36 +164,26 @@ ImageFolder::ImageFolder(const std::string& root, const ImageFolderOptions& opti
   if (files_.empty())
     VDNN_THROW("image folder '" << root << "': no readable JPEG or PNG image in " << classes_.size()
                                 << " class folder(s) (expected " << root << "/<class>/<image>.jpg or .png)");
+  if (classes_.size() < 2)
+    VDNN_THROW("image folder '" << root << "': one class folder ('" << classes_.front()
+                                << "'); a classifier needs at least two classes (with one, the loss is 0 and the "
+                                   "accuracy 1 for any weights)");
 }
 
 void ImageFolder::scan() {
   scan_start_ = modified_now();
   folders_.emplace_back(root_, modified(root_));  // before listing: a change during the scan shows
   classes_ = image_folder_classes(root_);
-  std::error_code ec;
   if (classes_.empty())
     VDNN_THROW("image folder '" << root_ << "': no class folders (expected " << root_
                                 << "/<class>/<image>.jpg or .png)");
   for (size_t label = 0; label < classes_.size(); ++label) {
-    const fs::path dir = fs::path(root_) / classes_[label];
-    std::vector<fs::path> found;
-    folders_.emplace_back(dir.string(), modified(dir));
-    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code kind;  // a dangling link is a file here: its read names it
-      if (it->is_directory(kind))
-        folders_.emplace_back(it->path().string(), modified(it->path()));
-      else if (is_image_name(it->path()))
-        found.push_back(it->path());
-    }
-    if (ec) VDNN_THROW("image folder '" << dir.string() << "': cannot be listed (" << ec.message() << ")");
-    // torchvision's order: folder by folder (os.walk's roots sorted), each folder's files sorted.
-    std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
-      return std::make_pair(a.parent_path().string(), a.filename().string()) <
-             std::make_pair(b.parent_path().string(), b.filename().string());
-    });
+    const ClassWalk walk = walk_class(fs::path(root_) / classes_[label]);
+    for (const fs::path& folder : walk.folders) folders_.emplace_back(folder.string(), modified(folder));
+    for (const auto& [path, why] : walk.not_followed)
+      bad_.emplace_back(path.string(), VDNN_MSG("image folder '" << root_ << "': '" << path.string() << "' " << why));
     int64_t readable = 0;
-    for (const fs::path& path : found) {
+    for (const fs::path& path : walk.images) {
       try {
         const ImageHeader h = read_image_header(path.string());
         ++headers_[{h.size.width, h.size.height, h.mode}];
@@ -150,8 +196,9 @@ void ImageFolder::scan() {
       ++readable;
     }
     if (readable == 0)
-      bad_.emplace_back(dir.string(), VDNN_MSG("image folder '" << root_ << "': class folder '" << classes_[label]
-                                                                << "' holds no readable JPEG or PNG image"));
+      bad_.emplace_back(walk.folders.front().string(),
+                        VDNN_MSG("image folder '" << root_ << "': class folder '" << classes_[label]
+                                                  << "' holds no readable JPEG or PNG image"));
   }
 }
 

@@ -2,20 +2,24 @@
 // ImageFolder reads it; samples decoded on demand (data/image_decode.h) in the loader's workers.
 //
 // Model: `root/<class>/**/<file>.{jpg,jpeg,png}` (extensions in any case; other files are ignored,
-// as torchvision does). Classes are the subfolders sorted by name (label = position); files are in
-// torchvision's order (folders sorted by path, each folder's files by name). The scan reads every file's header, so a
-// file that is not an image, an empty or unreadable file, or an empty class folder is found before training: an error
-// naming it, or with skip_bad_images a warning on stderr, the file left out (bad_images() counts it) and an empty class
-// kept with no samples. The scanned list is cached in `cache_dir` (one JSON file per root), valid while every folder it
-// walked has the same modification time (adding or removing a file changes its folder's) and its bad files are still
-// bad; a later run reads it instead of scanning. A folder changed within 2 s of the scan keeps the list from being
-// cached (its next change could fall in the same tick of the file system's clock). A sample: the region
-// ImageFolderOptions's recipe picks (training with resized_crop: torchvision's RandomResizedCrop; else
-// Resize(round(side * resize_ratio)) + CenterCrop), resampled to height x width, mirrored with probability 1/2 when
-// augment.flip, normalized with mean and std per channel, then padded and cropped when augment.pad > 0
-// (data/augment.h). Grey files feed 3-channel models repeated, colour files feed 1-channel models as luma. A file that
-// fails to decode later (a truncated JPEG) throws naming it, or with skip_bad_images is warned about once, counted, and
-// replaced by the next readable sample (read returns which one, for its label).
+// as torchvision does). Classes are the subfolders sorted by name (label = position), at least two; files are in
+// torchvision's order (folders sorted by path, each folder's files by name). Links: a link to a file is followed (a
+// folder of links to images kept elsewhere is a dataset too), a link to a folder never is — as a class folder or
+// inside one — since it can only lead out of the tree or back into it (`ln -s .. cat/up` would label every dog a cat,
+// `ln -s . cat/loop` count each image again at every depth); a folder met twice (a bind mount) is listed once. Only
+// regular files are opened (a FIFO named x.png would block the scan forever). The scan reads every file's header, so
+// a file that is not an image, an empty or unreadable file, a FIFO or device, a link to a folder, or an empty class
+// folder is found before training: an error naming it, or with skip_bad_images a warning on stderr, the file left out
+// (bad_images() counts it) and an empty class kept with no samples. The scanned list is cached in `cache_dir` (one JSON
+// file per root), valid while every folder it walked has the same modification time (adding or removing a file changes
+// its folder's) and its bad files are still bad; a later run reads it instead of scanning. A folder changed within 2 s
+// of the scan keeps the list from being cached (its next change could fall in the same tick of the file system's
+// clock). A sample: the region ImageFolderOptions's recipe picks (training with resized_crop: torchvision's
+// RandomResizedCrop; else Resize(round(side * resize_ratio)) + CenterCrop), resampled to height x width, mirrored with
+// probability 1/2 when augment.flip, normalized with mean and std per channel, then padded and cropped when augment.pad
+// > 0 (data/augment.h). Grey files feed 3-channel models repeated, colour files feed 1-channel models as luma. A file
+// that fails to decode later (a truncated JPEG) throws naming it, or with skip_bad_images is warned about once,
+// counted, and replaced by the next readable sample (read returns which one, for its label).
 //
 //   ImageFolderOptions o{.channels = 3, .height = 224, .width = 224};
 //   Dataset train = load_image_folder("/data/imagenet/train", o, "imagenet-train");

@@ -23,6 +23,7 @@
 #include "interop/onnx_pads.h"
 #include "layers/batch_norm.h"
 #include "util/mapped_file.h"
+#include "util/utf8.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -72,10 +73,11 @@ class Translator {
 
   // --- the graph's inputs and outputs ---------------------------------------------------------
 
+  // Who reads each value, once, so no node looks at every other (an import stays linear in nodes).
   void count_uses() {
-    for (const auto& node : graph_.node())
-      for (const auto& in : node.input())
-        if (!in.empty()) ++uses_[in];
+    for (int i = 0; i < graph_.node_size(); ++i)
+      for (const auto& in : graph_.node(i).input())
+        if (!in.empty()) ++uses_[in], readers_[in].push_back(i);
     for (const auto& out : graph_.output()) ++uses_[out.name()];
   }
 
@@ -134,7 +136,8 @@ class Translator {
                          << *options_.classes << " cannot change an imported network");
     ImportedModel result;
     result.model = {{"name", model_name},
-                    {"description", VDNN_MSG("imported from " << source_ << " (batch " << batch_ << " in the file)")},
+                    {"description", escape_invalid_utf8(VDNN_MSG("imported from " << source_ << " (batch " << batch_
+                                                                                  << " in the file)"))},
                     {"input", options_.input.value_or(input).dims},
                     {"classes", classes},
                     {"layers", layers_}};
@@ -179,9 +182,10 @@ class Translator {
     VDNN_THROW(where << ": reads '" << onnx_name << "', which no earlier node produces");
   }
 
-  // A layer name: the node's own (unique), else op + index.
+  // A layer name: the node's own (unique), else op + index; bytes that are not UTF-8 as \xNN.
   std::string plain_name(const onnx::NodeProto& node, int index) {
-    std::string name = node.name().empty() ? VDNN_MSG(node.op_type() << "_" << index) : node.name();
+    std::string name =
+        escape_invalid_utf8(node.name().empty() ? VDNN_MSG(node.op_type() << "_" << index) : node.name());
     if (name == "data" || names_.count(name)) name = VDNN_MSG(name << "_" << index);
     return name;
   }
@@ -197,7 +201,7 @@ class Translator {
       const std::string suffix = "." + param_names[k];
       if (in.size() <= suffix.size() || in.compare(in.size() - suffix.size(), suffix.size(), suffix) != 0)
         return plain_name(node.proto(), index);
-      const std::string p = in.substr(0, in.size() - suffix.size());
+      const std::string p = escape_invalid_utf8(in.substr(0, in.size() - suffix.size()));
       if (!prefix.empty() && p != prefix) return plain_name(node.proto(), index);
       prefix = p;
     }
@@ -215,9 +219,10 @@ class Translator {
     fields.erase("name");
     fields.erase("type");
     fields.erase("inputs");
+    LayerConfig cfg(fields, where);  // its errors name `where` already
+    std::unique_ptr<Layer> made = make_layer(name, layer["type"], cfg);
     try {
-      LayerConfig cfg(fields, where);
-      shadow_->add(make_layer(name, layer["type"], cfg), inputs);
+      shadow_->add(std::move(made), inputs);
     } catch (const Error& e) {
       VDNN_THROW(where << ": " << e.what());
     }
@@ -579,23 +584,28 @@ class Translator {
   // only reader (how some exporters write Linear).
   void matmul(OnnxNodeReader& node, int index) {
     const std::string input = data_input(node, 0);
-    const std::string out = node.proto().output(0);
-    for (int j = index + 1; j < graph_.node_size(); ++j) {
-      const auto& next = graph_.node(j);
-      if (next.op_type() != "Add" || uses_[out] != 1 || next.input_size() != 2 || next.output_size() < 1 ||
-          next.output(0).empty())
-        continue;
-      const int other = next.input(0) == out ? 1 : next.input(1) == out ? 0 : -1;
-      if (other < 0 || !constants_.find(next.input(other))) continue;
-      onnx::NodeProto fused = node.proto();  // MatMul's inputs plus the bias, Add's output
-      fused.add_input(next.input(other));
-      fused.set_output(0, next.output(0));
-      fused.set_name(node.proto().name());
-      OnnxNodeReader reader(fused, constants_, source_);
-      skipped_.insert(j);
-      return fc_layer(reader, index, input, 1, 2, true);
-    }
-    fc_layer(node, index, input, 1, -1, true);
+    std::string bias;
+    const int add = bias_add_reading(node.proto().output(0), index, &bias);
+    if (add < 0) return fc_layer(node, index, input, 1, -1, true);
+    onnx::NodeProto fused = node.proto();  // MatMul's inputs plus the bias, Add's output
+    fused.add_input(bias);
+    fused.set_output(0, graph_.node(add).output(0));
+    OnnxNodeReader reader(fused, constants_, source_);
+    skipped_.insert(add);
+    fc_layer(reader, index, input, 1, 2, true);
+  }
+
+  // The later node that adds a constant to `value` when it is the value's only reader, else -1;
+  // `bias` gets the constant's name.
+  int bias_add_reading(const std::string& value, int index, std::string* bias) {
+    const auto it = readers_.find(value);
+    if (uses_[value] != 1 || it == readers_.end() || it->second.size() != 1 || it->second[0] <= index) return -1;
+    const onnx::NodeProto& add = graph_.node(it->second[0]);
+    if (add.op_type() != "Add" || add.input_size() != 2 || add.output_size() < 1 || add.output(0).empty()) return -1;
+    const std::string& other = add.input(0) == value ? add.input(1) : add.input(0);
+    if (!constants_.find(other)) return -1;
+    *bias = other;
+    return it->second[0];
   }
 
   // An axis attribute as a non-negative axis of the node's input `vdnn_name` (with N: rank + 1).
@@ -752,9 +762,10 @@ class Translator {
   std::unique_ptr<Graph> shadow_;
   json layers_ = json::array();
   SafeTensors weights_;
-  std::map<std::string, std::string> value_of_;  // ONNX value -> vdnn value
-  std::map<std::string, int> uses_;              // ONNX value -> readers (nodes and graph outputs)
-  std::map<std::string, PendingPad> padded_;     // outputs of Pad nodes, by name
+  std::map<std::string, std::string> value_of_;      // ONNX value -> vdnn value
+  std::map<std::string, int> uses_;                  // ONNX value -> readers (nodes and graph outputs)
+  std::map<std::string, std::vector<int>> readers_;  // ONNX value -> the nodes reading it
+  std::map<std::string, PendingPad> padded_;         // outputs of Pad nodes, by name
   std::set<std::string> names_;
   std::set<std::string> used_initializers_;
   std::set<int> skipped_;  // nodes folded into an earlier one (Add after MatMul)
@@ -777,7 +788,7 @@ ImportedModel translate(onnx::ModelProto& model, const std::string& source, cons
   for (const auto& node : model.graph().node()) Translator::check_operator(node, source);
   std::string converted;  // the note of an older opset's conversion
   if (default_opset(model, source) < kMinOpset) converted = convert_to_opset(model, source, kMinOpset);
-  const std::string stem = std::filesystem::path(source).stem().string();
+  const std::string stem = escape_invalid_utf8(std::filesystem::path(source).stem().string());
   ImportedModel imported = Translator(*model.mutable_graph(), source, options).run(stem.empty() ? "onnx_model" : stem);
   if (!converted.empty()) imported.notes.insert(imported.notes.begin(), converted);
   return imported;

@@ -5,7 +5,10 @@
 // translated node by node into the layers of io/model_file.h; the result goes through the same
 // checked path as a JSON model file. Each parameterised layer is named after its initializers'
 // common prefix ("features.0.weight" -> layer "features.0"), so vdnn's tensor names are the
-// initializers' own names and a checkpoint loads into PyTorch with load_state_dict. Supported: the
+// initializers' own names and a checkpoint loads into PyTorch with load_state_dict. ONNX strings
+// are bytes (protobuf does not check them): a name that is not UTF-8 is given with its invalid bytes
+// as `\xNN` (util/utf8.h), so every file, picture and message can hold it, and a state_dict saved
+// from the model loads back into the same file's import by the same names. Supported: the
 // operators torchvision's classification networks export to (docs/interop.md lists them with their
 // attributes); anything else is one vdnn::Error naming the file, the node, the operator and what
 // is supported — never a silently different network. A file older than opset 13 is converted

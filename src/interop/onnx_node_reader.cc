@@ -1,5 +1,6 @@
 #include "interop/onnx_node_reader.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/shape.h"
@@ -176,6 +177,7 @@ int64_t OnnxNodeReader::integer(const std::string& name, int64_t fallback) {
 
 float OnnxNodeReader::real(const std::string& name, float fallback) {
   const auto* a = find(name, onnx::AttributeProto::FLOAT);
+  if (a && std::isnan(a->f())) fail(VDNN_MSG("attribute '" << name << "' is NaN; expected a number"));
   return a ? a->f() : fallback;
 }
 
@@ -211,6 +213,7 @@ double OnnxNodeReader::scalar_input(int i, double fallback, const std::string& w
   if (t.data_type() == onnx::TensorProto::FLOAT) {
     const std::vector<float> v = onnx_floats(t, at);
     if (v.size() != 1) fail(VDNN_MSG("input " << i << " (" << what << ") must be one value"));
+    if (std::isnan(v[0])) fail(VDNN_MSG("input " << i << " (" << what << ") is NaN; expected a number"));
     return v[0];
   }
   const std::vector<int64_t> v = onnx_integers(t, at);

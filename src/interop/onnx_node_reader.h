@@ -5,6 +5,9 @@
 // names the file, the node, the attribute or input, and what would be valid. Constant inputs are
 // initializers or outputs of Constant nodes (OnnxConstants); tensors are FLOAT (to floats) or
 // INT64/INT32/BOOL (to integers), stored inline or as raw little-endian bytes; external data is refused.
+// A float attribute or scalar input that is NaN is refused here, naming it (NaN passes every range
+// check written `v < lo || v > hi`); ranges are the layers' own (core/layer_config.h), which refuse
+// infinities too.
 //
 //   OnnxConstants constants(*model.mutable_graph(), "m.onnx");
 //   OnnxNodeReader node(proto, constants, "m.onnx");

@@ -8,8 +8,11 @@
 #include "core/layer_registry.h"
 #include "io/json_text.h"
 #include "util/did_you_mean.h"
+#include "util/file_kind.h"
+#include "util/json_dump.h"
 #include "util/mapped_file.h"
 #include "util/text_list.h"
+#include "util/utf8.h"
 #include "vdnn/data_dir.h"
 #include "vdnn/error.h"
 
@@ -30,7 +33,7 @@ static Shape read_input_shape(const nlohmann::json& model, const std::string& so
     }
   if (!ok)
     VDNN_THROW(source << ": field 'input': expected [C, H, W] or [K] of integers in [1, " << kMaxInputDim << "], got "
-                      << (it == model.end() ? "nothing" : it->dump()));
+                      << (it == model.end() ? "nothing" : dump_json(*it)));
   return Shape(dims);
 }
 
@@ -39,9 +42,9 @@ static std::vector<std::string> read_inputs(const nlohmann::json& obj, const std
   const auto it = obj.find("inputs");
   if (it == obj.end()) return inputs;
   if (!it->is_array() || it->empty())
-    VDNN_THROW(where << ": field 'inputs': expected a non-empty list of value names, got " << it->dump());
+    VDNN_THROW(where << ": field 'inputs': expected a non-empty list of value names, got " << dump_json(*it));
   for (const auto& v : *it) {
-    if (!v.is_string()) VDNN_THROW(where << ": field 'inputs': names must be strings, got " << v.dump());
+    if (!v.is_string()) VDNN_THROW(where << ": field 'inputs': names must be strings, got " << dump_json(v));
     inputs.push_back(v.get<std::string>());
   }
   return inputs;
@@ -56,8 +59,9 @@ Graph parse_model(const nlohmann::json& model, const std::string& source, const 
                         << "' (valid: name, description, input, classes, layers)");
   const auto name_field = model.find("name");
   if (name_field != model.end() && !name_field->is_string())
-    VDNN_THROW(source << ": field 'name': expected a string, got " << name_field->dump());
-  const std::string name = model.value("name", fs::path(source).stem().string());
+    VDNN_THROW(source << ": field 'name': expected a string, got " << dump_json(*name_field));
+  // Without a "name", the file's: a path's bytes need not be UTF-8 (JSON text is), util/utf8.h.
+  const std::string name = model.value("name", escape_invalid_utf8(fs::path(source).stem().string()));
   Shape input = options.input ? *options.input : read_input_shape(model, source);
   int classes = 0;
   if (options.classes) {
@@ -67,7 +71,7 @@ Graph parse_model(const nlohmann::json& model, const std::string& source, const 
     if (c == model.end() || !c->is_number_integer() || c->get<int64_t>() < kMinClasses ||
         c->get<int64_t>() > kMaxClasses)
       VDNN_THROW(source << ": field 'classes': expected an integer in [" << kMinClasses << ", " << kMaxClasses
-                        << "] (as --classes), got " << (c == model.end() ? "nothing" : c->dump()));
+                        << "] (as --classes), got " << (c == model.end() ? "nothing" : dump_json(*c)));
     classes = c->get<int>();
   }
   const auto layers = model.find("layers");
@@ -85,7 +89,7 @@ Graph parse_model(const nlohmann::json& model, const std::string& source, const 
   for (nlohmann::json obj : *layers) {
     ++index;
     const std::string at = VDNN_MSG(source << ": layer #" << index);
-    if (!obj.is_object()) VDNN_THROW(at << ": expected a JSON object, got " << obj.dump());
+    if (!obj.is_object()) VDNN_THROW(at << ": expected a JSON object, got " << dump_json(obj));
     if (!obj.contains("name") || !obj["name"].is_string() || obj["name"].get<std::string>().empty())
       VDNN_THROW(at << ": field 'name': expected a non-empty string");
     if (!obj.contains("type") || !obj["type"].is_string())
@@ -130,6 +134,9 @@ Graph load_model(const std::string& name_or_path, const ModelOptions& options) {
   if (!fs::is_regular_file(path, ec)) {
     path = fs::path(models_dir()) / (name_or_path + ".json");
     if (name_or_path.find('/') != std::string::npos || !fs::is_regular_file(path, ec)) {
+      const std::string why = not_a_regular_file(name_or_path);
+      if (why != "does not exist")  // a folder, a FIFO, /dev/zero: say so
+        VDNN_THROW("model '" << name_or_path << "' " << why << " (expected a model file or a known model's name)");
       const std::vector<std::string> known = model_names();
       const std::string hint = did_you_mean(name_or_path, known);
       VDNN_THROW("model '" << name_or_path << "' is neither a file nor a known model ("

@@ -10,6 +10,8 @@
 
 #include "io/json_text.h"
 #include "util/atomic_file.h"
+#include "util/file_kind.h"
+#include "util/json_dump.h"
 #include "util/mapped_file.h"
 #include "vdnn/error.h"
 
@@ -112,7 +114,7 @@ class HeaderReader {
       if (!d.is_number_unsigned()) fail(t + ": shape must be an array of non-negative integers");
       const uint64_t v = d.get<uint64_t>();
       if (v > kMaxElements || (v > 0 && elements > kMaxElements / v))
-        fail(t + ": shape " + j.dump() + " has more than 2^60 elements");
+        fail(t + ": shape " + dump_json(j) + " has more than 2^60 elements");
       elements *= v;
       s.push_back(static_cast<int64_t>(v));
     }
@@ -261,7 +263,7 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
         {"dtype", t.is_integer() ? "I64" : "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  std::string text = header.dump();
+  std::string text = dump_json(header);
   text.append((8 - (text.size() % 8)) % 8, ' ');  // the data starts 8-byte aligned
   unsigned char length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
@@ -278,9 +280,8 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
 }
 
 SafeTensors read_safetensors(const std::string& path, const SafeTensorsReadOptions& options) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) VDNN_THROW(path << ": no such file");
-  if (std::filesystem::is_directory(path, ec)) VDNN_THROW(path << ": is a folder, expected a .safetensors file");
+  if (const std::string why = not_a_regular_file(path); !why.empty())
+    VDNN_THROW(path << ": " << why << " (expected a .safetensors file)");
   const MappedFile file(path);
   return parse_safetensors(file.bytes(), path, options);
 }

@@ -10,6 +10,8 @@
 #include "io/json_text.h"
 #include "plan/conv_algorithms.h"
 #include "util/did_you_mean.h"
+#include "util/file_kind.h"
+#include "util/json_dump.h"
 #include "util/mapped_file.h"
 #include "util/text_list.h"
 #include "vdnn/data_dir.h"
@@ -108,7 +110,7 @@ class Fields {
         VDNN_THROW(file_ << ": unknown field '" << prefix_ << key << "' (valid: " << join_list(read_) << ")");
   }
   [[noreturn]] void wrong(const std::string& key, const std::string& expected) const {
-    VDNN_THROW(file_ << ": field '" << prefix_ << key << "' must be " << expected << ", got " << j_.at(key).dump());
+    VDNN_THROW(file_ << ": field '" << prefix_ << key << "' must be " << expected << ", got " << dump_json(j_.at(key)));
   }
 
  private:
@@ -135,7 +137,8 @@ fs::path resolve(const std::string& name_or_path, const std::string& kind, const
   std::error_code ec;
   const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
   if (is_path) {
-    if (!fs::is_regular_file(name_or_path, ec)) VDNN_THROW(what << " file '" << name_or_path << "' does not exist");
+    if (const std::string why = not_a_regular_file(name_or_path); !why.empty())
+      VDNN_THROW(what << " file '" << name_or_path << "' " << why);
     return name_or_path;
   }
   const fs::path path = fs::path(profiles_dir()) / kind / (name_or_path + ".json");

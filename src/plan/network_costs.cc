@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "io/json_text.h"
+#include "util/json_dump.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
 
@@ -179,7 +180,7 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
         if (!k_json.is_number_integer() || k_json.get<int64_t>() < 1 || k_json.get<int64_t>() > c.batch ||
             c.batch % k_json.get<int64_t>() != 0)
           VDNN_THROW(ak << ": 'sub_batches' must be an integer dividing the batch " << c.batch << ", got "
-                        << k_json.dump());
+                        << dump_json(k_json));
         a.sub_batches = static_cast<int>(k_json.get<int64_t>());
         if (a.sub_batches > 1 && n.type != "conv")
           VDNN_THROW(ak << ": 'sub_batches' " << a.sub_batches << " on a " << n.type

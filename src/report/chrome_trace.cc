@@ -1,5 +1,6 @@
 #include "report/chrome_trace.h"
 
+#include "util/json_dump.h"
 #include "util/text_file.h"
 
 namespace vdnn {
@@ -73,7 +74,7 @@ nlohmann::json chrome_trace(const StepTimeline& timeline, const std::string& tit
 }
 
 void write_chrome_trace(const std::string& path, const StepTimeline& timeline, const std::string& title) {
-  write_text_file(path, chrome_trace(timeline, title).dump() + "\n");
+  write_text_file(path, dump_json(chrome_trace(timeline, title)) + "\n");
 }
 
 }  // namespace vdnn

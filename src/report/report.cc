@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "util/json_dump.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
 
@@ -140,6 +141,8 @@ nlohmann::json decisions_report(Net& net, const std::string& algo_reason) {
   return j;
 }
 
-void write_json_file(const std::string& path, const nlohmann::json& j) { write_text_file(path, j.dump(2) + "\n"); }
+void write_json_file(const std::string& path, const nlohmann::json& j) {
+  write_text_file(path, dump_json(j, 2) + "\n");
+}
 
 }  // namespace vdnn

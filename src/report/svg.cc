@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "util/utf8.h"
+
 namespace vdnn {
 namespace {
 
@@ -25,7 +27,13 @@ std::string point_list(const std::vector<std::pair<double, double>>& points) {
 std::string xml_escape(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (char c : escape_invalid_utf8(text)) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      char hex[5];  // a control character, which XML 1.0 cannot hold even as a reference
+      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned>(c));
+      out += hex;
+      continue;
+    }
     switch (c) {
       case '&':
         out += "&amp;";

@@ -1,11 +1,10 @@
 // report/svg.h — a small SVG document writer, so vdnn draws its own pictures (no plotting tool).
 //
 // Model: an SVG 1.1 document of a fixed size in pixels (y grows downwards) built from five
-// primitives: rectangles, lines, polygons, polylines and text. Text and tooltips are XML-escaped,
-// numbers are written with two decimals, the font is sans-serif. The result is standalone XML: it passes
-// `xmllint --noout`, renders with `rsvg-convert` and in any browser. Charts live elsewhere
-// (report/chart.h, report/memory_timeline_chart.h, report/configuration_chart.h,
-// report/budget_sweep_chart.h).
+// primitives: rectangles, lines, polygons, polylines and text. Text and tooltips are XML-escaped (bytes that are not
+// UTF-8 as `\xNN`), numbers are written with two decimals, the font is sans-serif. The result is standalone XML: it
+// passes `xmllint --noout`, renders with `rsvg-convert` and in any browser. Charts live elsewhere (report/chart.h,
+// report/memory_timeline_chart.h, report/configuration_chart.h, report/budget_sweep_chart.h).
 //
 //   Svg svg(640, 480);
 //   svg.rect(10, 40, 100, 50, {.fill = "#4e79a7", .tooltip = "conv1: 12 MiB"});
@@ -60,7 +59,8 @@ class Svg {
   std::ostringstream body_;
 };
 
-// `text` with &, <, >, " and ' replaced by XML entities.
+// `text` with &, <, >, " and ' replaced by XML entities, and what XML cannot hold written as `\xNN`:
+// bytes that are not UTF-8 (util/utf8.h) and control characters other than tab and newlines.
 std::string xml_escape(const std::string& text);
 // About how wide `text` is in pixels at font size `size` (sans-serif), for layout.
 double text_width(const std::string& text, double size);

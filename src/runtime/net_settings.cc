@@ -64,6 +64,8 @@ NetOptions net_options(const NetSettings& s, const OptionNames& names) {
   check_precision(s, o.precision, o.conv_algo, names);
   if (const std::string why = backend_unavailable_reason(s.backend); !why.empty())
     VDNN_THROW(names("backend") << " " << to_string(s.backend) << ": " << why);
+  if (s.device_memory) check_budget(*s.device_memory, names("device_memory"));
+  if (s.host_memory) check_budget(*s.host_memory, names("host_memory"));
   if (s.backend == BackendKind::kCpu && s.device_memory) check_budget_fits_host(*s.device_memory, names);
   o.batch = s.batch;
   o.seed = s.seed;

@@ -11,8 +11,9 @@
 //   - precision: fp32 or bf16; bf16 on the cpu backend only, and not with conv_algo winograd
 //     (oneDNN 2.6 has no bf16 Winograd);
 //   - conv_algo: auto, direct or winograd; sync: event or layer; prefetch: vdnn or ahead;
-//   - the backend built into this vdnn; on the cpu backend the device_memory budget is host memory
-//     taken at once, so at most what the host has available now.
+//   - the backend built into this vdnn; device_memory and host_memory above 0 when given (absent:
+//     what the plans need; util/size_parse.h check_budget); on the cpu backend the device_memory
+//     budget is host memory taken at once, so at most what the host has available now.
 // A CPU without native bf16 is refused when the Net's kernels are made (backends/cpu/cpu_isa.h).
 // The optimizer's ranges (momentum, weight_decay) are check_sgd_settings's (runtime/sgd.h).
 //

@@ -96,6 +96,12 @@ void check_data_fits(const Graph& g, const Dataset& data) {
                         << g.classes());
 }
 
+void check_trainable(const Graph& g) {
+  if (g.parameter_count(/*trainable_only=*/true) == 0)
+    VDNN_THROW("model '" << g.name() << "' has no trainable parameters (no conv, fc or batch_norm layer): training "
+                         << "would change nothing, and its loss and accuracy would be those of its fixed function");
+}
+
 void Trainer::resume(const Checkpoint& checkpoint) {
   check_resumable(checkpoint, net_.graph().name(), net_.batch(), config_.seed);
   check_same_decay_rule(checkpoint, config_);
@@ -321,6 +327,7 @@ float Trainer::train_step_on_ranks(int64_t step, int epoch, double lr) {
 
 float Trainer::train_batch(const float* images, const int32_t* labels, int64_t count, double lr, int64_t step,
                            int epoch) {
+  check_trainable(net_.graph());
   check_lr(lr, net_.options().names);
   net_.set_batch(images, labels, count);
   TrainResult unused;  // skipped steps (--on-nan skip) are not collected outside run()

@@ -107,6 +107,10 @@ void check_train_config(const TrainConfig& config, const OptionNames& names);
 
 // Throws vdnn::Error when the data's sample shape or class count does not fit the model.
 void check_data_fits(const Graph& graph, const Dataset& data);
+// Throws vdnn::Error when the model has no trainable parameter: training it would change nothing
+// and report a loss as if it learned. train_batch() checks it; a caller of run() that trains (not
+// one that times steps, planning/step_calibration.h) checks it first, as `vdnn train` and vdnn.train do.
+void check_trainable(const Graph& graph);
 
 class Trainer {
  public:

@@ -119,6 +119,13 @@ void check_can_create_file(const std::string& path, const std::string& flag) {
                     << (fs::exists(folder, ec) ? " is not a folder" : " does not exist"));
   if (access(folder.c_str(), W_OK) != 0)
     VDNN_THROW(flag << " " << shown << ": cannot write in folder " << folder.string() << " (" << errno_text() << ")");
+  // A folder can pass access() and still refuse a new file (/proc as root): create the temporary
+  // file the write will, and remove it.
+  try {
+    const AtomicFile probe(path);
+  } catch (const Error& e) {
+    VDNN_THROW(flag << " " << e.what());
+  }
 }
 
 void check_output_files(const std::vector<std::pair<std::string, std::string>>& flags_and_paths) {

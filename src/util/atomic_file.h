@@ -31,7 +31,9 @@ namespace vdnn {
 
 // Throws vdnn::Error (naming `flag` and the path) unless AtomicFile can write `path`: a new file in
 // a writable folder, a regular file in a writable folder, or a writable device or FIFO (symbolic
-// links followed); a folder is refused. Opens nothing. For checking a flag before a long run.
+// links followed); a folder is refused. Opens no device or FIFO; for a file, creates and removes the
+// temporary file the write would (a folder such as /proc refuses it). For checking a flag before a
+// long run.
 void check_can_create_file(const std::string& path, const std::string& flag);
 
 // check_can_create_file for each (flag, path) with a non-empty path, and no two flags naming the

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/file_kind.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -23,12 +24,10 @@ struct FdCloser {
 }  // namespace
 
 MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) VDNN_THROW(path_ << ": cannot open (" << std::strerror(errno) << ")");
+  const int fd = open_regular_file(path_);  // a FIFO is refused, not waited on
   const FdCloser closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) VDNN_THROW(path_ << ": cannot read its size (" << std::strerror(errno) << ")");
-  if (!S_ISREG(st.st_mode)) VDNN_THROW(path_ << ": is not a regular file");
   size_ = static_cast<size_t>(st.st_size);
   if (size_ == 0) return;
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -22,8 +22,9 @@ namespace vdnn {
 
 class MappedFile {
  public:
-  // Throws vdnn::Error naming `path` when it cannot be opened, is not a regular file, or cannot be
-  // mapped. An empty file gives an empty span.
+  // Throws vdnn::Error naming `path` when it cannot be opened, is not a regular file (saying what
+  // it is, util/file_kind.h; a FIFO is never waited on), or cannot be mapped. An empty file gives
+  // an empty span.
   explicit MappedFile(std::string path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;

@@ -91,6 +91,17 @@ size_t parse_size(const std::string& text, const std::string& flag) {
   return static_cast<size_t>(bytes);
 }
 
+size_t check_budget(size_t bytes, const std::string& option) {
+  if (bytes == 0)
+    VDNN_THROW(option << " 0: expected a size above 0, e.g. 512MiB (leave " << option << " out for the default)");
+  return bytes;
+}
+
+std::optional<size_t> parse_budget(const std::string& text, const std::string& flag) {
+  if (text.empty()) return std::nullopt;
+  return check_budget(parse_size(text, flag), flag);
+}
+
 std::string format_bytes(size_t bytes) {
   static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (bytes < 1024) return std::to_string(bytes) + " B";

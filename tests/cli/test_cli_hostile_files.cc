@@ -42,8 +42,10 @@ class CliHostileFiles : public ::testing::Test {
 };
 
 TEST_F(CliHostileFiles, CostsFromADeviceAreRefusedNotReadForever) {
-  expect_user_error("plan --model fmnist_cnn --batch 4 --costs /dev/zero", "/dev/zero: is not a regular file");
-  expect_error_line(kTrain + "--policy dyn --device-memory 1GiB --costs /dev/zero", "/dev/zero: is not a regular file");
+  expect_user_error("plan --model fmnist_cnn --batch 4 --costs /dev/zero",
+                    "/dev/zero: is a character device, not a regular file");
+  expect_error_line(kTrain + "--policy dyn --device-memory 1GiB --costs /dev/zero",
+                    "/dev/zero: is a character device, not a regular file");
 }
 
 TEST_F(CliHostileFiles, ModelFileWithOneClassIsRefusedAsTheFlagIs) {

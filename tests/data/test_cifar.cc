@@ -91,7 +91,7 @@ TEST_F(Cifar, Cifar100UsesTheFineLabelAndItsOwnStatistics) {
   // One of its files missing is named; files of both datasets in one folder are refused.
   fs::remove(dir_ / "test.bin");
   std::string e = test::error_of([&] { load_cifar(dir_.string(), false); });
-  EXPECT_NE(e.find("test.bin not found (a CIFAR-100 folder holds train.bin and test.bin"), std::string::npos) << e;
+  EXPECT_NE(e.find("test.bin does not exist (a CIFAR-100 folder holds train.bin and test.bin"), std::string::npos) << e;
   write(dir_ / "test_batch.bin", records(CifarKind::kCifar10, 1, [](int) { return 0; }));
   e = test::error_of([&] { load_cifar(dir_.string(), true); });
   EXPECT_NE(e.find("holds both CIFAR-10 files"), std::string::npos) << e;
@@ -112,7 +112,7 @@ TEST_F(Cifar, MalformedFilesAreRefusedNamingTheFileAndWhatWasExpected) {
   EXPECT_NE(e.find("data_batch_3.bin: empty file"), std::string::npos) << e;
   fs::remove(dir_ / "data_batch_3.bin");
   e = test::error_of([&] { load_cifar(dir_.string(), true); });
-  EXPECT_NE(e.find("data_batch_3.bin not found (a CIFAR-10 folder holds data_batch_1.bin .. data_batch_5.bin"),
+  EXPECT_NE(e.find("data_batch_3.bin does not exist (a CIFAR-10 folder holds data_batch_1.bin .. data_batch_5.bin"),
             std::string::npos)
       << e;
   // A CIFAR-100 coarse label out of range is refused too.

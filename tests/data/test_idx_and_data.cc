@@ -103,8 +103,8 @@ TEST_F(IdxTest, RejectsMalformedFiles) {
 }
 
 TEST_F(IdxTest, MissingDirectoryAndCorruptGzip) {
-  EXPECT_ERROR_HAS(read_idx(path("nope.gz")), path("nope.gz") + ": file not found");
-  EXPECT_ERROR_HAS(read_idx(dir_.string()), "is a directory");
+  EXPECT_ERROR_HAS(read_idx(path("nope.gz")), path("nope.gz") + ": does not exist");
+  EXPECT_ERROR_HAS(read_idx(dir_.string()), "is a folder");
   // A flipped CRC byte, and a .gz cut off mid-stream.
   write_gz(path("x.gz"), idx_bytes(0x08, {4000}, Bytes(4000, 9)));
   std::ifstream in(path("x.gz"), std::ios::binary);
@@ -180,7 +180,7 @@ TEST_F(FashionMnistTest, LoadsUncompressedFilesLikeGzipOnes) {
 
 TEST(FashionMnist, MissingFolderMessage) {
   EXPECT_EQ(error_of([] { load_fashion_mnist("/nonexistent/vdnn-data", true); }),
-            "data folder '/nonexistent/vdnn-data' not found (expected Fashion-MNIST IDX files, .gz or not, "
+            "data folder '/nonexistent/vdnn-data' does not exist (expected Fashion-MNIST IDX files, .gz or not, "
             "there; install Debian's dataset-fashion-mnist or pass --data DIR)");
 }
 

@@ -136,6 +136,20 @@ class OnnxTestModel {
     return m;
   }
 
+  // small_classifier with names that are not UTF-8 (issue 42): the conv's initializers
+  // "f\xfe.0.*" (so its layer "f\xfe.0") and the ReLU node "/r\xc3/Relu".
+  static OnnxTestModel badly_named_classifier() {
+    OnnxTestModel m = small_classifier();
+    onnx::GraphProto& g = *m.proto().mutable_graph();
+    auto rename = [](std::string* name) {
+      if (name->rfind("features.0.", 0) == 0) *name = "f\xfe.0." + name->substr(11);
+    };
+    for (auto& t : *g.mutable_initializer()) rename(t.mutable_name());
+    for (auto& in : *g.mutable_node(0)->mutable_input()) rename(&in);
+    g.mutable_node(2)->set_name("/r\xc3/Relu");
+    return m;
+  }
+
  private:
   onnx::AttributeProto* attr(const std::string& name, onnx::AttributeProto::AttributeType type) {
     auto* a = last_->add_attribute();

@@ -71,7 +71,8 @@ TEST(HostileReaders, JsonDepthScanSkipsStringsAndStillRefusesDeepNesting) {
 
 TEST(HostileReaders, TextFilesMustBeRegularAndBounded) {
   // Was (as NetworkCosts::load's stream): /dev/zero read forever while memory grew.
-  EXPECT_EQ(error_of([] { vdnn::read_text_file("/dev/zero"); }), "/dev/zero: is not a regular file");
+  EXPECT_EQ(error_of([] { vdnn::read_text_file("/dev/zero"); }),
+            "/dev/zero: is a character device, not a regular file");
   const fs::path p = fs::temp_directory_path() / ("vdnn_hostile_text_" + std::to_string(getpid()));
   std::ofstream(p) << std::string(3 << 20, ' ');
   EXPECT_EQ(error_of([&] { vdnn::read_text_file(p.string(), size_t{2} << 20); }),

@@ -146,7 +146,7 @@ TEST_F(SafeTensorsTest, EveryTruncationIsAClearError) {
 }
 
 TEST_F(SafeTensorsTest, BadHeadersNameTheProblem) {
-  expect_bad(path("missing.safetensors"), "no such file");
+  expect_bad(path("missing.safetensors"), "does not exist");
   expect_bad(raw("{\"a\": [", 0), "header: not valid JSON");
   expect_bad(raw("[1, 2]", 0), "not a JSON object");
   const std::string ok_shape = R"("shape": [2], "data_offsets": [0, 8])";

@@ -108,7 +108,7 @@ TEST(MappedFile, MapsFilesAndRefusesTheRest) {
   std::ofstream(text) << "hello";
   EXPECT_EQ(MappedFile(empty).bytes().size(), 0u);
   EXPECT_EQ(MappedFile(text).text(), "hello");
-  EXPECT_NE(error_of([&] { MappedFile m(dir.string()); }).find("is not a regular file"), std::string::npos);
+  EXPECT_NE(error_of([&] { MappedFile m(dir.string()); }).find("is a folder, not a regular file"), std::string::npos);
   EXPECT_NE(error_of([&] { MappedFile m((dir / "nope").string()); }).find("nope: cannot open (No such file"),
             std::string::npos);
   std::filesystem::remove_all(dir);
