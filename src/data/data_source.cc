@@ -10,6 +10,7 @@
 #include "data/image_transform.h"
 #include "data/synthetic.h"
 #include "util/did_you_mean.h"
+#include "util/file_kind.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -109,7 +110,8 @@ DataLayout data_layout(const DataSource& source) {
                         << "expected fashion-mnist, synthetic, or a folder of CIFAR batches, image folders or "
                         << "Fashion-MNIST IDX files)");
   }
-  if (!is_folder(data)) VDNN_THROW("data '" << data << "': not a folder (--data names a folder or a data set)");
+  if (const std::string why = not_a_folder(data); !why.empty())  // a file, a FIFO, /dev/zero: say which
+    VDNN_THROW("data folder '" << data << "' " << why << " (--data names a folder or a data set)");
   DataLayout layout = DataLayout::kImageFolderRoot;
   if (is_cifar_folder(data))
     layout = DataLayout::kCifar;

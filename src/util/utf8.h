@@ -12,9 +12,9 @@
 // names must stay distinct, the reader that escapes them keeps them distinct (the ONNX importer
 // renames a repeated layer name).
 //
-//   escape_invalid_utf8("conv\xff")      // "conv\\xff" (the text conv\xff)
-//   escape_invalid_utf8("caf\xc3\xa9")   // unchanged: valid UTF-8 ("café")
-//   is_utf8("\xed\xa0\x80")              // false: a surrogate
+//   escape_invalid_utf8("conv\xff");     // "conv\\xff" (the text conv\xff)
+//   escape_invalid_utf8("caf\xc3\xa9");  // unchanged: valid UTF-8 ("café")
+//   is_utf8("\xed\xa0\x80");             // false: a surrogate
 #pragma once
 
 #include <string>

@@ -92,7 +92,7 @@ TEST_F(CliCheckpoint, BadFilesAndFlagsGiveOneLine) {
   std::ofstream(path("cut.safetensors"), std::ios::binary) << whole.substr(0, whole.size() / 2);
   expect_user_error("infer --model fmnist_cnn --data synthetic --weights " + path("cut.safetensors"), "truncated");
   expect_user_error(kTrain + "--resume " + path("cut.safetensors"), "truncated");
-  expect_user_error(kTrain + "--resume " + path("none.safetensors"), "no such file");
+  expect_user_error(kTrain + "--resume " + path("none.safetensors"), "does not exist");
   expect_user_error(kTrain + "--checkpoint-every 5", "--checkpoint-every needs --save");
   expect_user_error(kTrain + "--save " + path("no/such/dir/w.safetensors"), "does not exist");
   expect_user_error(kTrain + "--batch 16 --resume " + file, "--batch 32");

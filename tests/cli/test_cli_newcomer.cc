@@ -41,7 +41,7 @@ const Mistake kFirstMistakes[] = {
     {"plan --device titan-x-maxwel", 1, "unknown device profile 'titan-x-maxwel' (did you mean 'titan-x-maxwell'?"},
     {"train --data fashion_mnist", 1, "data 'fashion_mnist': no such folder (did you mean 'fashion-mnist'?"},
     {"train --data /nonexistent/fmnist", 1, "data '/nonexistent/fmnist': no such folder"},
-    {"train --data /etc/hostname", 1, "data '/etc/hostname': not a folder"},
+    {"train --data /etc/hostname", 1, "data folder '/etc/hostname' is a regular file"},
     {"train --data synthetic --val-data /tmp", 1, "--val-data is for image folders; synthetic carries its own"},
     {"profile --check auto", 1, "--check auto: auto chooses for a budget; give --device-memory"},
     {"profile --check fast", 1, "--check: 'fast' is not a policy; valid: none, conv, all, dyn, auto"},

@@ -88,7 +88,7 @@ TEST(CliPlanParallel, ScalingPlansOneToSixtyFourRanksAndDrawsThem) {
                     "plain.json: no 'data_parallel' (expected the output of `vdnn plan --scaling --json`)");
   expect_user_error(
       kVgg + "--network hdr-infiniband --scaling-svg " + (dir / "x.svg").string() + " --scaling-with /dev/zero",
-      "/dev/zero: is not a regular file");
+      "/dev/zero: is a character device, not a regular file");
   expect_user_error(kVgg + "--network hdr-infiniband --scaling-with " + (dir / "b32.json").string(),
                     "--scaling-with adds series to the --scaling-svg picture");
   std::filesystem::remove_all(dir);
@@ -104,7 +104,7 @@ TEST(CliPlanParallel, BadFlagsAreOneClearLine) {
                     "--network: unknown network profile 'omni-path' (known: ethernet-100g");
   expect_user_error(kVgg + "--ranks 4 --network /nonexistent/net.json",
                     "network profile file '/nonexistent/net.json' does not exist");
-  expect_user_error(kVgg + "--ranks 4 --network hdr-infiniband --bucket-size 0", "--bucket-size must be positive");
+  expect_user_error(kVgg + "--ranks 4 --network hdr-infiniband --bucket-size 0", "--bucket-size 0: expected a size above 0");
   expect_user_error(kVgg + "--ranks 4 --network hdr-infiniband --bucket-size lots", "--bucket-size");
 }
 

@@ -139,7 +139,8 @@ TEST(CliPlanPromise, ProfileCheckAutoMeasuresWhatAutoPicksForTheBudget) {
   };
   EXPECT_GT(measured_mib("none"), measured_mib("auto") + 0.5) << "auto at the budget of `all` kept everything:\n"
                                                               << r.output;
-  EXPECT_LE(measured_mib("auto"), static_cast<double>(budget) / (1 << 20)) << r.output;
+  // The table prints MiB to two decimals: a peak at the budget may read up to 0.005 above it.
+  EXPECT_LE(measured_mib("auto"), static_cast<double>(budget) / (1 << 20) + 0.005) << r.output;
 }
 
 // `vdnn train`'s refusal: exit 1, its last line the error (the model line may come first).

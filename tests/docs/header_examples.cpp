@@ -87,9 +87,11 @@
 #include "util/aligned_buffer.h"
 #include "util/atomic_file.h"
 #include "util/did_you_mean.h"
+#include "util/file_kind.h"
 #include "util/gzip_reader.h"
 #include "util/host_memory.h"
 #include "util/interrupt.h"
+#include "util/json_dump.h"
 #include "util/mapped_file.h"
 #include "util/option_names.h"
 #include "util/progress.h"
@@ -98,6 +100,7 @@
 #include "util/text_file.h"
 #include "util/text_list.h"
 #include "util/timing_stability.h"
+#include "util/utf8.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -234,6 +237,23 @@ void examples(Given& given) {
     std::vector<std::string> s = vdnn::closest_names("resnt18", {"resnet18", "resnet50", "vgg16"});
     std::string hint = vdnn::did_you_mean("resnt18", {"resnet18", "vgg16"});
     std::string none = vdnn::did_you_mean("transformer", {"resnet18"});
+  }
+  // == util/file_kind.h
+  {
+    const std::string dir = "data";  // (adapted)
+    if (std::string why = not_a_folder(dir); !why.empty()) VDNN_THROW("data folder '" << dir << "' " << why);
+    int fd = open_regular_file("x.png");
+  }
+  // == util/json_dump.h
+  {
+    nlohmann::json report;  // (adapted)
+    write_text_file("run.json", dump_json(report, 2) + "\n");
+  }
+  // == util/utf8.h
+  {
+    escape_invalid_utf8("conv\xff");
+    escape_invalid_utf8("caf\xc3\xa9");
+    is_utf8("\xed\xa0\x80");
   }
   // == util/size_parse.h
   {
