@@ -15,8 +15,11 @@
 //   escape_invalid_utf8("conv\xff");     // "conv\\xff" (the text conv\xff)
 //   escape_invalid_utf8("caf\xc3\xa9");  // unchanged: valid UTF-8 ("café")
 //   is_utf8("\xed\xa0\x80");             // false: a surrogate
+//   size_t at = 0; char32_t c = 0;
+//   next_code_point("\xc3\xa9!", &at, &c);  // true: c == U'\u00e9', at == 2
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -26,5 +29,8 @@ namespace vdnn {
 bool is_utf8(std::string_view bytes);
 // `bytes` with every byte outside a valid UTF-8 sequence written as `\xNN`.
 std::string escape_invalid_utf8(std::string_view bytes);
+// Decodes the valid UTF-8 sequence starting at bytes[*at] into *code_point and moves *at past it;
+// false, changing nothing, when none starts there (or *at is the end).
+bool next_code_point(std::string_view bytes, size_t* at, char32_t* code_point);
 
 }  // namespace vdnn
