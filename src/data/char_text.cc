@@ -16,8 +16,6 @@ namespace vdnn {
 
 namespace {
 
-constexpr char32_t kCodePoints = 0x110000;
-
 // The code point at bytes[*at], moving past it; throws naming the file and the offset if none.
 char32_t next_character(std::string_view bytes, size_t* at, const std::string& file) {
   char32_t c = 0;
@@ -33,12 +31,13 @@ char32_t next_character(std::string_view bytes, size_t* at, const std::string& f
 CharText parse_char_text(std::string_view bytes, const std::string& file) {
   if (bytes.empty()) VDNN_THROW(file << ": empty (no character at byte offset 0); expected UTF-8 text");
   // Pass 1: every character valid, the set of characters (each as its bytes at first sight).
-  std::vector<bool> seen(kCodePoints);
+  std::vector<bool> seen;  // by code point, up to the largest seen (ASCII text: 128 entries)
   std::map<char32_t, std::string> first;
   CharText out;
   for (size_t at = 0; at < bytes.size(); ++out.characters) {
     const size_t start = at;
     const char32_t c = next_character(bytes, &at, file);
+    if (c >= seen.size()) seen.resize(static_cast<size_t>(c) + 1);
     if (seen[c]) continue;
     seen[c] = true;
     first.emplace(c, std::string(bytes.substr(start, at - start)));
@@ -46,7 +45,7 @@ CharText parse_char_text(std::string_view bytes, const std::string& file) {
       VDNN_THROW(file << ": more than " << kMaxCharVocabulary << " distinct characters (the one at byte offset "
                       << start << " is the next); character ids are 16 bits (use a tokenizer's .bin instead)");
   }
-  std::vector<uint16_t> id_of(kCodePoints);
+  std::vector<uint16_t> id_of(seen.size());
   for (const auto& [c, text] : first) {
     id_of[c] = static_cast<uint16_t>(out.vocabulary.size());
     out.vocabulary.push_back(text);
