@@ -65,7 +65,9 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
                            << " (training drops partial batches; expected batch size <= " << data.count / ranks
                            << (ranks > 1 ? " per rank)" : ")"));
   }
-  order_.resize(static_cast<size_t>(data.count));
+  // A reader that draws its samples (token windows) ignores the index: no order to keep (it would
+  // be 8 bytes per window, 4 GB for 17 GB of tokens cut into windows of 16).
+  if (!(shuffle && data.reader && data.reader->draws_samples())) order_.resize(static_cast<size_t>(data.count));
   std::iota(order_.begin(), order_.end(), int64_t{0});
   slots_.resize(static_cast<size_t>(threads) + 1);
   for (Slot& s : slots_) {
@@ -103,7 +105,7 @@ void BatchLoader::start_epoch(int epoch, int64_t first_batch) {
   for (Slot& s : slots_) s.ready = -1, s.error = nullptr;
   held_ = false;
   std::iota(order_.begin(), order_.end(), int64_t{0});
-  if (shuffle_) {
+  if (shuffle_ && !order_.empty()) {
     Rng rng(seed_, 1000 + static_cast<uint64_t>(static_cast<int64_t>(epoch)));
     for (size_t i = order_.size() - 1; i > 0; --i) {
       std::swap(order_[i], order_[rng.below(i + 1)]);
@@ -159,7 +161,7 @@ void BatchLoader::fill(int64_t batch_index, Slot& slot) const {
   const int64_t n = std::min(batch_, samples_ - first);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t position = shard_.rank + shard_.ranks * (first + i);  // in the epoch's order
-    const int64_t src = order_[static_cast<size_t>(position)];
+    const int64_t src = order_.empty() ? position : order_[static_cast<size_t>(position)];
     float* dst = slot.images.data() + i * sample_;
     int32_t* labels = slot.labels.data() + i * labels_per_sample_;
     // Streams above 2^32 (shuffling uses 1000 + epoch): one per (epoch, position).

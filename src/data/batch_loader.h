@@ -2,7 +2,9 @@
 //
 // Model: an epoch visits the samples in an order that is the identity (shuffle == false,
 // evaluation) or a Fisher-Yates permutation drawn from Rng(seed, 1000 + epoch) starting from the
-// identity (shuffle == true, training), so epoch e's order depends only on (seed, e). Training
+// identity (shuffle == true, training), so epoch e's order depends only on (seed, e); a reader
+// that draws its own samples (SampleReader::draws_samples: token windows) is read in the identity
+// order and no permutation is kept. Training
 // drops the last partial batch; evaluation keeps it and next() reports its real size. `threads`
 // workers each gather (and, from a Dataset's reader, decode) whole batches into a ring of
 // threads + 1 slots: batches k+1 .. k+threads+1 are made while the caller computes on batch k, and
@@ -114,7 +116,7 @@ class BatchLoader {
   const Augmentation augment_;
   int64_t samples_ = 0;  // this shard's samples per epoch
   int64_t batches_ = 0;
-  std::vector<int64_t> order_;  // written only while the worker is idle
+  std::vector<int64_t> order_;  // written only while the worker is idle; empty: the identity
   int epoch_ = 0;               // likewise: the epoch running (augmentation's seeds)
 
   std::mutex mu_;

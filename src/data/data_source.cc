@@ -42,7 +42,8 @@ bool is_regular_file_at(const fs::path& p) {
 // nanoGPT's data/<name>/: train.bin and val.bin (CIFAR-100's folder holds train.bin and test.bin).
 bool is_token_folder(const fs::path& dir) {
   std::error_code ec;
-  return is_regular_file_at(dir / "train.bin") && is_regular_file_at(dir / "val.bin") && !fs::exists(dir / "test.bin", ec);
+  return is_regular_file_at(dir / "train.bin") && is_regular_file_at(dir / "val.bin") &&
+         !fs::exists(dir / "test.bin", ec);
 }
 
 bool has_subfolders(const fs::path& dir) {

@@ -37,6 +37,9 @@ class SampleReader {
   // (BatchLoader: from the seed, the epoch and the position in it), for whatever the reader draws.
   virtual int64_t read(int64_t index, float* dst, int32_t* labels, const Augmentation& augment, Rng& rng) const = 0;
   virtual int64_t bad_images() const { return 0; }  // unreadable samples left out or replaced so far
+  // Whether read() ignores `index` when training, drawing its sample from `rng` instead (token
+  // windows at random offsets): BatchLoader then keeps no shuffled order of the samples.
+  virtual bool draws_samples() const { return false; }
 };
 
 // Image files that are not already what the model takes (image folders; all 0 for other data):

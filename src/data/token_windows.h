@@ -62,6 +62,7 @@ class TokenWindows : public SampleReader {
 
   // T ids as floats to dst, the next T ids to labels; `augment` must be empty (refused earlier).
   int64_t read(int64_t index, float* dst, int32_t* labels, const Augmentation& augment, Rng& rng) const override;
+  bool draws_samples() const override { return random_; }
 
  private:
   TokenSequence tokens_;
