@@ -1,9 +1,12 @@
 // The attention layer (layers/attention.h) and its two CPU kernels: materialized and fused
 // (FlashAttention-2) against the float64 reference (tests/reference), causal and not, sequence
-// lengths that are not a multiple of the fused kernel's 32-row tile; backward by finite
+// lengths that are not a multiple of the fused kernel's 64-row tile; backward by finite
 // differences; the two implementations against each other; their saved bytes; dropout (the same
 // mask for the same step, finite differences under it, the reference with the kernel's draw);
 // shape errors and the CUDA target's sizes. PyTorch float64: tests/reference/test_torch_reference.cc.
+#include <chrono>
+#include <cstdio>
+
 #include "backends/cpu/attention_common.h"
 #include "backends/cuda_target/cuda_sizes.h"
 #include "error_of.h"
@@ -88,10 +91,10 @@ TEST(AttentionLayer, BadShapesAndFieldsAreRefusedByName) {
 }
 
 TEST(AttentionKernel, BothImplementationsMatchTheReference) {
-  // T = 5 (one ragged tile), 37 and 70 (full tiles of 32 and a ragged last one).
+  // T = 5 and 37 (one ragged tile), 70 and 150 (full tiles of 64 and a ragged last one).
   for (const std::string impl : {"materialized", "fused"})
     for (bool causal : {true, false})
-      for (const Case& shape : {Case{2, 5, 8, 2}, Case{1, 37, 12, 3}, Case{2, 70, 8, 1}}) {
+      for (const Case& shape : {Case{2, 5, 8, 2}, Case{1, 37, 12, 3}, Case{2, 70, 8, 1}, Case{1, 150, 8, 2}}) {
         Case k = shape;
         k.causal = causal;
         k.implementation = impl;
@@ -107,7 +110,7 @@ TEST(AttentionKernel, BothImplementationsMatchTheReference) {
 TEST(AttentionKernel, BackwardMatchesFiniteDifferences) {
   for (const std::string impl : {"materialized", "fused"})
     for (bool causal : {true, false}) {
-      const Case k{1, impl == "fused" ? 37 : 6, 4, 2, causal, impl};
+      const Case k{1, impl == "fused" ? 70 : 6, 4, 2, causal, impl};  // fused: a full tile and a ragged one
       SCOPED_TRACE(name_of(k));
       auto layer = attention(k);
       KernelHarness h(*layer, k.n, {Shape{k.t, 3 * k.c}}, tag::abc);
@@ -130,7 +133,7 @@ TEST(AttentionKernel, MaterializedAndFusedAgree) {
 }
 
 TEST(AttentionKernel, SavedBytesAreTheProbabilitiesOrTheLogSumExp) {
-  const int64_t n = 3, t = 40, c = 12, heads = 3;
+  const int64_t n = 3, t = 100, c = 12, heads = 3;
   auto m = attention({n, t, c, heads, true, "materialized"});
   auto f = attention({n, t, c, heads, true, "fused"});
   auto md = attention({n, t, c, heads, true, "materialized", 0.1});
@@ -156,7 +159,7 @@ TEST(AttentionKernel, SavedBytesAreTheProbabilitiesOrTheLogSumExp) {
 
 TEST(AttentionKernel, DropoutIsOneMaskPerStepMatchingTheReferenceAndFiniteDifferences) {
   for (const std::string impl : {"materialized", "fused"}) {
-    const Case k{2, 37, 8, 2, true, impl, 0.3};
+    const Case k{2, 70, 8, 2, true, impl, 0.3};
     SCOPED_TRACE(name_of(k));
     auto layer = attention(k);
     KernelHarness h(*layer, k.n, {Shape{k.t, 3 * k.c}}, tag::abc);
@@ -196,6 +199,43 @@ TEST(AttentionKernel, DropoutMasksAgreeAcrossImplementationsAndEvaluationHasNone
     KernelHarness eval(*layer, k.n, {Shape{k.t, 3 * k.c}}, tag::abc, /*training=*/false);
     EXPECT_TRUE(ref::values_close(eval.forward({x}), ref::attention_forward(x, params_of(k)), 1e-4, 1e-5))
         << k.implementation;
+  }
+}
+
+TEST(AttentionKernel, Bf16RunsTheFp32KernelWithCastsAround) {
+  for (const std::string impl : {"materialized", "fused"}) {
+    const Case k{2, 37, 8, 2, true, impl};
+    SCOPED_TRACE(name_of(k));
+    auto layer = attention(k);
+    KernelHarness h(*layer, k.n, {Shape{k.t, 3 * k.c}}, tag::abc, true, Precision::kBf16);
+    EXPECT_NE(h.kernel().implementation.find("f32 (bf16 cast around it)"), std::string::npos)
+        << h.kernel().implementation;
+    const auto x = ref::random_vector(static_cast<size_t>(k.n * k.t * 3 * k.c), 61);
+    const auto dy = ref::random_vector(static_cast<size_t>(k.n * k.t * k.c), 62);
+    // bf16 keeps 8 bits of mantissa: the inputs and dy are rounded on the way in.
+    EXPECT_TRUE(ref::values_close(h.forward({x}), ref::attention_forward(x, params_of(k)), 3e-2, 3e-2));
+    EXPECT_TRUE(ref::values_close(h.backward(dy).d_in[0], ref::attention_backward(x, dy, params_of(k)), 5e-2, 5e-2));
+  }
+}
+
+// No product or softmax of either kernel is left on oneDNN's reference kernels (strided views
+// included); prints one forward + backward's time of each at a small GPT-like size.
+TEST(AttentionKernel, NeitherImplementationRunsOneDnnReferenceKernels) {
+  const int64_t n = 2, t = 256, c = 192, heads = 6;
+  const auto x = ref::random_vector(static_cast<size_t>(n * t * 3 * c), 71);
+  const auto dy = ref::random_vector(static_cast<size_t>(n * t * c), 72);
+  for (const std::string impl : {"materialized", "fused"}) {
+    auto layer = attention({n, t, c, heads, true, impl});
+    KernelHarness h(*layer, n, {Shape{t, 3 * c}}, tag::abc);
+    EXPECT_TRUE(h.kernel().slow_kernels.empty()) << impl << ": " << h.kernel().slow_kernels.front();
+    h.forward({x});
+    const auto start = std::chrono::steady_clock::now();
+    h.forward({x});
+    h.backward(dy);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%s, N=%ld T=%ld C=%ld H=%ld causal: forward + backward %.1f ms (with the harness's reorders); %s\n",
+                impl.c_str(), static_cast<long>(n), static_cast<long>(t), static_cast<long>(c),
+                static_cast<long>(heads), ms, h.kernel().implementation.c_str());
   }
 }
 

@@ -227,9 +227,9 @@ TEST(TorchReference, LayersMatchPyTorchInFloat64) {
       // Fully connected on a blocked 4-D input, and the loss.
       {{{"type", "fc"}, {"units", 7}}, 3, Shape{16, 3, 2}, tag::aBcd16b, 1e-4, 1e-4},
       {{{"type", "softmax_cross_entropy"}}, 4, Shape{6}, tag::nchw, 1e-5, 1e-6},
-      // Attention on a packed [T, 3C] sequence; T = 37 spans a fused tile and a ragged one.
-      {{{"type", "attention"}, {"heads", 2}}, 2, Shape{37, 24}, tag::abc, 1e-3, 1e-5},
-      {{{"type", "attention"}, {"heads", 2}, {"implementation", "fused"}}, 2, Shape{37, 24}, tag::abc, 1e-3, 1e-5},
+      // Attention on a packed [T, 3C] sequence; T = 70 spans a fused tile and a ragged one.
+      {{{"type", "attention"}, {"heads", 2}}, 2, Shape{70, 24}, tag::abc, 1e-3, 1e-5},
+      {{{"type", "attention"}, {"heads", 2}, {"implementation", "fused"}}, 2, Shape{70, 24}, tag::abc, 1e-3, 1e-5},
       {{{"type", "attention"}, {"heads", 4}, {"causal", false}, {"implementation", "fused"}},
        1,
        Shape{9, 48},

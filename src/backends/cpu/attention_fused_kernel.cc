@@ -23,7 +23,7 @@ namespace {
 
 using dnnl::memory;
 
-constexpr int64_t kTile = 32;
+constexpr int64_t kTile = 64;
 
 class FusedAttentionKernel : public CpuKernel {
  public:
