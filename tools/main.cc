@@ -25,6 +25,7 @@
 #include "util/host_memory.h"
 #include "util/interrupt.h"
 #include "util/text_list.h"
+#include "util/utf8.h"
 #include "vdnn/error.h"
 #include "vdnn/version.h"
 
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
       if (sub->parsed()) return run();
   } catch (const vdnn::Error& e) {
     std::fflush(stdout);
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << vdnn::as_one_line(e.what()) << "\n";  // a name with a newline stays one line
     return 1;
   } catch (const vdnn::InternalError& e) {
     std::cerr << "internal error (a bug in vdnn, please report): " << e.what() << "\n";

@@ -31,6 +31,10 @@ std::string finite_number(const std::string& text) {
   return "";
 }
 
+std::string non_empty(const std::string& text) {
+  return text.empty() ? "an empty value; give one, or leave the flag out for its default" : "";
+}
+
 CLI::Validator validator_for(const std::string& type) {
   if (type == "FLOAT") return {[](std::string& s) { return finite_number(s); }, "", "FINITE"};
   if (type == "INT")
@@ -50,6 +54,8 @@ void check_numeric_flags(CLI::App& app) {
       // "FLOAT", or "FLOAT:FLOAT in [0 - 100]" once a Range adds its description.
       const std::string full = opt->get_type_name(), type = full.substr(0, full.find(':'));
       if (type == "FLOAT" || type == "INT" || type == "UINT") opt->check(validator_for(type));
+      // `--device-memory "$UNSET"` is a mistake, not a request for the default.
+      if (type == "TEXT") opt->check(CLI::Validator(non_empty, "", "NONEMPTY"));
     }
 }
 

@@ -6,7 +6,8 @@
 // subcommand once, after they are all added, and adds one validator chosen by the option's type:
 // FLOAT must be a finite number, INT a decimal integer that fits int64, UINT one that fits uint64
 // (no sign). A Range the command gives still bounds the value; this check only makes sure the value
-// checked is the value written. A new numeric flag is covered without anyone remembering to.
+// checked is the value written. A TEXT flag given an empty value (`--device-memory "$UNSET"`) is
+// refused rather than read as "not given". A new flag is covered without anyone remembering to.
 //
 // --threads gets threads_check(): at most the hardware threads of this machine. OpenMP and oneDNN
 // gain nothing from more threads than the cores run, and lose a lot (64 threads on 2 cores ran one

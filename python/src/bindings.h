@@ -52,8 +52,13 @@ py::array as_array(const py::handle& value, const std::string& what, bool float3
 py::array_t<float, py::array::c_style> float32_array(const py::handle& array, const std::string& what);
 // JSON text → Python objects (dicts, lists, numbers).
 py::object from_json_text(const std::string& text);
-// Bytes from an int (bytes) or a str with a unit ("48MiB"); 0 for None.
+// Bytes from an int (bytes) or a str with a unit ("48MiB"); 0 for None. A budget is above 0 and at
+// most SIZE_MAX; anything else (0, 2**64, a float) throws vdnn::Error naming `what`.
 size_t budget_bytes(const py::object& value, const std::string& what);
+// `value` as an int in [lo, hi]; throws vdnn::Error naming `what` and the range for an int outside
+// it (however large: compared as Python ints, so 2**64 is "out of range", not a cast error) or a
+// value that is not an int.
+int64_t int_in_range(const py::object& value, int64_t lo, int64_t hi, const std::string& what);
 
 void bind_model(py::module_& m);  // Model, load_model, plan, models
 void bind_net(py::module_& m);    // Net

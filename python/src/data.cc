@@ -6,12 +6,15 @@
 #include <pybind11/stl.h>
 
 #include <csignal>
+#include <mutex>
 
 #include "bindings.h"
 #include "data/batch_loader.h"
 #include "data/data_source.h"
 #include "net_handle.h"
+#include "runtime/net_settings.h"
 #include "runtime/sgd.h"
+#include "util/atomic_file.h"
 #include "vdnn/error.h"
 
 namespace vdnn::python {
@@ -46,23 +49,32 @@ class Batches {
     loader_.start_epoch(epoch);
   }
   int64_t size() const { return loader_.batches_per_epoch(); }
+  // Thread-safe: two Python threads sharing one iterator each get their own batches (the loader
+  // hands out one at a time; its buffers are copied out before the next thread may fill them).
   py::tuple next() {
     int64_t count = 0;
     bool more = false;
+    std::vector<float> x;
+    std::vector<int32_t> y;
     {
-      py::gil_scoped_release release;
+      py::gil_scoped_release release;  // before the lock: a thread holding it may be waiting for the GIL
+      const std::lock_guard<std::mutex> one_at_a_time(next_);
       more = loader_.next(images_.data(), labels_.data(), &count);
+      if (more) {
+        x.assign(images_.begin(), images_.begin() + count * loader_.sample_floats());
+        y.assign(labels_.begin(), labels_.begin() + count * loader_.labels_per_sample());
+      }
     }
     if (!more) throw py::stop_iteration();
-    // Token windows: (count, T) ids, as the model's per-sample input [T].
+    // Token windows: (count, T) ids, as the model's per-sample input [T]; labels (count, T), each
+    // position's next token (one label per sample: (count,)).
     const std::vector<int64_t> shape = data_->tokens
                                            ? std::vector<int64_t>{count, data_->channels}
                                            : std::vector<int64_t>{count, data_->channels, data_->height, data_->width};
-    // One label per sample: (count,); token windows: (count, T), each position's next token.
     const int64_t per = loader_.labels_per_sample();
-    py::array_t<int32_t> y = per == 1 ? py::array_t<int32_t>(count) : py::array_t<int32_t>({count, per});
-    std::copy(labels_.begin(), labels_.begin() + count * per, y.mutable_data());
-    return py::make_tuple(to_numpy({images_.begin(), images_.begin() + count * loader_.sample_floats()}, shape), y);
+    py::array_t<int32_t> labels = per == 1 ? py::array_t<int32_t>(count) : py::array_t<int32_t>({count, per});
+    std::copy(y.begin(), y.end(), labels.mutable_data());
+    return py::make_tuple(to_numpy(x, shape), labels);
   }
 
  private:
@@ -70,6 +82,7 @@ class Batches {
   BatchLoader loader_;
   std::vector<float> images_;
   std::vector<int32_t> labels_;
+  std::mutex next_;
 };
 
 double lr_at(int64_t step, int epoch, double lr, const std::string& schedule, int64_t total_steps, int step_epochs,
@@ -115,10 +128,10 @@ py::dict epoch_dict(const EpochResult& e) {
 // `batch` (default 128) made from a model.
 std::shared_ptr<NetHandle> net_to_train(const py::object& net_or_model, const py::object& batch) {
   if (!py::isinstance<NetHandle>(net_or_model))
-    return make_net(net_or_model, batch.is_none() ? 128 : batch.cast<int64_t>(), "none", py::none(), 1, 0.9, 5e-4,
-                    "weights", "event", "vdnn", "auto", "", false, py::none(), "fp32");
+    return make_net(net_or_model, batch.is_none() ? 128 : int_in_range(batch, 1, kMaxBatch, "batch"), "none",
+                    py::none(), 1, 0.9, 5e-4, "weights", "event", "vdnn", "auto", "", false, py::none(), "fp32");
   auto h = net_or_model.cast<std::shared_ptr<NetHandle>>();
-  if (!batch.is_none() && batch.cast<int64_t>() != h->net->batch())
+  if (!batch.is_none() && int_in_range(batch, 1, kMaxBatch, "batch") != h->net->batch())
     VDNN_THROW("batch " << batch.cast<int64_t>() << ": this Net was made for batch " << h->net->batch()
                         << " (a Net's batch is fixed: make one with vdnn.Net(model, batch=" << batch.cast<int64_t>()
                         << "), or leave batch out)");
@@ -142,6 +155,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   config.gamma = gamma;
   config.evaluate = evaluate;
   config.save_path = save;
+  if (!save.empty()) check_can_create_file(save, "save=");  // before the training it would come after
   config.augment = parse_augmentation(augment, "augment");
   const DataSource source{data, synthetic_samples, config.seed, config.augment};
   if (evaluate && !has_evaluation_split(source))  // ImageFolder(root): the CLI's --val-data has no keyword here

@@ -77,10 +77,7 @@ std::shared_ptr<Model> load_model(const std::string& source, const py::object& i
   ModelOptions options;
   options.input = input_shape(input);
   if (!classes.is_none()) {
-    const int c = classes.cast<int>();
-    if (c < kMinClasses || c > kMaxClasses)
-      VDNN_THROW("classes " << c << ": expected " << kMinClasses << " to " << kMaxClasses);
-    options.classes = c;
+    options.classes = static_cast<int>(int_in_range(classes, kMinClasses, kMaxClasses, "classes"));
   }
   py::gil_scoped_release release;
   return std::make_shared<Model>(Model{source, options, load_network(source, options)});

@@ -1,5 +1,6 @@
 // python/src/module.cc — the extension vdnn._vdnn: vdnn.Error, the shared conversions, the bindings.
 #include <algorithm>
+#include <limits>
 
 #include "bindings.h"
 #include "util/host_memory.h"
@@ -66,13 +67,29 @@ py::object from_json_text(const std::string& text) { return py::module_::import(
 
 size_t budget_bytes(const py::object& value, const std::string& what) {
   if (value.is_none()) return 0;
-  if (py::isinstance<py::str>(value)) return parse_size(value.cast<std::string>(), what);
-  if (py::isinstance<py::int_>(value)) {
-    const long long v = value.cast<long long>();
-    if (v < 0) VDNN_THROW(what << " " << v << ": expected a size >= 0 in bytes, or a text such as \"48MiB\"");
-    return static_cast<size_t>(v);
+  if (py::isinstance<py::str>(value)) return check_budget(parse_size(value.cast<std::string>(), what), what);
+  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+    // Python's ints have no bound: compared as Python ints, never cast first (2**64 would not fit).
+    if (value > py::int_(std::numeric_limits<size_t>::max()))
+      VDNN_THROW(what << " " << py::str(value).cast<std::string>() << ": expected a size of at most "
+                      << std::numeric_limits<size_t>::max() << " bytes, or a text such as \"48MiB\"");
+    if (value < py::int_(1))
+      VDNN_THROW(
+          what << " " << py::str(value).cast<std::string>()
+               << ": expected a size above 0 in bytes, or a text such as \"48MiB\" (leave it out for the default)");
+    return value.cast<size_t>();
   }
-  VDNN_THROW(what << ": expected bytes (int) or a size such as \"48MiB\" (str)");
+  VDNN_THROW(what << ": expected bytes (int) or a size such as \"48MiB\" (str), got "
+                  << py::str(py::type::of(value).attr("__name__")).cast<std::string>());
+}
+
+int64_t int_in_range(const py::object& value, int64_t lo, int64_t hi, const std::string& what) {
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+    VDNN_THROW(what << ": expected an int from " << lo << " to " << hi << ", got "
+                    << py::str(py::type::of(value).attr("__name__")).cast<std::string>());
+  if (value < py::int_(lo) || value > py::int_(hi))  // compared as Python ints: 2**64 is out of range, not a cast error
+    VDNN_THROW(what << " " << py::str(value).cast<std::string>() << ": expected " << lo << " to " << hi);
+  return value.cast<int64_t>();
 }
 
 }  // namespace vdnn::python

@@ -12,7 +12,7 @@
 
 namespace vdnn {
 
-enum class LayerKind { kConv, kActivation, kPool, kNorm, kFc, kDropout, kJoin, kReshape, kLoss };
+enum class LayerKind { kConv, kActivation, kPool, kNorm, kFc, kDropout, kJoin, kReshape, kLoss, kAttention };
 
 inline std::string to_string(LayerKind kind) {
   switch (kind) {
@@ -34,6 +34,8 @@ inline std::string to_string(LayerKind kind) {
       return "RESHAPE";
     case LayerKind::kLoss:
       return "LOSS";
+    case LayerKind::kAttention:
+      return "ATTN";
   }
   return "?";
 }

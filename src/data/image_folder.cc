@@ -22,7 +22,9 @@ namespace vdnn {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kCacheFormat = 3;  // 2: with the files' sizes and colour modes; 3: links to folders no longer followed
+// 2: with the files' sizes and colour modes; 3: links to folders no longer followed; 4: CBOR, not JSON
+// text (a file or class name that is not UTF-8 is kept byte for byte; JSON text cannot hold it).
+constexpr int kCacheFormat = 4;
 constexpr int64_t kRacySeconds = 2;
 
 bool is_image_name(const fs::path& p) {
@@ -50,7 +52,7 @@ std::string cache_file(const std::string& dir, const std::string& root) {
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : root) h = (h ^ c) * 1099511628211ULL;
   char name[40];
-  std::snprintf(name, sizeof name, "file-list-%016llx.json", static_cast<unsigned long long>(h));
+  std::snprintf(name, sizeof name, "file-list-%016llx.cbor", static_cast<unsigned long long>(h));
   return (fs::path(dir) / name).string();
 }
 
@@ -164,10 +166,15 @@ ImageFolder::ImageFolder(const std::string& root, const ImageFolderOptions& opti
   if (files_.empty())
     VDNN_THROW("image folder '" << root << "': no readable JPEG or PNG image in " << classes_.size()
                                 << " class folder(s) (expected " << root << "/<class>/<image>.jpg or .png)");
-  if (classes_.size() < 2)
-    VDNN_THROW("image folder '" << root << "': one class folder ('" << classes_.front()
-                                << "'); a classifier needs at least two classes (with one, the loss is 0 and the "
-                                   "accuracy 1 for any weights)");
+  // Classes with an image, not class folders: --skip-bad-images may have left a folder empty.
+  std::vector<int32_t> with_images(labels_);
+  std::sort(with_images.begin(), with_images.end());
+  with_images.erase(std::unique(with_images.begin(), with_images.end()), with_images.end());
+  if (with_images.size() < 2)
+    VDNN_THROW("image folder '" << root << "': only class '" << classes_.at(with_images.front())
+                                << "' has a readable image (" << classes_.size()
+                                << " class folder(s)); a classifier needs at least two classes with images (with "
+                                   "one, the loss is 0 and the accuracy 1 for any weights)");
 }
 
 void ImageFolder::scan() {
@@ -203,11 +210,12 @@ void ImageFolder::scan() {
 }
 
 bool ImageFolder::read_cache(const std::string& file) {
-  std::ifstream in(file);
+  // Only a regular file: a FIFO at the cache's path would block the read until some writer came.
+  if (!not_a_regular_file(file).empty()) return false;
+  std::ifstream in(file, std::ios::binary);
   if (!in) return false;
-  nlohmann::json j;
   try {
-    in >> j;
+    const nlohmann::json j = nlohmann::json::from_cbor(in);
     if (j.at("format").get<int>() != kCacheFormat || j.at("root").get<std::string>() != root_) return false;
     for (const auto& f : j.at("folders"))
       if (modified(f.at(0).get<std::string>()) != f.at(1).get<int64_t>()) return false;  // changed since
@@ -221,8 +229,10 @@ bool ImageFolder::read_cache(const std::string& file) {
     folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear(), headers_.clear();
     return false;
   }
+  // A damaged cache (a label that names no class folder) is scanned again, never trusted.
+  const auto no_class = [&](int32_t label) { return label < 0 || static_cast<size_t>(label) >= classes_.size(); };
+  bool repaired = files_.size() != labels_.size() || std::any_of(labels_.begin(), labels_.end(), no_class);
   // A bad file repaired in place leaves its folder's time as it was: read the bad ones again.
-  bool repaired = files_.size() != labels_.size();
   for (const auto& [path, why] : bad_) {
     std::error_code ec;
     if (repaired || !fs::is_regular_file(path, ec)) continue;
@@ -250,14 +260,19 @@ void ImageFolder::write_cache(const std::string& file) const {
   const nlohmann::json j = {
       {"format", kCacheFormat}, {"root", root_},     {"folders", folders_}, {"classes", classes_},
       {"files", files_},        {"labels", labels_}, {"bad", bad_},         {"headers", headers_}};
+  std::error_code ec;
+  if (fs::exists(file, ec) && !not_a_regular_file(file).empty()) {  // a FIFO or a device: not ours to write
+    std::fprintf(stderr, "warning: the file list of '%s' is not cached: %s %s\n", root_.c_str(), file.c_str(),
+                 not_a_regular_file(file).c_str());
+    return;
+  }
   try {
-    std::error_code ec;
     fs::create_directories(fs::path(file).parent_path(), ec);
-    const std::string text = j.dump();
+    const std::vector<uint8_t> bytes = nlohmann::json::to_cbor(j);
     AtomicFile out(file);
-    out.write(text.data(), text.size());
+    out.write(bytes.data(), bytes.size());
     out.commit();
-  } catch (const std::exception& e) {  // vdnn::Error, or nlohmann's type_error on a non-UTF-8 name
+  } catch (const std::exception& e) {  // vdnn::Error: a read-only folder, a FIFO nobody reads, ...
     std::fprintf(stderr, "warning: the file list of '%s' is not cached: %s\n", root_.c_str(), e.what());
   }
 }

@@ -523,7 +523,12 @@ class Translator {
           "training=torch.onnx.TrainingMode.TRAINING");
     require_only_first_output_used(node);
     const double eps = as_decimal(node.real("epsilon", 1e-5f));
-    const double momentum = as_decimal(1.0 - as_decimal(node.real("momentum", 0.9f)));
+    const float onnx_momentum = node.real("momentum", 0.9f);  // ONNX's: the weight of the old running value
+    if (!(onnx_momentum >= 0 && onnx_momentum <= 1))
+      node.fail(VDNN_MSG("momentum " << onnx_momentum
+                                     << ": expected 0 to 1 (ONNX's momentum, the weight of the "
+                                        "running statistics' old value)"));
+    const double momentum = as_decimal(1.0 - as_decimal(onnx_momentum));
     if (node.integer("spatial", 1) != 1) node.fail("spatial 0 is not supported");
     const std::string input = data_input(node, 0);
     json layer = {{"type", "batch_norm"}, {"eps", eps}, {"momentum", momentum}, {"inputs", {input}}};
@@ -567,6 +572,8 @@ class Translator {
   // where C is one bias for every sample: [units], [1, units] or a single value.
   void gemm(OnnxNodeReader& node, int index) {
     const float alpha = node.real("alpha", 1.0f), beta = node.real("beta", 1.0f);
+    for (const auto& [name, value] : {std::pair{"alpha", alpha}, std::pair{"beta", beta}})
+      if (!std::isfinite(value)) node.fail(VDNN_MSG(name << " " << value << ": expected a finite number"));
     if (node.integer("transA", 0) != 0) node.fail("transA 1 is not supported (the data must be [N, K])");
     const bool trans_b = node.integer("transB", 0) != 0;
     const bool bias = beta != 0 && !node.input(2).empty();

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "layers/attention.h"
 #include "layers/batch_norm.h"
 #include "layers/conv.h"
 #include "layers/elementwise.h"
@@ -20,6 +21,7 @@ using Factory = std::function<std::unique_ptr<Layer>(const std::string&, LayerCo
 static const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
       {"conv", ConvLayer::parse},
+      {"attention", AttentionLayer::parse},
       {"max_pool", [](auto& n, auto& c) { return PoolLayer::parse(n, "max_pool", c); }},
       {"avg_pool", [](auto& n, auto& c) { return PoolLayer::parse(n, "avg_pool", c); }},
       {"lrn", LrnLayer::parse},

@@ -8,9 +8,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "vdnn/error.h"
 
@@ -50,6 +52,39 @@ Kind kind_of(const std::string& target) {
   if (::stat(target.c_str(), &st) != 0) return Kind::kMissing;
   if (S_ISDIR(st.st_mode)) return Kind::kFolder;
   return S_ISREG(st.st_mode) ? Kind::kRegular : Kind::kStream;
+}
+
+bool is_fifo(const std::string& target) {
+  struct stat st;
+  return ::stat(target.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+// A write descriptor of a device, FIFO or socket. open(2) of a FIFO for writing blocks until some
+// process opens it for reading, forever if none does: it is opened without blocking instead, which
+// fails at once (ENXIO) while no reader is there; vdnn tries again for kFifoReaderWait (a reader
+// started just after vdnn), then gives up naming the path. The descriptor is made blocking again
+// for the writes (a reader slower than vdnn slows it down, as with a shell's `>`).
+constexpr auto kFifoReaderWait = std::chrono::seconds(2);
+
+int open_stream_for_writing(const std::string& path, const std::string& target) {
+  const auto give_up = std::chrono::steady_clock::now() + kFifoReaderWait;
+  int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+  while (fd < 0 && errno == ENXIO && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+  }
+  if (fd < 0 && errno == ENXIO && is_fifo(target))
+    VDNN_THROW(path << ": is a FIFO that no process opened for reading within "
+                    << std::chrono::seconds(kFifoReaderWait).count() << " s; start its reader first (e.g. `cat " << path
+                    << " &`), or name a regular file");
+  if (fd < 0) VDNN_THROW(path << ": cannot open it for writing (" << errno_text() << ")");
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    const std::string why = errno_text();
+    ::close(fd);
+    VDNN_THROW(path << ": cannot open it for writing (" << why << ")");
+  }
+  return fd;
 }
 
 // The temporary files of the AtomicFiles alive, readable from a signal handler: a slot is free (0),
@@ -107,7 +142,7 @@ void check_can_create_file(const std::string& path, const std::string& flag) {
     case Kind::kStream:
       if (access(target.c_str(), W_OK) != 0)
         VDNN_THROW(flag << " " << shown << ": cannot write to it (" << errno_text() << ")");
-      return;
+      return;  // a FIFO is not opened here: opening and closing it would end its reader's input
     case Kind::kMissing:
     case Kind::kRegular:
       break;
@@ -147,8 +182,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(follo
     case Kind::kFolder:
       VDNN_THROW(path_ << ": is a folder, expected a file name");
     case Kind::kStream:  // written as it is: renaming over /dev/null would replace the device
-      fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd_ < 0) VDNN_THROW(path_ << ": cannot open it for writing (" << errno_text() << ")");
+      fd_ = open_stream_for_writing(path_, target_);
       return;
     case Kind::kMissing:
     case Kind::kRegular:

@@ -8,7 +8,8 @@
 //  - a symbolic link: it is followed (to its end, even if that does not exist yet) and the above
 //    happens beside its target; the link stays a link.
 //  - a device or a FIFO (/dev/null, /dev/stdout, a named pipe): it is opened and written as it is,
-//    never renamed over; every write and the close are checked (/dev/full fails with ENOSPC).
+//    never renamed over; every write and the close are checked (/dev/full fails with ENOSPC). A
+//    FIFO that no process reads within 2 s is refused naming it, instead of blocking forever.
 //  - a folder: refused with an error naming the path.
 // A file that is never committed (an exception while writing) is removed by the destructor, and
 // unlink_temp_files_in_flight() removes the temporary files of every AtomicFile alive (for a signal

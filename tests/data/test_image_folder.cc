@@ -4,12 +4,15 @@
 // the resampler keeps constants and mirrors; a folder's classes, labels and cached list; bad files
 // refused or skipped and counted; the same batches whatever the number of loader threads.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_run.h"
 #include "data/batch_loader.h"
@@ -300,6 +303,64 @@ TEST(ImageFolder, AnEmptyClassOrAFileThatIsNoImageIsRefusedNamingItOrLeftOutAndC
   EXPECT_EQ(f.bad_images(), 3);  // fake.jpg, dangling.png and the empty class
   EXPECT_EQ(f.classes().size(), 3u);
   EXPECT_EQ(f.labels().size(), 4u);
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
+// The one cache file in `cache` (the folder's list, named by a hash of its path).
+fs::path only_file_in(const fs::path& cache) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(cache))
+    if (e.is_regular_file()) files.push_back(e.path());
+  EXPECT_EQ(files.size(), 1u);
+  return files.empty() ? cache / "missing" : files.front();
+}
+
+TEST(ImageFolder, ADamagedCacheIsScannedAgainNotTrusted) {
+  const fs::path root = make_folder("folder_damaged_cache", {"a", "b"}, 2);
+  const fs::path cache = test::temp_dir("folder_damaged_cache_files");
+  test::set_folder_times(root, 10);
+  ImageFolder(root, small(cache));  // scanned and cached
+  const fs::path file = only_file_in(cache);
+  std::ifstream in(file, std::ios::binary);
+  nlohmann::json j = nlohmann::json::from_cbor(in);
+  in.close();
+  j["labels"][0] = 7;  // two classes: a label no class folder has
+  const std::vector<uint8_t> bytes = nlohmann::json::to_cbor(j);
+  std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const ImageFolder f(root, small(cache));
+  EXPECT_FALSE(f.list_from_cache());
+  EXPECT_EQ(f.labels(), (std::vector<int32_t>{0, 0, 1, 1}));
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
+TEST(ImageFolder, AFifoAtTheCachesPathIsNeitherReadNorWritten) {
+  const fs::path root = make_folder("folder_fifo_cache", {"a", "b"}, 2);
+  const fs::path cache = test::temp_dir("folder_fifo_cache_files");
+  test::set_folder_times(root, 10);
+  ImageFolder(root, small(cache));
+  const fs::path file = only_file_in(cache);
+  fs::remove(file);
+  ASSERT_EQ(mkfifo(file.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const ImageFolder f(root, small(cache));  // would block in open(2) if it read or wrote the FIFO
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  EXPECT_FALSE(f.list_from_cache());
+  EXPECT_EQ(f.labels().size(), 4u);
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
+TEST(ImageFolder, ClassNamesThatAreNotUtf8AreCachedByteForByte) {
+  const std::string latin1 = "caf\xe9";  // "café" in Latin-1: not UTF-8
+  const fs::path root = make_folder("folder_latin1_cache", {"a", latin1}, 2);
+  const fs::path cache = test::temp_dir("folder_latin1_cache_files");
+  test::set_folder_times(root, 10);
+  EXPECT_FALSE(ImageFolder(root, small(cache)).list_from_cache());
+  const ImageFolder cached(root, small(cache));
+  EXPECT_TRUE(cached.list_from_cache());
+  EXPECT_EQ(cached.classes(), (std::vector<std::string>{"a", latin1}));
   fs::remove_all(root);
   fs::remove_all(cache);
 }

@@ -113,7 +113,7 @@ TEST(ImageFolderLinks, AFifoNamedAsAnImageIsRefusedWithoutWaitingOrLeftOut) {
 TEST(ImageFolderLinks, AFolderOfOneClassIsRefused) {
   const fs::path root = make_classes("links_one_class", {"cat"}, 2);
   test::expect_error([&] { ImageFolder(root, options(false)); },
-                     {"one class folder ('cat')", "needs at least two classes"});
+                     {"only class 'cat' has a readable image", "needs at least two classes with images"});
   fs::remove_all(root);
 }
 

@@ -145,6 +145,27 @@ TEST(OnnxHostile, InfiniteAttributesAreRefusedByTheLayersRanges) {
   EXPECT_NE(eps.find("got inf"), std::string::npos) << eps;
 }
 
+// Out-of-range attributes are named as the file holds them: ONNX's momentum -0.5 (was shown as
+// PyTorch's 1.5), a Gemm's beta of Inf (was blamed on the bias tensor it scaled).
+TEST(OnnxHostile, AttributesOutOfRangeAreShownAsTheFileHoldsThem) {
+  const std::vector<std::string> bn_params{"bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"};
+  const std::string bn = import_error(image_model(
+      "BatchNormalization", [](OnnxTestModel& m) { m.real("momentum", -0.5f); }, bn_params, 3));
+  EXPECT_NE(bn.find("node '/the/BatchNormalization' (BatchNormalization): momentum -0.5: expected 0 to 1"),
+            std::string::npos)
+      << bn;
+  for (const char* attribute : {"alpha", "beta"}) {
+    OnnxTestModel m({2, 6});
+    m.init("w", {6, 4}).init("c", {4});
+    m.node("Gemm", {"x", "w", "c"}, {"logits"}, "fc").real(attribute, std::numeric_limits<float>::infinity());
+    m.output("logits");
+    const std::string gemm = import_error(m);
+    EXPECT_NE(gemm.find("node 'fc' (Gemm): " + std::string(attribute) + " inf: expected a finite number"),
+              std::string::npos)
+        << gemm;
+  }
+}
+
 // A model description built in memory (the Python API's dicts, the importer) can hold NaN, which
 // no JSON file can: LayerConfig's range check refuses it for every layer.
 TEST(OnnxHostile, TheLayersRangeCheckRefusesNaNFromAnySource) {

@@ -90,3 +90,25 @@ def test_an_allocation_the_host_refuses_is_reported_in_the_clis_words(mlp_path):
             vdnn.load_data(model, "synthetic", synthetic_samples=2**21)
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def test_budgets_and_counts_out_of_any_range_are_refused_in_python_words(mlp_path, tmp_path):
+    # Python's ints have no bound: 2**64 is "out of range", never pybind11's "Unable to cast".
+    assert refused(vdnn.plan, mlp_path, batch=4, device_memory=0).startswith(
+        "device_memory 0: expected a size above 0")
+    assert refused(vdnn.plan, mlp_path, batch=4, device_memory=2**64).startswith(
+        "device_memory 18446744073709551616: expected a size of at most")
+    assert refused(vdnn.Net, mlp_path, batch=4, device_memory=2**64).startswith(
+        "device_memory 18446744073709551616: expected a size of at most")
+    assert refused(vdnn.load_model, "fmnist_cnn", classes=2**31) == "classes 2147483648: expected 2 to 1048576"
+    assert refused(vdnn.load_model, "fmnist_cnn", classes=2**70) == (
+        "classes 1180591620717411303424: expected 2 to 1048576")
+    assert refused(vdnn.train, mlp_path, data="synthetic", batch=2**64) == "batch 18446744073709551616: expected 1 to 1048576"
+
+
+def test_a_save_path_that_cannot_be_written_is_refused_before_training(mlp_path, tmp_path):
+    net = vdnn.Net(mlp_path, batch=4)
+    before = net.weights_sha256()
+    text = refused(vdnn.train, net, data="synthetic", iterations=2, save=str(tmp_path))
+    assert "is a folder" in text, text
+    assert net.steps == 0 and net.weights_sha256() == before  # refused before the first step

@@ -45,3 +45,27 @@ def test_a_train_callback_may_call_the_net_it_trains():
     hashes = []
     vdnn.train(net, data="synthetic", iterations=3, callback=lambda step: hashes.append(net.weights_sha256()))
     assert len(set(hashes)) == 3 and hashes[-1] == net.weights_sha256()
+
+
+def test_two_threads_sharing_one_batches_iterator_get_each_batch_once():
+    data = vdnn.load_data("fmnist_cnn", "synthetic", synthetic_samples=256, seed=2)
+    expected = [y.tolist() for _, y in vdnn.batches(data, batch=8, seed=5)]
+    for _ in range(3):
+        shared = iter(vdnn.batches(data, batch=8, seed=5))
+        got, errors = [], []
+
+        def drain():
+            try:
+                for _, y in shared:
+                    got.append(y.tolist())
+            except Exception as e:  # pylint: disable=broad-except
+                errors.append(e)
+
+        threads = [threading.Thread(target=drain) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not any(t.is_alive() for t in threads), "a thread hangs on the shared iterator"
+        assert not errors, errors
+        assert sorted(got) == sorted(expected)  # every batch once: none twice, none lost

@@ -630,4 +630,96 @@ Tensor4 add(const Tensor4& a, const Tensor4& b) {
   return y;
 }
 
+namespace {
+
+// The probabilities P[n][h][i][j] of attention_forward, in double.
+std::vector<double> attention_probabilities(const std::vector<float>& x, const AttentionParams& p) {
+  require(p.heads > 0 && p.c % p.heads == 0, "attention: heads must divide C");
+  require(x.size() == static_cast<size_t>(p.n * p.t * 3 * p.c), "attention: x must hold N*T*3C values");
+  const int64_t D = p.c / p.heads, T = p.t, row = 3 * p.c;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  std::vector<double> P(static_cast<size_t>(p.n * p.heads * T * T), 0.0);
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t h = 0; h < p.heads; ++h)
+      for (int64_t i = 0; i < T; ++i) {
+        double* Pi = &P[static_cast<size_t>(((n * p.heads + h) * T + i) * T)];
+        const int64_t last = p.causal ? i : T - 1;
+        double top = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j <= last; ++j) {
+          double s = 0;
+          for (int64_t d = 0; d < D; ++d)
+            s += static_cast<double>(x[(n * T + i) * row + h * D + d]) *
+                 static_cast<double>(x[(n * T + j) * row + p.c + h * D + d]);
+          Pi[j] = s * scale;
+          top = std::max(top, Pi[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j <= last; ++j) sum += (Pi[j] = std::exp(Pi[j] - top));
+        for (int64_t j = 0; j <= last; ++j) Pi[j] /= sum;
+      }
+  return P;
+}
+
+}  // namespace
+
+std::vector<float> attention_forward(const std::vector<float>& x, const AttentionParams& p,
+                                     const std::vector<float>& drop) {
+  const std::vector<double> P = attention_probabilities(x, p);
+  require(drop.empty() || drop.size() == P.size(), "attention_forward: drop must be empty or hold N*H*T*T factors");
+  const int64_t D = p.c / p.heads, T = p.t, row = 3 * p.c;
+  std::vector<float> y(static_cast<size_t>(p.n * T * p.c));
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t h = 0; h < p.heads; ++h)
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t d = 0; d < D; ++d) {
+          double s = 0;
+          for (int64_t j = 0; j < T; ++j) {
+            const size_t at = static_cast<size_t>(((n * p.heads + h) * T + i) * T + j);
+            s += P[at] * (drop.empty() ? 1.0 : drop[at]) *
+                 static_cast<double>(x[(n * T + j) * row + 2 * p.c + h * D + d]);
+          }
+          y[(n * T + i) * p.c + h * D + d] = static_cast<float>(s);
+        }
+  return y;
+}
+
+std::vector<float> attention_backward(const std::vector<float>& x, const std::vector<float>& dy,
+                                      const AttentionParams& p, const std::vector<float>& drop) {
+  const std::vector<double> P = attention_probabilities(x, p);
+  require(drop.empty() || drop.size() == P.size(), "attention_backward: drop must be empty or hold N*H*T*T factors");
+  require(dy.size() == static_cast<size_t>(p.n * p.t * p.c), "attention_backward: dy must hold N*T*C values");
+  const int64_t D = p.c / p.heads, T = p.t, row = 3 * p.c;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  std::vector<double> dx(x.size(), 0.0), dP(static_cast<size_t>(T * T));
+  auto X = [&](int64_t n, int64_t t, int64_t col) { return static_cast<double>(x[(n * T + t) * row + col]); };
+  auto dY = [&](int64_t n, int64_t t, int64_t col) { return static_cast<double>(dy[(n * T + t) * p.c + col]); };
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t h = 0; h < p.heads; ++h) {
+      const size_t base = static_cast<size_t>((n * p.heads + h) * T * T);
+      auto factor = [&](int64_t i, int64_t j) { return drop.empty() ? 1.0 : drop[base + i * T + j]; };
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < T; ++j) {
+          const double pd = P[base + i * T + j] * factor(i, j);
+          double dp = 0;
+          for (int64_t d = 0; d < D; ++d) {
+            dx[(n * T + j) * row + 2 * p.c + h * D + d] += pd * dY(n, i, h * D + d);  // dV = (P*drop)^T dY
+            dp += dY(n, i, h * D + d) * X(n, j, 2 * p.c + h * D + d);
+          }
+          dP[i * T + j] = dp * factor(i, j);
+        }
+      for (int64_t i = 0; i < T; ++i) {
+        double dot = 0;  // rowsum(dP * P)
+        for (int64_t j = 0; j < T; ++j) dot += dP[i * T + j] * P[base + i * T + j];
+        for (int64_t j = 0; j < T; ++j) {
+          const double ds = P[base + i * T + j] * (dP[i * T + j] - dot) * scale;
+          for (int64_t d = 0; d < D; ++d) {
+            dx[(n * T + i) * row + h * D + d] += ds * X(n, j, p.c + h * D + d);  // dQ = dS K
+            dx[(n * T + j) * row + p.c + h * D + d] += ds * X(n, i, h * D + d);  // dK = dS^T Q
+          }
+        }
+      }
+    }
+  return std::vector<float>(dx.begin(), dx.end());
+}
+
 }  // namespace vdnn::ref

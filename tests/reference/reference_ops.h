@@ -193,4 +193,21 @@ std::vector<Tensor4> concat_channels_backward(const Tensor4& dy, const std::vect
 // Elementwise sum of two same-shape tensors (the backward of add passes dy to both inputs).
 Tensor4 add(const Tensor4& a, const Tensor4& b);
 
+// ---------------------------------------------------------------------------------------------
+// Multi-head scaled dot-product self-attention (layers/attention.h). x is [N, T, 3C] row-major:
+// q, k, v packed along the last axis, head h of each at columns [h*D, (h+1)*D), D = C / heads.
+//   S[n,h,i,j] = sum_d q[n,i,h*D+d] * k[n,j,h*D+d] / sqrt(D),  -inf where causal and j > i
+//   P = softmax_j(S),  y[n,i,h*D+d] = sum_j P[n,h,i,j] * drop[n,h,i,j] * v[n,j,h*D+d]
+// y is [N, T, C]. `drop` is empty (no dropout) or N*H*T*T factors (0 or 1/(1-rate)) multiplied onto
+// the probabilities after the softmax. Everything in double, rounded once per output element.
+struct AttentionParams {
+  int64_t n = 1, t = 1, c = 1, heads = 1;
+  bool causal = true;
+};
+std::vector<float> attention_forward(const std::vector<float>& x, const AttentionParams& p,
+                                     const std::vector<float>& drop = {});
+// dx ([N, T, 3C]: dq | dk | dv) given x and dy ([N, T, C]), the exact derivative of attention_forward.
+std::vector<float> attention_backward(const std::vector<float>& x, const std::vector<float>& dy,
+                                      const AttentionParams& p, const std::vector<float>& drop = {});
+
 }  // namespace vdnn::ref

@@ -4,7 +4,9 @@
 // in ceil mode, LRN windows); this test can. Forward and backward of pooling (ceil mode, padding
 // in and out of the divisor, overhanging windows, blocked and channels-last layouts), LRN,
 // convolution (groups, strides, padding, dilation, asymmetric padding), ReLU6 (with inputs at
-// exactly 0 and 6), batch norm (training), FC and softmax cross-entropy.
+// exactly 0 and 6), batch norm (training), FC, softmax cross-entropy and attention (materialized and
+// fused, causal and not: PyTorch's softmax(QK^T/sqrt(D) + mask)V written out, since Debian's torch
+// 1.13 has no scaled_dot_product_attention).
 //
 // Python runs once for all cases (importing torch takes a second or two), with a timeout. A
 // missing python3 or torch FAILS the test: scripts/setup.sh installs python3-torch (Debian's, for
@@ -225,6 +227,15 @@ TEST(TorchReference, LayersMatchPyTorchInFloat64) {
       // Fully connected on a blocked 4-D input, and the loss.
       {{{"type", "fc"}, {"units", 7}}, 3, Shape{16, 3, 2}, tag::aBcd16b, 1e-4, 1e-4},
       {{{"type", "softmax_cross_entropy"}}, 4, Shape{6}, tag::nchw, 1e-5, 1e-6},
+      // Attention on a packed [T, 3C] sequence; T = 70 spans a fused tile and a ragged one.
+      {{{"type", "attention"}, {"heads", 2}}, 2, Shape{70, 24}, tag::abc, 1e-3, 1e-5},
+      {{{"type", "attention"}, {"heads", 2}, {"implementation", "fused"}}, 2, Shape{70, 24}, tag::abc, 1e-3, 1e-5},
+      {{{"type", "attention"}, {"heads", 4}, {"causal", false}, {"implementation", "fused"}},
+       1,
+       Shape{9, 48},
+       tag::abc,
+       1e-3,
+       1e-5},
   };
   std::vector<Computed> computed;
   nlohmann::json requests = nlohmann::json::array();

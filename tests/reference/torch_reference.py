@@ -6,12 +6,13 @@ usage: torch_reference.py IN.json OUT.json
 
 IN.json is {"cases": [...]}; each case carries a vdnn layer object ("layer": the fields a model
 file would hold, read here with vdnn's documented defaults), the input "shape" [N, C, H, W] and
-plain NCHW "x", the parameters in vdnn's plain layouts ("params": weights then bias, or gamma then
+plain NCHW "x" (attention: [N, T, 3C], q|k|v packed), the parameters in vdnn's plain layouts ("params": weights then bias, or gamma then
 beta), "dy" (absent for the loss, whose own gradient is taken) and "labels" for the loss.
 OUT.json is {"results": [{"y", "dx", "dparams"}]} in the same order, all flattened row-major.
 Needs python3-torch (Debian; scripts/setup.sh installs it).
 """
 import json
+import math
 import sys
 
 import torch
@@ -73,6 +74,18 @@ def run(case):
         b = tensor(case["params"][1], [layer["units"]])
         params = [w, b]
         y = F.linear(flat, w, b)
+    elif kind == "attention":
+        # Debian's torch 1.13 has no F.scaled_dot_product_attention (it arrived in 2.0), so this is
+        # its definition spelled out: softmax(q k^T / sqrt(D) + mask) v per head. The comparison
+        # with torch 2.x's own function belongs to the pip-torch parity suite (tests/torch).
+        n, t, c = case["shape"][0], case["shape"][1], case["shape"][2] // 3
+        heads = layer["heads"]
+        d = c // heads
+        q, k, v = (z.reshape(n, t, heads, d).transpose(1, 2) for z in x.split(c, dim=2))
+        s = q @ k.transpose(-2, -1) / math.sqrt(d)
+        if layer.get("causal", True):
+            s = s.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+        y = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(n, t, c)
     elif kind == "softmax_cross_entropy":
         y = F.cross_entropy(x.flatten(1), torch.tensor(case["labels"]), reduction="mean")
     else:

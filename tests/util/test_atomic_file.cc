@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -90,6 +91,17 @@ TEST_F(AtomicFileKinds, AFifoIsWrittenThroughAndStaysAFifo) {
   test::FifoReader reader(h.path);
   write_file(h.path.string(), "through the pipe");
   EXPECT_EQ(reader.finish(), "through the pipe");
+  EXPECT_EQ(kind_of(h.path), "FIFO");
+}
+
+TEST_F(AtomicFileKinds, AFifoNobodyReadsIsRefusedNamingItInsteadOfBlocking) {
+  const auto h = make_hostile_path(dir_, "unread", HostileKind::kFifo);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = error_of([&] { write_file(h.path.string(), "nobody listens"); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(error.find(h.path.string() + ": is a FIFO that no process opened for reading"), std::string::npos) << error;
+  EXPECT_GE(seconds, 1.5);   // a reader started just after the writer still gets its bytes ...
+  EXPECT_LT(seconds, 10.0);  // ... but nobody waits forever
   EXPECT_EQ(kind_of(h.path), "FIFO");
 }
 

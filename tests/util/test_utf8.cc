@@ -62,5 +62,11 @@ TEST(Utf8, SvgTextHoldsNoByteXmlCannotRead) {
   EXPECT_EQ(xml_escape("caf\xc3\xa9"), "caf\xc3\xa9");
 }
 
+TEST(Utf8, AsOneLineWritesLineBreaksAndControlCharactersAsEscapes) {
+  EXPECT_EQ(as_one_line("plain: caf\xc3\xa9\ttab"), "plain: caf\xc3\xa9\ttab");
+  EXPECT_EQ(as_one_line("a\nb.png: bad"), "a\\nb.png: bad");
+  EXPECT_EQ(as_one_line("cr\r bell\a del\x7f"), "cr\\r bell\\x07 del\\x7f");
+}
+
 }  // namespace test_utf8
 }  // namespace vdnn

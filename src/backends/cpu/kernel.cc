@@ -54,6 +54,7 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
       {"concat", make_concat_kernel},
       {"add", make_add_kernel},
       {"softmax_cross_entropy", make_softmax_ce_kernel},
+      {"attention", make_attention_kernel},
       {"batch_slice", make_batch_slice_kernel},
       {"batch_gather", make_batch_gather_kernel},
       {"bn_stats", make_bn_stats_kernel},

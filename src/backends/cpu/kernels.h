@@ -21,6 +21,8 @@ std::unique_ptr<CpuKernel> make_add_kernel(const KernelSetup& s, const dnnl::eng
 // kind that applies a fused ReLU; otherwise it runs oneDNN's sum.
 bool add_is_binary(const std::vector<dnnl::memory::desc>& in_mds);
 std::unique_ptr<CpuKernel> make_softmax_ce_kernel(const KernelSetup& s, const dnnl::engine& e);
+// attention (layers/attention.h): materialized or fused, as the layer names.
+std::unique_ptr<CpuKernel> make_attention_kernel(const KernelSetup& s, const dnnl::engine& e);
 // batch_slice, batch_gather (layers/batch_slice.h): copies of a byte range per slice.
 std::unique_ptr<CpuKernel> make_batch_slice_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_batch_gather_kernel(const KernelSetup& s, const dnnl::engine& e);

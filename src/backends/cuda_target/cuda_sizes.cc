@@ -3,12 +3,33 @@
 
 #include <algorithm>
 
+#include "layers/attention.h"
 #include "layers/conv.h"
 #include "layers/pool.h"
 #include "plan/conv_algorithms.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
+
+// Attention (layers/attention.h), as the CPU kernels size it. materialized: the probabilities
+// [N, H, T, T] saved (+ a byte mask with dropout), dP and the dropped probabilities in scratch;
+// fused (FlashAttention-2): the per-row log-sum-exp [N, H, T] saved, D = rowsum(dO * O) and an f32
+// dQ accumulator [N, T, C] in scratch (its tiles live in shared memory, not in the arena).
+static CudaSizes attention_sizes(const AttentionLayer& layer, int64_t batch, const Shape& out, CudaSizes s) {
+  const int64_t t = out.dims.at(0), c = out.dims.at(1), rows = batch * layer.p().heads * t;
+  const bool dropout = layer.p().dropout > 0;
+  if (layer.fused()) {
+    s.saved_bytes = {static_cast<size_t>(rows) * sizeof(float)};
+    s.scratch_bytes = static_cast<size_t>(rows + batch * t * c) * sizeof(float);
+  } else {
+    const size_t probabilities = static_cast<size_t>(rows * t);
+    s.saved_bytes = {probabilities * sizeof(float)};
+    if (dropout) s.saved_bytes.push_back(probabilities);  // one byte per probability
+    s.scratch_bytes = probabilities * sizeof(float) * (dropout ? 2 : 1);
+  }
+  s.saved_regenerated.assign(s.saved_bytes.size(), true);  // from the inputs, and the mask from (seed, step)
+  return s;
+}
 
 CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector<Shape>& in_shapes,
                             const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo) {
@@ -30,7 +51,8 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
                                        "batch_gather",
                                        "bn_stats",
                                        "bn_combine",
-                                       "bn_apply"};
+                                       "bn_apply",
+                                       "attention"};
   if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
     layer.fail("the CUDA backend has no kernel for this layer type");
   CudaSizes s;
@@ -74,6 +96,8 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
     // The scale/shift gradients need the full backward even when the input needs no gradient:
     // its data gradient then goes to scratch.
     if (!input0_needs_grad) s.scratch_bytes = s.out_bytes;
+  } else if (type == "attention") {
+    s = attention_sizes(static_cast<const AttentionLayer&>(layer), batch, out_shape, s);
   } else if (is_loss) {
     s.saved_bytes = {float_bytes(batch, in_shapes.at(0))};           // probabilities
     s.scratch_bytes = static_cast<size_t>(batch) * sizeof(int32_t);  // labels
