@@ -15,7 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ensure_packages "${VDNN_FUZZ_PACKAGES[@]}"
 
 FUZZ_DIR="$VDNN_ROOT/build-fuzz"
-FUZZ_TARGETS="${FUZZ_TARGETS:-model_file idx_file safetensors profiles onnx_import npy cifar image}"
+FUZZ_TARGETS="${FUZZ_TARGETS:-model_file idx_file safetensors profiles onnx_import npy cifar image token_data}"
 CC=clang CXX=clang++ cmake -S "$VDNN_ROOT" -B "$FUZZ_DIR" -DVDNN_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 targets=()

@@ -32,8 +32,11 @@ VDNN_PACKAGES=(build-essential cmake pkg-config libdnnl-dev ocl-icd-opencl-dev n
 # libonnx-testdata: ONNX's own conformance data (/usr/share/libonnx-testdata/data: each node and
 # pytorch-converted test a model.onnx with its inputs and expected outputs), which
 # tests/interop/test_onnx_conformance.cc imports and runs (OnnxConformance.*, docs/interop.md).
+# bible-kjv (and its data, bible-kjv-text): the King James Bible, real English for the char-level
+# language-model tests; `bible -f Gen1:1-Rev22:21 > kjv.txt` writes its 4.4 MB as text (no Debian 12
+# package installs a plain English text of 1 MB or more as one file; docs/design/data-loading.md).
 VDNN_TEST_PACKAGES=(libxml2-utils librsvg2-bin python3-torch python3-torchvision python3-onnx
-                    python3-pytest python3-venv python3-pip libonnx-testdata)
+                    python3-pytest python3-venv python3-pip libonnx-testdata bible-kjv bible-kjv-text)
 # The fuzzing run (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes.
 VDNN_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 

@@ -49,7 +49,7 @@ if [ "${VDNN_SKIP_TSAN:-0}" != 1 ]; then
   echo "== ThreadSanitizer: runtime, streams, allocators, loader workers (augmenting, decoding), step recorder, stress (48 cases)"
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 exitcode=66" VDNN_STRESS_CASES=48 "$TSAN_DIR/vdnn_tests" \
     --gtest_brief=1 \
-    --gtest_filter='CpuDevice*:OffsetAllocator*:HostCopies*:Residency*:Batch*:Augment.TheLoader*:Offload.Bit*:Offload.Too*:StepTimeline*:Stress.*'
+    --gtest_filter='CpuDevice*:OffsetAllocator*:HostCopies*:Residency*:Batch*:Augment.TheLoader*:TokenData.Windows*:TokenDataLoader*:Offload.Bit*:Offload.Too*:StepTimeline*:Stress.*'
   elapsed "ThreadSanitizer (build and run)"
 fi
 

@@ -1,8 +1,10 @@
 // tools/data_flags.h — the flags every command that reads --data takes for image folders
-// (data/image_folder.h): --mean, --std (per-channel normalization) and --skip-bad-images.
+// (data/image_folder.h): --mean, --std (per-channel normalization) and --skip-bad-images; and for
+// token data (data/token_file.h, data/char_text.h): --vocab and --data-format.
 //
 //   DataSource source;
 //   add_image_folder_flags(app, source);   // after parsing: source.mean, source.std, source.skip_bad_images
+//   add_token_data_flags(app, source);     // source.vocab, source.format
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -25,6 +27,18 @@ inline void add_image_folder_flags(CLI::App& app, DataSource& source) {
   app.add_flag("--skip-bad-images", source.skip_bad_images,
                "image folders: leave out (or, found while training, replace) unreadable images with a warning "
                "and a count in the report, instead of stopping with an error naming the file");
+}
+
+inline void add_token_data_flags(CLI::App& app, DataSource& source) {
+  app.add_option("--vocab", source.vocab,
+                 "token files (.bin): the vocabulary size, every id must be below it (default: the model's class "
+                 "count, 50257 for GPT-2; nanoGPT's meta.pkl names it as vocab_size)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_option("--data-format", source.format,
+                 "what the file --data names holds: auto (by its name: FILE.bin nanoGPT's uint16 token ids, FILE.txt "
+                 "UTF-8 text read as characters), tokens or text")
+      ->check(CLI::IsMember({"auto", "tokens", "text"}))
+      ->capture_default_str();
 }
 
 }  // namespace vdnn::cli

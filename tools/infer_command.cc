@@ -410,6 +410,7 @@ Runner add_infer_command(CLI::App& app) {
                      "Fashion-MNIST IDX files")
           ->capture_default_str();
   add_image_folder_flags(app, o->source);
+  add_token_data_flags(app, o->source);
   CLI::Option* logits = app.add_option("--logits", o->logits,
                                        "write every sample's logits to this .npy file (float32 [samples, classes])");
   app.add_option("--images", o->images,

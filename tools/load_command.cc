@@ -81,7 +81,10 @@ int load(const LoadOptions& o) {
 
 Runner add_load_command(CLI::App& app) {
   auto o = std::make_shared<LoadOptions>();
-  app.add_option("--data", o->data, "what `vdnn train --data` reads (an image folder, CIFAR, IDX, synthetic)")
+  app.add_option(
+         "--data", o->data,
+         "what `vdnn train --data` reads (an image folder, CIFAR, IDX, synthetic, a token file FILE.bin, a text "
+         "FILE.txt)")
       ->capture_default_str();
   add_model_flags(app, o->model, {.model_help = "the model whose input the samples are shaped for", .classes = false});
   app.add_option("--split", o->split, "train (shuffled, augmented) or test")
@@ -96,6 +99,7 @@ Runner add_load_command(CLI::App& app) {
   app.add_option("--synthetic-samples", o->synthetic_samples, "samples for --data synthetic")
       ->check(CLI::Range(int64_t{1}, kMaxSyntheticSamples));
   add_image_folder_flags(app, o->image_flags);
+  add_token_data_flags(app, o->image_flags);
   return [o] { return load(*o); };
 }
 

@@ -15,6 +15,7 @@
 #include "comm/rank_agreement.h"
 #include "commands.h"
 #include "data/augment.h"
+#include "data/char_text.h"
 #include "data/data_source.h"
 #include "data/image_folder.h"
 #include "data_flags.h"
@@ -390,6 +391,18 @@ TrainData load_train_data(TrainOptions& o, const Graph& graph) {
   return d;
 }
 
+// Text read as characters: their vocabulary (id -> character) beside --report, to decode what the
+// model generates: run.json -> run.vocab.json.
+void write_text_vocabulary(const TrainOptions& o, const Dataset& train) {
+  namespace fs = std::filesystem;
+  if (train.vocabulary.empty() || o.report.empty()) return;
+  fs::path file = o.report;
+  file.replace_extension(".vocab.json");
+  write_vocabulary(file.string(), train.vocabulary, o.data);
+  std::printf("data: the vocabulary of %s (%zu characters, id -> character) written to %s\n", o.data.c_str(),
+              train.vocabulary.size(), file.c_str());
+}
+
 // --resume continues a run of this model, batch, seed, augmentation and number of ranks only.
 void check_resume(const Checkpoint& c, const TrainOptions& o, const std::string& model, const Communicator& comm) {
   check_resumable(c, model, o.model.batch, o.config.seed);
@@ -446,6 +459,7 @@ int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   check_ranks_share_weights(comm, graph, resume, initial);
   if (resume) check_resume(*resume, o, model_name, comm);
   TrainData data = load_train_data(o, graph);
+  if (comm.rank() == 0) write_text_vocabulary(o, data.train);
   print_run(graph, data.train, data.test, o.model.batch);
   const NetChoice choice = choose_net_options(graph, o, checked, comm);
   Net net(std::move(graph), choice.options);
@@ -503,16 +517,20 @@ void add_data_flags(CLI::App& app, TrainOptions& o) {
                  "fashion-mnist, synthetic, or a folder: CIFAR-10/100 binary batches (data_batch_*.bin, or "
                  "train.bin and test.bin), image folders (DIR/train/<class>/*.jpg|png with DIR/val/<class>/..., "
                  "or class folders DIR/<class>/... as torchvision's ImageFolder(DIR): all of it trains) or "
-                 "Fashion-MNIST IDX files")
+                 "Fashion-MNIST IDX files; or token data for a model whose input is [T] tokens: nanoGPT's folder "
+                 "(train.bin, val.bin), a token file FILE.bin (uint16 ids) or a text FILE.txt (UTF-8 characters, "
+                 "the last 10% held out)")
       ->capture_default_str();
   app.add_option("--val-data", o.image_flags.val_data,
                  "image folders: evaluate on this folder of class folders (DIR/<class>/..., the training "
-                 "classes) instead of DIR/val; with --data a class-folder root, the only evaluation there is");
+                 "classes) instead of DIR/val; with --data a class-folder root, the only evaluation there is; "
+                 "token files: evaluate on this FILE.bin");
   app.add_option("--data-threads", o.config.data_threads,
                  "loader threads: each makes (reads, decodes, augments) whole batches ahead of training")
       ->check(CLI::Range(1, kMaxDataThreads))
       ->capture_default_str();
   add_image_folder_flags(app, o.image_flags);
+  add_token_data_flags(app, o.image_flags);
   app.add_option("--synthetic-samples", o.synthetic_samples, "training samples for --data synthetic")
       ->check(CLI::Range(int64_t{1}, kMaxSyntheticSamples));
   app.add_option("--augment", o.augment,

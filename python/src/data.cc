@@ -45,7 +45,7 @@ class Batches {
       : data_(std::move(data)),
         loader_(*data_, batch, shuffle, seed, {process_communicator().rank(), process_communicator().size()}, augment),
         images_(static_cast<size_t>(batch * loader_.sample_floats())),
-        labels_(static_cast<size_t>(batch)) {
+        labels_(static_cast<size_t>(batch * loader_.labels_per_sample())) {
     loader_.start_epoch(epoch);
   }
   int64_t size() const { return loader_.batches_per_epoch(); }
@@ -62,13 +62,19 @@ class Batches {
       more = loader_.next(images_.data(), labels_.data(), &count);
       if (more) {
         x.assign(images_.begin(), images_.begin() + count * loader_.sample_floats());
-        y.assign(labels_.begin(), labels_.begin() + count);
+        y.assign(labels_.begin(), labels_.begin() + count * loader_.labels_per_sample());
       }
     }
     if (!more) throw py::stop_iteration();
-    py::array_t<int32_t> labels(count);
+    // Token windows: (count, T) ids, as the model's per-sample input [T]; labels (count, T), each
+    // position's next token (one label per sample: (count,)).
+    const std::vector<int64_t> shape = data_->tokens
+                                           ? std::vector<int64_t>{count, data_->channels}
+                                           : std::vector<int64_t>{count, data_->channels, data_->height, data_->width};
+    const int64_t per = loader_.labels_per_sample();
+    py::array_t<int32_t> labels = per == 1 ? py::array_t<int32_t>(count) : py::array_t<int32_t>({count, per});
     std::copy(y.begin(), y.end(), labels.mutable_data());
-    return py::make_tuple(to_numpy(x, {count, data_->channels, data_->height, data_->width}), labels);
+    return py::make_tuple(to_numpy(x, shape), labels);
   }
 
  private:
@@ -200,14 +206,23 @@ void bind_data(py::module_& m) {
           "images",
           [](const DatasetPtr& d) {
             if (d->reader)
-              VDNN_THROW("dataset '" << d->name << "' is an image folder, decoded batch by batch: iterate "
-                                     << "vdnn.batches(dataset, batch) for its samples");
+              VDNN_THROW("dataset '" << d->name << "' is " << (d->tokens ? "token windows" : "an image folder")
+                                     << ", read batch by batch: iterate vdnn.batches(dataset, batch) for its samples");
             return py::array_t<float>({d->count, d->channels, d->height, d->width}, d->images.data(), py::cast(d));
           },
           "float32 (count, C, H, W), a read-only view")
       .def_property_readonly(
-          "labels", [](const DatasetPtr& d) { return py::array_t<int32_t>({d->count}, d->labels.data(), py::cast(d)); },
-          "int32 (count,)");
+          "labels",
+          [](const DatasetPtr& d) {
+            if (d->labels.empty() && d->count > 0)
+              VDNN_THROW("dataset '" << d->name << "': its labels are made with each window (the next T tokens): "
+                                     << "iterate vdnn.batches(dataset, batch) for them");
+            return py::array_t<int32_t>({d->count}, d->labels.data(), py::cast(d));
+          },
+          "int32 (count,)")
+      .def_property_readonly(
+          "vocabulary", [](const Dataset& d) { return d.vocabulary; },
+          "text read as characters: each token id's character (decodes generated ids); else []");
   m.def("load_data", &load_dataset, py::arg("model"), py::arg("data") = "fashion-mnist", py::arg("split") = "train",
         py::arg("synthetic_samples") = 2048, py::arg("seed") = 1,
         "`vdnn train --data`'s data for a model: 'fashion-mnist', 'synthetic' (synthetic_samples "

@@ -18,6 +18,7 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
       shuffle_(shuffle),
       seed_(seed),
       sample_(data.channels * data.height * data.width),
+      labels_per_sample_(data.labels_per_sample),
       shard_(shard),
       augment_(augment) {
   const std::string name = data.name.empty() ? "(unnamed)" : data.name;
@@ -26,11 +27,17 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
     VDNN_THROW("dataset '" << name << "': empty (" << data.count << " samples of " << data.channels << "x"
                            << data.height << "x" << data.width << "); expected at least one non-empty sample");
   }
+  if (data.labels_per_sample < 1)
+    VDNN_THROW("dataset '" << name << "': " << data.labels_per_sample << " labels per sample; expected >= 1");
   const int64_t stored = data.reader ? 0 : data.count * sample_;  // a reader makes the samples
-  if (static_cast<int64_t>(data.images.size()) != stored || static_cast<int64_t>(data.labels.size()) != data.count) {
+  const int64_t labels = data.count * data.labels_per_sample;
+  // A reader may make the labels too (token windows): then none are stored.
+  const bool labels_fit = static_cast<int64_t>(data.labels.size()) == labels || (data.reader && data.labels.empty());
+  if (static_cast<int64_t>(data.images.size()) != stored || !labels_fit) {
     VDNN_THROW("dataset '" << name << "': holds " << data.images.size() << " floats and " << data.labels.size()
-                           << " labels (expected " << stored << " and " << data.count << " for " << data.count
-                           << " samples)");
+                           << " labels (expected " << stored << " and " << labels << " for " << data.count
+                           << " samples of " << data.labels_per_sample << " label"
+                           << (data.labels_per_sample == 1 ? "" : "s") << ")");
   }
   VDNN_CHECK(data.zero_pixel.empty() || static_cast<int64_t>(data.zero_pixel.size()) == data.channels,
              "dataset '" << name << "': " << data.zero_pixel.size() << " zero-pixel values for " << data.channels
@@ -58,12 +65,14 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch, bool shuffle, uint6
                            << " (training drops partial batches; expected batch size <= " << data.count / ranks
                            << (ranks > 1 ? " per rank)" : ")"));
   }
-  order_.resize(static_cast<size_t>(data.count));
+  // A reader that draws its samples (token windows) ignores the index: no order to keep (it would
+  // be 8 bytes per window, 4 GB for 17 GB of tokens cut into windows of 16).
+  if (!(shuffle && data.reader && data.reader->draws_samples())) order_.resize(static_cast<size_t>(data.count));
   std::iota(order_.begin(), order_.end(), int64_t{0});
   slots_.resize(static_cast<size_t>(threads) + 1);
   for (Slot& s : slots_) {
     s.images.resize(static_cast<size_t>(batch * sample_));
-    s.labels.resize(static_cast<size_t>(batch));
+    s.labels.resize(static_cast<size_t>(batch * labels_per_sample_));
   }
   try {
     for (int t = 0; t < threads; ++t) workers_.emplace_back(&BatchLoader::worker_loop, this);
@@ -96,7 +105,7 @@ void BatchLoader::start_epoch(int epoch, int64_t first_batch) {
   for (Slot& s : slots_) s.ready = -1, s.error = nullptr;
   held_ = false;
   std::iota(order_.begin(), order_.end(), int64_t{0});
-  if (shuffle_) {
+  if (shuffle_ && !order_.empty()) {
     Rng rng(seed_, 1000 + static_cast<uint64_t>(static_cast<int64_t>(epoch)));
     for (size_t i = order_.size() - 1; i > 0; --i) {
       std::swap(order_[i], order_[rng.below(i + 1)]);
@@ -114,7 +123,7 @@ bool BatchLoader::next(float* images, int32_t* labels, int64_t* count) {
   BatchView batch;
   if (!next(&batch)) return false;
   std::memcpy(images, batch.images, static_cast<size_t>(batch.count * sample_) * sizeof(float));
-  std::memcpy(labels, batch.labels, static_cast<size_t>(batch.count) * sizeof(int32_t));
+  std::memcpy(labels, batch.labels, static_cast<size_t>(batch.count * labels_per_sample_) * sizeof(int32_t));
   *count = batch.count;
   release();
   return true;
@@ -152,21 +161,24 @@ void BatchLoader::fill(int64_t batch_index, Slot& slot) const {
   const int64_t n = std::min(batch_, samples_ - first);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t position = shard_.rank + shard_.ranks * (first + i);  // in the epoch's order
-    const int64_t src = order_[static_cast<size_t>(position)];
+    const int64_t src = order_.empty() ? position : order_[static_cast<size_t>(position)];
     float* dst = slot.images.data() + i * sample_;
+    int32_t* labels = slot.labels.data() + i * labels_per_sample_;
     // Streams above 2^32 (shuffling uses 1000 + epoch): one per (epoch, position).
     Rng rng(seed_, (uint64_t{1} << 32) * (static_cast<uint64_t>(static_cast<uint32_t>(epoch_)) + 1) +
                        static_cast<uint64_t>(position));
-    int64_t read = src;
     if (data_.reader) {
-      read = data_.reader->read(src, dst, augment_, rng);
-    } else if (augment_.any()) {
+      data_.reader->read(src, dst, labels, augment_, rng);  // the sample and its labels
+      continue;
+    }
+    if (augment_.any()) {
       augment_sample(data_.images.data() + src * sample_, dst, data_.channels, data_.height, data_.width,
                      data_.zero_pixel, augment_, rng);
     } else {
       std::memcpy(dst, data_.images.data() + src * sample_, static_cast<size_t>(sample_) * sizeof(float));
     }
-    slot.labels[static_cast<size_t>(i)] = data_.labels[static_cast<size_t>(read)];
+    std::memcpy(labels, data_.labels.data() + src * labels_per_sample_,
+                static_cast<size_t>(labels_per_sample_) * sizeof(int32_t));
   }
   slot.count = n;
 }

@@ -2,18 +2,22 @@
 //
 // Model: an epoch visits the samples in an order that is the identity (shuffle == false,
 // evaluation) or a Fisher-Yates permutation drawn from Rng(seed, 1000 + epoch) starting from the
-// identity (shuffle == true, training), so epoch e's order depends only on (seed, e). Training
+// identity (shuffle == true, training), so epoch e's order depends only on (seed, e); a reader
+// that draws its own samples (SampleReader::draws_samples: token windows) is read in the identity
+// order and no permutation is kept. Training
 // drops the last partial batch; evaluation keeps it and next() reports its real size. `threads`
 // workers each gather (and, from a Dataset's reader, decode) whole batches into a ring of
 // threads + 1 slots: batches k+1 .. k+threads+1 are made while the caller computes on batch k, and
-// none further (a bounded queue). The output is exactly what a sequential loader would produce,
-// whatever the number of threads. next(BatchView*) hands out the slot itself (no copy) until the
+// none further (a bounded queue). Each sample brings Dataset::labels_per_sample labels (1 for
+// images; T for token windows, data/token_windows.h), stored sample-major. The output is exactly what a sequential
+// loader would produce, whatever the number of threads. next(BatchView*) hands out the slot itself (no copy) until the
 // next call; waited_seconds() is how long the caller has waited for batches. The Dataset must
 // outlive the loader; call start_epoch/next from one thread. A worker's error (an unreadable
 // image) is thrown by next() at the batch it belongs to.
 // With an Augmentation (data/augment.h; training), each sample is augmented as it is gathered, from
 // an Rng seeded by (seed, epoch, position in the epoch's order): the same run gives the same
-// batches whatever the thread timing.
+// batches whatever the thread timing. A reader gets that Rng too (token windows draw their offsets
+// from it).
 // Data parallel (Shard{rank, ranks}): as PyTorch's DistributedSampler, rank r reads positions
 // r, r + ranks, r + 2 ranks, ... of each epoch's order, so the ranks' batch k together are the
 // one-process batch k of `batch * ranks` samples, and no sample is read twice in an epoch.
@@ -65,19 +69,21 @@ class BatchLoader {
   int64_t batches_per_epoch() const { return batches_; }
   int64_t batch_size() const { return batch_; }
   int64_t sample_floats() const { return sample_; }  // C * H * W
+  int64_t labels_per_sample() const { return labels_per_sample_; }
 
   // Begins epoch `epoch` (any value, any order; abandons an unfinished epoch) at batch
   // `first_batch` of it (0..batches_per_epoch(): a resumed run skips the batches it has done).
   void start_epoch(int epoch, int64_t first_batch = 0);
 
   // Copies the next batch into images (room for batch_size() * sample_floats() floats) and labels
-  // (batch_size() entries), sets *count to its size; returns false once the epoch is exhausted.
+  // (batch_size() * labels_per_sample() entries), sets *count to its size; returns false once the
+  // epoch is exhausted.
   bool next(float* images, int32_t* labels, int64_t* count);
 
   // The next batch where the worker made it, valid until the next call of next or start_epoch.
   struct BatchView {
     const float* images = nullptr;
-    const int32_t* labels = nullptr;
+    const int32_t* labels = nullptr;  // count * labels_per_sample(), sample-major
     int64_t count = 0;
   };
   bool next(BatchView* batch);
@@ -105,11 +111,12 @@ class BatchLoader {
   const bool shuffle_;
   const uint64_t seed_;
   const int64_t sample_;
+  const int64_t labels_per_sample_;
   const Shard shard_;
   const Augmentation augment_;
   int64_t samples_ = 0;  // this shard's samples per epoch
   int64_t batches_ = 0;
-  std::vector<int64_t> order_;  // written only while the worker is idle
+  std::vector<int64_t> order_;  // written only while the worker is idle; empty: the identity
   int epoch_ = 0;               // likewise: the epoch running (augmentation's seeds)
 
   std::mutex mu_;

@@ -4,11 +4,13 @@
 #include <filesystem>
 #include <iterator>
 
+#include "data/char_text.h"
 #include "data/cifar.h"
 #include "data/fashion_mnist.h"
 #include "data/image_folder.h"
 #include "data/image_transform.h"
 #include "data/synthetic.h"
+#include "data/token_file.h"
 #include "util/did_you_mean.h"
 #include "util/file_kind.h"
 #include "vdnn/error.h"
@@ -30,6 +32,18 @@ bool has_idx_files(const fs::path& dir) {
     for (const char* ext : {"", ".gz"})
       if (fs::exists(dir / (std::string(name) + ext), ec)) return true;
   return false;
+}
+
+bool is_regular_file_at(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+// nanoGPT's data/<name>/: train.bin and val.bin (CIFAR-100's folder holds train.bin and test.bin).
+bool is_token_folder(const fs::path& dir) {
+  std::error_code ec;
+  return is_regular_file_at(dir / "train.bin") && is_regular_file_at(dir / "val.bin") &&
+         !fs::exists(dir / "test.bin", ec);
 }
 
 bool has_subfolders(const fs::path& dir) {
@@ -94,11 +108,54 @@ Dataset load_image_folders(const DataSource& source, DataLayout layout, const Gr
   return load_image_folder(folder.string(), o, folder.string());
 }
 
+// The token file a split reads ("" when a token file has no evaluation file).
+std::string token_file(const DataSource& source, DataLayout layout, Split split) {
+  const fs::path data = source.data;
+  if (split == Split::kTrain) return (layout == DataLayout::kTokenFolder ? data / "train.bin" : data).string();
+  if (!source.val_data.empty()) return source.val_data;
+  if (layout == DataLayout::kTokenFolder) return (data / "val.bin").string();
+  const fs::path beside = data.parent_path() / "val.bin";
+  return data.filename() == "train.bin" && is_regular_file_at(beside) ? beside.string() : "";
+}
+
+// T: the model's per-sample input is [T] token ids.
+int64_t token_window(const DataSource& source, const Graph& graph) {
+  const Shape& s = graph.input_shape();
+  if (s.rank() != 1)
+    VDNN_THROW("token data '" << source.data << "': model '" << graph.name() << "' takes per-sample inputs of shape "
+                              << s.to_string()
+                              << "; token data needs a sequence of T token ids (an input of shape [T])");
+  return s.channels();
+}
+
+Dataset load_token_data(const DataSource& source, DataLayout layout, const Graph& graph, Split split) {
+  if (source.augment.any())
+    VDNN_THROW("token data '" << source.data << "': --augment is for images; token windows take none (--augment none)");
+  const int64_t window = token_window(source, graph);
+  const bool train = split == Split::kTrain;
+  if (layout == DataLayout::kText)
+    return load_char_text(source.data, {.window = window, .train = train},
+                          fs::path(source.data).filename().string() + (train ? "-train" : "-val"));
+  const std::string file = token_file(source, layout, split);
+  if (file.empty())
+    VDNN_THROW("token file '" << source.data << "': nothing to evaluate on (a file named train.bin evaluates on "
+                              << "val.bin beside it; give --val-data FILE.bin, or pass --no-eval)");
+  const int64_t vocab = source.vocab > 0 ? source.vocab : graph.classes();
+  return load_token_file(file, {.window = window, .vocab = vocab, .train = train}, file);
+}
+
 }  // namespace
 
 DataLayout data_layout(const DataSource& source) {
   const std::string& data = source.data;
+  const std::string& format = source.format;
+  if (format != "auto" && format != "tokens" && format != "text")
+    VDNN_THROW("--data-format '" << format
+                                 << "': expected auto (by the file's name), tokens (nanoGPT's .bin token ids) or "
+                                    "text (UTF-8 characters)");
   const bool folders = data != "fashion-mnist" && data != "synthetic";
+  if (!folders && format != "auto")
+    VDNN_THROW("--data-format " << format << " is for a file named by --data; " << data << " is a data set");
   if (!folders && !source.val_data.empty())
     VDNN_THROW("--val-data is for image folders; " << data << " carries its own test split");
   if (data == "synthetic") return DataLayout::kSynthetic;
@@ -107,11 +164,28 @@ DataLayout data_layout(const DataSource& source) {
   if (!fs::exists(data, ec)) {
     const std::string hint = did_you_mean(data, {"fashion-mnist", "synthetic"});
     VDNN_THROW("data '" << data << "': no such folder (" << (hint.empty() ? "" : hint + " ")
-                        << "expected fashion-mnist, synthetic, or a folder of CIFAR batches, image folders or "
-                        << "Fashion-MNIST IDX files)");
+                        << "expected fashion-mnist, synthetic, a folder of CIFAR batches, image folders or "
+                        << "Fashion-MNIST IDX files, or a token file FILE.bin or text FILE.txt)");
   }
+  const bool file_named = format != "auto" || data.ends_with(".bin") || data.ends_with(".txt");
+  if (file_named && !is_folder(data)) {
+    if (const std::string why = not_a_regular_file(data); !why.empty())  // a FIFO, a device: say which
+      VDNN_THROW("data file '" << data << "' " << why << " (token ids or text are read from a regular file)");
+    const bool text = format == "text" || (format == "auto" && data.ends_with(".txt"));
+    if (text && !source.val_data.empty())
+      VDNN_THROW("--val-data is for image folders and token files; the text '"
+                 << data << "' carries its own evaluation split (its last 10%)");
+    return text ? DataLayout::kText : DataLayout::kTokenFile;
+  }
+  if (format != "auto")
+    VDNN_THROW(
+        "--data-format " << format << " reads one file; '" << data
+                         << "' is a folder (a folder of nanoGPT's train.bin and val.bin needs no --data-format)");
   if (const std::string why = not_a_folder(data); !why.empty())  // a file, a FIFO, /dev/zero: say which
-    VDNN_THROW("data folder '" << data << "' " << why << " (--data names a folder or a data set)");
+    VDNN_THROW("data folder '" << data << "' " << why
+                               << " (--data names a folder, a data set, a token file FILE.bin or a text FILE.txt; "
+                               << "--data-format tokens|text reads a file of another name)");
+  if (is_token_folder(data)) return DataLayout::kTokenFolder;
   DataLayout layout = DataLayout::kImageFolderRoot;
   if (is_cifar_folder(data))
     layout = DataLayout::kCifar;
@@ -130,7 +204,9 @@ DataLayout data_layout(const DataSource& source) {
 }
 
 bool has_evaluation_split(const DataSource& source) {
-  return data_layout(source) != DataLayout::kImageFolderRoot || !source.val_data.empty();
+  const DataLayout layout = data_layout(source);
+  if (layout == DataLayout::kTokenFile) return !token_file(source, layout, Split::kTest).empty();
+  return layout != DataLayout::kImageFolderRoot || !source.val_data.empty();
 }
 
 Dataset load_data(const DataSource& source, const Graph& graph, Split split) {
@@ -152,6 +228,10 @@ Dataset load_data(const DataSource& source, const Graph& graph, Split split) {
     case DataLayout::kSplitFolders:
     case DataLayout::kImageFolderRoot:
       return load_image_folders(source, layout, graph, split);
+    case DataLayout::kTokenFolder:
+    case DataLayout::kTokenFile:
+    case DataLayout::kText:
+      return load_token_data(source, layout, graph, split);
   }
   VDNN_THROW("data '" << source.data << "': unknown layout");
 }

@@ -277,12 +277,13 @@ void ImageFolder::write_cache(const std::string& file) const {
   }
 }
 
-int64_t ImageFolder::read(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const {
+int64_t ImageFolder::read(int64_t index, float* dst, int32_t* labels, const Augmentation& augment, Rng& rng) const {
   const int64_t count = static_cast<int64_t>(files_.size());
   for (int64_t tries = 0; tries < count; ++tries) {
     const int64_t i = (index + tries) % count;
     try {
       read_one(i, dst, augment, rng);
+      labels[0] = labels_[static_cast<size_t>(i)];
       return i;
     } catch (const Error& e) {
       if (!options_.skip_bad_images) VDNN_THROW(e.what() << " (--skip-bad-images replaces such files)");

@@ -68,7 +68,8 @@ class ImageFolder : public SampleReader {
   ImageAdaptation adaptation() const;
   const ImageFolderOptions& options() const { return options_; }
 
-  int64_t read(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const override;
+  // Writes the sample and its label (labels[0]); returns which sample (see SampleReader).
+  int64_t read(int64_t index, float* dst, int32_t* labels, const Augmentation& augment, Rng& rng) const override;
   int64_t bad_images() const override;
 
  private:

@@ -94,6 +94,13 @@ void check_data_fits(const Graph& g, const Dataset& data) {
   if (data.classes > g.classes())
     VDNN_THROW("data '" << data.name << "' has " << data.classes << " classes but model '" << g.name() << "' predicts "
                         << g.classes());
+  // Token windows label every position (the next token); a loss that reads one label per sample
+  // would take the first positions' labels as whole samples' classes.
+  if (data.labels_per_sample != 1)
+    VDNN_THROW("data '" << data.name << "' has " << data.labels_per_sample << " labels per sample (token windows: "
+                        << "the next token at each position) but model '" << g.name()
+                        << "' takes one label per sample; token data trains a model whose loss reads "
+                        << "[T, vocabulary] logits (token_cross_entropy)");
 }
 
 void check_trainable(const Graph& g) {

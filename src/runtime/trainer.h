@@ -105,7 +105,7 @@ inline constexpr int kMaxDataThreads = 256;
 // data_threads 1..kMaxDataThreads. The Trainer checks its config with its Net's names.
 void check_train_config(const TrainConfig& config, const OptionNames& names);
 
-// Throws vdnn::Error when the data's sample shape or class count does not fit the model.
+// Throws vdnn::Error when the data's sample shape, class count or labels per sample do not fit the model.
 void check_data_fits(const Graph& graph, const Dataset& data);
 // Throws vdnn::Error when the model has no trainable parameter: training it would change nothing
 // and report a loss as if it learned. train_batch() checks it; a caller of run() that trains (not

@@ -46,6 +46,19 @@ bool is_utf8(std::string_view bytes) {
   return true;
 }
 
+bool next_code_point(std::string_view bytes, size_t* at, char32_t* code_point) {
+  if (*at >= bytes.size()) return false;
+  const std::string_view s = bytes.substr(*at);
+  const size_t n = valid_sequence(s);
+  if (n == 0) return false;
+  static constexpr uint8_t kLeadBits[] = {0, 0x7f, 0x1f, 0x0f, 0x07};  // the first byte's payload by length
+  char32_t c = static_cast<uint8_t>(s[0]) & kLeadBits[n];
+  for (size_t i = 1; i < n; ++i) c = (c << 6) | (static_cast<uint8_t>(s[i]) & 0x3f);
+  *code_point = c;
+  *at += n;
+  return true;
+}
+
 std::string escape_invalid_utf8(std::string_view bytes) {
   if (is_utf8(bytes)) return std::string(bytes);
   std::string out;

@@ -16,8 +16,11 @@
 //   escape_invalid_utf8("caf\xc3\xa9");  // unchanged: valid UTF-8 ("café")
 //   is_utf8("\xed\xa0\x80");             // false: a surrogate
 //   as_one_line("a\nb.png: not an image");  // "a\\nb.png: not an image": one error, one line
+//   size_t at = 0; char32_t c = 0;
+//   next_code_point("\xc3\xa9!", &at, &c);  // true: c == U'\u00e9', at == 2
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -30,5 +33,8 @@ std::string escape_invalid_utf8(std::string_view bytes);
 // `text` with its line breaks and other control characters (below 0x20 but tab, and 0x7f) written
 // as `\n`, `\r` or `\xNN`, so an error that quotes a file name holding a newline stays one line.
 std::string as_one_line(std::string_view text);
+// Decodes the valid UTF-8 sequence starting at bytes[*at] into *code_point and moves *at past it;
+// false, changing nothing, when none starts there (or *at is the end).
+bool next_code_point(std::string_view bytes, size_t* at, char32_t* code_point);
 
 }  // namespace vdnn

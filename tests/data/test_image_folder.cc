@@ -278,7 +278,9 @@ TEST(ImageFolder, ClassesAreSortedFoldersFilesAreFoundBelowThemAndOtherFilesIgno
   EXPECT_NE(f.path(3).find("deep.PNG"), std::string::npos) << f.path(3);
   Rng rng(1);
   std::vector<float> sample(3 * 12 * 12);
-  EXPECT_EQ(f.read(3, sample.data(), {}, rng), 3);  // a grey PNG, repeated into RGB
+  int32_t label = -1;
+  EXPECT_EQ(f.read(3, sample.data(), &label, {}, rng), 3);  // a grey PNG, repeated into RGB
+  EXPECT_EQ(label, 0);
   for (int64_t i = 0; i < 144; ++i) ASSERT_NEAR(sample[i] * 0.229f + 0.485f, sample[144 + i] * 0.224f + 0.456f, 1e-5);
   fs::remove_all(root);
   fs::remove_all(cache);

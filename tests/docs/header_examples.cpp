@@ -33,6 +33,9 @@
 #include "data/image_folder.h"
 #include "data/image_transform.h"
 #include "data/synthetic.h"
+#include "data/char_text.h"
+#include "data/token_file.h"
+#include "data/token_windows.h"
 #include "comm/communicator.h"
 #include "comm/mpi_communicator.h"
 #include "comm/rank_agreement.h"
@@ -254,6 +257,8 @@ void examples(Given& given) {
     escape_invalid_utf8("conv\xff");
     escape_invalid_utf8("caf\xc3\xa9");
     is_utf8("\xed\xa0\x80");
+    size_t at = 0; char32_t c = 0;
+    next_code_point("\xc3\xa9!", &at, &c);
   }
   // == util/size_parse.h
   {
@@ -598,6 +603,25 @@ void examples(Given& given) {
   {
     ImageFolderOptions o{.channels = 3, .height = 224, .width = 224};
     Dataset train = load_image_folder("/data/imagenet/train", o, "imagenet-train");
+  }
+  // == data/token_windows.h
+  {
+    auto file = std::make_shared<const MappedFile>("train.bin");
+    TokenSequence tokens{.bytes = file->bytes(), .owner = file, .file = file->path()};
+    auto windows = std::make_shared<const TokenWindows>(tokens, /*window=*/64, /*vocab=*/50257, /*random=*/true);
+    Dataset d = token_dataset(windows, "train.bin");
+  }
+  // == data/token_file.h
+  {
+    TokenFileOptions o{.window = 256, .vocab = 65, .train = true};
+    Dataset train = load_token_file("data/shakespeare_char/train.bin", o, "shakespeare_char-train");
+  }
+  // == data/char_text.h
+  {
+    CharTextOptions o{.window = 256, .train = true};
+    Dataset train = load_char_text("input.txt", o, "shakespeare-train");
+    const std::string& smallest = train.vocabulary[0];
+    write_vocabulary("run.vocab.json", train.vocabulary, "input.txt");
   }
   // == data/synthetic.h
   {
