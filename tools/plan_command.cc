@@ -284,7 +284,8 @@ void print_plan_json(const PlanOptions& o, const TrainingPlan& plan, const DataP
                                               .batch = o.model.batch,
                                               .sync = o.sync,
                                               .prefetch = o.prefetch,
-                                              .device = plan.device});
+                                              .device = plan.device,
+                                              .optimizer = o.optimizer});
   if (plan.sweep) out["sweep"] = sweep_json(*plan.sweep, plan.planner.costs());
   if (plan.sliced) {  // against the whole graph's oracle, as the table
     out["oracle_seconds"] = plan.oracle;
@@ -426,7 +427,7 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h).
   if (runs.empty() && !o.no_slice_search && o.ranks == 1)
     plan.slices = plan_slice_runs(whole, o.model.batch, o.policy, o.source, plan.budget, parse_sync_mode(o.sync),
-                                  planner.host_budget());
+                                  planner.host_budget(), planner.optimizer());
   if (o.sweep) sweep_plan(o, whole, plan);
   return report_plan(o, plan, dp, others);
 }

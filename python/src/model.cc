@@ -63,10 +63,15 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
     planner.set_host_budget(host_budget);
     planner.set_optimizer(optimizer_kind);
     const PlanTable table = plan_table(planner, budget, policy, prefetch_rule);
-    nlohmann::json out = plan_json(
-        table, {.model = graph.name(), .batch = batch, .sync = sync, .prefetch = prefetch, .device = in.device});
+    nlohmann::json out = plan_json(table, {.model = graph.name(),
+                                           .batch = batch,
+                                           .sync = sync,
+                                           .prefetch = prefetch,
+                                           .device = in.device,
+                                           .optimizer = optimizer});
     const std::optional<SliceRunChoice> slices =
-        slice_search ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget) : std::nullopt;
+        slice_search ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget, optimizer_kind)
+                     : std::nullopt;
     if (slices) out["slice_runs"] = slice_runs_json(*slices, table.oracle);  // as `vdnn plan --policy auto`
     json = dump_json(out);
   }
