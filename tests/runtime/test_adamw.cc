@@ -5,13 +5,13 @@
 // conv, all and dyn giving the same weights to the bit; a resumed AdamW run equal to a straight
 // one; and the errors a wrong setting, a mismatched Net or checkpoint gives.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "backend_api/backend.h"
+#include "cli/cli_run.h"
 #include "error_of.h"
 #include "io/model_file.h"
 #include "plan/planner.h"
@@ -322,11 +322,7 @@ TEST(AdamwPolicies, EveryPolicyTrainsTheSameWeightsToTheBit) {
 
 class AdamwCheckpoint : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vdnn_adamw_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = temp_dir("adamw_checkpoint"); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
