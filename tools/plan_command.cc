@@ -55,7 +55,7 @@ struct PlanOptions {
   ModelFlags model{.name = "fmnist_cnn"};
   std::string policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
                       link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB",
-                      scaling_svg, batches, precision = "fp32";
+                      scaling_svg, batches, precision = "fp32", optimizer = "sgd";
   std::vector<std::string> scaling_with;
   std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   PlanSourceOptions source;
@@ -231,7 +231,9 @@ double oracle_seconds(const PlanOptions& o, const Graph& whole, bool sliced, con
   PlanSourceOptions uncalibrated = o.source;
   uncalibrated.calibrate_with = nullptr;
   const PlanInputs w = plan_inputs(whole, o.model.batch, uncalibrated);
-  return Planner(whole, w.value_bytes, w.facts, w.costs, parse_sync_mode(o.sync)).oracle_seconds();
+  Planner planner_of_whole(whole, w.value_bytes, w.facts, w.costs, parse_sync_mode(o.sync));
+  planner_of_whole.set_optimizer(parse_optimizer(o.optimizer));
+  return planner_of_whole.oracle_seconds();
 }
 
 // --ranks N or --scaling: every row again at each number of ranks, with their all-reduce.
@@ -241,6 +243,7 @@ std::vector<ScalingSeries> scale_rows(const PlanOptions& o, const TrainingPlan& 
       plan.table, plan.prefetch, plan.budget, o.scaling ? scaling_ranks() : std::vector<int>{1, o.ranks}, [&](int n) {
         Planner at_n(plan.graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(n));
         at_n.set_host_budget(plan.planner.host_budget());
+        at_n.set_optimizer(plan.planner.optimizer());
         return at_n;
       });
 }
@@ -257,6 +260,7 @@ void sweep_plan(const PlanOptions& o, const Graph& whole, TrainingPlan& plan) {
   const PlanInputs ci = plan_inputs(cut.graph, o.model.batch, o.source);
   Planner cut_planner(cut.graph, ci.value_bytes, ci.facts, ci.costs, parse_sync_mode(o.sync));
   cut_planner.set_host_budget(plan.planner.host_budget());
+  cut_planner.set_optimizer(plan.planner.optimizer());
   add_sliced_column(*plan.sweep, cut_planner, "auto+slices", std::max(SweepOptions::kMinSteps, o.sweep_steps / 2),
                     plan.budget);
   plan.sweep_title += "; auto+slices: the runs chosen at " + format_bytes(plan.budget);  // the text and JSON name them
@@ -280,7 +284,8 @@ void print_plan_json(const PlanOptions& o, const TrainingPlan& plan, const DataP
                                               .batch = o.model.batch,
                                               .sync = o.sync,
                                               .prefetch = o.prefetch,
-                                              .device = plan.device});
+                                              .device = plan.device,
+                                              .optimizer = o.optimizer});
   if (plan.sweep) out["sweep"] = sweep_json(*plan.sweep, plan.planner.costs());
   if (plan.sliced) {  // against the whole graph's oracle, as the table
     out["oracle_seconds"] = plan.oracle;
@@ -326,7 +331,8 @@ void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const Data
     std::printf("host budget %s: a configuration whose host copies (host MiB) need more does not fit.\n",
                 format_bytes(host_budget).c_str());
   std::printf(
-      "* params = weights + weight gradients + momentum. oracle = none, fastest algorithms, unlimited "
+      "* params = weights + weight gradients + optimizer state (sgd: momentum; adamw: 2 moments). oracle = none, "
+      "fastest algorithms, unlimited "
       "memory: %.2f ms. /bound = step time over the busiest stream's time.\n",
       plan.oracle * 1e3);
   if (o.policy.empty() || plan.table.one)
@@ -409,17 +415,19 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   plan.budget = parse_budget(o.device_memory, "--device-memory").value_or(in.device_memory_bytes);
   // A unified-memory board: the host copies get what the device budget leaves of its memory.
   planner.set_host_budget(plan_host_budget(in, plan.budget, parse_budget(o.host_memory, "--host-memory").value_or(0)));
+  planner.set_optimizer(parse_optimizer(o.optimizer));
   if (in.unified_memory) plan.unified_memory_bytes = in.device_memory_bytes;
   plan.oracle = oracle_seconds(o, whole, sliced.has_value(), planner);
   plan.prefetch = parse_prefetch(o.prefetch);
   plan.sliced = sliced.has_value();
   plan.table = plan_table(planner, plan.budget, o.policy, plan.prefetch);
-  plan.title = plan.sweep_title = VDNN_MSG(graph.name() << ", batch " << o.model.batch << ", " << in.device);
+  plan.title = plan.sweep_title = VDNN_MSG(graph.name() << ", batch " << o.model.batch << ", " << in.device
+                                                        << (o.optimizer == "sgd" ? "" : ", optimizer " + o.optimizer));
   if (o.ranks > 1 || o.scaling) plan.scaling = scale_rows(o, plan, in, dp);
   // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h).
   if (runs.empty() && !o.no_slice_search && o.ranks == 1)
     plan.slices = plan_slice_runs(whole, o.model.batch, o.policy, o.source, plan.budget, parse_sync_mode(o.sync),
-                                  planner.host_budget());
+                                  planner.host_budget(), planner.optimizer());
   if (o.sweep) sweep_plan(o, whole, plan);
   return report_plan(o, plan, dp, others);
 }
@@ -451,6 +459,11 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
                  "or auto")
       ->check(CLI::IsMember({"none", "all", "conv", "dyn", "auto"}));
   app.add_option("--sync", o.sync, "event or layer")->check(CLI::IsMember({"event", "layer"}))->capture_default_str();
+  app.add_option("--optimizer", o.optimizer,
+                 "as `vdnn train --optimizer`: sgd (one momentum buffer per parameter) or adamw (two moments): "
+                 "the optimizer state every configuration keeps in the arena")
+      ->check(CLI::IsMember({"sgd", "adamw"}))
+      ->capture_default_str();
   app.add_option("--prefetch", o.prefetch,
                  "as `vdnn train --prefetch`: vdnn (nearest offloaded layer, never past a conv) or ahead (as far "
                  "as the budget allows; each row names the depth train would use)")

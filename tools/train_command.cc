@@ -55,6 +55,7 @@ struct TrainOptions {
   std::string initial_weights;  // a safetensors file (e.g. a PyTorch state_dict) to start from
   std::string save_weights;     // --save-weights: the weights alone at the end, as a state_dict
   std::string weight_decay_on = "weights";
+  std::string optimizer = "sgd";
   std::string progress = "auto";
   std::string on_nan = "stop";
   std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, host_memory,
@@ -72,6 +73,9 @@ struct TrainOptions {
   // Flags that apply to one setting of another: refused when given without it, never ignored.
   const CLI::Option* lr_step_epochs_flag = nullptr;  // --lr-schedule step
   const CLI::Option* lr_gamma_flag = nullptr;        // --lr-schedule step
+  const CLI::Option* momentum_flag = nullptr;        // --optimizer sgd
+  std::vector<const CLI::Option*> adamw_flags;       // --optimizer adamw: --beta1, --beta2, --eps
+  const CLI::Option* weight_decay_flag = nullptr;    // absent: the optimizer's default
 };
 
 // --policy dyn or auto: what it picks for --device-memory (planning/planned_policy.h), from costs
@@ -120,10 +124,25 @@ NetOptions train_net_options(const TrainOptions& o) {
                 .conv_algo = o.conv_algo,
                 .sync = o.sync,
                 .prefetch = o.prefetch,
-                .backend = parse_backend(o.backend)};
+                .backend = parse_backend(o.backend),
+                .optimizer = o.optimizer};
   s.device_memory = parse_budget(o.device_memory, "--device-memory");
   s.host_memory = parse_budget(o.host_memory, "--host-memory");
   return net_options(s, OptionNames{});
+}
+
+// The optimizer's flags: each applies to one optimizer (refused with the other, never ignored), and
+// --weight-decay's default is the optimizer's (SGD 5e-4, AdamW 0.01: torch.optim.AdamW's).
+void check_optimizer_flags(TrainOptions& o, OptimizerKind optimizer) {
+  o.config.optimizer = optimizer;
+  const bool adamw = optimizer == OptimizerKind::kAdamW;
+  if (adamw && o.momentum_flag->count() > 0)
+    VDNN_THROW("--momentum applies to --optimizer sgd; AdamW's moments are set by --beta1 and --beta2");
+  for (const CLI::Option* flag : o.adamw_flags)
+    if (!adamw && flag->count() > 0)
+      VDNN_THROW(flag->get_name() << " applies to --optimizer adamw; the optimizer is sgd (add --optimizer adamw)");
+  if (o.weight_decay_flag->count() == 0) o.config.weight_decay = default_weight_decay(optimizer);
+  check_train_config(o.config, OptionNames{});
 }
 
 // Checks every flag that needs no model or data (before any output: one line if one is
@@ -143,6 +162,7 @@ NetOptions check_flags(TrainOptions& o) {
     VDNN_THROW("--costs " << o.costs << " applies to --policy dyn or auto (they plan from costs); --policy " << o.policy
                           << " would not read it");
   o.config.weight_decay_on = SgdConfig::parse_decay_on(o.weight_decay_on);
+  check_optimizer_flags(o, checked.optimizer);
   if (!o.initial_weights.empty() && !o.resume.empty())
     VDNN_THROW(
         "--initial-weights and --resume both give the starting weights: use one (--resume continues its "
@@ -292,6 +312,8 @@ class TrainConsole {
     progress_->update(
         p.epoch_step, p.steps_per_epoch, static_cast<double>(p.epoch_step * batch_),
         VDNN_MSG("loss " << std::fixed << std::setprecision(4) << p.loss
+                         << (p.grad_norm > 0 ? VDNN_MSG("  grad norm " << std::setprecision(3) << p.grad_norm)
+                                             : std::string())
                          << (wait >= 0.01 ? VDNN_MSG("  data wait " << std::setprecision(0) << wait * 100 << "%")
                                           : std::string())));
   }
@@ -554,16 +576,43 @@ void add_schedule_flags(CLI::App& app, TrainOptions& o) {
           ->check(CLI::Range(1, kMaxStepEpochs));
   o.lr_gamma_flag =
       app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--momentum", o.config.momentum, "SGD momentum")
-      ->check(CLI::Range(0.0, kMaxMomentum))
+  app.add_option("--warmup-steps", o.config.warmup_steps,
+                 "linear warm-up: step s < N runs at lr * (s + 1) / (N + 1), then the schedule (nanoGPT's)")
+      ->check(CLI::Range(int64_t{0}, kMaxWarmupSteps))
       ->capture_default_str();
-  app.add_option("--weight-decay", o.config.weight_decay, "L2 weight decay (on what: --weight-decay-on)")
-      ->check(CLI::Range(0.0, kMaxWeightDecay))
+  app.add_option("--min-lr", o.config.min_lr, "cosine schedule: the rate it decays to (0 to --lr)")
+      ->check(CLI::Range(0.0, kMaxLr))
       ->capture_default_str();
+  app.add_option("--optimizer", o.optimizer,
+                 "sgd (with momentum) or adamw (torch.optim.AdamW; its two moments take twice SGD's optimizer "
+                 "state in the device arena)")
+      ->check(CLI::IsMember({"sgd", "adamw"}))
+      ->capture_default_str();
+  o.momentum_flag = app.add_option("--momentum", o.config.momentum, "SGD momentum")
+                        ->check(CLI::Range(0.0, kMaxMomentum))
+                        ->capture_default_str();
+  o.adamw_flags = {app.add_option("--beta1", o.config.beta1, "AdamW: first-moment decay, 0 <= beta1 < 1")
+                       ->check(CLI::Range(0.0, 1.0))
+                       ->capture_default_str(),
+                   app.add_option("--beta2", o.config.beta2, "AdamW: second-moment decay, 0 <= beta2 < 1")
+                       ->check(CLI::Range(0.0, 1.0))
+                       ->capture_default_str(),
+                   app.add_option("--eps", o.config.eps, "AdamW: added to the denominator, above 0")
+                       ->check(CLI::Range(0.0, kMaxEps))
+                       ->capture_default_str()};
+  o.weight_decay_flag = app.add_option("--weight-decay", o.config.weight_decay,
+                                       "weight decay (on what: --weight-decay-on); default 5e-4 with sgd (L2, "
+                                       "added to the gradient), 0.01 with adamw (decoupled, as torch.optim.AdamW)")
+                            ->check(CLI::Range(0.0, kMaxWeightDecay));
   app.add_option("--weight-decay-on", o.weight_decay_on,
-                 "weights (vdnn: conv and fc weights only) or all (PyTorch's SGD: biases and batch-norm "
+                 "weights (vdnn: conv and fc weights only) or all (PyTorch's default: biases and batch-norm "
                  "weight/bias too)")
       ->check(CLI::IsMember({"weights", "all"}))
+      ->capture_default_str();
+  app.add_option("--clip-grad-norm", o.config.clip_grad_norm,
+                 "> 0: scale the gradients to this global L2 norm when above it (torch's clip_grad_norm_), "
+                 "before the update; one rank only")
+      ->check(CLI::Range(0.0, kMaxClipGradNorm))
       ->capture_default_str();
   app.add_option("--seed", o.config.seed, "seed for initialization, shuffling, dropout and augmentation")
       ->capture_default_str();

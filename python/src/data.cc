@@ -86,8 +86,9 @@ class Batches {
 };
 
 double lr_at(int64_t step, int epoch, double lr, const std::string& schedule, int64_t total_steps, int step_epochs,
-             double gamma) {
-  const LrSchedule s{lr, LrSchedule::parse(schedule, "schedule"), total_steps, step_epochs, gamma};
+             double gamma, int64_t warmup_steps, double min_lr) {
+  const LrSchedule s{lr,    LrSchedule::parse(schedule, "schedule"), total_steps, step_epochs, gamma, warmup_steps,
+                     min_lr};
   s.check(OptionNames{OptionNames::kKeywords});
   return s.at(step, epoch);
 }
@@ -102,6 +103,7 @@ py::dict step_dict(const StepProgress& p) {
   d["steps_per_epoch"] = p.steps_per_epoch;
   d["loss"] = p.loss;
   d["lr"] = p.lr;
+  d["grad_norm"] = p.grad_norm;
   d["elapsed_seconds"] = p.elapsed_seconds;
   d["data_wait_seconds"] = p.data_wait_seconds;
   return d;
@@ -129,7 +131,8 @@ py::dict epoch_dict(const EpochResult& e) {
 std::shared_ptr<NetHandle> net_to_train(const py::object& net_or_model, const py::object& batch) {
   if (!py::isinstance<NetHandle>(net_or_model))
     return make_net(net_or_model, batch.is_none() ? 128 : int_in_range(batch, 1, kMaxBatch, "batch"), "none",
-                    py::none(), 1, 0.9, 5e-4, "weights", "event", "vdnn", "auto", "", false, py::none(), "fp32");
+                    py::none(), 1, 0.9, py::none(), "weights", "event", "vdnn", "auto", "", false, py::none(), "fp32",
+                    "sgd", 0.9, 0.999, 1e-8, 0.0);
   auto h = net_or_model.cast<std::shared_ptr<NetHandle>>();
   if (!batch.is_none() && int_in_range(batch, 1, kMaxBatch, "batch") != h->net->batch())
     VDNN_THROW("batch " << batch.cast<int64_t>() << ": this Net was made for batch " << h->net->batch()
@@ -142,7 +145,7 @@ std::shared_ptr<NetHandle> net_to_train(const py::object& net_or_model, const py
 py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs,
                const py::object& batch, double lr, const std::string& schedule, int step_epochs, double gamma,
                int64_t synthetic_samples, bool evaluate, const py::object& callback, const std::string& save,
-               const std::string& augment) {
+               const std::string& augment, int64_t warmup_steps, double min_lr) {
   const std::shared_ptr<NetHandle> h = net_to_train(net_or_model, batch);
   check_synthetic_samples(synthetic_samples);
   if (!callback.is_none() && !PyCallable_Check(callback.ptr())) VDNN_THROW("callback: expected a function of one dict");
@@ -153,6 +156,8 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   config.schedule = LrSchedule::parse(schedule, "schedule");
   config.step_epochs = step_epochs;
   config.gamma = gamma;
+  config.warmup_steps = warmup_steps;
+  config.min_lr = min_lr;
   config.evaluate = evaluate;
   config.save_path = save;
   if (!save.empty()) check_can_create_file(save, "save=");  // before the training it would come after
@@ -245,18 +250,21 @@ void bind_data(py::module_& m) {
       "augmented as `vdnn train --augment` does (none, flip or cifar). "
       "Under mpirun: this rank's share of each global batch of ranks() x batch samples.");
   m.def("lr_at", &lr_at, py::arg("step"), py::arg("epoch"), py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
-        py::arg("total_steps") = 1, py::arg("step_epochs") = 5, py::arg("gamma") = 0.1,
-        "The learning rate `vdnn train` uses at 0-based step `step` of epoch `epoch` (cosine decays to 0 "
-        "over total_steps; step multiplies by gamma every step_epochs epochs).");
+        py::arg("total_steps") = 1, py::arg("step_epochs") = 5, py::arg("gamma") = 0.1, py::arg("warmup_steps") = 0,
+        py::arg("min_lr") = 0.0,
+        "The learning rate `vdnn train` uses at 0-based step `step` of epoch `epoch` (warm-up: step < "
+        "warmup_steps runs at lr * (step + 1) / (warmup_steps + 1); cosine then decays to min_lr at total_steps; "
+        "step multiplies by gamma every step_epochs epochs).");
   m.def("train", &train, py::arg("net"), py::arg("data") = "fashion-mnist", py::arg("iterations") = 0,
         py::arg("epochs") = 1, py::arg("batch") = py::none(), py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
         py::arg("step_epochs") = 5, py::arg("gamma") = 0.1, py::arg("synthetic_samples") = 2048,
         py::arg("evaluate") = false, py::arg("callback") = py::none(), py::arg("save") = "",
-        py::arg("augment") = "none",
+        py::arg("augment") = "none", py::arg("warmup_steps") = 0, py::arg("min_lr") = 0.0,
         "`vdnn train` on a built-in data source: a vdnn.Net (its seed, momentum and weight decay; batch, if "
         "given, must be the Net's) or a model (a Net of `batch`, default 128, is made: result['net']); "
         "callback(dict) after every step (step, "
-        "total_steps, epoch, epochs, epoch_step, steps_per_epoch, loss, lr, elapsed_seconds); augment: "
+        "total_steps, epoch, epochs, epoch_step, steps_per_epoch, loss, lr, grad_norm, elapsed_seconds); "
+        "warmup_steps and min_lr: the schedule's warm-up and cosine floor (lr_at); augment: "
         "none, flip or cifar, as `vdnn train --augment`. Returns the run's figures and weights_sha256.");
 }
 

@@ -152,12 +152,17 @@ void bind_net(py::module_& m) {
       "training it raises vdnn.Error. host_memory bounds the host copies of offloaded tensors (bytes or "
       "e.g. '1GiB'; None: what the plan needs); a plan needing more raises vdnn.Error naming the smallest. "
       "precision='bf16': activations and conv/fc arithmetic in bfloat16, weights and their update in fp32 "
-      "(a CPU without native bf16 raises vdnn.Error). Threads may share a Net: its calls take turns.")
+      "(a CPU without native bf16 raises vdnn.Error). optimizer: 'sgd' (momentum) or 'adamw' (torch.optim.AdamW: "
+      "beta1, beta2, eps; its two moments are planned in the arena); weight_decay None: 5e-4 with sgd, 0.01 with "
+      "adamw; clip_grad_norm > 0: each train_step clips the gradients' global L2 norm to it (clip_grad_norm_). "
+      "Threads may share a Net: its calls take turns.")
       .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
            py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
-           py::arg("weight_decay") = 5e-4, py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
+           py::arg("weight_decay") = py::none(), py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
            py::arg("prefetch") = "vdnn", py::arg("conv_algo") = "auto", py::arg("costs") = "",
-           py::arg("inference") = false, py::arg("host_memory") = py::none(), py::arg("precision") = "fp32")
+           py::arg("inference") = false, py::arg("host_memory") = py::none(), py::arg("precision") = "fp32",
+           py::arg("optimizer") = "sgd", py::arg("beta1") = 0.9, py::arg("beta2") = 0.999, py::arg("eps") = 1e-8,
+           py::arg("clip_grad_norm") = 0.0)
       .def_property_readonly("model", [](const NetHandle& h) { return h.model; })
       .def_property_readonly("batch", [](const NetHandle& h) { return h.net->batch(); })
       .def_property_readonly("precision",
@@ -171,6 +176,22 @@ void bind_net(py::module_& m) {
           },
           "train_step calls so far")
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
+      .def_property_readonly("optimizer",
+                             [](const NetHandle& h) { return std::string(to_string(h.net->options().optimizer)); })
+      .def_property_readonly(
+          "grad_norm",
+          [](NetHandle& h) {
+            const auto taken = h.lock();
+            return h.trainer->last_grad_norm();
+          },
+          "with clip_grad_norm: the last train_step's global gradient norm before clipping; else 0")
+      .def_property_readonly(
+          "optimizer_steps",
+          [](NetHandle& h) {
+            const auto taken = h.lock();
+            return h.trainer->optimizer_steps();
+          },
+          "updates made (AdamW's step count t)")
       .def_property_readonly(
           "memory", &memory,
           "the planned device memory: peak_bytes, smallest_budget_bytes and peak_by_class (bytes "
@@ -197,7 +218,8 @@ void bind_net(py::module_& m) {
             return loss;
           },
           py::arg("x"), py::arg("y"), py::arg("lr"),
-          "One SGD step (momentum, weight decay) on float32 NCHW x and integer labels y (n <= batch "
+          "One optimizer step (SGD or AdamW, as the Net was made; clipped with clip_grad_norm) on float32 NCHW x and "
+          "integer labels y (n <= batch "
           "samples), as each step of `vdnn train`; returns the batch's mean loss. lr: 0 to 100. A loss or "
           "gradient that is not finite raises vdnn.Error and makes no update (the running statistics are left "
           "as they were). Calls from several threads take turns.")

@@ -19,9 +19,11 @@ std::unique_lock<std::recursive_mutex> NetHandle::lock() {
 
 std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, const std::string& policy,
                                     const py::object& device_memory, uint64_t seed, double momentum,
-                                    double weight_decay, const std::string& weight_decay_on, const std::string& sync,
-                                    const std::string& prefetch, const std::string& conv_algo, const std::string& costs,
-                                    bool inference, const py::object& host_memory, const std::string& precision) {
+                                    const py::object& weight_decay, const std::string& weight_decay_on,
+                                    const std::string& sync, const std::string& prefetch, const std::string& conv_algo,
+                                    const std::string& costs, bool inference, const py::object& host_memory,
+                                    const std::string& precision, const std::string& optimizer, double beta1,
+                                    double beta2, double eps, double clip_grad_norm) {
   const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
   NetSettings settings{.batch = batch,
                        .seed = seed,
@@ -30,18 +32,27 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
                        .conv_algo = conv_algo,
                        .sync = sync,
                        .prefetch = prefetch,
-                       .inference = inference};
+                       .inference = inference,
+                       .optimizer = optimizer};
   if (!device_memory.is_none()) settings.device_memory = budget_bytes(device_memory, keywords("device_memory"));
   if (!host_memory.is_none()) settings.host_memory = budget_bytes(host_memory, keywords("host_memory"));
   NetOptions o = net_options(settings, keywords);
-  check_sgd_settings(momentum, weight_decay, keywords);
+  const double decay = weight_decay.is_none() ? default_weight_decay(o.optimizer) : weight_decay.cast<double>();
+  check_sgd_settings(momentum, decay, keywords);
+  check_adamw_settings(beta1, beta2, eps, keywords);
+  check_clip_grad_norm(clip_grad_norm, keywords);
   auto h = std::make_shared<NetHandle>();
   h->model = as_model(model);
   // Under mpirun: data parallel (an inference Net runs on each rank alone).
   if (process_communicator().size() > 1 && !inference) o.comm = &process_communicator();
   h->config.seed = seed;
+  h->config.optimizer = o.optimizer;
   h->config.momentum = momentum;
-  h->config.weight_decay = weight_decay;
+  h->config.weight_decay = decay;
+  h->config.beta1 = beta1;
+  h->config.beta2 = beta2;
+  h->config.eps = eps;
+  h->config.clip_grad_norm = clip_grad_norm;
   h->config.weight_decay_on = SgdConfig::parse_decay_on(weight_decay_on, keywords("weight_decay_on"));
   py::gil_scoped_release release;
   Graph graph = h->model->fresh_graph();

@@ -22,6 +22,23 @@ bool all_finite_floats(const float* data, size_t count) {
   return zero_if_finite == 0.0f;
 }
 
+double sum_of_squares_floats(const float* data, size_t count, double sum) {
+  for (size_t i = 0; i < count; ++i) sum += static_cast<double>(data[i]) * static_cast<double>(data[i]);
+  return sum;
+}
+
+double Backend::sum_of_squares(const void* device_data, size_t bytes) {
+  constexpr size_t kChunk = size_t{16} << 20;
+  std::vector<float> host(std::min(bytes, kChunk) / sizeof(float));
+  double sum = 0;
+  for (size_t done = 0; done < bytes; done += kChunk) {
+    const size_t n = std::min(kChunk, bytes - done);
+    download(host.data(), static_cast<const char*>(device_data) + done, n);
+    sum = sum_of_squares_floats(host.data(), n / sizeof(float), sum);
+  }
+  return sum;
+}
+
 bool Backend::all_finite(const void* device_data, size_t bytes) {
   constexpr size_t kChunk = size_t{16} << 20;
   std::vector<float> host(std::min(bytes, kChunk) / sizeof(float));

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_api/adamw_step.h"
 #include "backend_api/kernel_args.h"
 #include "comm/communicator.h"
 #include "core/conv_algo.h"
@@ -79,12 +80,24 @@ class DeviceBuffer {
 
 // One parameter's SGD step (PyTorch semantics), all pointers on the device, `count` floats:
 //   v = momentum * v + (g + weight_decay * w);   w = w - lr * v
+// With gradient clipping the gradient is first scaled: g = grad_scale * grads (1: unchanged).
 struct SgdUpdate {
   float* weights = nullptr;
   const float* grads = nullptr;
   float* velocity = nullptr;
   int64_t count = 0;
   float lr = 0, momentum = 0, weight_decay = 0;
+  float grad_scale = 1;
+};
+
+// One parameter's AdamW step (backend_api/adamw_step.h: the arithmetic), all pointers on the device.
+struct AdamwUpdate {
+  float* weights = nullptr;
+  const float* grads = nullptr;
+  float* exp_avg = nullptr;
+  float* exp_avg_sq = nullptr;
+  int64_t count = 0;
+  AdamwStep step;
 };
 
 class Backend {
@@ -129,6 +142,11 @@ class Backend {
   virtual void sgd_update_all(const std::vector<SgdUpdate>& updates) {
     for (const SgdUpdate& u : updates) sgd_update(u);
   }
+  // The same for AdamW (struct AdamwUpdate above).
+  virtual void adamw_update(const AdamwUpdate& update) = 0;
+  virtual void adamw_update_all(const std::vector<AdamwUpdate>& updates) {
+    for (const AdamwUpdate& u : updates) adamw_update(u);
+  }
 
   // Host side (blocking; no compute work on these buffers in flight).
   virtual void download(void* host_dst, const void* device_src, size_t bytes) = 0;
@@ -136,6 +154,10 @@ class Backend {
   // Whether `bytes` of floats on the device are all finite (no NaN, no Inf). The default downloads
   // them in chunks; a backend whose device memory the host can read scans it in place.
   virtual bool all_finite(const void* device_data, size_t bytes);
+  // The sum of the squares of `bytes` of floats on the device, accumulated in double in index
+  // order (gradient clipping's norms; deterministic). The default downloads them in chunks; a
+  // backend whose device memory the host can read sums in place.
+  virtual double sum_of_squares(const void* device_data, size_t bytes);
   // Parameter `k` of `node` in its plain layout (ParamSpec::dims) from/to the kernel's layout.
   virtual std::vector<float> export_param(int node, int k, const void* device_data) = 0;
   virtual void import_param(int node, int k, const std::vector<float>& plain, void* device_data) = 0;
@@ -154,5 +176,7 @@ class Backend {
 
 // Whether `count` floats in host memory are all finite (OpenMP; the CPU backend's all_finite).
 bool all_finite_floats(const float* data, size_t count);
+// `sum` plus the squares of `count` floats in host memory, in double, in index order.
+double sum_of_squares_floats(const float* data, size_t count, double sum = 0);
 
 }  // namespace vdnn

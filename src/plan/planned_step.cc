@@ -12,9 +12,10 @@ namespace vdnn {
 namespace {
 
 Program build(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
-              Policy policy, SyncMode sync, bool training, int prefetch_depth = 0,
+              OptimizerKind optimizer, Policy policy, SyncMode sync, bool training, int prefetch_depth = 0,
               const StepDecisions& decisions = {}) {
   ProgramOptions o{policy, sync, training};
+  o.optimizer = optimizer;
   o.prefetch_depth = prefetch_depth;
   if (training) o.decisions = decisions;
   return build_program(graph, value_bytes, facts, o);
@@ -28,7 +29,8 @@ void choose_prefetch_depth(const Graph& graph, const std::vector<size_t>& value_
   int lo = 1, hi = layers;
   while (lo <= hi) {
     const int mid = (lo + hi) / 2;
-    Program candidate = build(graph, value_bytes, facts, options.policy, options.sync, true, mid, options.decisions);
+    Program candidate =
+        build(graph, value_bytes, facts, options.optimizer, options.policy, options.sync, true, mid, options.decisions);
     if (live_bytes_floor(candidate) > step.capacity) {  // cannot fit: no need to place it
       hi = mid - 1;
       continue;
@@ -53,7 +55,7 @@ std::string below_vdnn_policies(const Program& train, size_t budget, const Optio
   for (const auto& t : train.tensors)
     if (t.persistent) persistent += t.bytes;
   if (budget <= persistent)
-    return VDNN_MSG("no policy fits it: the parameters, their gradients and momentum alone take "
+    return VDNN_MSG("no policy fits it: the parameters, their gradients and optimizer state alone take "
                     << describe_budget(persistent));
   return VDNN_MSG(names("policy") << " auto (keep, offload or recompute per tensor, leaner algorithms) may fit it: "
                                   << "a plan with " << names("policy") << " auto at this budget says whether");
@@ -64,8 +66,9 @@ std::string below_vdnn_policies(const Program& train, size_t budget, const Optio
 PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
                       const StepOptions& options) {
   PlannedStep s;
-  s.train = build(graph, value_bytes, facts, options.policy, options.sync, true, 0, options.decisions);
-  s.eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);
+  s.train =
+      build(graph, value_bytes, facts, options.optimizer, options.policy, options.sync, true, 0, options.decisions);
+  s.eval = build(graph, value_bytes, facts, options.optimizer, Policy::kNone, options.sync, false);
   // Each Program is placed once: the placement does not depend on the capacity (memory_plan.h),
   // so one plan_memory gives its offsets and its smallest budget, from which every capacity fits.
   const size_t capacity = options.budget ? options.budget : std::numeric_limits<size_t>::max();
@@ -92,12 +95,14 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
 std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_bytes,
                            const std::vector<NodeFacts>& facts, const StepOptions& options, int64_t batch,
                            const PlannedStep& step, const OptionNames& names) {
-  const Program eval = build(graph, value_bytes, facts, Policy::kNone, options.sync, false);  // unplaced
+  const Program eval =
+      build(graph, value_bytes, facts, options.optimizer, Policy::kNone, options.sync, false);  // unplaced
   std::string others;
   for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
     others += VDNN_MSG((others.empty() ? "" : ", ")
                        << to_string(p) << " "
-                       << format_bytes(minimum_budget(build(graph, value_bytes, facts, p, options.sync, true), eval)));
+                       << format_bytes(minimum_budget(
+                              build(graph, value_bytes, facts, options.optimizer, p, options.sync, true), eval)));
   return VDNN_MSG(
       names("device_memory") << " " << describe_budget(step.capacity) << " is too small for model '" << graph.name()
                              << "' at batch " << batch << " with policy " << to_string(options.policy)

@@ -22,6 +22,7 @@
 #include "core/graph.h"
 #include "plan/collectives.h"
 #include "plan/memory_plan.h"
+#include "plan/optimizer_state.h"
 #include "plan/policy.h"
 #include "plan/program.h"
 #include "plan/storage_decision.h"
@@ -39,6 +40,9 @@ struct StepOptions {
   StepDecisions decisions;
   // Data parallel: ranks > 1 adds gradient buckets and their all-reduce (plan/collectives.h).
   CollectiveOptions collectives;
+  // The optimizer whose state the training step keeps per trainable parameter (SGD: one buffer of
+  // its bytes, AdamW: two), placed with the parameters in both Programs.
+  OptimizerKind optimizer = OptimizerKind::kSgd;
 };
 
 struct PlannedStep {

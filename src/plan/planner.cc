@@ -34,6 +34,7 @@ std::vector<NodeFacts> Planner::facts_with(const AlgoChoice& algos) const {
 
 Program Planner::program(const Configuration& config, bool training, int prefetch_depth) const {
   ProgramOptions o{training ? config.policy : Policy::kNone, sync_, training};
+  o.optimizer = optimizer_;
   o.prefetch_depth = prefetch_depth;
   if (training) o.decisions = config.decisions;
   return build_program(graph_, value_bytes_, facts_with(config.algos), o);
@@ -41,7 +42,7 @@ Program Planner::program(const Configuration& config, bool training, int prefetc
 
 PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t budget) const {
   return plan_step(graph_, value_bytes_, facts_with(config.algos),
-                   {config.policy, sync_, prefetch, budget, config.decisions, collectives_});
+                   {config.policy, sync_, prefetch, budget, config.decisions, collectives_, optimizer_});
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {

@@ -104,6 +104,10 @@ class Planner {
   // copies need more does not fit, in fits() and evaluate(), whatever the device budget.
   void set_host_budget(size_t bytes) { host_budget_ = bytes; }
   size_t host_budget() const { return host_budget_; }
+  // The optimizer whose state every planned step keeps (plan/optimizer_state.h; `vdnn plan
+  // --optimizer`, NetOptions::optimizer): SGD by default.
+  void set_optimizer(OptimizerKind optimizer) { optimizer_ = optimizer; }
+  OptimizerKind optimizer() const { return optimizer_; }
   // The host copies both Programs of `config` need (memory_plan.h host_copies_bytes).
   size_t host_bytes(const Configuration& config) const;
   // Whether both Programs fit `budget` bytes (and the host budget).
@@ -128,6 +132,7 @@ class Planner {
   SyncMode sync_;
   CollectiveOptions collectives_;
   size_t host_budget_ = 0;
+  OptimizerKind optimizer_ = OptimizerKind::kSgd;
 };
 
 // "all+fastest", "none+leanest", "all+default" (NetworkCosts::defaults(), where it is neither),

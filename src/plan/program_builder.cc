@@ -168,13 +168,14 @@ void Builder::make_parameters() {
       const size_t bytes = facts_[i].param_bytes[k];
       b.params.push_back(add_tensor(name, bytes, MemoryClass::kWeights, !stream));
       p_.tensors.back().streamed = stream;
-      // Gradients and momentum exist in every Program of a trained graph (evaluation too), so that
+      // Gradients and optimizer state exist in every Program of a trained graph (evaluation too), so that
       // persistent tensors land at the same offsets in the training and evaluation plans; an
       // inference Program is the only one of its Net and has none.
       int grad = -1;
       if (spec.trainable && !o_.inference) {
         grad = add_tensor(name + ":grad", bytes, MemoryClass::kWeightGrads, true);
-        add_tensor(name + ":momentum", bytes, MemoryClass::kOptimizerState, true);
+        for (const std::string& state : optimizer_state_suffixes(o_.optimizer))
+          add_tensor(name + state, bytes, MemoryClass::kOptimizerState, true);
       }
       b.d_params.push_back(o_.training ? grad : -1);
     }

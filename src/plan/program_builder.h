@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "plan/optimizer_state.h"
 #include "plan/program.h"
 #include "plan/storage_decision.h"
 
@@ -63,6 +64,10 @@ struct ProgramOptions {
   // Inference only: per node, whether its weights are streamed from host memory (see above);
   // empty: every weight stays on the device.
   std::vector<bool> streamed_weights;
+  // Trained Programs: the optimizer whose state (plan/optimizer_state.h) each trainable parameter
+  // keeps beside its gradient, persistent, as MemoryClass::kOptimizerState: SGD one buffer of the
+  // parameter's bytes (":momentum"), AdamW two (":exp_avg", ":exp_avg_sq").
+  OptimizerKind optimizer = OptimizerKind::kSgd;
 };
 
 Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,

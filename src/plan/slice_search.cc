@@ -44,7 +44,7 @@ std::vector<SliceRun> large_candidates(const Graph& graph, const std::vector<siz
 }  // namespace
 
 SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const InputsOf& inputs_of, SyncMode sync,
-                                 size_t budget, size_t host_budget) {
+                                 size_t budget, size_t host_budget, OptimizerKind optimizer) {
   SliceRunChoice out;
   const PlannerInputs whole = inputs_of(graph);
   double oracle = 0;  // the whole graph's
@@ -55,6 +55,7 @@ SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const Inputs
     PlannerInputs in = sliced ? inputs_of(g) : whole;
     Planner planner(g, std::move(in.value_bytes), std::move(in.facts), std::move(in.costs), sync);
     planner.set_host_budget(host_budget);
+    planner.set_optimizer(optimizer);
     if (!sliced) oracle = planner.oracle_seconds();
     Try t{{}, planner.minimum_budget({Policy::kAll, planner.costs().leanest()})};
     // Below all + leanest's smallest budget no configuration fits (auto's search would only find that out).

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "plan/auto_policy.h"
+#include "plan/optimizer_state.h"
 #include "rewrites/slice_runs.h"
 
 namespace vdnn {
@@ -41,7 +42,8 @@ struct SliceRunChoice {
   int evaluations = 0;             // `auto` searches run (a try below all + leanest's smallest budget runs none)
 };
 
+// `optimizer`: whose state every planned step keeps (Planner::set_optimizer).
 SliceRunChoice choose_slice_runs(const Graph& graph, int64_t batch, const InputsOf& inputs_of, SyncMode sync,
-                                 size_t budget, size_t host_budget = 0);
+                                 size_t budget, size_t host_budget = 0, OptimizerKind optimizer = OptimizerKind::kSgd);
 
 }  // namespace vdnn

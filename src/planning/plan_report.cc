@@ -79,9 +79,10 @@ PlanTable plan_table(const Planner& planner, size_t budget, const std::string& p
 nlohmann::json plan_json(const PlanTable& t, const PlanJsonHeader& h) {
   nlohmann::json rows = nlohmann::json::array();
   for (const PlanRow& r : t.rows) rows.push_back(row_json(r, t.oracle));
-  nlohmann::json out{{"model", h.model},          {"batch", h.batch},           {"sync", h.sync},
-                     {"prefetch", h.prefetch},    {"device", h.device},         {"costs", t.costs_source},
-                     {"device_memory", t.budget}, {"oracle_seconds", t.oracle}, {"configurations", rows}};
+  nlohmann::json out{{"model", h.model},        {"batch", h.batch},          {"sync", h.sync},
+                     {"prefetch", h.prefetch},  {"optimizer", h.optimizer},  {"device", h.device},
+                     {"costs", t.costs_source}, {"device_memory", t.budget}, {"oracle_seconds", t.oracle},
+                     {"configurations", rows}};
   if (t.has_dyn)
     out["dyn"] = {{"fits", t.dyn.fits},
                   {"step", t.dyn.step},
@@ -105,13 +106,13 @@ nlohmann::json plan_json(const PlanTable& t, const PlanJsonHeader& h) {
 
 std::optional<SliceRunChoice> plan_slice_runs(const Graph& graph, int64_t batch, const std::string& policy,
                                               const PlanSourceOptions& source, size_t budget, SyncMode sync,
-                                              size_t host_budget) {
+                                              size_t host_budget, OptimizerKind optimizer) {
   if (policy != "auto" || source.device == "cpu" || budget == 0) return std::nullopt;
   const InputsOf inputs_of = [&](const Graph& g) {
     PlanInputs in = plan_inputs(g, batch, source);
     return PlannerInputs{std::move(in.value_bytes), std::move(in.facts), std::move(in.costs)};
   };
-  return choose_slice_runs(graph, batch, inputs_of, sync, budget, host_budget);
+  return choose_slice_runs(graph, batch, inputs_of, sync, budget, host_budget, optimizer);
 }
 
 nlohmann::json slice_runs_json(const SliceRunChoice& c, double oracle) {

@@ -53,6 +53,7 @@ struct PlanJsonHeader {
   std::string model;
   int64_t batch = 0;
   std::string sync = "event", prefetch = "vdnn", device = "cpu";
+  std::string optimizer = "sgd";  // whose state the plans keep (Planner::set_optimizer)
 };
 
 nlohmann::json plan_json(const PlanTable& table, const PlanJsonHeader& header);
@@ -62,7 +63,7 @@ nlohmann::json plan_json(const PlanTable& table, const PlanJsonHeader& header);
 // candidate's sliced graph); nullopt otherwise. The graph must be the unsliced one.
 std::optional<SliceRunChoice> plan_slice_runs(const Graph& graph, int64_t batch, const std::string& policy,
                                               const PlanSourceOptions& source, size_t budget, SyncMode sync,
-                                              size_t host_budget);
+                                              size_t host_budget, OptimizerKind optimizer = OptimizerKind::kSgd);
 // Its JSON ("slice_runs"), against the whole graph's oracle.
 nlohmann::json slice_runs_json(const SliceRunChoice& choice, double oracle);
 

@@ -14,8 +14,14 @@ namespace vdnn {
 namespace {
 
 constexpr const char* kFormat = "vdnn-checkpoint";
-const std::string kMomentumSuffix = ":momentum";
 const std::string kBatchesTracked = ".num_batches_tracked";
+
+// "':exp_avg' and ':exp_avg_sq' per trainable parameter"
+std::string state_names(OptimizerKind optimizer) {
+  std::string names;
+  for (const std::string& s : optimizer_state_suffixes(optimizer)) names += (names.empty() ? "'" : " and '") + s + "'";
+  return names + " per trainable parameter";
+}
 
 bool is_batch_norm(const Net& net, int node) { return net.graph().nodes()[node].layer->type() == "batch_norm"; }
 
@@ -131,9 +137,11 @@ void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_
 void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config, const CheckpointPosition& at) {
   SafeTensors f = state_dict(net, at.step);
   const std::vector<ParamTensor>& params = net.params();
+  const OptimizerKind optimizer = net.options().optimizer;
   for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].velocity)
-      f.tensors.push_back({params[i].name + kMomentumSuffix, params[i].spec.file_dims(), net.export_momentum(i)});
+    if (params[i].grad)
+      for (const std::string& state : optimizer_state_suffixes(optimizer))
+        f.tensors.push_back({params[i].name + state, params[i].spec.file_dims(), net.export_state(i, state)});
   const int64_t per_epoch = std::max<int64_t>(1, at.steps_per_epoch);
   f.metadata = {
       {"format", kFormat},
@@ -148,6 +156,8 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
       {"steps_per_epoch", std::to_string(per_epoch)},
       {"total_steps", std::to_string(at.total_steps)},
       {"dropout_step", std::to_string(net.dropout_step())},
+      {"optimizer", to_string(optimizer)},
+      {"optimizer_steps", std::to_string(at.optimizer_steps >= 0 ? at.optimizer_steps : at.step)},
       {"lr", exact(config.lr)},
       {"lr_schedule", LrSchedule::name(config.schedule)},
       {"lr_step_epochs", std::to_string(config.step_epochs)},
@@ -155,6 +165,12 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
       {"momentum", exact(config.momentum)},
       {"weight_decay", exact(config.weight_decay)},
       {"weight_decay_on", SgdConfig::name(config.weight_decay_on)},
+      {"beta1", exact(config.beta1)},
+      {"beta2", exact(config.beta2)},
+      {"eps", exact(config.eps)},
+      {"clip_grad_norm", exact(config.clip_grad_norm)},
+      {"warmup_steps", std::to_string(config.warmup_steps)},
+      {"min_lr", exact(config.min_lr)},
       {"augment", augmentation_name(config.augment)},
       {"weights_sha256", net.weights_sha256()},
   };
@@ -190,6 +206,14 @@ Checkpoint read_checkpoint(const std::string& path) {
     }
   }
   if (auto augment = m.find("augment"); augment != m.end()) c.augment = augment->second;  // absent: before it, none
+  if (auto optimizer = m.find("optimizer"); optimizer != m.end()) {  // absent: written before AdamW, sgd
+    try {
+      c.optimizer = parse_optimizer(optimizer->second);
+    } catch (const Error&) {
+      VDNN_THROW(path << ": metadata 'optimizer' is '" << optimizer->second << "', expected sgd or adamw");
+    }
+  }
+  c.optimizer_steps = m.count("optimizer_steps") ? count(c.file, "optimizer_steps") : c.position.step;
   if (c.batch < 1) VDNN_THROW(path << ": metadata 'batch' is 0, expected a batch size >= 1");
   const int64_t per_epoch = c.position.steps_per_epoch, step = c.position.step;
   if (per_epoch < 1) VDNN_THROW(path << ": metadata 'steps_per_epoch' is 0, expected >= 1");
@@ -295,13 +319,23 @@ std::string check_weights(const SafeTensors& file, const Graph& graph) {
 }
 
 void restore_checkpoint(const Checkpoint& c, Net& net) {
+  const OptimizerKind optimizer = net.options().optimizer;
+  if (c.optimizer != optimizer)
+    VDNN_THROW("--resume " << c.file.path << ": the checkpoint was trained with --optimizer " << to_string(c.optimizer)
+                           << " but this run has --optimizer " << to_string(optimizer)
+                           << " (their states differ: " << to_string(c.optimizer) << " keeps "
+                           << state_names(c.optimizer) << ", " << to_string(optimizer) << " " << state_names(optimizer)
+                           << "); resume it with --optimizer " << to_string(c.optimizer)
+                           << ", or start a new run from its weights with --initial-weights " << c.file.path);
   load_weights(c.file, net, c.position.step);
   const std::vector<ParamTensor>& params = net.params();
+  const std::string owner = optimizer == OptimizerKind::kAdamW ? "AdamW" : "SGD";
   for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].velocity) {
-      const SafeTensor& t = require_param(c.file, params[i].name + kMomentumSuffix, params[i].spec, "SGD");
-      net.import_momentum(i, checked_values(c.file, t.name, ParamSpec{}, t.data));
-    }
+    if (params[i].grad)
+      for (const std::string& state : optimizer_state_suffixes(optimizer)) {
+        const SafeTensor& t = require_param(c.file, params[i].name + state, params[i].spec, owner);
+        net.import_state(i, state, checked_values(c.file, t.name, ParamSpec{}, t.data));
+      }
   net.set_dropout_step(c.dropout_step);
 }
 

@@ -3,13 +3,16 @@
 // Model: the tensors are every parameter and running statistic under its name ("conv1.weight",
 // "bn1.running_mean"), each batch norm's "bn1.num_batches_tracked" (I64 scalar: its count loaded
 // with the weights plus the optimizer steps done, where PyTorch counts training forwards) and the
-// SGD momentum of each trainable one ("conv1.weight:momentum"), all in plain layouts with
+// optimizer state of each trainable one (SGD: "conv1.weight:momentum"; AdamW: "conv1.weight:exp_avg"
+// and "conv1.weight:exp_avg_sq", plan/optimizer_state.h), all in plain layouts with
 // PyTorch's names and shapes (ParamSpec::file_dims: a grouped convolution's weight is
 // [O, I/groups, kh, kw]), so a state_dict loads into vdnn and vdnn's weights into PyTorch (less
-// the ":momentum" tensors, which PyTorch keeps in its optimizer). The "__metadata__" strings
+// the optimizer-state tensors, which PyTorch keeps in its optimizer). The "__metadata__" strings
 // hold format ("vdnn-checkpoint") and format_version, model, batch (per rank), ranks, seed, step (optimizer steps
 // done), epoch and epoch_step (the epoch the next step belongs to, 0-based, and the batches of it
-// already done), steps_per_epoch, total_steps, dropout_step, the optimizer and schedule settings
+// already done), steps_per_epoch, total_steps, dropout_step, optimizer ("sgd" or "adamw"; without
+// it, "sgd") and optimizer_steps (AdamW's t: the updates made, which --on-nan skip makes fewer than
+// step; without it, step), the optimizer and schedule settings
 // (weight_decay_on: "weights" or "all"; a checkpoint without it is "weights"), the augmentation of
 // the training batches (augment: "none", "flip" or "cifar"; without it, "none") and weights_sha256.
 // vdnn draws every random number from (seed, purpose, counter) — shuffles from (seed, epoch),
@@ -21,7 +24,7 @@
 //                                                    .total_steps = 4680});
 //   Checkpoint c = read_checkpoint("run.safetensors");    // Error naming the file if it is bad
 //   check_resumable(c, net.graph().name(), net.batch(), config.seed);
-//   restore_checkpoint(c, net);                   // weights, momentum, dropout counter
+//   restore_checkpoint(c, net);                   // weights, optimizer state, dropout counter
 //   load_weights(read_weights_file("w.safetensors"), net);   // weights only (vdnn infer)
 #pragma once
 
@@ -41,6 +44,7 @@ struct CheckpointPosition {
   int64_t step = 0;
   int64_t steps_per_epoch = 1;
   int64_t total_steps = 0;
+  int64_t optimizer_steps = -1;  // updates made (AdamW's t); -1: step
 };
 
 struct Checkpoint {
@@ -52,7 +56,9 @@ struct Checkpoint {
   CheckpointPosition position;
   uint64_t dropout_step = 0;
   SgdConfig::DecayOn weight_decay_on = SgdConfig::DecayOn::kWeights;
-  std::string augment = "none";  // augmentation_name of the run's --augment
+  std::string augment = "none";                   // augmentation_name of the run's --augment
+  OptimizerKind optimizer = OptimizerKind::kSgd;  // whose state tensors it holds
+  int64_t optimizer_steps = 0;                    // AdamW's t
 };
 
 // PyTorch's batch-norm counter "<layer>.num_batches_tracked" (an integer scalar): the one integer
@@ -89,8 +95,10 @@ void check_same_ranks(const Checkpoint& checkpoint, int ranks);
 void check_same_decay_rule(const Checkpoint& checkpoint, const TrainConfig& config);
 // Likewise for --augment: the batches a resumed run draws follow it.
 void check_same_augmentation(const Checkpoint& checkpoint, const TrainConfig& config);
-// Loads weights, running statistics and momentum into `net` and sets its dropout counter; throws
-// vdnn::Error as load_weights does, and when a momentum tensor is missing, misshapen or not finite.
+// Loads weights, running statistics and optimizer state into `net` and sets its dropout counter;
+// throws vdnn::Error as load_weights does, when a state tensor is missing, misshapen or not finite,
+// and when the checkpoint's optimizer is not the Net's (NetOptions::optimizer): SGD's momentum and
+// AdamW's moments do not convert into each other; start from its weights alone (--initial-weights).
 void restore_checkpoint(const Checkpoint& checkpoint, Net& net);
 // Loads weights and running statistics only (any safetensors file with the model's names): the
 // validation --resume and `vdnn infer` share. Throws vdnn::Error naming the file and tensor when a

@@ -146,6 +146,7 @@ Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), bat
   } else {
     StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
                      options.device_memory, options.decisions};
+    step.optimizer = options.optimizer;
     step.collectives.ranks = options.comm ? options.comm->size() : 1;
     step.collectives.bucket_bytes = options.bucket_bytes;
     step.collectives.first_bucket_bytes = std::min(step.collectives.first_bucket_bytes, options.bucket_bytes);
@@ -232,8 +233,13 @@ void Net::bind_params() {
       if (node.params[k].trainable && !options_.inference) {
         t.grad = at(tensor + ":grad");
         t.velocity = at(tensor + ":momentum");
+        t.exp_avg = at(tensor + ":exp_avg");
+        t.exp_avg_sq = at(tensor + ":exp_avg_sq");
         const std::vector<char> zeros(t.bytes, 0);
-        backend_->upload(t.velocity, zeros.data(), t.bytes);
+        for (const std::string& state : optimizer_state_suffixes(options_.optimizer)) {
+          VDNN_CHECK(t.state(state), "parameter '" << name << "' has no " << state << " buffer in the plan");
+          backend_->upload(t.state(state), zeros.data(), t.bytes);
+        }
       }
       params_.push_back(t);
     }
@@ -294,18 +300,26 @@ void Net::import_param(size_t i, const std::vector<float>& plain) {
   backend_->import_param(kernel_node(t), t.index, plain, t.data);
 }
 
-std::vector<float> Net::export_momentum(size_t i) const {
+std::vector<float> Net::export_momentum(size_t i) const { return export_state(i, ":momentum"); }
+
+void Net::import_momentum(size_t i, const std::vector<float>& plain) { import_state(i, ":momentum", plain); }
+
+std::vector<float> Net::export_state(size_t i, const std::string& suffix) const {
   const ParamTensor& t = params_.at(i);
-  VDNN_CHECK(t.velocity, "parameter '" << t.name << "' is not trainable: it has no momentum");
-  return backend_->export_param(kernel_node(t), t.index, t.velocity);
+  VDNN_CHECK(t.state(suffix), "parameter '" << t.name << "' has no optimizer state " << suffix << " (optimizer "
+                                            << to_string(options_.optimizer) << ", trainable: " << t.spec.trainable
+                                            << ")");
+  return backend_->export_param(kernel_node(t), t.index, t.state(suffix));
 }
 
-void Net::import_momentum(size_t i, const std::vector<float>& plain) {
+void Net::import_state(size_t i, const std::string& suffix, const std::vector<float>& plain) {
   const ParamTensor& t = params_.at(i);
-  VDNN_CHECK(t.velocity, "parameter '" << t.name << "' is not trainable: it has no momentum");
+  VDNN_CHECK(t.state(suffix), "parameter '" << t.name << "' has no optimizer state " << suffix << " (optimizer "
+                                            << to_string(options_.optimizer) << ", trainable: " << t.spec.trainable
+                                            << ")");
   VDNN_CHECK(static_cast<int64_t>(plain.size()) == t.spec.elements(),
-             "momentum of '" << t.name << "' has " << t.spec.elements() << " elements, got " << plain.size());
-  backend_->import_param(kernel_node(t), t.index, plain, t.velocity);
+             suffix << " of '" << t.name << "' has " << t.spec.elements() << " elements, got " << plain.size());
+  backend_->import_param(kernel_node(t), t.index, plain, t.state(suffix));
 }
 
 int64_t Net::batches_tracked_base(int node) const {

@@ -39,6 +39,7 @@
 #include "device/cpu_device.h"
 #include "memory/host_buffer.h"
 #include "plan/memory_plan.h"
+#include "plan/optimizer_state.h"
 #include "plan/planned_inference.h"
 #include "plan/planned_step.h"
 #include "plan/policy.h"
@@ -105,6 +106,10 @@ struct NetOptions {
   // weight stays on the device, and a budget below them is refused). On the CPU the host copies are
   // the same memory, so streaming bounds the arena, not the process.
   bool stream_weights = true;
+  // The optimizer whose state each trainable parameter keeps in the arena (plan/optimizer_state.h:
+  // SGD's momentum, or AdamW's two moments), planned with the parameters. The Trainer's optimizer
+  // must be this one (runtime/optimizer.h).
+  OptimizerKind optimizer = OptimizerKind::kSgd;
   // How its errors name these options (a budget too small, a policy an inference Net does not
   // take): the CLI's flags (--device-memory) or the Python API's keywords (device_memory).
   OptionNames names;
@@ -113,11 +118,20 @@ struct NetOptions {
 struct ParamTensor {
   std::string name;  // "conv1.weight"
   ParamSpec spec;
-  int node = -1, index = -1;  // the layer and its parameter number (ParamSpec order)
-  size_t bytes = 0;           // in the kernel's layout (padding included): data, grad, velocity
-  float* data = nullptr;      // device memory (the arena); a streamed weight's: its host copy
-  float* grad = nullptr;      // null for non-trainable (running statistics)
-  float* velocity = nullptr;  // SGD momentum, null for non-trainable
+  int node = -1, index = -1;    // the layer and its parameter number (ParamSpec order)
+  size_t bytes = 0;             // in the kernel's layout (padding included): data, grad, each state buffer
+  float* data = nullptr;        // device memory (the arena); a streamed weight's: its host copy
+  float* grad = nullptr;        // null for non-trainable (running statistics)
+  float* velocity = nullptr;    // SGD momentum (":momentum"); null for non-trainable and under AdamW
+  float* exp_avg = nullptr;     // AdamW's first moment (":exp_avg"); null otherwise
+  float* exp_avg_sq = nullptr;  // AdamW's second moment (":exp_avg_sq"); null otherwise
+  // The optimizer state buffer named by `suffix` (plan/optimizer_state.h), or null.
+  float* state(const std::string& suffix) const {
+    return suffix == ":momentum"     ? velocity
+           : suffix == ":exp_avg"    ? exp_avg
+           : suffix == ":exp_avg_sq" ? exp_avg_sq
+                                     : nullptr;
+  }
 };
 
 class Net {
@@ -173,6 +187,10 @@ class Net {
   // SGD momentum of trainable parameter i, in the parameter's plain layout (checkpoints).
   std::vector<float> export_momentum(size_t i) const;
   void import_momentum(size_t i, const std::vector<float>& plain);
+  // Any optimizer state buffer of trainable parameter i by its suffix (":momentum", ":exp_avg",
+  // ":exp_avg_sq"; plan/optimizer_state.h), plain layout; throws when the Net's optimizer has none.
+  std::vector<float> export_state(size_t i, const std::string& suffix) const;
+  void import_state(size_t i, const std::string& suffix, const std::vector<float>& plain);
   // Training forward passes so far; dropout masks are drawn from (seed, this counter), so a
   // resumed run sets it back to continue with the same masks.
   uint64_t dropout_step() const { return step_; }

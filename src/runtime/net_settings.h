@@ -11,6 +11,7 @@
 //   - precision: fp32 or bf16; bf16 on the cpu backend only, and not with conv_algo winograd
 //     (oneDNN 2.6 has no bf16 Winograd);
 //   - conv_algo: auto, direct or winograd; sync: event or layer; prefetch: vdnn or ahead;
+//   - optimizer: sgd or adamw (the state the plan places per trainable parameter);
 //   - the backend built into this vdnn; device_memory and host_memory above 0 when given (absent:
 //     what the plans need; util/size_parse.h check_budget); on the cpu backend the device_memory
 //     budget is host memory taken at once, so at most what the host has available now.
@@ -42,7 +43,8 @@ struct NetSettings {
   std::string sync = "event";
   std::string prefetch = "vdnn";
   BackendKind backend = BackendKind::kCpu;
-  bool inference = false;  // NetOptions::inference: a Net that only infers
+  bool inference = false;         // NetOptions::inference: a Net that only infers
+  std::string optimizer = "sgd";  // sgd or adamw: whose state the plan keeps (NetOptions::optimizer)
 };
 
 // The largest batch vdnn takes (2^20 samples): a batch's tensors then stay far from the 2^31

@@ -6,26 +6,23 @@
 
 namespace vdnn {
 
-void Sgd::step(Backend& backend, std::vector<ParamTensor>& params, double lr) {
-  std::vector<SgdUpdate> updates;
-  for (ParamTensor& p : params)
-    if (p.grad) updates.push_back(update_of(p, lr));
-  backend.sgd_update_all(updates);
+void Sgd::update_all(Backend& backend, std::vector<ParamTensor>& params) {
+  backend.sgd_update_all(trainable_updates<SgdUpdate>(params, [&](ParamTensor& p) { return update_of(p); }));
 }
 
-void Sgd::update(Backend& backend, ParamTensor& p, double lr) { backend.sgd_update(update_of(p, lr)); }
+void Sgd::update(Backend& backend, ParamTensor& p) { backend.sgd_update(update_of(p)); }
 
-SgdUpdate Sgd::update_of(ParamTensor& p, double lr) const {
+SgdUpdate Sgd::update_of(ParamTensor& p) const {
   VDNN_CHECK(p.velocity, "parameter '" << p.name << "' has a gradient but no momentum buffer");
   SgdUpdate u;
   u.weights = p.data;
   u.grads = p.grad;
   u.velocity = p.velocity;
   u.count = static_cast<int64_t>(p.bytes / sizeof(float));
-  u.lr = static_cast<float>(lr);
+  u.lr = static_cast<float>(lr_);
   u.momentum = static_cast<float>(config_.momentum);
-  const bool decays = p.spec.decay || config_.decay_on == SgdConfig::DecayOn::kAll;
-  u.weight_decay = decays ? static_cast<float>(config_.weight_decay) : 0.0f;
+  u.weight_decay = decays(p, config_.decay_on) ? static_cast<float>(config_.weight_decay) : 0.0f;
+  u.grad_scale = grad_scale_;
   return u;
 }
 
@@ -55,20 +52,32 @@ void LrSchedule::check(const OptionNames& names) const {
   if (step_epochs < 1 || step_epochs > kMaxStepEpochs)
     VDNN_THROW(names("step_epochs") << " " << step_epochs << ": expected 1 to " << kMaxStepEpochs);
   if (!(gamma >= 0 && gamma <= 1)) VDNN_THROW(names("gamma") << " " << gamma << ": expected 0 to 1");
+  if (warmup_steps < 0 || warmup_steps > kMaxWarmupSteps)
+    VDNN_THROW(names("warmup_steps") << " " << warmup_steps << ": expected 0 (none) to " << kMaxWarmupSteps);
+  if (!(min_lr >= 0 && min_lr <= base))
+    VDNN_THROW(names("min_lr") << " " << min_lr << ": expected 0 to the learning rate (" << names("lr") << " " << base
+                               << ")");
+  if (min_lr > 0 && kind != kCosine)
+    VDNN_THROW(names("min_lr") << " " << min_lr << ": the floor of the cosine schedule, but " << names("schedule")
+                               << " is " << name(kind));
 }
 
 double LrSchedule::at(int64_t step, int epoch) const {
   if (step < 0 || epoch < 0)
     VDNN_THROW("the learning rate at step " << step << " of epoch " << epoch
                                             << ": both count from 0 (expected step >= 0 and epoch >= 0)");
+  if (step < warmup_steps)  // nanoGPT's get_lr: (it + 1) / (warmup_iters + 1)
+    return base * static_cast<double>(step + 1) / static_cast<double>(warmup_steps + 1);
   switch (kind) {
     case kConstant:
       return base;
     case kStep:
       return base * std::pow(gamma, epoch / std::max(1, step_epochs));
     case kCosine: {
-      const double t = std::min(1.0, static_cast<double>(step) / static_cast<double>(total_steps));
-      return base * 0.5 * (1.0 + std::cos(M_PI * t));
+      // Without warm-up and floor this is base * 0.5 * (1 + cos(pi * step / total)) to the bit.
+      const int64_t span = std::max<int64_t>(1, total_steps - warmup_steps);
+      const double t = std::min(1.0, static_cast<double>(step - warmup_steps) / static_cast<double>(span));
+      return min_lr + (base - min_lr) * 0.5 * (1.0 + std::cos(M_PI * t));
     }
   }
   return base;

@@ -41,16 +41,32 @@ void check_train_config(const TrainConfig& c, const OptionNames& names) {
     VDNN_THROW(names("iterations") << " " << c.iterations << ": expected 0 (whole epochs) to " << kMaxIterations);
   if (c.checkpoint_every < 0 || c.checkpoint_every > kMaxIterations)
     VDNN_THROW(names("checkpoint_every") << " " << c.checkpoint_every << ": expected 0 (none) to " << kMaxIterations);
-  LrSchedule{c.lr, c.schedule, 1, c.step_epochs, c.gamma}.check(names);
+  LrSchedule{c.lr, c.schedule, 1, c.step_epochs, c.gamma, c.warmup_steps, c.min_lr}.check(names);
   check_sgd_settings(c.momentum, c.weight_decay, names);
+  check_adamw_settings(c.beta1, c.beta2, c.eps, names);
+  check_clip_grad_norm(c.clip_grad_norm, names);
   if (c.data_threads < 1 || c.data_threads > kMaxDataThreads)
     VDNN_THROW(names("data_threads") << " " << c.data_threads << ": expected 1 to " << kMaxDataThreads);
 }
 
+OptimizerConfig optimizer_config(const TrainConfig& c) {
+  return {c.optimizer, c.momentum, c.weight_decay, c.weight_decay_on, c.beta1, c.beta2, c.eps};
+}
+
 Trainer::Trainer(Net& net, TrainConfig config)
-    : net_(net), config_(config), sgd_({config.momentum, config.weight_decay, config.weight_decay_on}) {
-  check_train_config(config_, net_.options().names);
+    : net_(net), config_(config), optimizer_(make_optimizer(optimizer_config(config))) {
+  const OptionNames& names = net_.options().names;
+  check_train_config(config_, names);
+  if (config_.optimizer != net_.options().optimizer)
+    VDNN_THROW(names("optimizer") << " " << to_string(config_.optimizer) << ": the Net was planned for "
+                                  << to_string(net_.options().optimizer)
+                                  << " (NetOptions::optimizer), whose state it keeps in its arena; build it with "
+                                  << to_string(config_.optimizer));
   if (net_.ranks() == 1) return;
+  if (config_.clip_grad_norm > 0)
+    VDNN_THROW(names("clip_grad_norm") << " needs one rank: with " << net_.ranks()
+                                       << " ranks each gradient bucket is updated as soon as its all-reduce ends, "
+                                          "before the later buckets' gradients (which the global norm needs) exist");
   if (config_.on_nonfinite == TrainConfig::OnNonFinite::kSkip)
     VDNN_THROW("--on-nan skip needs one rank: with " << net_.ranks()
                                                      << " ranks each gradient bucket is updated as soon as its "
@@ -58,10 +74,13 @@ Trainer::Trainer(Net& net, TrainConfig config)
                                                         "--on-nan stop (the default)");
   // The update every step makes (comm/rank_agreement.h): a Python loop of train_step calls never
   // reaches run()'s check.
-  const OptionNames& names = net_.options().names;
-  check_ranks_agree(*net_.options().comm, {{names("momentum"), shortest_text(config_.momentum)},
+  check_ranks_agree(*net_.options().comm, {{names("optimizer"), to_string(config_.optimizer)},
+                                           {names("momentum"), shortest_text(config_.momentum)},
                                            {names("weight_decay"), shortest_text(config_.weight_decay)},
-                                           {names("weight_decay_on"), SgdConfig::name(config_.weight_decay_on)}});
+                                           {names("weight_decay_on"), SgdConfig::name(config_.weight_decay_on)},
+                                           {names("beta1"), shortest_text(config_.beta1)},
+                                           {names("beta2"), shortest_text(config_.beta2)},
+                                           {names("eps"), shortest_text(config_.eps)}});
   net_.set_update([this](const std::vector<size_t>& params) { update_bucket(params); });
 }
 
@@ -80,7 +99,7 @@ void Trainer::update_bucket(const std::vector<size_t>& params) {
       VDNN_THROW("step " << step_index_ + 1 << " (epoch " << step_epoch_ + 1 << "): the gradient of '" << p.name
                          << "' (layer '" << net_.graph().nodes()[p.node].layer->name()
                          << "') summed over the ranks holds NaN or Inf; training stopped (lower --lr)");
-    sgd_.update(net_.backend(), p, step_lr_);
+    optimizer_->update(net_.backend(), p);
   }
 }
 
@@ -115,6 +134,7 @@ void Trainer::resume(const Checkpoint& checkpoint) {
   check_same_augmentation(checkpoint, config_);
   check_same_ranks(checkpoint, net_.ranks());
   restore_checkpoint(checkpoint, net_);
+  optimizer_->set_steps(checkpoint.optimizer_steps);
   resume_path_ = checkpoint.file.path;
   start_step_ = checkpoint.position.step;
   resume_steps_per_epoch_ = checkpoint.position.steps_per_epoch;
@@ -169,7 +189,7 @@ struct Trainer::Run {
         per_epoch(loader.batches_per_epoch()),
         epochs(c.iterations > 0 ? static_cast<int>((c.iterations + per_epoch - 1) / per_epoch) : c.epochs),
         total(c.iterations > 0 ? c.iterations : per_epoch * epochs),
-        schedule{c.lr, c.schedule, total, c.step_epochs, c.gamma},
+        schedule{c.lr, c.schedule, total, c.step_epochs, c.gamma, c.warmup_steps, c.min_lr},
         step(start_step) {}
   BatchLoader loader;
   const int64_t per_epoch;  // batches
@@ -189,6 +209,8 @@ std::vector<RankSetting> Trainer::rank_settings(const Dataset& train, const Data
   const bool evaluating = test && c.evaluate;
   return {{names("lr"), shortest_text(c.lr)},
           {names("schedule"), LrSchedule::name(c.schedule)},
+          {names("warmup_steps"), std::to_string(c.warmup_steps)},
+          {names("min_lr"), shortest_text(c.min_lr)},
           {names("step_epochs"), std::to_string(c.step_epochs)},
           {names("gamma"), shortest_text(c.gamma)},
           {names("epochs"), std::to_string(c.epochs)},
@@ -251,6 +273,7 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
     e.lr = run.schedule.at(run.step, epoch);
     const float loss = train_step(run.step, epoch, e.lr, result);
     result.step_losses.push_back(loss);
+    if (config_.clip_grad_norm > 0) result.step_grad_norms.push_back(static_cast<float>(last_grad_norm_));
     loss_sum += loss;
     right += step_correct_;
     seen += count * net_.ranks();
@@ -259,7 +282,7 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
     if (config_.checkpoint_every > 0 && run.step % config_.checkpoint_every == 0) save(run);
     if (on_step_)
       on_step_({run.step, run.total, epoch + 1, run.epochs, epoch_step,
-                std::min(run.per_epoch, run.total - (run.step - epoch_step)), loss, e.lr,
+                std::min(run.per_epoch, run.total - (run.step - epoch_step)), loss, e.lr, last_grad_norm_,
                 result.train_seconds + std::chrono::duration<double>(Clock::now() - start).count(),
                 result.data_wait_seconds + run.loader.waited_seconds() - waited_before});
   }
@@ -306,7 +329,14 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
   std::string bad;
   net_.run_on_compute([&] {
     bad = nonfinite(loss);
-    if (bad.empty()) sgd_.step(net_.backend(), net_.params(), lr);
+    if (!bad.empty()) return;
+    float scale = 1.0f;
+    if (config_.clip_grad_norm > 0) {  // torch.nn.utils.clip_grad_norm_, folded into the update kernel
+      const float norm = global_grad_norm(net_.backend(), net_.params());
+      last_grad_norm_ = norm;
+      scale = clip_scale(config_.clip_grad_norm, norm);
+    }
+    optimizer_->step(net_.backend(), net_.params(), lr, scale);
   });
   if (bad.empty()) return loss;
   put_back(statistics);
@@ -319,7 +349,8 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
 
 // Data parallel: the Program all-reduces and updates (update_bucket); the figures are global.
 float Trainer::train_step_on_ranks(int64_t step, int epoch, double lr) {
-  step_lr_ = lr, step_index_ = step, step_epoch_ = epoch;
+  step_index_ = step, step_epoch_ = epoch;
+  optimizer_->begin_step(lr);  // the Program's update steps update each bucket at this step
   const float loss = net_.forward(/*training=*/true);
   net_.backward();
   double sums[2] = {loss, static_cast<double>(net_.correct())};
@@ -356,7 +387,7 @@ float Trainer::forward_backward(const float* images, const int32_t* labels, int6
 // Writes the --save checkpoint at the run's current step.
 void Trainer::save(Run& run) {
   if (net_.rank() == 0)  // every rank holds the same weights: one writes them
-    save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total});
+    save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total, optimizer_->steps()});
   run.saved_step = run.step;
 }
 

@@ -1,7 +1,7 @@
-// runtime/trainer.h — epochs of SGD over a data set, with evaluation and timing.
+// runtime/trainer.h — epochs of SGD or AdamW over a data set, with evaluation and timing.
 //
 //   Net net(load_model("fmnist_cnn"), {.batch = 128, .seed = 1});
-//   TrainConfig cfg;                 // epochs, iterations, lr, momentum, weight decay, schedule
+//   TrainConfig cfg;                 // epochs, iterations, lr, optimizer, weight decay, schedule
 //   Trainer trainer(net, cfg);
 //   TrainResult r = trainer.run(train_set, &test_set, [](const EpochResult& e) { print(e); });
 //   r.test_accuracy; r.images_per_second; r.weights_sha256;
@@ -26,6 +26,7 @@
 #include "data/augment.h"
 #include "data/dataset.h"
 #include "runtime/net.h"
+#include "runtime/optimizer.h"
 #include "runtime/sgd.h"
 
 namespace vdnn {
@@ -34,12 +35,20 @@ struct TrainConfig {
   int epochs = 10;
   int64_t iterations = 0;  // > 0: stop after this many steps in total (overrides epochs)
   double lr = 0.05;
-  double momentum = 0.9;
-  double weight_decay = 5e-4;
+  // The optimizer (runtime/optimizer.h); the Net must be planned for the same one
+  // (NetOptions::optimizer), whose state it keeps in the arena.
+  OptimizerKind optimizer = OptimizerKind::kSgd;
+  double momentum = 0.9;       // SGD
+  double weight_decay = 5e-4;  // default_weight_decay(optimizer): SGD 5e-4, AdamW 0.01
   SgdConfig::DecayOn weight_decay_on = SgdConfig::DecayOn::kWeights;  // kAll: PyTorch's convention
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;                      // AdamW
+  // > 0: scale the gradients to this global L2 norm when above it (clip_grad_norm_); one rank only.
+  double clip_grad_norm = 0;
   LrSchedule::Kind schedule = LrSchedule::kCosine;
   int step_epochs = 5;
   double gamma = 0.1;
+  int64_t warmup_steps = 0;  // linear warm-up before the schedule (LrSchedule)
+  double min_lr = 0;         // cosine's floor
   uint64_t seed = 1;
   Augmentation augment;  // of the training batches (data/augment.h); evaluation reads them as they are
   int data_threads = 2;  // the loader's workers (data/batch_loader.h): decode and augment in parallel
@@ -80,6 +89,7 @@ struct TrainResult {
   std::string weights_sha256;
   std::vector<std::string> skipped_steps;  // --on-nan skip: "step 12: ..." for each
   std::vector<float> step_losses;          // every step's training loss (over every rank), in order
+  std::vector<float> step_grad_norms;      // with clip_grad_norm: every step's global gradient norm, before clipping
 };
 
 // Where training is, after each step (for progress bars and periodic work such as checkpoints).
@@ -88,6 +98,7 @@ struct StepProgress {
   int epoch = 0, epochs = 0;          // 1-based current epoch, and how many
   int64_t epoch_step = 0, steps_per_epoch = 0;
   double loss = 0, lr = 0;       // this step's
+  double grad_norm = 0;          // with clip_grad_norm: this step's global gradient norm before clipping; else 0
   double elapsed_seconds = 0;    // training time since run() began (evaluation excluded)
   double data_wait_seconds = 0;  // of elapsed_seconds, waiting for the loader's batches
 };
@@ -101,9 +112,14 @@ inline constexpr int kMaxDataThreads = 256;
 
 // Throws vdnn::Error naming the option by `names` (util/option_names.h) when a setting is out of
 // its range: epochs 1..kMaxEpochs, iterations and checkpoint_every 0..kMaxIterations (0: none),
-// lr and the schedule (LrSchedule::check), momentum and weight_decay (check_sgd_settings),
-// data_threads 1..kMaxDataThreads. The Trainer checks its config with its Net's names.
+// lr and the schedule (LrSchedule::check), momentum and weight_decay (check_sgd_settings), beta1,
+// beta2 and eps (check_adamw_settings), clip_grad_norm (check_clip_grad_norm), data_threads
+// 1..kMaxDataThreads. The Trainer checks its config with its Net's names, and that its optimizer
+// is the one the Net was planned for.
 void check_train_config(const TrainConfig& config, const OptionNames& names);
+
+// The optimizer's settings of a TrainConfig (make_optimizer takes them).
+OptimizerConfig optimizer_config(const TrainConfig& config);
 
 // Throws vdnn::Error when the data's sample shape, class count or labels per sample do not fit the model.
 void check_data_fits(const Graph& graph, const Dataset& data);
@@ -119,7 +135,11 @@ class Trainer {
                   const std::function<void(const EpochResult&)>& on_epoch = {});
   // `logits` (if given) receives every sample's logits, samples x classes, in the data's order.
   EvalResult evaluate(const Dataset& data, std::vector<float>* logits = nullptr);
-  // Continues a saved run: loads its weights, momentum and dropout counter into the Net, and run()
+  // The global gradient norm of the last step (before clipping) with clip_grad_norm; else 0.
+  double last_grad_norm() const { return last_grad_norm_; }
+  // Optimizer steps taken (AdamW's t), resumed ones included.
+  int64_t optimizer_steps() const { return optimizer_->steps(); }
+  // Continues a saved run: loads its weights, optimizer state and dropout counter into the Net, and run()
   // then starts at its step (the same epoch, its batches already done skipped, the same learning
   // rate). Throws vdnn::Error when its model, batch or seed differ from this run; run() throws
   // when the data gives another number of batches per epoch or the run ends before that step.
@@ -157,12 +177,12 @@ class Trainer {
   std::function<void(const StepProgress&)> on_step_;
   Net& net_;
   TrainConfig config_;
-  Sgd sgd_;
+  std::unique_ptr<Optimizer> optimizer_;
+  double last_grad_norm_ = 0;
   std::string resume_path_;  // the checkpoint resumed from, for errors
   int64_t start_step_ = 0, resume_steps_per_epoch_ = 0;
   int64_t step_correct_ = 0;  // the last step's correct predictions, over every rank
   // The step the Program's update steps belong to (data parallel).
-  double step_lr_ = 0;
   int64_t step_index_ = 0;
   int step_epoch_ = 0;
 };

@@ -283,6 +283,32 @@ TEST(CliDataParallel, FlagsAreChecked) {
       << skip.output;
 }
 
+// AdamW under mpirun: each bucket's update at the step's one t, the replicas identical after every
+// step and the losses those of one rank over the whole batch; clipping, which needs every bucket's
+// gradients before any update, is refused on every rank.
+TEST(CliDataParallel, AdamwMatchesOneRankAndClippingIsRefused) {
+  const fs::path dir = temp_dir("dp_adamw");
+  const std::string args = std::string(kTrain) + "--model " + plain_net(dir).string() +
+                           " --iterations 6 --optimizer adamw --lr 1e-3 --warmup-steps 2 ";
+  const CliRun two = run_command(mpirun(2) + VDNN_BINARY + args + "--batch 32 --verify-replicas --bucket-size 64KiB " +
+                                 "--report " + (dir / "two.json").string());
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_NE(two.output.find("the 2 ranks held identical weights after each of the 6 steps"), std::string::npos)
+      << two.output;
+  const CliRun one = vdnn(args + "--batch 64 --report " + (dir / "one.json").string());
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const nlohmann::json a = read_json_file(dir / "one.json"), b = read_json_file(dir / "two.json");
+  ASSERT_EQ(b["step_losses"].size(), 6u);
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(b["step_losses"][i].get<double>(), a["step_losses"][i].get<double>(),
+                1e-4 * std::abs(a["step_losses"][i].get<double>()))
+        << "step " << i + 1;
+  const CliRun clip = run_command(mpirun(2) + VDNN_BINARY + kTrain + "--iterations 1 --clip-grad-norm 1");
+  EXPECT_NE(clip.exit_code, 0) << clip.output;
+  EXPECT_TRUE(clip.output.find("--clip-grad-norm needs one rank") != std::string::npos) << clip.output;
+  fs::remove_all(dir);
+}
+
 // Open MPI gives every rank a pseudo-terminal, also when mpirun's own output goes to a pipe or a
 // file: --progress auto drew its bar there, one endless line of carriage returns in a log. Under
 // mpirun auto prints lines now; --progress bar still draws the bar (the control: ranks do see a

@@ -176,7 +176,7 @@ TEST(CliPlanPromise, ARefusalWhereAutoFitsPointsAtIt) {
   EXPECT_NE(below.output.find("not even `all` with the leanest algorithms fits"), std::string::npos) << below.output;
   EXPECT_EQ(below.output.find("--policy auto"), std::string::npos) << "auto does not fit there:\n" << below.output;
   expect_refused(train + "--policy all --device-memory 64KiB",
-                 "no policy fits it: the parameters, their gradients and momentum alone take");
+                 "no policy fits it: the parameters, their gradients and optimizer state alone take");
 }
 
 }  // namespace test_cli_plan_promise

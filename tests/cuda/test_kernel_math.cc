@@ -7,8 +7,10 @@
 #include <cmath>
 
 #include "backends/cuda/kernel_math.h"
+#include "io/model_file.h"
 #include "layers/layer_test_util.h"
 #include "layers/pool.h"
+#include "runtime/net.h"
 
 namespace vdnn::test {
 namespace test_kernel_math {
@@ -106,12 +108,34 @@ TEST(CudaKernelMath, DropoutKeepsTheRateAndDrawsPerStep) {
 TEST(CudaKernelMath, SgdStepIsTheCpuBackendsLoopBitForBit) {
   auto w = ref::random_vector(1000, 8), g = ref::random_vector(1000, 9), v = ref::random_vector(1000, 10);
   auto w_cpu = w, v_cpu = v;
-  for (int64_t i = 0; i < 1000; ++i) km::sgd_at(w.data(), g.data(), v.data(), 0.05f, 0.9f, 5e-4f, i);
+  for (int64_t i = 0; i < 1000; ++i) km::sgd_at(w.data(), g.data(), v.data(), 0.05f, 0.9f, 5e-4f, 1.0f, i);
   for (size_t i = 0; i < 1000; ++i) {  // backends/cpu/cpu_backend.cc
     v_cpu[i] = 0.9f * v_cpu[i] + (g[i] + 5e-4f * w_cpu[i]);
     w_cpu[i] -= 0.05f * v_cpu[i];
   }
   EXPECT_EQ(w, w_cpu);
+  EXPECT_EQ(v, v_cpu);
+}
+
+TEST(CudaKernelMath, AdamwStepIsTheCpuBackendsKernelBitForBit) {
+  const int64_t n = 1000;
+  auto w = ref::random_vector(n, 11), g = ref::random_vector(n, 12), m = ref::random_vector(n, 13),
+       v = ref::random_vector(n, 14, 0.0f, 1.0f);
+  auto w_cpu = w, m_cpu = m, v_cpu = v;
+  const AdamwStep s{.decay = 1 - 1e-3f * 0.01f,
+                    .beta1 = 0.9f,
+                    .one_minus_beta1 = 0.1f,
+                    .beta2 = 0.95f,
+                    .one_minus_beta2 = 0.05f,
+                    .neg_step_size = -1e-3f / 0.19f,
+                    .bias_correction2_sqrt = 0.3122f,
+                    .eps = 1e-8f,
+                    .grad_scale = 0.7f};
+  for (int64_t i = 0; i < n; ++i) km::adamw_at(w.data(), g.data(), m.data(), v.data(), s, i);
+  Net net(load_model("fmnist_cnn"), {.batch = 2});  // backends/cpu/cpu_backend.cc's loop
+  net.run_on_compute([&] { net.backend().adamw_update({w_cpu.data(), g.data(), m_cpu.data(), v_cpu.data(), n, s}); });
+  EXPECT_EQ(w, w_cpu);
+  EXPECT_EQ(m, m_cpu);
   EXPECT_EQ(v, v_cpu);
 }
 

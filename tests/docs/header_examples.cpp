@@ -81,6 +81,10 @@
 #include "runtime/checkpoint.h"
 #include "runtime/net_settings.h"
 #include "runtime/sgd.h"
+#include "runtime/adamw.h"
+#include "runtime/optimizer.h"
+#include "plan/optimizer_state.h"
+#include "backend_api/adamw_step.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
 #include "planning/planned_policy.h"
@@ -782,8 +786,40 @@ void examples(Given& given) {
   {
     Net& net = *given.net;  // (adapted)
     Sgd sgd({.momentum = 0.9, .weight_decay = 5e-4});
-    LrSchedule schedule{.base = 0.05, .kind = LrSchedule::kCosine, .total_steps = 4690};
+    LrSchedule schedule{.base = 0.05, .kind = LrSchedule::kCosine, .total_steps = 4690,
+                        .warmup_steps = 100, .min_lr = 0.005};
     net.run_on_compute([&] { sgd.step(net.backend(), net.params(), schedule.at(step, epoch)); });
+  }
+  // == runtime/optimizer.h
+  {
+    Net& net = *given.net;  // (adapted)
+    std::unique_ptr<Optimizer> opt = make_optimizer({.kind = OptimizerKind::kAdamW, .weight_decay = 0.01});
+    net.run_on_compute([&] {
+      const float norm = global_grad_norm(net.backend(), net.params());
+      opt->step(net.backend(), net.params(), 1e-3, clip_scale(1.0, norm));
+    });
+  }
+  // == runtime/adamw.h
+  {
+    Net& net = *given.net;  // (adapted)
+    AdamW adamw({.kind = OptimizerKind::kAdamW, .weight_decay = 0.01, .decay_on = WeightDecayOn::kAll});
+    net.run_on_compute([&] { adamw.step(net.backend(), net.params(), 1e-3); });
+    adamw.steps();
+  }
+  // == plan/optimizer_state.h
+  {
+    OptimizerKind o = parse_optimizer("adamw");
+    for (const std::string& s : optimizer_state_suffixes(o)) { /* ":exp_avg", ":exp_avg_sq" */ }
+    size_t state = optimizer_state_buffers(o) * size_t{4096};
+    (void)state;  // (adapted)
+  }
+  // == backend_api/adamw_step.h
+  {
+    Backend& backend = *given.backend_;  // (adapted)
+    float *weights = nullptr, *grads = nullptr, *exp_avg = nullptr, *exp_avg_sq = nullptr;  // (adapted)
+    int64_t count = 0;  // (adapted)
+    AdamwStep s{.decay = 1 - 1e-3f * 0.01f, .neg_step_size = -1e-3f / 0.1f, .bias_correction2_sqrt = 0.0316f};
+    backend.adamw_update({weights, grads, exp_avg, exp_avg_sq, count, s});
   }
   // == runtime/net_settings.h
   {

@@ -150,3 +150,31 @@ def test_a_bf16_net_follows_the_fp32_one_in_half_the_activation_memory(mlp_path)
     assert maps(bf16) < maps(f32)
     with pytest.raises(vdnn.Error, match="valid: fp32, bf16"):
         vdnn.Net(mlp_path, batch=8, precision="fp16")
+
+
+def test_adamw_keywords_state_in_memory_clipping_and_refusals(mlp_path):
+    sgd = vdnn.Net(mlp_path, batch=8)
+    adamw = vdnn.Net(mlp_path, batch=8, optimizer="adamw", beta2=0.95, clip_grad_norm=0.1)
+    assert (sgd.optimizer, adamw.optimizer) == ("sgd", "adamw")
+    by_class = lambda n: n.memory["peak_by_class"]
+    assert by_class(sgd)["optimizer_state"] == by_class(sgd)["weight_grads"]
+    assert by_class(adamw)["optimizer_state"] == 2 * by_class(adamw)["weight_grads"]
+    x, y = batch(np.random.default_rng(3), 8)
+    adamw.train_step(x, y, 1e-3)
+    assert adamw.grad_norm > 0.1 and adamw.optimizer_steps == 1  # the limit clipped this step
+    sgd.train_step(x, y, 0.05)
+    assert sgd.grad_norm == 0.0  # no clipping asked: no norm computed
+    for kwargs, message in [({"optimizer": "adam"}, "^optimizer 'adam': expected sgd"),
+                            ({"optimizer": "adamw", "beta1": 1.0}, "^beta1 1: expected 0 <= beta1 < 1$"),
+                            ({"optimizer": "adamw", "eps": 0.0}, "^eps 0: expected above 0"),
+                            ({"clip_grad_norm": -1.0}, "^clip_grad_norm -1: expected 0")]:
+        with pytest.raises(vdnn.Error, match=message):
+            vdnn.Net(mlp_path, batch=8, **kwargs)
+    assert vdnn.lr_at(0, 0, lr=1.0, total_steps=10, warmup_steps=4) == pytest.approx(0.2)
+    with pytest.raises(vdnn.Error, match="^min_lr 2: expected 0 to the learning rate"):
+        vdnn.lr_at(5, 0, lr=1.0, total_steps=10, min_lr=2.0)
+    seen = []
+    r = vdnn.train(adamw, data="synthetic", iterations=3, synthetic_samples=32, lr=1e-3, warmup_steps=2,
+                   min_lr=1e-4, callback=seen.append)
+    assert r["iterations"] == 3 and all(s["grad_norm"] > 0 for s in seen)
+    assert [s["lr"] for s in seen][:2] == pytest.approx([1e-3 / 3, 2e-3 / 3])

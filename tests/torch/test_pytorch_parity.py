@@ -176,3 +176,67 @@ def test_state_dict_round_trip_through_a_budget(tmp_path):
     assert got.shape == expected.shape
     print(f"vdnn infer against PyTorch eval {relative(got, expected):.2e}")
     assert relative(got, expected) <= 1e-4, relative(got, expected)
+
+
+ADAMW_LR, ADAMW_MIN_LR, ADAMW_WARMUP, ADAMW_DECAY, ADAMW_BETAS, ADAMW_EPS, CLIP = 2e-3, 2e-4, 3, 0.1, (0.9, 0.95), 1e-8, 0.5
+
+
+def mlp():
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(48, 32), torch.nn.ReLU(),
+                               torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10)), (3, 4, 4), 8
+
+
+def nanogpt_lr(it):
+    """nanoGPT's get_lr with lr_decay_iters = STEPS: what vdnn.lr_at gives for the same settings."""
+    if it < ADAMW_WARMUP:
+        return ADAMW_LR * (it + 1) / (ADAMW_WARMUP + 1)
+    ratio = (it - ADAMW_WARMUP) / (STEPS - ADAMW_WARMUP)
+    return ADAMW_MIN_LR + 0.5 * (1.0 + np.cos(np.pi * ratio)) * (ADAMW_LR - ADAMW_MIN_LR)
+
+
+@pytest.mark.parametrize("network,decay_on,tolerance", [(mlp, "weights", 1e-5), (concat_net, "all", 1e-4)],
+                         ids=["mlp", "concat_net"])
+def test_ten_adamw_steps_with_clipping_and_warmup_match_pytorch(tmp_path, network, decay_on, tolerance):
+    """torch.optim.AdamW (foreach=False) after clip_grad_norm_, at nanoGPT's warm-up + cosine rates,
+    against vdnn's AdamW with clip_grad_norm: 10 steps on one batch. decay_on 'weights' is vdnn's rule
+    (conv and fc weights decay, biases and batch-norm parameters not: two PyTorch parameter groups),
+    'all' PyTorch's default. The MLP's gradients agree to float rounding, so its weights do to 1e-5 of
+    each tensor's scale; the concat network's batch norms carry gradient noise of ~1e-5 (the SGD test
+    above), which AdamW's normalisation passes on to near-zero gradients, hence 1e-4 there."""
+    torch.manual_seed(0)
+    model, shape, batch = network()
+    path = tmp_path / "model.onnx"
+    export(model, shape, batch, str(path))
+    net = vdnn.Net(vdnn.load_model(str(path)), batch=batch, policy="none", optimizer="adamw",
+                   beta1=ADAMW_BETAS[0], beta2=ADAMW_BETAS[1], eps=ADAMW_EPS, weight_decay=ADAMW_DECAY,
+                   weight_decay_on=decay_on, clip_grad_norm=CLIP)
+    if decay_on == "all":
+        groups = [{"params": list(model.parameters())}]
+    else:  # conv and fc weights: the parameters of more than one dimension
+        groups = [{"params": [p for p in model.parameters() if p.dim() > 1]},
+                  {"params": [p for p in model.parameters() if p.dim() <= 1], "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=ADAMW_LR, betas=ADAMW_BETAS, eps=ADAMW_EPS, weight_decay=ADAMW_DECAY,
+                            foreach=False)
+    model.train()
+    x, y = batch_of(shape, batch, 0)
+    clipped = 0
+    for step in range(STEPS):
+        lr = vdnn.lr_at(step, 0, lr=ADAMW_LR, schedule="cosine", total_steps=STEPS, warmup_steps=ADAMW_WARMUP,
+                        min_lr=ADAMW_MIN_LR)
+        assert abs(lr - nanogpt_lr(step)) <= 1e-15, (step, lr, nanogpt_lr(step))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP).item()
+        opt.step()
+        net.train_step(x.numpy(), y.numpy(), lr)
+        assert abs(net.grad_norm - norm) <= 1e-4 * norm, (step, net.grad_norm, norm)
+        clipped += norm > CLIP
+    assert clipped > 0, "the limit must clip some steps for the test to check clipping"
+    assert net.optimizer_steps == STEPS
+    ours, theirs = net.weights(), torch_tensors(model)
+    assert set(ours) == set(theirs)
+    worst = max((relative(ours[k], theirs[k]), k) for k in theirs)
+    print(f"largest weight difference after {STEPS} AdamW steps {worst[0]:.2e} ({worst[1]}), {clipped} clipped")
+    assert worst[0] <= tolerance, f"largest weight difference after {STEPS} AdamW steps: {worst}"

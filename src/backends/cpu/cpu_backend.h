@@ -36,6 +36,9 @@ class CpuBackend final : public Backend {
   bool all_finite(const void* device_data, size_t bytes) override {  // the arena is host memory
     return all_finite_floats(static_cast<const float*>(device_data), bytes / sizeof(float));
   }
+  double sum_of_squares(const void* device_data, size_t bytes) override {
+    return sum_of_squares_floats(static_cast<const float*>(device_data), bytes / sizeof(float));
+  }
   std::unique_ptr<DeviceBuffer> allocate_arena(size_t bytes) override;
   HostMemory host_memory() const override { return HostMemory::aligned(); }
   bool supports_recompute() const override { return true; }  // kernels honour KernelArgs::recompute
@@ -46,6 +49,8 @@ class CpuBackend final : public Backend {
   void load_input(void* dst, const float* host_src, size_t bytes) override;
   void sgd_update(const SgdUpdate& u) override;
   void sgd_update_all(const std::vector<SgdUpdate>& updates) override;
+  void adamw_update(const AdamwUpdate& u) override;
+  void adamw_update_all(const std::vector<AdamwUpdate>& updates) override;
 
   void download(void* host_dst, const void* device_src, size_t bytes) override;
   void upload(void* device_dst, const void* host_src, size_t bytes) override;

@@ -64,8 +64,12 @@ void CudaBackend::load_input(void* dst, const float* host_src, size_t bytes) {
 }
 
 void CudaBackend::sgd_update(const SgdUpdate& u) {
-  launch_sgd_update(u.weights, u.grads, u.velocity, u.count, u.lr, u.momentum, u.weight_decay,
+  launch_sgd_update(u.weights, u.grads, u.velocity, u.count, u.lr, u.momentum, u.weight_decay, u.grad_scale,
                     libraries_.context().stream);
+}
+
+void CudaBackend::adamw_update(const AdamwUpdate& u) {
+  launch_adamw_update(u.weights, u.grads, u.exp_avg, u.exp_avg_sq, u.count, u.step, libraries_.context().stream);
 }
 
 // cudaMemcpyDefault (unified addressing): a parameter's place may also be a streamed weight's

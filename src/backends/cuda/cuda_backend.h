@@ -44,6 +44,7 @@ class CudaBackend final : public Backend {
   void accumulate(void* into, const void* addend, size_t bytes) override;
   void load_input(void* dst, const float* host_src, size_t bytes) override;
   void sgd_update(const SgdUpdate& u) override;
+  void adamw_update(const AdamwUpdate& u) override;
 
   void download(void* host_dst, const void* device_src, size_t bytes) override;
   void upload(void* device_dst, const void* host_src, size_t bytes) override;

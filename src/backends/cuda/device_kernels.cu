@@ -56,8 +56,13 @@ __global__ void cross_entropy_backward(const float* p, const int32_t* labels, in
   VDNN_GRID_STRIDE(i, n) { dx[i] = km::cross_entropy_backward_at(p, labels, valid, classes, i); }
 }
 
-__global__ void sgd_update(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float decay) {
-  VDNN_GRID_STRIDE(i, n) { km::sgd_at(w, g, v, lr, momentum, decay, i); }
+__global__ void sgd_update(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float decay,
+                           float scale) {
+  VDNN_GRID_STRIDE(i, n) { km::sgd_at(w, g, v, lr, momentum, decay, scale, i); }
+}
+
+__global__ void adamw_update(float* w, const float* g, float* m, float* v, int64_t n, AdamwStep step) {
+  VDNN_GRID_STRIDE(i, n) { km::adamw_at(w, g, m, v, step, i); }
 }
 
 void check_launch() { VDNN_CUDA_CHECK(cudaGetLastError()); }
@@ -115,8 +120,14 @@ void launch_cross_entropy_backward(const float* p, const int32_t* labels, int64_
 }
 
 void launch_sgd_update(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay,
-                       cudaStream_t stream) {
-  sgd_update<<<blocks_for(n), kThreads, 0, stream>>>(w, g, v, n, lr, momentum, weight_decay);
+                       float grad_scale, cudaStream_t stream) {
+  sgd_update<<<blocks_for(n), kThreads, 0, stream>>>(w, g, v, n, lr, momentum, weight_decay, grad_scale);
+  check_launch();
+}
+
+void launch_adamw_update(float* w, const float* g, float* m, float* v, int64_t n, const AdamwStep& step,
+                         cudaStream_t stream) {
+  adamw_update<<<blocks_for(n), kThreads, 0, stream>>>(w, g, m, v, n, step);
   check_launch();
 }
 

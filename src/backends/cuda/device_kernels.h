@@ -9,12 +9,15 @@
 //   PoolWindow w{kh, kw, sh, sw, pt, pl, h, w, oh, ow};
 //   launch_max_pool_forward(x, y, argmax, planes, w, stream);      // planes = batch * channels
 //   launch_max_pool_backward(dy, argmax, dx, planes, w, stream);
-//   launch_sgd_update(w, g, v, n, lr, momentum, weight_decay, stream);
+//   launch_sgd_update(w, g, v, n, lr, momentum, weight_decay, grad_scale, stream);
+//   launch_adamw_update(w, g, m, v, n, step, stream);
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+
+#include "backend_api/adamw_step.h"
 
 namespace vdnn {
 
@@ -48,9 +51,12 @@ void launch_cross_entropy_loss(const float* p, const int32_t* labels, int64_t va
 void launch_cross_entropy_backward(const float* p, const int32_t* labels, int64_t batch, int64_t valid, int64_t classes,
                                    float* dx, cudaStream_t stream);
 
-// v = momentum * v + (g + weight_decay * w); w -= lr * v — each operation rounded as the CPU
-// backend's loop (no fused multiply-add), so one step matches it bit for bit.
+// v = momentum * v + (grad_scale * g + weight_decay * w); w -= lr * v — each operation rounded as
+// the CPU backend's loop (no fused multiply-add), so one step matches it bit for bit.
 void launch_sgd_update(float* w, const float* g, float* v, int64_t n, float lr, float momentum, float weight_decay,
-                       cudaStream_t stream);
+                       float grad_scale, cudaStream_t stream);
+// AdamW (backend_api/adamw_step.h) on n elements: m and v its moments, rounded as the CPU's loop.
+void launch_adamw_update(float* w, const float* g, float* m, float* v, int64_t n, const AdamwStep& step,
+                         cudaStream_t stream);
 
 }  // namespace vdnn

@@ -163,12 +163,40 @@ VDNN_HOST_DEVICE inline float cross_entropy_backward_at(const float* p, const in
   return n < valid ? (p[i] - (k == labels[n] ? 1.0f : 0.0f)) * (1.0f / static_cast<float>(valid)) : 0.0f;
 }
 
-// v = momentum * v + (g + decay * w); w -= lr * v, each operation rounded once.
+// a / b and sqrt(a), each rounded once (IEEE: as the CPU's).
+VDNN_HOST_DEVICE inline float div_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+VDNN_HOST_DEVICE inline float sqrt_rn(float a) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(a);
+#else
+  return std::sqrt(a);
+#endif
+}
+
+// v = momentum * v + (scale * g + decay * w); w -= lr * v, each operation rounded once.
 VDNN_HOST_DEVICE inline void sgd_at(float* w, const float* g, float* v, float lr, float momentum, float decay,
-                                    int64_t i) {
-  const float vi = add_rn(mul_rn(momentum, v[i]), add_rn(g[i], mul_rn(decay, w[i])));
+                                    float scale, int64_t i) {
+  const float vi = add_rn(mul_rn(momentum, v[i]), add_rn(mul_rn(scale, g[i]), mul_rn(decay, w[i])));
   v[i] = vi;
   w[i] = sub_rn(w[i], mul_rn(lr, vi));
+}
+
+// One element of AdamW's step (backend_api/adamw_step.h), each operation rounded once in its order.
+VDNN_HOST_DEVICE inline void adamw_at(float* w, const float* grad, float* m, float* v, const AdamwStep& s, int64_t i) {
+  const float g = mul_rn(s.grad_scale, grad[i]);
+  const float decayed = mul_rn(w[i], s.decay);
+  const float mi = add_rn(mul_rn(s.beta1, m[i]), mul_rn(s.one_minus_beta1, g));
+  const float vi = add_rn(mul_rn(s.beta2, v[i]), mul_rn(mul_rn(s.one_minus_beta2, g), g));
+  const float denom = add_rn(div_rn(sqrt_rn(vi), s.bias_correction2_sqrt), s.eps);
+  m[i] = mi;
+  v[i] = vi;
+  w[i] = add_rn(decayed, div_rn(mul_rn(s.neg_step_size, mi), denom));
 }
 
 }  // namespace vdnn::kernel_math

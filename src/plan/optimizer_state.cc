@@ -1,0 +1,20 @@
+#include "plan/optimizer_state.h"
+
+#include "vdnn/error.h"
+
+namespace vdnn {
+
+OptimizerKind parse_optimizer(const std::string& name, const std::string& option) {
+  if (name == "sgd") return OptimizerKind::kSgd;
+  if (name == "adamw") return OptimizerKind::kAdamW;
+  VDNN_THROW(option << " '" << name << "': expected sgd (with momentum) or adamw");
+}
+
+const char* to_string(OptimizerKind kind) { return kind == OptimizerKind::kAdamW ? "adamw" : "sgd"; }
+
+const std::vector<std::string>& optimizer_state_suffixes(OptimizerKind kind) {
+  static const std::vector<std::string> sgd{":momentum"}, adamw{":exp_avg", ":exp_avg_sq"};
+  return kind == OptimizerKind::kAdamW ? adamw : sgd;
+}
+
+}  // namespace vdnn
