@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "bindings.h"
+#include "layers/token_ce.h"
 #include "net_handle.h"
 #include "runtime/checkpoint.h"
 #include "vdnn/error.h"
@@ -55,11 +56,16 @@ std::vector<int32_t> check_labels(const NetHandle& h, const py::handle& y, int64
   const auto labels = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
   std::vector<int32_t> out(static_cast<size_t>(n * per_sample));
   const int classes = h.net->graph().classes();
+  // Per token, the loss's ignore_index is a label too (layers/token_ce.h: such tokens are not counted).
+  const Layer& loss = *h.net->graph().nodes().back().layer;
+  const bool per_token = loss.type() == "token_cross_entropy";
+  const int64_t ignored = per_token ? static_cast<const TokenCrossEntropyLayer&>(loss).ignore_index() : int64_t{-1};
   for (int64_t i = 0; i < n * per_sample; ++i) {
     const int64_t v = labels.data()[i];
-    if (v < 0 || v >= classes)
-      VDNN_THROW("y[" << i << "] = " << v << ": model '" << h.net->graph().name() << "' has classes 0.."
-                      << classes - 1);
+    if ((v < 0 || v >= classes) && !(per_token && v == ignored))
+      VDNN_THROW("y[" << (per_sample > 1 ? VDNN_MSG(i / per_sample << ", " << i % per_sample) : std::to_string(i))
+                      << "] = " << v << ": model '" << h.net->graph().name() << "' has classes 0.." << classes - 1
+                      << (per_token ? VDNN_MSG(" (or ignore_index " << ignored << ")") : std::string()));
     out[static_cast<size_t>(i)] = static_cast<int32_t>(v);
   }
   return out;
