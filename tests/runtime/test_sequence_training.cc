@@ -183,6 +183,18 @@ TEST(SequenceGraph, PositionsBeyondTheTableAreRefusedWhenTheModelLoads) {
                      {"tiny_lm.json", "layer 'wpe' (position_embedding)", "8 positions but max_positions is 6"});
 }
 
+// `vdnn plan`'s inputs on this CPU: every kernel profiled (token ids 0, a label per token), then a
+// few training steps and forward passes on token batches calibrate them.
+TEST(SequenceGraph, ThisCpusPlanProfilesAndCalibratesOnTokenBatches) {
+  for (bool inference : {false, true}) {
+    const PlanInputs in =
+        plan_inputs(tiny_lm(), kBatch, {.repeats = 1, .calibrate_with = tiny_lm, .calibrate_inference = inference});
+    ASSERT_EQ(in.costs.nodes.size(), tiny_lm().nodes().size());
+    EXPECT_TRUE(std::isfinite(in.costs.kernel_scale) && in.costs.kernel_scale > 0) << "inference " << inference;
+    EXPECT_NE(in.costs.kernel_scale, 1.0) << "calibrated: measured over simulated, never exactly 1";
+  }
+}
+
 // `vdnn plan --device h100`'s inputs: the CUDA kernels' sizes for every sequence layer.
 TEST(SequenceGraph, GpuProfilePlansSizeEverySequenceLayer) {
   const Graph g = tiny_lm();
