@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "bindings.h"
+#include "layers/token_ce.h"
 #include "net_handle.h"
 #include "runtime/checkpoint.h"
 #include "vdnn/error.h"
@@ -41,21 +42,30 @@ py::array_t<float, py::array::c_style> check_images(const NetHandle& h, const py
   return a;
 }
 
-// y: integers (n,) in [0, classes).
+// y: integers (n,) in [0, classes); (n, T) for a loss over [T, classes] logits (one per token).
 std::vector<int32_t> check_labels(const NetHandle& h, const py::handle& y, int64_t n) {
   const py::array a = as_array(y, "y", /*float32=*/false);
   const char kind = a.dtype().kind();
   if (kind != 'i' && kind != 'u')
     VDNN_THROW("y: dtype " << py::str(a.dtype()).cast<std::string>() << ", expected integer class labels");
-  if (a.ndim() != 1 || a.shape(0) != n) VDNN_THROW("y: expected shape (" << n << ",), one label per sample of x");
+  const int64_t per_sample = h.net->graph().labels_per_sample();
+  if (per_sample == 1 && (a.ndim() != 1 || a.shape(0) != n))
+    VDNN_THROW("y: expected shape (" << n << ",), one label per sample of x");
+  if (per_sample > 1 && (a.ndim() != 2 || a.shape(0) != n || a.shape(1) != per_sample))
+    VDNN_THROW("y: expected shape (" << n << ", " << per_sample << "), one label per token of x");
   const auto labels = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-  std::vector<int32_t> out(static_cast<size_t>(n));
+  std::vector<int32_t> out(static_cast<size_t>(n * per_sample));
   const int classes = h.net->graph().classes();
-  for (int64_t i = 0; i < n; ++i) {
+  // Per token, the loss's ignore_index is a label too (layers/token_ce.h: such tokens are not counted).
+  const Layer& loss = *h.net->graph().nodes().back().layer;
+  const bool per_token = loss.type() == "token_cross_entropy";
+  const int64_t ignored = per_token ? static_cast<const TokenCrossEntropyLayer&>(loss).ignore_index() : int64_t{-1};
+  for (int64_t i = 0; i < n * per_sample; ++i) {
     const int64_t v = labels.data()[i];
-    if (v < 0 || v >= classes)
-      VDNN_THROW("y[" << i << "] = " << v << ": model '" << h.net->graph().name() << "' has classes 0.."
-                      << classes - 1);
+    if ((v < 0 || v >= classes) && !(per_token && v == ignored))
+      VDNN_THROW("y[" << (per_sample > 1 ? VDNN_MSG(i / per_sample << ", " << i % per_sample) : std::to_string(i))
+                      << "] = " << v << ": model '" << h.net->graph().name() << "' has classes 0.." << classes - 1
+                      << (per_token ? VDNN_MSG(" (or ignore_index " << ignored << ")") : std::string()));
     out[static_cast<size_t>(i)] = static_cast<int32_t>(v);
   }
   return out;
@@ -104,18 +114,20 @@ py::array_t<float> infer(NetHandle& h, const py::handle& x) {
   const auto taken = h.lock();
   const int64_t n = a.shape(0), batch = h.net->batch(), classes = h.net->graph().classes();
   const int64_t sample = h.net->graph().input_shape().elements();
-  std::vector<float> logits(static_cast<size_t>(n * classes));
+  const int64_t rows = h.net->graph().labels_per_sample();  // logits per sample: 1, or T (one per token)
+  std::vector<float> logits(static_cast<size_t>(n * rows * classes));
   {
     py::gil_scoped_release release;
-    const std::vector<int32_t> labels(static_cast<size_t>(batch), 0);
+    const std::vector<int32_t> labels(static_cast<size_t>(batch * rows), 0);
     for (int64_t first = 0; first < n; first += batch) {
       const int64_t count = std::min(batch, n - first);
       h.net->set_batch(a.data() + first * sample, labels.data(), count);
       h.net->forward(/*training=*/false);
       const std::vector<float>& out = h.net->logits();
-      std::copy(out.begin(), out.begin() + count * classes, logits.begin() + first * classes);
+      std::copy(out.begin(), out.begin() + count * rows * classes, logits.begin() + first * rows * classes);
     }
   }
+  if (rows > 1) return to_numpy(logits, {n, rows, classes});
   return to_numpy(logits, {n, classes});
 }
 

@@ -6,7 +6,11 @@
 
 namespace vdnn {
 
-Graph::Graph(std::string name, Shape input_shape, int classes) : name_(std::move(name)), classes_(classes) {
+Graph::Graph(std::string name, Shape input_shape, int classes, InputType input_type)
+    : name_(std::move(name)), classes_(classes), input_type_(input_type) {
+  if (input_type == InputType::kTokens && input_shape.rank() != 1)
+    VDNN_THROW("model '" << name_ << "': a token input must be [T] (T token ids per sample), got "
+                         << input_shape.to_string());
   if (input_shape.rank() != 3 && input_shape.rank() != 1)
     VDNN_THROW("model '" << name_ << "': input must be [C, H, W] or [K], got " << input_shape.to_string());
   for (int64_t d : input_shape.dims)
@@ -42,6 +46,14 @@ int Graph::add(std::unique_ptr<Layer> layer, const std::vector<std::string>& inp
       if (id < 0) layer->fail("input '" + in + "' is not defined by an earlier layer (or \"data\")");
       node.inputs.push_back(id);
     }
+  }
+  for (ValueId id : node.inputs) {
+    if (token_input() && id == 0 && !layer->takes_tokens())
+      layer->fail("reads the token input \"data\" (int32 token ids); only an embedding layer may");
+    if (layer->takes_tokens() && (id != 0 || !token_input()))
+      layer->fail(VDNN_MSG("reads '" << values_[id].name
+                                     << "', but it takes token ids: its input must be the model's token input "
+                                        "(\"input_type\": \"tokens\")"));
   }
   const int n = static_cast<int>(node.inputs.size());
   if (n < layer->min_inputs() || n > layer->max_inputs())
@@ -103,11 +115,12 @@ void Graph::finalize() {
   const Node& last = nodes_.back();
   if (last.layer->kind() != LayerKind::kLoss)
     VDNN_THROW("model '" << name_ << "': the last layer '" << last.layer->name()
-                         << "' must be a loss (softmax_cross_entropy)");
+                         << "' must be a loss (softmax_cross_entropy, or token_cross_entropy)");
   const Shape& logits = values_[last.inputs[0]].shape;
-  if (logits.elements() != classes_)
-    last.layer->fail(
-        VDNN_MSG("receives " << logits.elements() << " logits but the model has " << classes_ << " classes"));
+  const int64_t per_label = logits.is_sequence() ? logits.dims[1] : logits.elements();
+  if (per_label != classes_)
+    last.layer->fail(VDNN_MSG("receives " << per_label << " logits" << (logits.is_sequence() ? " per token" : "")
+                                          << " but the model has " << classes_ << " classes"));
   for (const Value& v : values_)
     if (v.consumers.empty() && v.producer != static_cast<int>(nodes_.size()) - 1)
       VDNN_THROW("model '" << name_ << "': the output of '" << v.name
@@ -119,7 +132,7 @@ Graph Graph::reordered(const std::vector<int>& order) && {
   if (order.size() != nodes_.size())
     VDNN_THROW("model '" << name_ << "': a new order must list its " << nodes_.size() << " layers, got "
                          << order.size());
-  Graph out(name_, values_[0].shape, classes_);
+  Graph out(name_, values_[0].shape, classes_, input_type_);
   std::vector<bool> placed(nodes_.size(), false);
   for (int n : order) {
     if (n < 0 || n >= static_cast<int>(nodes_.size()) || placed[n])
@@ -132,6 +145,12 @@ Graph Graph::reordered(const std::vector<int>& order) && {
   }
   out.finalize();
   return out;
+}
+
+int64_t Graph::labels_per_sample() const {
+  if (nodes_.empty() || nodes_.back().layer->kind() != LayerKind::kLoss) return 1;
+  const Shape& logits = values_[nodes_.back().inputs[0]].shape;
+  return logits.is_sequence() ? logits.dims[0] : 1;
 }
 
 int64_t Graph::parameter_count(bool trainable_only) const {

@@ -3,12 +3,16 @@
 // Model: value 0 is the input ("data"); every layer produces exactly one value named after it.
 // Layers are added in an order where inputs exist before use, so insertion order is topological.
 // A layer's input defaults to the previous layer's output. The last layer is the loss.
+// A token input (InputType::kTokens) has per-sample shape [T]: T token ids, int32 on the device
+// (floats holding exact ids on the host); only layers that take tokens (embedding) may read it.
 //
 //   Graph g("tiny", Shape{1, 28, 28}, 10);
 //   g.add(std::make_unique<ReluLayer>("r"), {});          // input: "data"
 //   g.add(std::make_unique<FcLayer>("fc", FcLayer::Params{10}), {"r"});
 //   g.add(std::make_unique<SoftmaxCrossEntropyLayer>("loss"), {});
 //   g.finalize();   // checks: one loss, last; every value used
+//   Graph lm("lm", Shape{256}, 50257, InputType::kTokens);   // labels_per_sample(): 256 with a
+//                                                            // token_cross_entropy over [256, 50257]
 #pragma once
 
 #include <memory>
@@ -21,6 +25,9 @@
 namespace vdnn {
 
 using ValueId = int;
+
+// What the graph input holds: values (floats), or token ids (int32 on the device).
+enum class InputType { kFloat, kTokens };
 
 struct Value {
   std::string name;
@@ -48,7 +55,7 @@ struct Node {
 
 class Graph {
  public:
-  Graph(std::string name, Shape input_shape, int classes);
+  Graph(std::string name, Shape input_shape, int classes, InputType input_type = InputType::kFloat);
   Graph(Graph&&) = default;
   Graph& operator=(Graph&&) = default;
 
@@ -60,12 +67,17 @@ class Graph {
   // vdnn::Error when the owner is not an earlier node with the same parameters.
   int add_sliced(std::unique_ptr<Layer> layer, const std::vector<std::string>& inputs, int slices, int param_owner,
                  int origin = -1);
-  // Checks the whole graph: exactly one loss, it is last, its logits match `classes`, no dead ends.
+  // Checks the whole graph: exactly one loss, it is last, its logits match `classes` (K logits, or
+  // [T, classes] per token), no dead ends.
   void finalize();
 
   const std::string& name() const { return name_; }
   const Shape& input_shape() const { return values_[0].shape; }
   int classes() const { return classes_; }
+  InputType input_type() const { return input_type_; }
+  bool token_input() const { return input_type_ == InputType::kTokens; }
+  // Labels per sample the loss reads: T when its logits are [T, classes] (one per token), else 1.
+  int64_t labels_per_sample() const;
   const std::vector<Value>& values() const { return values_; }
   const std::vector<Node>& nodes() const { return nodes_; }
   const Value& value(ValueId id) const { return values_.at(id); }
@@ -100,6 +112,7 @@ class Graph {
  private:
   std::string name_;
   int classes_;
+  InputType input_type_ = InputType::kFloat;
   std::vector<Value> values_;
   std::vector<Node> nodes_;
   std::unordered_map<std::string, ValueId> value_ids_;  // by name: add() is O(1), not a scan of every value

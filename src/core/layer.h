@@ -24,8 +24,9 @@ namespace vdnn {
 // One parameter tensor of a layer, in its plain layout (x, oi, oihw or goihw by rank).
 struct ParamSpec {
   // kHeNormal: std sqrt(2/fan_in) (convolutions, followed by ReLU); kLecunNormal: std
-  // sqrt(1/fan_in) (fully connected layers, so the classifier starts with small logits).
-  enum class Init { kHeNormal, kLecunNormal, kZero, kOne };
+  // sqrt(1/fan_in) (fully connected layers, so the classifier starts with small logits);
+  // kSmallNormal: std 0.02 (GPT-2's embeddings, layers/embedding.h).
+  enum class Init { kHeNormal, kLecunNormal, kZero, kOne, kSmallNormal };
   std::string name;           // "weight", "bias", "running_mean", "running_var" (PyTorch's names)
   std::vector<int64_t> dims;  // plain layout
   Init init = Init::kZero;
@@ -57,6 +58,10 @@ class Layer {
   // The layer whose computation this one is: itself, or for another slice of a layer
   // (layers/batch_slice.h) that layer, whose own class a kernel reads the parameters of.
   virtual const Layer& original() const { return *this; }
+
+  // Whether its input is the token input (int32 ids on the device, Graph::token_input): only a
+  // layer that says so may read that input, and it may read nothing else (layers/embedding.h).
+  virtual bool takes_tokens() const { return false; }
 
   virtual int min_inputs() const { return 1; }
   virtual int max_inputs() const { return 1; }

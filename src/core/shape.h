@@ -1,4 +1,5 @@
-// core/shape.h — the per-sample shape of a value: [C, H, W] for feature maps, [K] for vectors.
+// core/shape.h — the per-sample shape of a value: [C, H, W] for feature maps, [K] for vectors,
+// [T, C] for sequences (T tokens x C channels, stored plain row-major [N, T, C]), [T] for token ids.
 //
 // Model: graphs are batch-free; a Net multiplies by the batch size. Shapes are small value types.
 //
@@ -37,7 +38,8 @@ struct Shape {
   explicit Shape(std::vector<int64_t> d) : dims(std::move(d)) {}
 
   size_t rank() const { return dims.size(); }
-  bool is_image() const { return dims.size() == 3; }  // [C, H, W]
+  bool is_image() const { return dims.size() == 3; }     // [C, H, W]
+  bool is_sequence() const { return dims.size() == 2; }  // [T, C]
   int64_t channels() const { return dims.empty() ? 0 : dims[0]; }
   int64_t height() const { return dims.size() == 3 ? dims[1] : 1; }
   int64_t width() const { return dims.size() == 3 ? dims[2] : 1; }

@@ -37,6 +37,15 @@ static Shape read_input_shape(const nlohmann::json& model, const std::string& so
   return Shape(dims);
 }
 
+// "input_type": "values" (the default: floats) or "tokens" (int32 token ids, an input [T]).
+static InputType read_input_type(const nlohmann::json& model, const std::string& source) {
+  const auto it = model.find("input_type");
+  if (it == model.end()) return InputType::kFloat;
+  if (it->is_string() && *it == "tokens") return InputType::kTokens;
+  if (it->is_string() && *it == "values") return InputType::kFloat;
+  VDNN_THROW(source << ": field 'input_type': expected \"values\" or \"tokens\", got " << dump_json(*it));
+}
+
 static std::vector<std::string> read_inputs(const nlohmann::json& obj, const std::string& where) {
   std::vector<std::string> inputs;
   const auto it = obj.find("inputs");
@@ -54,15 +63,16 @@ Graph parse_model(const nlohmann::json& model, const std::string& source, const 
   if (!model.is_object()) VDNN_THROW(source << ": a model must be a JSON object");
   for (auto it = model.begin(); it != model.end(); ++it)
     if (it.key() != "name" && it.key() != "input" && it.key() != "classes" && it.key() != "layers" &&
-        it.key() != "description")
+        it.key() != "description" && it.key() != "input_type")
       VDNN_THROW(source << ": unknown top-level field '" << it.key()
-                        << "' (valid: name, description, input, classes, layers)");
+                        << "' (valid: name, description, input, input_type, classes, layers)");
   const auto name_field = model.find("name");
   if (name_field != model.end() && !name_field->is_string())
     VDNN_THROW(source << ": field 'name': expected a string, got " << dump_json(*name_field));
   // Without a "name", the file's: a path's bytes need not be UTF-8 (JSON text is), util/utf8.h.
   const std::string name = model.value("name", escape_invalid_utf8(fs::path(source).stem().string()));
   Shape input = options.input ? *options.input : read_input_shape(model, source);
+  const InputType input_type = read_input_type(model, source);
   int classes = 0;
   if (options.classes) {
     classes = *options.classes;
@@ -80,7 +90,7 @@ Graph parse_model(const nlohmann::json& model, const std::string& source, const 
 
   Graph graph = [&] {
     try {
-      return Graph(name, input, classes);
+      return Graph(name, input, classes, input_type);
     } catch (const Error& e) {
       VDNN_THROW(source << ": " << e.what());
     }
@@ -173,6 +183,11 @@ Shape parse_shape(const std::string& text, const std::string& flag) {
 
 ModelBuilder::ModelBuilder(std::string name, std::vector<int64_t> input, int classes) {
   model_ = {{"name", name}, {"input", input}, {"classes", classes}, {"layers", nlohmann::json::array()}};
+}
+
+ModelBuilder& ModelBuilder::tokens() {
+  model_["input_type"] = "tokens";
+  return *this;
 }
 
 ModelBuilder& ModelBuilder::layer(const std::string& type, const std::string& name, nlohmann::json fields,

@@ -15,6 +15,10 @@
 //   ModelBuilder b("tiny", {1, 8, 8}, 10);
 //   b.layer("conv", "c1", {{"channels", 4}, {"kernel", 3}}).layer("fc", "fc", {{"units", 10}});
 //   Graph t = b.layer("softmax_cross_entropy", "loss").build();
+// A token model's input is [T] token ids ("input_type": "tokens"; default "values", floats):
+//   ModelBuilder lm("lm", {16}, 32);
+//   lm.tokens().layer("embedding", "wte", {{"vocab", 32}, {"dim", 8}}).layer("linear", "head", {{"units", 32}});
+//   Graph l = lm.layer("token_cross_entropy", "loss").build();
 #pragma once
 
 #include <optional>
@@ -55,6 +59,7 @@ Shape parse_shape(const std::string& text, const std::string& flag);
 class ModelBuilder {
  public:
   ModelBuilder(std::string name, std::vector<int64_t> input, int classes);
+  ModelBuilder& tokens();  // the input holds token ids ("input_type": "tokens")
   ModelBuilder& layer(const std::string& type, const std::string& name,
                       nlohmann::json fields = nlohmann::json::object(), std::vector<std::string> inputs = {});
   const nlohmann::json& json() const { return model_; }

@@ -16,12 +16,11 @@ class FcLayer : public Layer {
     int64_t units = 0;
     bool bias = true;
   };
-  FcLayer(std::string name, Params p) : Layer(std::move(name), "fc", LayerKind::kFc), p_(p) {}
+  FcLayer(std::string name, Params p) : FcLayer(std::move(name), "fc", p) {}
+  // "units" and "bias" (default true), which linear (layers/linear.h) reads too.
+  static Params parse_params(LayerConfig& cfg) { return {cfg.positive_int("units"), cfg.boolean("bias", true)}; }
   static std::unique_ptr<Layer> parse(const std::string& name, LayerConfig& cfg) {
-    Params p;
-    p.units = cfg.positive_int("units");
-    p.bias = cfg.boolean("bias", true);
-    return std::make_unique<FcLayer>(name, p);
+    return std::make_unique<FcLayer>(name, parse_params(cfg));
   }
   const Params& p() const { return p_; }
   Shape infer_shape(const std::vector<Shape>& in) const override {
@@ -40,6 +39,9 @@ class FcLayer : public Layer {
   double forward_flops(const std::vector<Shape>& in, const Shape& out) const override {
     return 2.0 * static_cast<double>(in[0].elements()) * static_cast<double>(p_.units);
   }
+
+ protected:
+  FcLayer(std::string name, const char* type, Params p) : Layer(std::move(name), type, LayerKind::kFc), p_(p) {}
 
  private:
   Params p_;

@@ -7,11 +7,17 @@
 #include "layers/batch_norm.h"
 #include "layers/conv.h"
 #include "layers/elementwise.h"
+#include "layers/embedding.h"
 #include "layers/fc.h"
+#include "layers/gelu.h"
 #include "layers/join.h"
+#include "layers/layer_norm.h"
+#include "layers/linear.h"
 #include "layers/lrn.h"
 #include "layers/pool.h"
+#include "layers/position_embedding.h"
 #include "layers/softmax_ce.h"
+#include "layers/token_ce.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -34,6 +40,12 @@ static const std::map<std::string, Factory>& factories() {
       {"concat", [](auto& n, auto&) { return std::make_unique<ConcatLayer>(n); }},
       {"add", [](auto& n, auto&) { return std::make_unique<AddLayer>(n); }},
       {"softmax_cross_entropy", [](auto& n, auto&) { return std::make_unique<SoftmaxCrossEntropyLayer>(n); }},
+      {"embedding", EmbeddingLayer::parse},
+      {"position_embedding", PositionEmbeddingLayer::parse},
+      {"layer_norm", LayerNormLayer::parse},
+      {"gelu", GeluLayer::parse},
+      {"linear", LinearLayer::parse},
+      {"token_cross_entropy", TokenCrossEntropyLayer::parse},
   };
   return table;
 }

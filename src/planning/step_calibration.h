@@ -35,7 +35,8 @@
 namespace vdnn {
 
 // What `vdnn train` reports per iteration for `net` on `data`: two warm-up iterations, then the
-// mean of `steps` (a Trainer each, no evaluation).
+// mean of `steps` (a Trainer each, no evaluation). A token model (Graph::token_input, or labels
+// per token) times the same steps on one batch of token id 0 and label 0 instead of `data`.
 double seconds_per_iteration(Net& net, const Dataset& data, int steps);
 
 // The median wall time of `passes` forward passes (evaluation mode) over the batch `net` holds,

@@ -145,7 +145,7 @@ FcSplit split(Graph& graph, SafeTensors* weights, size_t max_block_bytes) {
   const int count = static_cast<int>(nodes.size());
   std::vector<Cut> cuts;
   for (int i = 0; i < count; ++i)
-    if (nodes[i].layer->kind() == LayerKind::kFc) {
+    if (nodes[i].layer->type() == "fc") {  // not linear (per token: its weight is [units, C])
       Cut c = plan_cut(graph, weights, i, max_block_bytes);
       if (!c.units.empty()) cuts.push_back(std::move(c));
     }
@@ -164,7 +164,7 @@ FcSplit split(Graph& graph, SafeTensors* weights, size_t max_block_bytes) {
   r.layers_split = static_cast<int>(cuts.size());
 
   // The new graph: each cut fc as its blocks over its input, then the concat under its name.
-  Graph rewritten(graph.name(), graph.input_shape(), graph.classes());
+  Graph rewritten(graph.name(), graph.input_shape(), graph.classes(), graph.input_type());
   std::vector<std::unique_ptr<Layer>> layers = std::move(graph).release_layers();
   for (int i = 0; i < count; ++i) {
     if (!cut_of[i]) {
@@ -209,7 +209,7 @@ size_t streaming_block_bytes(const Graph& graph) {
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
     for (const ParamSpec& p : node.params) bytes += static_cast<size_t>(p.elements()) * sizeof(float);
-    if (node.layer->kind() != LayerKind::kFc) continue;
+    if (node.layer->type() != "fc") continue;
     const auto& fc = static_cast<const FcLayer&>(*node.layer);
     const int64_t inputs = graph.value(node.inputs[0]).shape.elements();
     widest_unit = std::max(widest_unit, static_cast<size_t>(inputs + (fc.p().bias ? 1 : 0)) * sizeof(float));

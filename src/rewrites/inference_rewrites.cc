@@ -155,7 +155,7 @@ InferenceRewrites rewrite_for_inference(Graph& graph, SafeTensors& weights) {
     stale.insert(nodes[f.batch_norm].layer->name() + ".num_batches_tracked");
     for (const char* p : {".weight", ".bias"}) stale.insert(nodes[f.layer].layer->name() + p + kMomentumSuffix);
   }
-  Graph rewritten(graph.name(), graph.input_shape(), graph.classes());
+  Graph rewritten(graph.name(), graph.input_shape(), graph.classes(), graph.input_type());
   std::vector<std::unique_ptr<Layer>> layers = std::move(graph).release_layers();
   for (int i = 0; i < count; ++i)
     if (!removed[i]) rewritten.add(replacement[i] ? std::move(replacement[i]) : std::move(layers[i]), inputs[i]);

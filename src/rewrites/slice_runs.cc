@@ -212,7 +212,8 @@ SlicedGraph slice_runs(const Graph& graph, int64_t batch, const std::vector<Slic
                                 << "' overlap at layer '" << graph.nodes()[spans[order[r]].first].layer->name() << "'");
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.first < b.first; });
   const auto& nodes = graph.nodes();
-  SlicedGraph out{Graph(graph.name(), graph.input_shape(), graph.classes()), std::vector<int>(nodes.size(), -1)};
+  SlicedGraph out{Graph(graph.name(), graph.input_shape(), graph.classes(), graph.input_type()),
+                  std::vector<int>(nodes.size(), -1)};
   SliceBuilder builder(graph, out);
   size_t next = 0;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) {

@@ -208,10 +208,11 @@ void Executor::launch_kernel(const Program& p, size_t step, Pass pass, const Bat
 void Executor::read_results(const Program& p, const BatchView& batch) {
   device_.synchronize(StreamKind::kCompute);
   backend_.download(&result_.loss, ptr_[p.loss_tensor], sizeof(float));
-  logits_.resize(static_cast<size_t>(batch.valid * batch.classes));
+  const int64_t rows = batch.valid * batch.labels_per_sample;  // one per label: per sample, or per token
+  logits_.resize(static_cast<size_t>(rows * batch.classes));
   backend_.download(logits_.data(), ptr_[p.logits_tensor], logits_.size() * sizeof(float));
   const float* logits = logits_.data();
-  for (int64_t n = 0; n < batch.valid; ++n) {
+  for (int64_t n = 0; n < rows; ++n) {
     const float* row = logits + n * batch.classes;
     int64_t best = 0;
     for (int64_t c = 1; c < batch.classes; ++c)

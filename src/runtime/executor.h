@@ -33,17 +33,18 @@
 namespace vdnn {
 
 struct BatchView {
-  const float* images = nullptr;  // host, plain NCHW, `input_bytes` bytes
-  const int32_t* labels = nullptr;
+  const float* images = nullptr;    // host, plain NCHW, `input_bytes` bytes
+  const int32_t* labels = nullptr;  // valid x labels_per_sample, sample-major
   int64_t valid = 0;
   int64_t classes = 0;
+  int64_t labels_per_sample = 1;  // T for a loss over [T, classes] logits (Graph::labels_per_sample)
   uint64_t step = 0;
   bool training = true;
 };
 
 struct StepResult {
   float loss = 0;
-  int64_t correct = 0;
+  int64_t correct = 0;  // labels whose logits' arg-max is the label (per token, for [T, classes] logits)
 };
 
 class Executor {
@@ -73,7 +74,8 @@ class Executor {
   // The host copy of `program`'s tensor t (offloaded, or a streamed weight, which lives there:
   // the Net loads it in place); null for other tensors.
   char* host_copy(const Program& program, int tensor) const;
-  // The last forward pass's logits, valid samples x classes (row-major), as downloaded for the arg-max.
+  // The last forward pass's logits, valid samples x labels_per_sample x classes (row-major), as
+  // downloaded for the arg-max.
   const std::vector<float>& logits() const { return logits_; }
 
  private:

@@ -180,7 +180,8 @@ Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), bat
   const HostMemory staging = backend_->host_memory();
   const size_t image_bytes = static_cast<size_t>(batch_ * graph_.input_shape().elements()) * sizeof(float);
   images_ = HostBuffer(image_bytes, staging, "input batch");
-  labels_ = HostBuffer(static_cast<size_t>(batch_) * sizeof(int32_t), staging, "labels");
+  const size_t labels = static_cast<size_t>(batch_ * graph_.labels_per_sample());  // per token for [T, V] logits
+  labels_ = HostBuffer(labels * sizeof(int32_t), staging, "labels");
   std::memset(images_.data(), 0, images_.bytes());
   std::memset(labels_.data(), 0, labels_.bytes());
 }
@@ -263,6 +264,9 @@ static void fill_plain(const ParamSpec& spec, Rng& rng, std::vector<float>& out)
       case ParamSpec::Init::kOne:
         x = 1.0f;
         break;
+      case ParamSpec::Init::kSmallNormal:
+        x = rng.normal() * 0.02f;
+        break;
     }
   }
 }
@@ -343,8 +347,9 @@ void Net::set_batch(const float* images, const int32_t* labels, int64_t valid) {
   int32_t* y = labels_.as<int32_t>();
   std::memcpy(x, images, valid * per_sample * sizeof(float));
   std::fill(x + valid * per_sample, x + batch_ * per_sample, 0.0f);
-  std::memcpy(y, labels, valid * sizeof(int32_t));
-  std::fill(y + valid, y + batch_, 0);
+  const int64_t per_sample_labels = graph_.labels_per_sample();
+  std::memcpy(y, labels, valid * per_sample_labels * sizeof(int32_t));
+  std::fill(y + valid * per_sample_labels, y + batch_ * per_sample_labels, 0);
   valid_ = valid;
 }
 
@@ -360,7 +365,9 @@ float Net::forward(bool training) {
   if (training) check_trains();
   // Dropout draws its masks from (seed, step); another rank's steps are far apart (rank 0: as one process).
   const uint64_t stream = step_ + (static_cast<uint64_t>(rank()) << 40);
-  BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), stream, training};
+  BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), graph_.labels_per_sample()};
+  view.step = stream;
+  view.training = training;
   const bool record = training && recorder_ && steps_to_record_ > 0;
   steps_to_record_ -= record;
   executor_->record_into(record ? recorder_ : nullptr);
@@ -382,7 +389,8 @@ void Net::run_on_compute(const std::function<void()>& work) {
 
 void Net::backward() {
   check_trains();
-  BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), step_, true};
+  BatchView view{images_.as<float>(), labels_.as<int32_t>(), valid_, graph_.classes(), graph_.labels_per_sample()};
+  view.step = step_;
   executor_->run(train_, Executor::Phase::kBackward, view);
 }
 

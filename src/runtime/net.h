@@ -148,7 +148,9 @@ class Net {
   int64_t batch() const { return batch_; }
   const NetOptions& options() const { return options_; }
 
-  // Copies `valid` <= batch samples (plain NCHW floats) and labels in; the rest is zero-filled.
+  // Copies `valid` <= batch samples (plain NCHW floats; a token input: floats holding exact ids) and
+  // their labels in (valid x graph().labels_per_sample(): one per token for [T, V] logits); the rest
+  // is zero-filled.
   void set_batch(const float* images, const int32_t* labels, int64_t valid);
   // Runs the forward pass and returns the mean loss over the valid samples.
   float forward(bool training);

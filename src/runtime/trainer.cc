@@ -110,6 +110,13 @@ void check_data_fits(const Graph& g, const Dataset& data) {
     VDNN_THROW("data '" << data.name << "' has " << Shape{data.channels, data.height, data.width}.to_string()
                         << " samples but model '" << g.name() << "' expects " << g.input_shape().to_string()
                         << " (use --data synthetic, or --input to resize the model)");
+  // A loss over [T, V] logits reads T labels per sample (Graph::labels_per_sample); data with
+  // fewer would leave the loss reading past its labels.
+  const int64_t per_sample = g.labels_per_sample();
+  if (per_sample > 1 && static_cast<int64_t>(data.labels.size()) != data.count * per_sample)
+    VDNN_THROW("data '" << data.name << "' has " << data.labels.size() << " labels for " << data.count
+                        << " samples but model '" << g.name() << "' reads " << per_sample
+                        << " per sample (one per token: token data)");
   if (data.classes > g.classes())
     VDNN_THROW("data '" << data.name << "' has " << data.classes << " classes but model '" << g.name() << "' predicts "
                         << g.classes());
@@ -165,7 +172,9 @@ EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
   right = static_cast<int64_t>(sums[1]);
   r.samples = static_cast<int64_t>(sums[2]);
   r.loss = loss_sum / static_cast<double>(r.samples);
-  r.accuracy = static_cast<double>(right) / static_cast<double>(r.samples);
+  // Net::correct() counts labels: one per sample, or one per token (Graph::labels_per_sample).
+  const double labels = static_cast<double>(r.samples * net_.graph().labels_per_sample());
+  r.accuracy = static_cast<double>(right) / labels;
   return r;
 }
 
@@ -293,7 +302,8 @@ EpochResult Trainer::train_epoch(Run& run, int epoch, TrainResult& result) {
   const int64_t batches = seen / (net_.batch() * net_.ranks());
   e.steps = run.step;
   e.train_loss = batches ? loss_sum / static_cast<double>(batches) : 0.0;
-  e.train_accuracy = seen ? static_cast<double>(right) / static_cast<double>(seen) : 0.0;
+  e.train_accuracy =
+      seen ? static_cast<double>(right) / static_cast<double>(seen * net_.graph().labels_per_sample()) : 0.0;
   e.images_per_second = e.train_seconds > 0 ? seen / e.train_seconds : 0.0;
   result.train_seconds += e.train_seconds;
   result.images_per_second += seen;  // summed here, divided in finish()

@@ -78,8 +78,8 @@ TEST(ModelFile, EveryMistakeGetsANamedError) {
   expect_error(with([](json& m) { m["layers"][0].erase("channels"); }), {"layer 'c1'", "'channels'"});
   expect_error(with([](json& m) { m["layers"][0]["chanels"] = 3; }),
                {"layer 'c1'", "unknown field 'chanels'", "channels"});
-  expect_error(with([](json& m) { m["layers"][1]["type"] = "gelu"; }),
-               {"layer 'r1'", "unknown layer type 'gelu'", "relu"});
+  expect_error(with([](json& m) { m["layers"][1]["type"] = "swish"; }),
+               {"layer 'r1'", "unknown layer type 'swish'", "relu"});
   expect_error(with([](json& m) { m["layers"][2]["inputs"] = {"nope"}; }), {"layer 'p1'", "input 'nope'"});
   expect_error(with([](json& m) { m["layers"][2]["name"] = "c1"; }), {"'c1'", "already used"});
   expect_error(with([](json& m) { m["layers"][0]["kernel"] = 20; }), {"layer 'c1'", "does not fit"});

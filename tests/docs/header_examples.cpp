@@ -331,6 +331,7 @@ void examples(Given& given) {
     g.add(std::make_unique<FcLayer>("fc", FcLayer::Params{10}), {"r"});
     g.add(std::make_unique<SoftmaxCrossEntropyLayer>("loss"), {});
     g.finalize();
+    Graph lm("lm", Shape{256}, 50257, InputType::kTokens);
   }
   // == core/graph_digest.h
   {
@@ -426,6 +427,9 @@ void examples(Given& given) {
     ModelBuilder b("tiny", {1, 8, 8}, 10);
     b.layer("conv", "c1", {{"channels", 4}, {"kernel", 3}}).layer("fc", "fc", {{"units", 10}});
     Graph t = b.layer("softmax_cross_entropy", "loss").build();
+    ModelBuilder lm("lm", {16}, 32);
+    lm.tokens().layer("embedding", "wte", {{"vocab", 32}, {"dim", 8}}).layer("linear", "head", {{"units", 32}});
+    Graph l = lm.layer("token_cross_entropy", "loss").build();
   }
   // == report/report.h
   {

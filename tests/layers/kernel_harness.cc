@@ -22,8 +22,8 @@ KernelHarness::KernelHarness(const Layer& layer, int64_t batch, std::vector<Shap
   setup.applies_relu = applies_relu;
   for (const Shape& s : in_shapes_) {
     auto dims = s.with_batch(batch);
-    in_mds_.push_back(dims.size() == 4 ? dnnl::memory::desc(dims, setup.act_dt(), in_tag)
-                                       : plain_md(dims, setup.act_dt()));
+    const dt type = layer.takes_tokens() ? dt::s32 : setup.act_dt();  // token ids: int32, as the Net holds them
+    in_mds_.push_back(dims.size() == 4 ? dnnl::memory::desc(dims, type, in_tag) : plain_md(dims, type));
     setup.input_needs_grad.push_back(true);
   }
   setup.in_mds = in_mds_;

@@ -1,7 +1,8 @@
 // tests/layers/kernel_harness.h — runs one layer's oneDNN kernel on plain NCHW test data.
 //
 // Model: builds the layer's kernel with inputs in a chosen layout (plain nchw or blocked nChw16c /
-// nChw8c, as a producing kernel would hand them over), reorders plain data in and results out, so
+// nChw8c, as a producing kernel would hand them over; sequences [N, T, C] plain; token ids as int32
+// for a layer that takes tokens), reorders plain data in and results out, so
 // tests compare against tests/reference on plain vectors. Parameters go in and out plain.
 //
 //   KernelHarness h(*layer, /*batch=*/2, {Shape{3, 7, 5}}, dnnl::memory::format_tag::nchw);

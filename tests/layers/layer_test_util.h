@@ -29,22 +29,11 @@ inline ref::Tensor4 as_tensor(const std::vector<int64_t>& dims, std::vector<floa
   return ref::Tensor4(d[0], d[1], d[2], d[3], std::move(v));
 }
 
-// Compares backward(dy = r) of input `which` and of every trainable parameter with central
-// differences of sum(r * forward(...)).
-inline void check_gradients(KernelHarness& h, const std::vector<std::vector<float>>& inputs, double eps, double rel_tol,
-                            double abs_tol) {
-  const std::vector<float> r = ref::random_vector(static_cast<size_t>(h.out_elements()), 4242);
-  h.forward(inputs);
-  KernelHarness::Grads g = h.backward(r);
-  for (size_t which = 0; which < inputs.size(); ++which) {
-    auto f = [&](const std::vector<float>& x) {
-      auto in = inputs;
-      in[which] = x;
-      return ref::projection_loss(h.forward(in), r);
-    };
-    EXPECT_TRUE(ref::gradients_close(g.d_in[which], ref::numeric_gradient(f, inputs[which], eps), rel_tol, abs_tol))
-        << "input " << which;
-  }
+// Compares `g.d_params` (backward with dy = r) with central differences of sum(r * forward(inputs))
+// over each trainable parameter, the inputs held fixed.
+inline void check_param_gradients(KernelHarness& h, const std::vector<std::vector<float>>& inputs,
+                                  const std::vector<float>& r, const KernelHarness::Grads& g, double eps,
+                                  double rel_tol, double abs_tol) {
   // Trainable parameters come first in every layer's ParamSpec list.
   const auto params = h.params();
   for (size_t p = 0; p < g.d_params.size(); ++p) {
@@ -59,6 +48,25 @@ inline void check_gradients(KernelHarness& h, const std::vector<std::vector<floa
     EXPECT_TRUE(ref::gradients_close(g.d_params[p], ref::numeric_gradient(f, params[p], eps), rel_tol, abs_tol))
         << "parameter " << p;
   }
+}
+
+// Compares backward(dy = r) of every input and of every trainable parameter with central
+// differences of sum(r * forward(...)). `inputs_too` false: the parameters only (token ids).
+inline void check_gradients(KernelHarness& h, const std::vector<std::vector<float>>& inputs, double eps, double rel_tol,
+                            double abs_tol, bool inputs_too = true) {
+  const std::vector<float> r = ref::random_vector(static_cast<size_t>(h.out_elements()), 4242);
+  h.forward(inputs);
+  KernelHarness::Grads g = h.backward(r);
+  for (size_t which = 0; inputs_too && which < inputs.size(); ++which) {
+    auto f = [&](const std::vector<float>& x) {
+      auto in = inputs;
+      in[which] = x;
+      return ref::projection_loss(h.forward(in), r);
+    };
+    EXPECT_TRUE(ref::gradients_close(g.d_in[which], ref::numeric_gradient(f, inputs[which], eps), rel_tol, abs_tol))
+        << "input " << which;
+  }
+  check_param_gradients(h, inputs, r, g, eps, rel_tol, abs_tol);
 }
 
 }  // namespace vdnn::test

@@ -662,6 +662,64 @@ std::vector<double> attention_probabilities(const std::vector<float>& x, const A
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// Sequences
+
+Tensor4 embedding_forward(const std::vector<int64_t>& ids, const Tensor4& table) {
+  Tensor4 y(static_cast<int64_t>(ids.size()), table.c, 1, 1);
+  for (size_t r = 0; r < ids.size(); ++r) {
+    require(ids[r] >= 0 && ids[r] < table.n, "embedding_forward: id " + std::to_string(ids[r]) + " outside the table");
+    for (int64_t c = 0; c < table.c; ++c) y.v[r * table.c + c] = table.v[ids[r] * table.c + c];
+  }
+  return y;
+}
+
+Tensor4 embedding_backward(const std::vector<int64_t>& ids, const Tensor4& dy, int64_t vocab) {
+  require(dy.n == static_cast<int64_t>(ids.size()), "embedding_backward: one row of dy per id");
+  std::vector<double> acc(static_cast<size_t>(vocab * dy.c), 0.0);
+  for (size_t r = 0; r < ids.size(); ++r)
+    for (int64_t c = 0; c < dy.c; ++c) acc[ids[r] * dy.c + c] += dy.v[r * dy.c + c];
+  Tensor4 dw(vocab, dy.c, 1, 1);
+  for (size_t i = 0; i < acc.size(); ++i) dw.v[i] = static_cast<float>(acc[i]);
+  return dw;
+}
+
+Tensor4 position_embedding_forward(const Tensor4& x, int64_t positions, const Tensor4& table) {
+  require(positions <= table.n && x.n % positions == 0 && x.c == table.c, "position_embedding_forward: shapes");
+  Tensor4 y = x;
+  for (int64_t r = 0; r < x.n; ++r)
+    for (int64_t c = 0; c < x.c; ++c)
+      y.v[r * x.c + c] = static_cast<float>(static_cast<double>(x.v[r * x.c + c]) +
+                                            static_cast<double>(table.v[(r % positions) * x.c + c]));
+  return y;
+}
+
+Tensor4 position_embedding_backward(const Tensor4& dy, int64_t positions, int64_t max_positions) {
+  std::vector<double> acc(static_cast<size_t>(max_positions * dy.c), 0.0);
+  for (int64_t r = 0; r < dy.n; ++r)
+    for (int64_t c = 0; c < dy.c; ++c) acc[(r % positions) * dy.c + c] += dy.v[r * dy.c + c];
+  Tensor4 dw(max_positions, dy.c, 1, 1);
+  for (size_t i = 0; i < acc.size(); ++i) dw.v[i] = static_cast<float>(acc[i]);
+  return dw;
+}
+
+namespace {
+
+// Row r's normalized values and 1 / sqrt(var + eps).
+std::vector<double> normalized_row(const Tensor4& x, int64_t r, double eps, double* inv_std) {
+  double mean = 0, var = 0;
+  for (int64_t c = 0; c < x.c; ++c) mean += x.v[r * x.c + c];
+  mean /= static_cast<double>(x.c);
+  for (int64_t c = 0; c < x.c; ++c) var += (x.v[r * x.c + c] - mean) * (x.v[r * x.c + c] - mean);
+  var /= static_cast<double>(x.c);
+  *inv_std = 1.0 / std::sqrt(var + eps);
+  std::vector<double> xhat(static_cast<size_t>(x.c));
+  for (int64_t c = 0; c < x.c; ++c) xhat[c] = (x.v[r * x.c + c] - mean) * *inv_std;
+  return xhat;
+}
+
+}  // namespace
+
 std::vector<float> attention_forward(const std::vector<float>& x, const AttentionParams& p,
                                      const std::vector<float>& drop) {
   const std::vector<double> P = attention_probabilities(x, p);
@@ -720,6 +778,112 @@ std::vector<float> attention_backward(const std::vector<float>& x, const std::ve
       }
     }
   return std::vector<float>(dx.begin(), dx.end());
+}
+
+Tensor4 layer_norm_forward(const Tensor4& x, const std::vector<float>& gamma, const std::vector<float>& beta,
+                           double eps) {
+  require(gamma.empty() || (static_cast<int64_t>(gamma.size()) == x.c && beta.size() == gamma.size()),
+          "layer_norm_forward: gamma and beta need C entries");
+  Tensor4 y(x.n, x.c, 1, 1);
+  for (int64_t r = 0; r < x.n; ++r) {
+    double inv_std = 0;
+    const std::vector<double> xhat = normalized_row(x, r, eps, &inv_std);
+    for (int64_t c = 0; c < x.c; ++c)
+      y.v[r * x.c + c] = static_cast<float>(gamma.empty() ? xhat[c] : xhat[c] * gamma[c] + beta[c]);
+  }
+  return y;
+}
+
+LayerNormGrads layer_norm_backward(const Tensor4& x, const Tensor4& dy, const std::vector<float>& gamma, double eps) {
+  require(x.same_shape(dy), "layer_norm_backward: dy must have x's shape");
+  LayerNormGrads g{Tensor4(x.n, x.c, 1, 1), {}, {}};
+  std::vector<double> dgamma(static_cast<size_t>(x.c), 0.0), dbeta(static_cast<size_t>(x.c), 0.0);
+  for (int64_t r = 0; r < x.n; ++r) {
+    double inv_std = 0;
+    const std::vector<double> xhat = normalized_row(x, r, eps, &inv_std);
+    std::vector<double> dxhat(static_cast<size_t>(x.c));
+    double mean_dxhat = 0, mean_dxhat_xhat = 0;
+    for (int64_t c = 0; c < x.c; ++c) {
+      const double d = dy.v[r * x.c + c];
+      dxhat[c] = d * (gamma.empty() ? 1.0 : gamma[c]);
+      mean_dxhat += dxhat[c] / static_cast<double>(x.c);
+      mean_dxhat_xhat += dxhat[c] * xhat[c] / static_cast<double>(x.c);
+      dgamma[c] += d * xhat[c];
+      dbeta[c] += d;
+    }
+    for (int64_t c = 0; c < x.c; ++c)
+      g.dx.v[r * x.c + c] = static_cast<float>(inv_std * (dxhat[c] - mean_dxhat - xhat[c] * mean_dxhat_xhat));
+  }
+  for (int64_t c = 0; c < x.c; ++c) {
+    g.dgamma.push_back(static_cast<float>(dgamma[c]));
+    g.dbeta.push_back(static_cast<float>(dbeta[c]));
+  }
+  return g;
+}
+
+namespace {
+
+constexpr double kGeluTanhCubic = 0.044715;
+
+// gelu(x) and its derivative in double.
+std::pair<double, double> gelu_and_slope(double x, bool tanh) {
+  if (!tanh) {
+    const double cdf = 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
+    const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+    return {x * cdf, cdf + x * pdf};
+  }
+  const double k = std::sqrt(2.0 / M_PI), u = k * (x + kGeluTanhCubic * x * x * x), t = std::tanh(u);
+  return {0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * kGeluTanhCubic * x * x)};
+}
+
+}  // namespace
+
+Tensor4 gelu_forward(const Tensor4& x, bool tanh) {
+  Tensor4 y = x;
+  for (size_t i = 0; i < x.v.size(); ++i) y.v[i] = static_cast<float>(gelu_and_slope(x.v[i], tanh).first);
+  return y;
+}
+
+Tensor4 gelu_backward(const Tensor4& x, const Tensor4& dy, bool tanh) {
+  require(x.same_shape(dy), "gelu_backward: dy must have x's shape");
+  Tensor4 dx = x;
+  for (size_t i = 0; i < x.v.size(); ++i) dx.v[i] = static_cast<float>(dy.v[i] * gelu_and_slope(x.v[i], tanh).second);
+  return dx;
+}
+
+namespace {
+
+int64_t counted_rows(const Tensor4& logits, const std::vector<int64_t>& labels, int64_t ignore_index, const char* op) {
+  require(static_cast<int64_t>(labels.size()) == logits.n, std::string(op) + ": one label per row");
+  int64_t count = 0;
+  for (int64_t label : labels) {
+    if (label == ignore_index) continue;
+    require(label >= 0 && label < logits.c, std::string(op) + ": label out of range");
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+double token_cross_entropy(const Tensor4& logits, const std::vector<int64_t>& labels, int64_t ignore_index) {
+  const int64_t count = counted_rows(logits, labels, ignore_index, "token_cross_entropy");
+  double loss = 0;
+  for (int64_t r = 0; r < logits.n; ++r)
+    if (labels[r] != ignore_index) loss -= std::log(softmax_row(logits, r)[labels[r]]);
+  return count ? loss / static_cast<double>(count) : 0.0;
+}
+
+Tensor4 token_cross_entropy_backward(const Tensor4& logits, const std::vector<int64_t>& labels, int64_t ignore_index) {
+  const int64_t count = counted_rows(logits, labels, ignore_index, "token_cross_entropy_backward");
+  Tensor4 d(logits.n, logits.c, 1, 1);
+  for (int64_t r = 0; r < logits.n; ++r) {
+    if (labels[r] == ignore_index) continue;
+    const std::vector<double> p = softmax_row(logits, r);
+    for (int64_t c = 0; c < logits.c; ++c)
+      d.v[r * logits.c + c] = static_cast<float>((p[c] - (c == labels[r] ? 1.0 : 0.0)) / static_cast<double>(count));
+  }
+  return d;
 }
 
 }  // namespace vdnn::ref

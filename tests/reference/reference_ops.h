@@ -209,5 +209,33 @@ std::vector<float> attention_forward(const std::vector<float>& x, const Attentio
 // dx ([N, T, 3C]: dq | dk | dv) given x and dy ([N, T, C]), the exact derivative of attention_forward.
 std::vector<float> attention_backward(const std::vector<float>& x, const std::vector<float>& dy,
                                       const AttentionParams& p, const std::vector<float>& drop = {});
+// Sequences. A [N, T, C] value is the (N*T, C, 1, 1) Tensor4 of its rows (one per token); a
+// linear layer over its last axis is fc_forward / fc_backward on those rows.
+//
+// embedding: row r of y is row ids[r] of table (V, C); ids each in [0, V). Backward: dW (V, C),
+// row v the sum of dy's rows whose id is v.
+Tensor4 embedding_forward(const std::vector<int64_t>& ids, const Tensor4& table);
+Tensor4 embedding_backward(const std::vector<int64_t>& ids, const Tensor4& dy, int64_t vocab);
+// position embedding: y[n*T + t] = x[n*T + t] + table[t] (table (P, C), P >= T). Backward: dx = dy,
+// dW row t < T the sum over n of dy[n*T + t], rows >= T zero.
+Tensor4 position_embedding_forward(const Tensor4& x, int64_t positions, const Tensor4& table);
+Tensor4 position_embedding_backward(const Tensor4& dy, int64_t positions, int64_t max_positions);
+// layer norm over each row: y = (x - mean) / sqrt(var + eps) * gamma + beta (biased variance);
+// empty gamma and beta: no affine transform (gamma 1, beta 0).
+Tensor4 layer_norm_forward(const Tensor4& x, const std::vector<float>& gamma, const std::vector<float>& beta,
+                           double eps);
+struct LayerNormGrads {
+  Tensor4 dx;
+  std::vector<float> dgamma, dbeta;  // C entries each
+};
+LayerNormGrads layer_norm_backward(const Tensor4& x, const Tensor4& dy, const std::vector<float>& gamma, double eps);
+// GELU: x * Phi(x) (erf), or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) with `tanh`.
+Tensor4 gelu_forward(const Tensor4& x, bool tanh);
+Tensor4 gelu_backward(const Tensor4& x, const Tensor4& dy, bool tanh);
+// Cross-entropy per row of logits (R, V): the mean over rows whose label is not ignore_index of
+// -log softmax(row)[label] (0 when every row is ignored); others' labels must be in [0, V).
+double token_cross_entropy(const Tensor4& logits, const std::vector<int64_t>& labels, int64_t ignore_index);
+// Its gradient: (softmax(row) - onehot(label)) / count for the rows counted, 0 for ignored rows.
+Tensor4 token_cross_entropy_backward(const Tensor4& logits, const std::vector<int64_t>& labels, int64_t ignore_index);
 
 }  // namespace vdnn::ref

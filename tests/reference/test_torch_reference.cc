@@ -6,7 +6,8 @@
 // convolution (groups, strides, padding, dilation, asymmetric padding), ReLU6 (with inputs at
 // exactly 0 and 6), batch norm (training), FC, softmax cross-entropy and attention (materialized and
 // fused, causal and not: PyTorch's softmax(QK^T/sqrt(D) + mask)V written out, since Debian's torch
-// 1.13 has no scaled_dot_product_attention).
+// 1.13 has no scaled_dot_product_attention); the sequence layers layer_norm, gelu (exact and tanh),
+// linear and token_cross_entropy (with ignored tokens).
 //
 // Python runs once for all cases (importing torch takes a second or two), with a timeout. A
 // missing python3 or torch FAILS the test: scripts/setup.sh installs python3-torch (Debian's, for
@@ -61,6 +62,14 @@ std::vector<std::vector<float>> params_for(const TorchCase& c, uint64_t seed) {
     return {ref::random_vector(ch, seed, 0.5f, 1.5f), ref::random_vector(ch, seed + 1), std::vector<float>(ch, 0.0f),
             std::vector<float>(ch, 1.0f)};
   }
+  if (type == "layer_norm" && c.layer.value("affine", true)) {
+    const int64_t ch = c.in.dims.back();
+    return {ref::random_vector(ch, seed, 0.5f, 1.5f), ref::random_vector(ch, seed + 1)};
+  }
+  if (type == "linear") {
+    const int64_t units = c.layer["units"];
+    return {ref::random_vector(units * c.in.dims.back(), seed, -0.3f, 0.3f), ref::random_vector(units, seed + 1)};
+  }
   if (type == "fc") {
     const int64_t units = c.layer["units"];
     return {ref::random_vector(units * in_elements, seed, -0.3f, 0.3f), ref::random_vector(units, seed + 1)};
@@ -80,7 +89,10 @@ Computed compute(const TorchCase& c, uint64_t seed) {
   const bool loss = layer->kind() == LayerKind::kLoss;
   std::vector<int32_t> labels;
   if (loss) {
-    for (int64_t n = 0; n < c.batch; ++n) labels.push_back(static_cast<int32_t>((n * 5 + 2) % c.in.channels()));
+    // One label per sample, or per token of [T, V] logits (every fourth then ignore_index, -100).
+    const int64_t per_sample = c.in.rank() == 2 ? c.in.dims[0] : 1, classes = c.in.dims.back();
+    for (int64_t i = 0; i < c.batch * per_sample; ++i)
+      labels.push_back(per_sample > 1 && i % 4 == 3 ? -100 : static_cast<int32_t>((i * 5 + 2) % classes));
     h.set_labels(labels);
     r.request["labels"] = labels;
   }
@@ -236,6 +248,13 @@ TEST(TorchReference, LayersMatchPyTorchInFloat64) {
        tag::abc,
        1e-3,
        1e-5},
+      // Sequences [N, T, C], plain (layers/*.h; design/sequences.md).
+      {{{"type", "layer_norm"}, {"eps", 1e-5}}, 2, Shape{5, 24}, tag::undef, 1e-3, 1e-4},
+      {{{"type", "layer_norm"}, {"affine", false}}, 2, Shape{3, 8}, tag::undef, 1e-3, 1e-4},
+      {{{"type", "gelu"}}, 2, Shape{4, 6}, tag::undef, 1e-5, 1e-6, -4.0f, 4.0f},
+      {{{"type", "gelu"}, {"approximate", "tanh"}}, 2, Shape{4, 6}, tag::undef, 1e-5, 1e-6, -4.0f, 4.0f},
+      {{{"type", "linear"}, {"units", 7}}, 3, Shape{5, 9}, tag::undef, 1e-4, 1e-4},
+      {{{"type", "token_cross_entropy"}}, 2, Shape{6, 11}, tag::undef, 1e-5, 1e-6},
   };
   std::vector<Computed> computed;
   nlohmann::json requests = nlohmann::json::array();

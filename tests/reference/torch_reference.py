@@ -6,7 +6,7 @@ usage: torch_reference.py IN.json OUT.json
 
 IN.json is {"cases": [...]}; each case carries a vdnn layer object ("layer": the fields a model
 file would hold, read here with vdnn's documented defaults), the input "shape" [N, C, H, W] and
-plain NCHW "x" (attention: [N, T, 3C], q|k|v packed), the parameters in vdnn's plain layouts ("params": weights then bias, or gamma then
+plain NCHW "x" (or [N, T, C] for the sequence layers; attention: [N, T, 3C], q|k|v packed), the parameters in vdnn's plain layouts ("params": weights then bias, or gamma then
 beta), "dy" (absent for the loss, whose own gradient is taken) and "labels" for the loss.
 OUT.json is {"results": [{"y", "dx", "dparams"}]} in the same order, all flattened row-major.
 Needs python3-torch (Debian; scripts/setup.sh installs it).
@@ -86,6 +86,24 @@ def run(case):
         if layer.get("causal", True):
             s = s.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
         y = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(n, t, c)
+    elif kind == "layer_norm":
+        c = case["shape"][-1]
+        gamma = beta = None
+        if layer.get("affine", True):
+            gamma, beta = tensor(case["params"][0], [c]), tensor(case["params"][1], [c])
+            params = [gamma, beta]
+        y = F.layer_norm(x, (c,), gamma, beta, eps=layer.get("eps", 1e-5))
+    elif kind == "gelu":
+        y = F.gelu(x, approximate=layer.get("approximate", "none"))
+    elif kind == "linear":
+        w = tensor(case["params"][0], [layer["units"], case["shape"][-1]])
+        b = tensor(case["params"][1], [layer["units"]])
+        params = [w, b]
+        y = F.linear(x, w, b)  # on the last axis: every token alone
+    elif kind == "token_cross_entropy":
+        v = case["shape"][-1]
+        y = F.cross_entropy(x.reshape(-1, v), torch.tensor(case["labels"]),
+                            ignore_index=layer.get("ignore_index", -100))
     elif kind == "softmax_cross_entropy":
         y = F.cross_entropy(x.flatten(1), torch.tensor(case["labels"]), reduction="mean")
     else:

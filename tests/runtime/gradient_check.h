@@ -5,7 +5,8 @@
 // backward; then, for up to 12 entries of each trainable tensor, the loss is recomputed with the
 // entry moved by ±1e-3 (plain layout, through import_param) and compared with the analytic
 // gradient. Every forward uses the same dropout masks. Works for any input shape, so it also
-// checks networks whose layers read "data".
+// checks networks whose layers read "data"; a token input gets ids below the classes, and a loss
+// over [T, V] logits a label per token.
 //
 //   test::expect_gradients_match_finite_differences(small_dag());              // batch 3
 //   test::expect_gradients_match_finite_differences(graph, {.batch = 2, .seed = 5});
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "reference/finite_difference.h"
@@ -23,13 +25,17 @@ namespace vdnn::test {
 
 inline void expect_gradients_match_finite_differences(Graph graph,
                                                       const NetOptions& options = {.batch = 3, .seed = 5}) {
-  const int64_t per = graph.input_shape().elements();
+  const int64_t per = graph.input_shape().elements(), labels_per_sample = graph.labels_per_sample();
   const int classes = graph.classes();
+  const bool tokens = graph.token_input();
   Net net(std::move(graph), options);
   const int64_t batch = options.batch;
-  const auto images = ref::random_vector(batch * per, 17);
-  std::vector<int32_t> labels;
-  for (int64_t n = 0; n < batch; ++n) labels.push_back(std::vector<int32_t>{0, 3, 1, 2}[n % 4] % classes);
+  auto images = ref::random_vector(batch * per, 17);
+  if (tokens)  // token ids below `classes` (the vocabulary of a language model)
+    for (float& x : images) x = std::min(std::floor((x + 1.0f) * 0.5f * classes), classes - 1.0f);
+  std::vector<int32_t> labels;  // one per sample, or per token
+  for (int64_t n = 0; n < batch * labels_per_sample; ++n)
+    labels.push_back(std::vector<int32_t>{0, 3, 1, 2}[n % 4] % classes);
   net.set_batch(images.data(), labels.data(), batch);
   const uint64_t step = net.dropout_step();  // every forward below draws the same dropout masks
   net.forward(true);

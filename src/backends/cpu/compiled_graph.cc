@@ -148,7 +148,9 @@ CompiledGraph::CompiledGraph(const Graph& graph, int64_t batch, uint64_t seed, c
   VDNN_CHECK(sub_batches.empty() || sub_batches.size() == graph.nodes().size(),
              "per-node sub-batches: " << sub_batches.size() << " for " << graph.nodes().size() << " nodes");
   value_mds_.resize(values.size());
-  value_mds_[0] = plain_md(graph.input_shape().with_batch(batch), precision == Precision::kBf16 ? dt::bf16 : dt::f32);
+  // The input: token ids as int32 (Graph::token_input), otherwise values in the activations' type.
+  const dt input_type = graph.token_input() ? dt::s32 : precision == Precision::kBf16 ? dt::bf16 : dt::f32;
+  value_mds_[0] = plain_md(graph.input_shape().with_batch(batch), input_type);
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = graph.nodes()[i];
     KernelSetup setup = kernel_setup(graph, static_cast<int>(i), batch, value_mds_, precision);

@@ -87,6 +87,19 @@ void CpuBackend::load_input(void* dst, const float* host_src, size_t bytes) {
     std::memcpy(dst, host_src, bytes);
     return;
   }
+  if (md.data_type() == dt::s32) {  // token ids: each float must hold a whole number int32 can
+    VDNN_CHECK(bytes == md.get_size(), "input of " << bytes << " bytes, expected " << md.get_size());
+    const int64_t count = static_cast<int64_t>(bytes / sizeof(int32_t)), per_sample = graph_.input_shape().elements();
+    int32_t* ids = static_cast<int32_t*>(dst);
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = host_src[i];
+      if (!(v >= -2147483648.0f && v < 2147483648.0f) || v != std::trunc(v))
+        VDNN_THROW("token input: sample " << i / per_sample << " position " << i % per_sample << " holds " << v
+                                          << ", not a whole-number token id");
+      ids[i] = static_cast<int32_t>(v);
+    }
+    return;
+  }
   VDNN_CHECK(bytes == md.get_size(), "input of " << bytes << " bytes, expected " << md.get_size());
   dnnl::memory from(with_type(md, dt::f32), engine_, const_cast<float*>(host_src)), to(md, engine_, dst);
   dnnl::reorder(from, to).execute(compute_stream_, from, to);

@@ -23,6 +23,14 @@ bool add_is_binary(const std::vector<dnnl::memory::desc>& in_mds);
 std::unique_ptr<CpuKernel> make_softmax_ce_kernel(const KernelSetup& s, const dnnl::engine& e);
 // attention (layers/attention.h): materialized or fused, as the layer names.
 std::unique_ptr<CpuKernel> make_attention_kernel(const KernelSetup& s, const dnnl::engine& e);
+// The sequence layers ([N, T, C] plain f32; sequence_kernels.h): embedding and position_embedding
+// (embedding_kernels.cc), layer_norm, gelu, linear (sequence_kernels.cc), token_cross_entropy.
+std::unique_ptr<CpuKernel> make_embedding_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_position_embedding_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_layer_norm_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_gelu_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_linear_kernel(const KernelSetup& s, const dnnl::engine& e);
+std::unique_ptr<CpuKernel> make_token_ce_kernel(const KernelSetup& s, const dnnl::engine& e);
 // batch_slice, batch_gather (layers/batch_slice.h): copies of a byte range per slice.
 std::unique_ptr<CpuKernel> make_batch_slice_kernel(const KernelSetup& s, const dnnl::engine& e);
 std::unique_ptr<CpuKernel> make_batch_gather_kernel(const KernelSetup& s, const dnnl::engine& e);

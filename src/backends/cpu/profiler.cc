@@ -60,10 +60,13 @@ TimingSpread steadiest_timing(int repeats, bool cold, F&& run) {
   return best;
 }
 
-// Every element of a buffer described by `md` (f32 or bf16) from `draw`.
+// Every element of a buffer described by `md` (f32 or bf16) from `draw`; int32 token ids all 0
+// (an id every vocabulary has).
 template <class Draw>
 void fill(const dnnl::memory::desc& md, void* data, Draw draw) {
-  if (md.data_type() == dnnl::memory::data_type::bf16) {
+  if (md.data_type() == dnnl::memory::data_type::s32) {
+    std::memset(data, 0, md.get_size());
+  } else if (md.data_type() == dnnl::memory::data_type::bf16) {
     auto* x = static_cast<uint16_t*>(data);
     for (size_t i = 0; i < md.get_size() / sizeof(uint16_t); ++i) x[i] = float_to_bf16(draw());
   } else {
@@ -72,11 +75,17 @@ void fill(const dnnl::memory::desc& md, void* data, Draw draw) {
   }
 }
 
+// The labels a loss reads per sample: one per token of [T, V] logits, else one.
+int64_t labels_per_sample(const KernelSetup& setup) {
+  const bool per_token = setup.layer.kind() == LayerKind::kLoss && setup.in_shapes.at(0).is_sequence();
+  return per_token ? setup.in_shapes[0].dims[0] : 1;
+}
+
 // One kernel with buffers of its own: inputs hold small random values, labels are valid classes.
 class KernelBench {
  public:
   KernelBench(CpuKernel& kernel, const KernelSetup& setup, int64_t classes, uint64_t seed)
-      : kernel_(kernel), labels_(static_cast<size_t>(setup.batch)) {
+      : kernel_(kernel), labels_(static_cast<size_t>(setup.batch * labels_per_sample(setup))) {
     Rng rng(seed, 7);
     const bool in_place = setup.in_place;
     for (size_t i = 0; i < setup.in_mds.size(); ++i) {

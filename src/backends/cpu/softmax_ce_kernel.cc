@@ -4,6 +4,7 @@
 
 #include "backends/cpu/dnnl_util.h"
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/row_softmax.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -13,25 +14,20 @@ using dnnl::memory;
 
 class SoftmaxCrossEntropyKernel : public CpuKernel {
  public:
-  SoftmaxCrossEntropyKernel(const KernelSetup& s, const dnnl::engine& engine) : engine_(engine) {
+  SoftmaxCrossEntropyKernel(const KernelSetup& s, const dnnl::engine& engine) {
     batch_ = s.batch;
     classes_ = s.in_shapes[0].elements();
     logits_md_ = plain_md({batch_, classes_});
     VDNN_CHECK(s.in_mds[0] == logits_md_, "loss '" << s.layer.name() << "' needs plain NC logits");
-    dnnl::softmax_forward::desc fd(dnnl::prop_kind::forward_training, logits_md_, 1);
-    pd_ = dnnl::softmax_forward::primitive_desc(fd, user_scratchpad(), engine);
-    fwd_ = dnnl::softmax_forward(pd_);
+    softmax_ = RowSoftmax(logits_md_, engine);
     out_md = plain_md({1});
     saved_mds = {logits_md_};
-    scratch_bytes = scratch_of(pd_);
-    implementation = pd_.impl_info_str();
+    scratch_bytes = softmax_.scratch_bytes();
+    implementation = softmax_.implementation();
   }
 
   void forward(dnnl::stream& stream, const KernelArgs& a) override {
-    fwd_.execute(stream, {{DNNL_ARG_SRC, bind(logits_md_, engine_, a.in[0])},
-                          {DNNL_ARG_DST, bind(logits_md_, engine_, a.saved[0])},
-                          {DNNL_ARG_SCRATCHPAD, bind(pd_.scratchpad_desc(), engine_, a.scratch)}});
-    stream.wait();
+    softmax_.run(stream, a.in[0], a.saved[0], a.scratch);
     const float* p = static_cast<const float*>(a.saved[0]);
     const int64_t valid = a.valid > 0 ? a.valid : batch_;
     double loss = 0;
@@ -57,11 +53,9 @@ class SoftmaxCrossEntropyKernel : public CpuKernel {
   }
 
  private:
-  dnnl::engine engine_;
   int64_t batch_ = 0, classes_ = 0;
   memory::desc logits_md_;
-  dnnl::softmax_forward::primitive_desc pd_;
-  dnnl::softmax_forward fwd_;
+  RowSoftmax softmax_;
 };
 
 }  // namespace

@@ -52,11 +52,17 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
                                        "bn_stats",
                                        "bn_combine",
                                        "bn_apply",
-                                       "attention"};
+                                       "attention",
+                                       "embedding",
+                                       "position_embedding",
+                                       "layer_norm",
+                                       "gelu",
+                                       "linear",
+                                       "token_cross_entropy"};
   if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
     layer.fail("the CUDA backend has no kernel for this layer type");
   CudaSizes s;
-  const bool is_loss = type == "softmax_cross_entropy";
+  const bool is_loss = type == "softmax_cross_entropy" || type == "token_cross_entropy";
   // The batch-mean loss; a batch norm's statistics over slices (layers/batch_norm_slices.h): 2C floats.
   const bool statistics = type == "bn_stats" || type == "bn_combine";
   s.out_bytes = is_loss      ? sizeof(float)
@@ -98,9 +104,16 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
     if (!input0_needs_grad) s.scratch_bytes = s.out_bytes;
   } else if (type == "attention") {
     s = attention_sizes(static_cast<const AttentionLayer&>(layer), batch, out_shape, s);
+  } else if (type == "layer_norm") {
+    const Shape& in = in_shapes.at(0);
+    const size_t row_bytes = static_cast<size_t>(batch * in.elements() / in.dims.back()) * sizeof(float);
+    s.saved_bytes = {row_bytes, row_bytes};  // per-token mean and inverse std
+    if (!input0_needs_grad) s.scratch_bytes = s.out_bytes;
   } else if (is_loss) {
-    s.saved_bytes = {float_bytes(batch, in_shapes.at(0))};           // probabilities
-    s.scratch_bytes = static_cast<size_t>(batch) * sizeof(int32_t);  // labels
+    // A token loss reads one label per token ([T, V] logits: T of them per sample).
+    const int64_t labels = type == "token_cross_entropy" ? in_shapes.at(0).dims.at(0) : 1;
+    s.saved_bytes = {float_bytes(batch, in_shapes.at(0))};                    // probabilities
+    s.scratch_bytes = static_cast<size_t>(batch * labels) * sizeof(int32_t);  // labels
   }
   return s;
 }

@@ -8,17 +8,19 @@
 // and the run on it cannot disagree. This file is plain C++ (no CUDA header) and always compiled.
 //
 // Per layer type (fp32 = 4 bytes per element, n = batch):
-//   out        n x out elements x 4; the loss: one float (the batch mean)
+//   out        n x out elements x 4; the loss: one float (the batch mean); embedding reads int32
+//              token ids (the input, 4 bytes per token as a float)
 //   params     Layer::params elements x 4 (plain OIHW filters, [units, C, H, W] FC weights, ...)
 //   saved      max_pool: one int32 argmax per output element; lrn: a copy of y (cuDNN's backward
 //              reads it); batch_norm: batch mean and inverse std per channel; dropout: a float
-//              mask per element; softmax_cross_entropy: the probabilities; attention: the
-//              probabilities N*H*T*T (materialized, + a byte mask with dropout) or the log-sum-exp
-//              N*H*T (fused)
-//   scratch    softmax_cross_entropy: the labels as int32 on the device; batch_norm whose input
-//              needs no gradient: a throw-away data gradient; conv: its workspace reservation for
-//              `conv_algo` (cuda_conv_workspace_bytes); attention: dP (and the dropped
-//              probabilities) N*H*T*T floats (materialized), D and a dQ accumulator (fused)
+//              mask per element; softmax_cross_entropy, token_cross_entropy: the probabilities;
+//              layer_norm: mean and inverse std per token; attention: the probabilities N*H*T*T
+//              (materialized, + a byte mask with dropout) or the log-sum-exp N*H*T (fused)
+//   scratch    the losses: the labels as int32 on the device (token_cross_entropy: n x T);
+//              batch_norm or layer_norm whose input needs no gradient: a throw-away data gradient;
+//              conv: its workspace reservation for `conv_algo` (cuda_conv_workspace_bytes);
+//              attention: dP (and the dropped probabilities) N*H*T*T floats (materialized), D and
+//              a dQ accumulator (fused)
 //
 //   CudaSizes s = cuda_kernel_sizes(layer, 64, {in}, out, /*input0_needs_grad=*/true, ConvAlgo::kDirect);
 //   s.saved_bytes;  // max_pool: {64 * out.elements() * 4}

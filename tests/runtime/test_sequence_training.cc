@@ -1,0 +1,219 @@
+// A tiny GPT-style token model from a JSON string trains through Net (tokens in, a label per token)
+// with bit-identical weights under every offload policy; the token input's and the graph's checks;
+// `vdnn plan --device <gpu>` sizes it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "backends/backend_targets.h"
+#include "data/synthetic.h"
+#include "error_of.h"
+#include "io/model_file.h"
+#include "plan/planner.h"
+#include "planning/plan_source.h"
+#include "runtime/gradient_check.h"
+#include "runtime/net.h"
+#include "runtime/trainer.h"
+#include "vdnn/error.h"
+#include "vdnn/rng.h"
+
+namespace vdnn {
+namespace test_sequence_training {
+
+constexpr int64_t kT = 8, kVocab = 16, kBatch = 4;
+
+// embedding -> position_embedding -> layer_norm -> linear -> gelu -> linear -> add (residual)
+// -> layer_norm -> linear(V) -> token_cross_entropy, with a dropout on the residual branch.
+const char* kTinyLm = R"({
+  "name": "tiny_lm", "input": [8], "input_type": "tokens", "classes": 16,
+  "layers": [
+    {"name": "wte", "type": "embedding", "vocab": 16, "dim": 12},
+    {"name": "wpe", "type": "position_embedding", "max_positions": 10},
+    {"name": "ln1", "type": "layer_norm"},
+    {"name": "fc1", "type": "linear", "units": 24},
+    {"name": "act", "type": "gelu", "approximate": "tanh"},
+    {"name": "fc2", "type": "linear", "units": 12},
+    {"name": "drop", "type": "dropout", "rate": 0.1},
+    {"name": "res", "type": "add", "inputs": ["drop", "wpe"]},
+    {"name": "ln_f", "type": "layer_norm"},
+    {"name": "head", "type": "linear", "units": 16, "bias": false},
+    {"name": "loss", "type": "token_cross_entropy"}]})";
+
+Graph tiny_lm() { return parse_model_text(kTinyLm, "tiny_lm.json"); }
+
+// Batch `step`: token ids as floats, each sample's labels its next tokens (a repeating pattern plus
+// noise, so the loss can fall), the last label of sample 0 ignored.
+struct TokenBatch {
+  std::vector<float> tokens;
+  std::vector<int32_t> labels;
+};
+
+TokenBatch token_batch(int64_t step) {
+  TokenBatch b;
+  Rng rng(99, static_cast<uint64_t>(step));
+  for (int64_t n = 0; n < kBatch; ++n) {
+    std::vector<int32_t> seq;
+    int32_t id = static_cast<int32_t>(rng.uniform() * kVocab) % kVocab;
+    for (int64_t t = 0; t <= kT; ++t, id = (id * 5 + 3) % kVocab) seq.push_back(id);
+    for (int64_t t = 0; t < kT; ++t) {
+      b.tokens.push_back(static_cast<float>(seq[t]));
+      b.labels.push_back(n == 0 && t == kT - 1 ? -100 : seq[t + 1]);
+    }
+  }
+  return b;
+}
+
+struct Trained {
+  std::string hash;
+  std::vector<float> losses;
+};
+
+Trained train(Policy policy, int steps = 6) {
+  NetOptions o;
+  o.batch = kBatch;
+  o.seed = 3;
+  o.policy = policy;
+  Net net(tiny_lm(), o);
+  TrainConfig cfg;
+  cfg.lr = 0.1;
+  cfg.seed = 3;
+  Trainer trainer(net, cfg);
+  Trained t;
+  for (int s = 0; s < steps; ++s) {
+    const TokenBatch b = token_batch(s % 2);
+    t.losses.push_back(trainer.train_batch(b.tokens.data(), b.labels.data(), kBatch, cfg.lr, s));
+  }
+  t.hash = net.weights_sha256();
+  return t;
+}
+
+TEST(SequenceTraining, TinyTokenModelTrainsWithBitIdenticalWeightsUnderEveryPolicy) {
+  const Trained none = train(Policy::kNone);
+  ASSERT_EQ(none.losses.size(), 6u);
+  // Near log V: logits of std about 1 (a LeCun-initialized head over layer-normed features) add
+  // about half their variance to it.
+  EXPECT_NEAR(none.losses[0], std::log(static_cast<double>(kVocab)) + 0.5, 1.0);
+  for (float l : none.losses) EXPECT_TRUE(std::isfinite(l));
+  EXPECT_LT(none.losses[4], none.losses[0]) << "the same batch again: the loss fell";
+  for (Policy policy : {Policy::kConv, Policy::kAll}) {
+    const Trained other = train(policy);
+    EXPECT_EQ(other.hash, none.hash) << to_string(policy);
+    EXPECT_EQ(other.losses, none.losses) << to_string(policy);
+  }
+}
+
+// Every parameter's gradient through the whole token network (embedding, position embedding,
+// layer norms, linears, GELU, dropout, residual add, token loss) against finite differences.
+TEST(SequenceTraining, WholeNetworkGradientsMatchFiniteDifferences) {
+  test::expect_gradients_match_finite_differences(tiny_lm(), {.batch = 2, .seed = 5});
+}
+
+TEST(SequenceTraining, OffloadsWhatTheSequenceLayersBackwardReadsUnderAll) {
+  Net net(tiny_lm(), {.batch = kBatch, .policy = Policy::kAll});
+  int offloads = 0;
+  for (const Step& s : net.train_program().steps) offloads += s.op == Op::kOffload;
+  EXPECT_GT(offloads, 0);
+}
+
+TEST(SequenceTraining, LabelsPerTokenReachTheLossAndTheAccuracy) {
+  const Graph g = tiny_lm();
+  EXPECT_TRUE(g.token_input());
+  EXPECT_EQ(g.labels_per_sample(), kT);
+  Net net(tiny_lm(), {.batch = kBatch});
+  const TokenBatch b = token_batch(0);
+  net.set_batch(b.tokens.data(), b.labels.data(), 2);  // two valid samples: 16 labels
+  const float loss = net.forward(false);
+  EXPECT_TRUE(std::isfinite(loss));
+  EXPECT_EQ(net.logits().size(), static_cast<size_t>(2 * kT * kVocab));
+  EXPECT_LE(net.correct(), 2 * kT);
+}
+
+// The forward of a fresh Net over batch 0 changed by `edit`.
+void forward_with(const std::function<void(TokenBatch&)>& edit) {
+  Net net(tiny_lm(), {.batch = kBatch});
+  TokenBatch b = token_batch(0);
+  edit(b);
+  net.set_batch(b.tokens.data(), b.labels.data(), kBatch);
+  net.forward(true);
+}
+
+TEST(SequenceTraining, BadTokensAndLabelsInABatchAreClearErrors) {
+  test::expect_error([] { forward_with([](TokenBatch& b) { b.tokens[kT + 3] = 16; }); },  // the vocabulary is 16
+                     {"layer 'wte' (embedding)", "token id 16 at sample 1, position 3", "[0, 16)"});
+  test::expect_error([] { forward_with([](TokenBatch& b) { b.tokens[2] = 2.5f; }); },
+                     {"token input", "sample 0 position 2", "2.5", "not a whole-number token id"});
+  test::expect_error([] { forward_with([](TokenBatch& b) { b.labels[5] = 16; }); },
+                     {"layer 'loss' (token_cross_entropy)", "label 16 at sample 0, position 5", "[0, 16)"});
+}
+
+TEST(SequenceTraining, DataWithOneLabelPerSampleIsRefusedBeforeTheLossReadsPastIt) {
+  Net net(tiny_lm(), {.batch = kBatch});
+  const Dataset data = make_synthetic(8, kT, 1, 1, kVocab, 1);
+  TrainConfig cfg;
+  cfg.iterations = 1;
+  cfg.evaluate = false;
+  test::expect_error([&] { Trainer(net, cfg).run(data, nullptr); },
+                     {"8 labels for 8 samples", "model 'tiny_lm' reads 8 per sample"});
+}
+
+TEST(SequenceGraph, TheTokenInputIsReadOnlyByAnEmbeddingAndOnlyTokensFeedOne) {
+  ModelBuilder no_embedding("lm", {8}, 16);
+  no_embedding.tokens().layer("linear", "head", {{"units", 16}}).layer("token_cross_entropy", "loss");
+  test::expect_error([&] { no_embedding.build(); }, {"layer 'head' (linear)", "token input", "embedding"});
+  ModelBuilder float_input("lm", {8}, 16);
+  float_input.layer("embedding", "wte", {{"vocab", 16}, {"dim", 4}});
+  test::expect_error([&] { float_input.build(); }, {"layer 'wte' (embedding)", "input_type", "tokens"});
+  test::expect_error([] { Graph("lm", Shape{3, 4, 4}, 16, InputType::kTokens); }, {"token input must be [T]"});
+  ModelBuilder wrong_vocab("lm", {8}, 10);
+  wrong_vocab.tokens()
+      .layer("embedding", "wte", {{"vocab", 16}, {"dim", 4}})
+      .layer("linear", "head", {{"units", 16}})
+      .layer("token_cross_entropy", "loss");
+  test::expect_error([&] { wrong_vocab.build(); }, {"16 logits per token", "10 classes"});
+  test::expect_error(
+      [] { parse_model_text(R"({"input": [8], "input_type": "ids", "classes": 2, "layers": []})", "m"); },
+      {"input_type", "\"tokens\""});
+}
+
+TEST(SequenceGraph, PositionsBeyondTheTableAreRefusedWhenTheModelLoads) {
+  std::string text = kTinyLm;
+  text.replace(text.find("\"max_positions\": 10"), 19, "\"max_positions\": 6");
+  test::expect_error([&] { parse_model_text(text, "tiny_lm.json"); },
+                     {"tiny_lm.json", "layer 'wpe' (position_embedding)", "8 positions but max_positions is 6"});
+}
+
+// `vdnn plan`'s inputs on this CPU: every kernel profiled (token ids 0, a label per token), then a
+// few training steps and forward passes on token batches calibrate them.
+TEST(SequenceGraph, ThisCpusPlanProfilesAndCalibratesOnTokenBatches) {
+  for (bool inference : {false, true}) {
+    const PlanInputs in =
+        plan_inputs(tiny_lm(), kBatch, {.repeats = 1, .calibrate_with = tiny_lm, .calibrate_inference = inference});
+    ASSERT_EQ(in.costs.nodes.size(), tiny_lm().nodes().size());
+    EXPECT_TRUE(std::isfinite(in.costs.kernel_scale) && in.costs.kernel_scale > 0) << "inference " << inference;
+    EXPECT_NE(in.costs.kernel_scale, 1.0) << "calibrated: measured over simulated, never exactly 1";
+  }
+}
+
+// `vdnn plan --device h100`'s inputs: the CUDA kernels' sizes for every sequence layer.
+TEST(SequenceGraph, GpuProfilePlansSizeEverySequenceLayer) {
+  const Graph g = tiny_lm();
+  const int64_t n = 4;
+  const PlanInputs in = plan_inputs(g, n, {.device = "h100"});
+  ASSERT_EQ(in.facts.size(), g.nodes().size());
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& node = g.nodes()[i];
+    const std::string& type = node.layer->type();
+    const size_t out = static_cast<size_t>(n * g.value(node.output).shape.elements()) * 4;
+    EXPECT_EQ(in.facts[i].out_bytes, type == "token_cross_entropy" ? 4 : out) << node.layer->name();
+    if (type == "layer_norm") EXPECT_EQ(in.facts[i].saved_bytes, (std::vector<size_t>{n * kT * 4, n * kT * 4}));
+    if (type == "token_cross_entropy") EXPECT_EQ(in.facts[i].scratch_bytes, static_cast<size_t>(n * kT * 4));
+  }
+  EXPECT_EQ(in.facts[0].param_bytes, (std::vector<size_t>{16 * 12 * 4}));
+  const Planner planner(g, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
+  const Evaluation e = planner.evaluate({Policy::kAll, in.costs.fastest()}, size_t{1} << 30);
+  EXPECT_GT(e.time.iteration_seconds, 0);
+}
+
+}  // namespace test_sequence_training
+}  // namespace vdnn
