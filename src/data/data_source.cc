@@ -118,13 +118,14 @@ std::string token_file(const DataSource& source, DataLayout layout, Split split)
   return data.filename() == "train.bin" && is_regular_file_at(beside) ? beside.string() : "";
 }
 
-// T: the model's per-sample input is [T] token ids.
+// T: the model's per-sample input is [T] token ids (Graph::token_input).
 int64_t token_window(const DataSource& source, const Graph& graph) {
   const Shape& s = graph.input_shape();
-  if (s.rank() != 1)
+  if (s.rank() != 1 || !graph.token_input())
     VDNN_THROW("token data '" << source.data << "': model '" << graph.name() << "' takes per-sample inputs of shape "
-                              << s.to_string()
-                              << "; token data needs a sequence of T token ids (an input of shape [T])");
+                              << s.to_string() << (graph.token_input() ? "" : " (values, not tokens)")
+                              << "; token data needs a model whose input is T token ids (\"input\": [T], "
+                                 "\"input_type\": \"tokens\")");
   return s.channels();
 }
 
@@ -216,6 +217,9 @@ Dataset load_data(const DataSource& source, const Graph& graph, Split split) {
       const Shape& s = graph.input_shape();
       const int64_t samples =
           split == Split::kTrain ? source.synthetic_samples : std::max<int64_t>(source.synthetic_samples / 4, 1);
+      if (graph.token_input())
+        return make_synthetic_tokens(samples, s.channels(), graph.classes(), source.seed,
+                                     /*split=*/split == Split::kTrain ? 0 : 1);
       return make_synthetic(samples, s.channels(), s.height(), s.width(), graph.classes(), source.seed,
                             /*split=*/split == Split::kTrain ? 0 : 1);
     }

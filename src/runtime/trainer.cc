@@ -110,23 +110,20 @@ void check_data_fits(const Graph& g, const Dataset& data) {
     VDNN_THROW("data '" << data.name << "' has " << Shape{data.channels, data.height, data.width}.to_string()
                         << " samples but model '" << g.name() << "' expects " << g.input_shape().to_string()
                         << " (use --data synthetic, or --input to resize the model)");
-  // A loss over [T, V] logits reads T labels per sample (Graph::labels_per_sample); data with
-  // fewer would leave the loss reading past its labels.
-  const int64_t per_sample = g.labels_per_sample();
-  if (per_sample > 1 && static_cast<int64_t>(data.labels.size()) != data.count * per_sample)
-    VDNN_THROW("data '" << data.name << "' has " << data.labels.size() << " labels for " << data.count
-                        << " samples but model '" << g.name() << "' reads " << per_sample
-                        << " per sample (one per token: token data)");
   if (data.classes > g.classes())
     VDNN_THROW("data '" << data.name << "' has " << data.classes << " classes but model '" << g.name() << "' predicts "
                         << g.classes());
-  // Token windows label every position (the next token); a loss that reads one label per sample
-  // would take the first positions' labels as whole samples' classes.
-  if (data.labels_per_sample != 1)
-    VDNN_THROW("data '" << data.name << "' has " << data.labels_per_sample << " labels per sample (token windows: "
-                        << "the next token at each position) but model '" << g.name()
-                        << "' takes one label per sample; token data trains a model whose loss reads "
-                        << "[T, vocabulary] logits (token_cross_entropy)");
+  // Token windows label every position (the next token): a loss over [T, V] logits reads T labels
+  // per sample (Graph::labels_per_sample), any other loss one. Data of the other kind would have
+  // the loss read past its labels, or take the first positions' labels as whole samples' classes.
+  if (data.labels_per_sample != g.labels_per_sample())
+    VDNN_THROW("data '" << data.name << "' has " << data.labels_per_sample << " label(s) per sample"
+                        << (data.labels_per_sample > 1 ? " (token windows: the next token at each position)" : "")
+                        << " but model '" << g.name() << "' reads " << g.labels_per_sample()
+                        << (g.labels_per_sample() > 1 ? " (one per token: its loss reads [T, vocabulary] logits); "
+                                                        "train it on token data (a .bin or .txt file)"
+                                                      : "; token data trains a model whose loss reads [T, vocabulary] "
+                                                        "logits (token_cross_entropy)"));
 }
 
 void check_trainable(const Graph& g) {

@@ -298,7 +298,7 @@ TEST_F(TokenData, EveryBadTextIsRefusedNamingTheFileAndTheByteOffset) {
 
 // --data: which files are token sources, T from the model, and the refusals.
 TEST_F(TokenData, DataNamesTokenFilesFoldersAndTextsAndTakesTheWindowFromTheModel) {
-  const Graph lm("lm", Shape{8}, 300);
+  const Graph lm("lm", Shape{8}, 300, InputType::kTokens);
   write_tokens(path("train.bin"), std::vector<uint16_t>(200, 7));
   DataSource source{.data = path("train.bin")};
   EXPECT_EQ(data_layout(source), DataLayout::kTokenFile);
@@ -333,7 +333,9 @@ TEST_F(TokenData, DataNamesTokenFilesFoldersAndTextsAndTakesTheWindowFromTheMode
       [&] {
         load_data(source, Graph("cnn", Shape{1, 28, 28}, 10), Split::kTrain);
       },
-      {path("train.bin"), "model 'cnn'", "1x28x28", "[T]"});
+      {path("train.bin"), "model 'cnn'", "1x28x28", "\"input_type\": \"tokens\""});
+  expect_error([&] { load_data(source, Graph("values", Shape{8}, 300), Split::kTrain); },
+               {path("train.bin"), "model 'values'", "(values, not tokens)"});
   source.augment.flip = true;
   expect_error([&] { load_data(source, lm, Split::kTrain); }, {"--augment", "images"});
   ASSERT_EQ(::mkfifo(path("fifo.txt").c_str(), 0600), 0);
@@ -347,9 +349,12 @@ TEST_F(TokenData, DataNamesTokenFilesFoldersAndTextsAndTakesTheWindowFromTheMode
 }
 
 // The CLI's wiring: --data FILE.bin|FILE.txt, --data-format, --vocab, T from the model's [T] input.
-TEST_F(TokenData, VdnnLoadReadsTokenFilesAndTextsAndTrainRefusesAModelWithOneLabelPerSample) {
+TEST_F(TokenData, VdnnLoadReadsTokenFilesAndTextsAndTrainRefusesAModelOfValues) {
   write_bytes(path("ids.json"), R"({"name": "ids", "input": [16], "classes": 80,
       "layers": [{"name": "fc", "type": "fc", "units": 80}, {"name": "loss", "type": "softmax_cross_entropy"}]})");
+  write_bytes(path("lm.json"), R"({"name": "lm", "input": [16], "input_type": "tokens", "classes": 80,
+      "layers": [{"name": "wte", "type": "embedding", "vocab": 80, "dim": 8},
+                 {"name": "head", "type": "linear", "units": 80}, {"name": "loss", "type": "token_cross_entropy"}]})");
   std::string text;
   for (int i = 0; i < 100; ++i) text += "All the world's a stage, and all the men and women merely players.\n";
   write_bytes(path("input.txt"), text);
@@ -357,7 +362,7 @@ TEST_F(TokenData, VdnnLoadReadsTokenFilesAndTextsAndTrainRefusesAModelWithOneLab
   std::vector<uint16_t> ids(3000);
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<uint16_t>(i % 79);
   write_tokens(path("train.bin"), ids);
-  const std::string model = " --model " + path("ids.json") + " --batch 4 --batches 3";
+  const std::string model = " --model " + path("lm.json") + " --batch 4 --batches 3";
   for (const std::string& data : {path("input.txt"), path("train.bin"), path("corpus") + " --data-format text"}) {
     const test::CliRun r = test::vdnn("load --data " + data + model);
     EXPECT_EQ(r.exit_code, 0) << data << "\n" << r.output;
@@ -367,7 +372,7 @@ TEST_F(TokenData, VdnnLoadReadsTokenFilesAndTextsAndTrainRefusesAModelWithOneLab
   test::expect_user_error("load --data " + path("corpus") + model, "--data-format tokens|text");
   test::expect_user_error(
       "train --data " + path("input.txt") + " --model " + path("ids.json") + " --batch 4 --iterations 1 --no-eval",
-      "takes one label per sample");
+      "(values, not tokens)");
 }
 
 // Debian's bible-kjv (scripts/setup.sh's VDNN_TEST_PACKAGES) holds the King James Bible, 4.4 MB of

@@ -33,7 +33,7 @@ def test_an_image_folder_decodes_as_torchvision_does(tmp_path, monkeypatch):
     model = vdnn.load_model("fmnist_cnn", input=(3, 24, 24))
     val = vdnn.load_data(model, root, "test")
     assert len(val) == 15 and val.classes == 3
-    with pytest.raises(vdnn.Error, match="decoded batch by batch"):
+    with pytest.raises(vdnn.Error, match="is an image folder, read batch by batch"):
         val.images
     x, y = next(iter(vdnn.batches(val, 15, shuffle=False)))
     reference = datasets.ImageFolder(os.path.join(root, "val"), transform=transforms.Compose([
