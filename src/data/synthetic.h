@@ -24,4 +24,12 @@ inline constexpr float kSyntheticNoiseSigma = 0.5f;
 // split (split = 1) measures generalisation on the training split's (split = 0) classes.
 Dataset make_synthetic(int64_t count, int64_t c, int64_t h, int64_t w, int classes, uint64_t seed, uint64_t split = 0);
 
+// The same for a token model (a [T] token input, a loss per token): `count` windows of `window`
+// token ids in [0, vocab), each sequence following one rule drawn from the seed (next = (a·id + b)
+// mod vocab) with one token in ten replaced by a random one, labels the next ids (labels_per_sample
+// = window). Throws vdnn::Error for sizes < 1, vocab < 2 or more than 2^31 tokens.
+//   vdnn::Dataset t = vdnn::make_synthetic_tokens(/*count=*/64, /*window=*/256, /*vocab=*/65, 42);
+//   // t.tokens; t.images.size() == 64 * 256 (ids as floats); t.labels.size() == 64 * 256
+Dataset make_synthetic_tokens(int64_t count, int64_t window, int vocab, uint64_t seed, uint64_t split = 0);
+
 }  // namespace vdnn

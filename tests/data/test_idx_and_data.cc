@@ -217,6 +217,35 @@ TEST(Synthetic, DeterministicAndSeedDependent) {
   EXPECT_ERROR_HAS(make_synthetic(10, 1, 2, 2, 0, 1), "classes must be >= 1");
 }
 
+TEST(Synthetic, TokenWindowsFollowOneRuleWithSomeNoiseAndTheirLabelsAreTheNextIds) {
+  const Dataset d = make_synthetic_tokens(40, 16, 11, 7);
+  EXPECT_TRUE(d.tokens);
+  EXPECT_EQ(d.labels_per_sample, 16);
+  EXPECT_EQ(d.classes, 11);
+  ASSERT_EQ(d.images.size(), 40u * 16u);
+  ASSERT_EQ(d.labels.size(), 40u * 16u);
+  int64_t noise = 0;
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t t = 0; t + 1 < 16; ++t) {
+      const size_t at = static_cast<size_t>(i * 16 + t);
+      EXPECT_EQ(d.images[at + 1], static_cast<float>(d.labels[at]));  // the label is the next window id
+      ASSERT_GE(d.labels[at], 0);
+      ASSERT_LT(d.labels[at], 11);
+    }
+  // The same seed, the same data; another seed, another rule.
+  EXPECT_EQ(make_synthetic_tokens(40, 16, 11, 7).labels, d.labels);
+  EXPECT_NE(make_synthetic_tokens(40, 16, 11, 8).labels, d.labels);
+  // Most steps follow one rule: the most common successor of an id is its successor most times.
+  std::vector<std::vector<int>> follows(11, std::vector<int>(11, 0));
+  for (int64_t i = 0; i < 40 * 16; ++i) ++follows[static_cast<size_t>(d.images[i])][d.labels[i]];
+  for (const auto& row : follows) {
+    const int total = std::accumulate(row.begin(), row.end(), 0);
+    noise += total - *std::max_element(row.begin(), row.end());
+  }
+  EXPECT_LT(noise, 40 * 16 / 5);
+  EXPECT_ERROR_HAS(make_synthetic_tokens(4, 8, 1, 1), "vocabulary of 1 tokens");
+}
+
 TEST(Synthetic, NearestClassMeanSeparatesClasses) {
   const Dataset d = make_synthetic(400, 1, 8, 8, 5, 3);
   const int64_t s = 64;

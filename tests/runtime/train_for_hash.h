@@ -67,7 +67,8 @@ inline Graph atrous_net() {
 inline std::string train_for_hash(Graph g, const NetOptions& options, int64_t iterations, double lr = 0.05,
                                   int64_t samples = 64, uint64_t data_seed = 11) {
   const Shape& s = g.input_shape();
-  Dataset data = make_synthetic(samples, s.channels(), s.height(), s.width(), g.classes(), data_seed);
+  Dataset data = g.token_input() ? make_synthetic_tokens(samples, s.channels(), g.classes(), data_seed)
+                                 : make_synthetic(samples, s.channels(), s.height(), s.width(), g.classes(), data_seed);
   Net net(std::move(g), options);
   TrainConfig cfg;
   cfg.iterations = iterations;
