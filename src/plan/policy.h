@@ -2,7 +2,8 @@
 //
 //   none  everything stays on the device (the baseline)
 //   all   offload every value some backward reads, and kernel-saved state (vDNN_all)
-//   conv  offload only the inputs of convolutions (vDNN_conv)
+//   conv  offload only the inputs of convolutions (vDNN_conv; in a transformer, of the matmul-class
+//         layers: is_conv_class)
 //   auto  per tensor keep, offload or recompute, and per convolution an algorithm, searched for the
 //         fastest simulated step under the budget (plan/auto_policy.h; beyond vDNN)
 //   sync event  only true dependencies wait (default)     sync layer  barrier after every layer (vDNN)
@@ -15,6 +16,7 @@
 
 #include <string>
 
+#include "core/graph.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -35,6 +37,18 @@ inline Policy parse_policy(const std::string& text) {
   if (text == "conv") return Policy::kConv;
   if (text == "auto") return Policy::kAuto;
   VDNN_THROW("--policy: expected none, all, conv or auto, got '" << text << "'");
+}
+
+// The layers whose inputs vDNN_conv offloads and that vDNN's prefetch does not look past: the
+// convolutions (the paper's rule, unchanged for a CNN) and the layers that do their job in a
+// transformer, the matmul-class ones: attention, and `linear` on a sequence (a [T, C] input). A
+// CNN's classifier (fc on a vector) stays out, as in the paper. ViT has both kinds: its patch
+// convolution and its transformer layers all count.
+inline bool is_conv_class(const Graph& graph, int node) {
+  const Node& n = graph.nodes()[node];
+  const LayerKind kind = n.layer->kind();
+  return kind == LayerKind::kConv || kind == LayerKind::kAttention ||
+         (kind == LayerKind::kFc && graph.value(n.inputs[0]).shape.rank() == 2);
 }
 
 // `option` names the setting in errors as the caller spells it (util/option_names.h).

@@ -242,12 +242,11 @@ void Builder::make_storages() {
 void Builder::choose_offloads() {
   // `auto` decides per tensor (apply_decisions); none offloads nothing.
   if (!o_.training || o_.policy == Policy::kNone || o_.policy == Policy::kAuto) return;
-  const auto& nodes = g_.nodes();
   for (Storage& s : storages_) {
     if (s.backward_readers.empty() || s.kept_to_phase_end) continue;
     bool offload = o_.policy == Policy::kAll;
     for (int r : s.backward_readers)
-      if (nodes[r].layer->kind() == LayerKind::kConv) offload = true;
+      if (is_conv_class(g_, r)) offload = true;
     p_.tensors[s.tensor].offloaded = offload;
   }
   if (o_.policy != Policy::kAll) return;
@@ -418,7 +417,7 @@ void Builder::index_storages() {
         if (!prefetch_at_.count(t)) ++pending_[i];
       }
     if (pending_[i] > 0) pending_nodes_.insert(i);
-    if (i > 0) conv_before_[i] = g_.nodes()[i - 1].layer->kind() == LayerKind::kConv ? i - 1 : conv_before_[i - 1];
+    if (i > 0) conv_before_[i] = is_conv_class(g_, i - 1) ? i - 1 : conv_before_[i - 1];
   }
 }
 
