@@ -106,7 +106,9 @@ Graph parse_model(const nlohmann::json& model, const std::string& source, const 
       VDNN_THROW(at << " ('" << obj["name"].get<std::string>() << "'): field 'type': expected a string");
     const std::string layer_name = obj["name"].get<std::string>();
     const std::string where = VDNN_MSG(source << ": layer '" << layer_name << "'");
-    if (obj.contains("units") && obj["units"] == "classes") obj["units"] = classes;
+    // "classes" as a count: a classifier's units, a language model's vocabulary (its embedding's).
+    for (const char* field : {"units", "vocab"})
+      if (obj.contains(field) && obj[field] == "classes") obj[field] = classes;
     LayerConfig cfg(obj, where);
     auto layer = make_layer(layer_name, obj["type"].get<std::string>(), cfg);
     auto inputs = read_inputs(obj, where);

@@ -6,6 +6,7 @@
 //      {"name": "conv1", "type": "conv", "channels": 32, "kernel": 3, "pad": 1},
 //      {"name": "relu1", "type": "relu"},
 //      {"name": "fc",    "type": "fc", "units": "classes"},      // "classes": the model's count
+//                                                                // (also an embedding's "vocab")
 //      {"name": "loss",  "type": "softmax_cross_entropy"}]}
 // A layer's input is the previous layer's output unless "inputs": ["a", "b"] names others.
 //

@@ -55,10 +55,16 @@ TEST(ModelZoo, ForwardFlopsMatchCitedMultiplyAdds) {
     double gmac;
   } table[] = {
       {"alexnet", 0.72},  // grouped convolutions, 227x227
-      {"vgg16", 15.47},    {"vgg19", 19.63},    {"resnet18", 1.82},  {"resnet34", 3.66}, {"resnet50", 4.09},
-      {"resnet101", 7.80}, {"resnet152", 11.5}, {"googlenet", 1.58},  // bvlc_googlenet as built (the paper rounds to
-                                                                      // "1.5 billion")
-      {"overfeat", 2.81},  // fast model at 231x231 (the paper's table 2: 2.81 G)
+      {"vgg16", 15.47},
+      {"vgg19", 19.63},
+      {"resnet18", 1.82},
+      {"resnet34", 3.66},
+      {"resnet50", 4.09},
+      {"resnet101", 7.80},
+      {"resnet152", 11.5},
+      {"googlenet", 1.58},  // bvlc_googlenet as built (the paper rounds to
+                            // "1.5 billion")
+      {"overfeat", 2.81},   // fast model at 231x231 (the paper's table 2: 2.81 G)
   };
   for (const auto& [model, gmac] : table) {
     Graph g = load_model(model);
@@ -132,8 +138,25 @@ TEST(ModelZoo, EveryShippedModelLoadsWithUniqueNamesAndClassesOverride) {
     // "units": "classes" on the classifier, so --classes works.
     Graph h = load_model(name, {.classes = 7});
     EXPECT_EQ(h.classes(), 7) << name;
-    EXPECT_EQ(h.value(h.nodes().back().inputs[0]).shape, (Shape{7})) << name;
+    const Shape logits = h.token_input() ? Shape{h.input_shape().dims[0], 7} : Shape{7};  // a token model: per token
+    EXPECT_EQ(h.value(h.nodes().back().inputs[0]).shape, logits) << name;
   }
+}
+
+// nanoGPT's shakespeare_char model (models/generate_gpt.py) with biases and an untied head: per
+// block 12 C^2 + 13 C (c_attn 3C^2 + 3C, c_proj C^2 + C, c_fc 4C^2 + 4C, mlp.c_proj 4C^2 + C, two
+// layer norms 4C), plus wte and lm_head V C each, wpe T C, ln_f 2C.
+TEST(ModelZoo, GptCharIsNanoGptsCharacterModel) {
+  const Graph g = load_model("gpt_char");
+  const int64_t C = 384, V = 65, T = 256, layers = 6;
+  EXPECT_TRUE(g.token_input());
+  EXPECT_EQ(g.input_shape(), (Shape{T}));
+  EXPECT_EQ(g.labels_per_sample(), T);
+  EXPECT_EQ(g.parameter_count(), layers * (12 * C * C + 13 * C) + 2 * V * C + T * C + 2 * C);
+  EXPECT_EQ(g.parameter_count(), 10'795'776);
+  int attention = 0;
+  for (const Node& n : g.nodes()) attention += n.layer->kind() == LayerKind::kAttention;
+  EXPECT_EQ(attention, layers);
 }
 
 TEST(ModelZoo, Vgg16CifarIsVgg16WithBatchNormAt32x32) {
