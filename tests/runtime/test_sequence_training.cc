@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
+#include <string>
 
 #include "backends/backend_targets.h"
 #include "data/synthetic.h"
@@ -69,15 +71,17 @@ struct Trained {
   std::vector<float> losses;
 };
 
-Trained train(Policy policy, int steps = 6) {
+// `steps` steps of `g` (batches 0, 1, 0, 1, ...) under `policy` and `sync`: the losses and the weights.
+Trained train_graph(Graph g, Policy policy, SyncMode sync, int steps, uint64_t seed) {
   NetOptions o;
   o.batch = kBatch;
-  o.seed = 3;
+  o.seed = seed;
   o.policy = policy;
-  Net net(tiny_lm(), o);
+  o.sync = sync;
+  Net net(std::move(g), o);
   TrainConfig cfg;
   cfg.lr = 0.1;
-  cfg.seed = 3;
+  cfg.seed = seed;
   Trainer trainer(net, cfg);
   Trained t;
   for (int s = 0; s < steps; ++s) {
@@ -87,6 +91,8 @@ Trained train(Policy policy, int steps = 6) {
   t.hash = net.weights_sha256();
   return t;
 }
+
+Trained train(Policy policy) { return train_graph(tiny_lm(), policy, SyncMode::kEvent, 6, 3); }
 
 TEST(SequenceTraining, TinyTokenModelTrainsWithBitIdenticalWeightsUnderEveryPolicy) {
   const Trained none = train(Policy::kNone);
@@ -101,6 +107,58 @@ TEST(SequenceTraining, TinyTokenModelTrainsWithBitIdenticalWeightsUnderEveryPoli
     EXPECT_EQ(other.hash, none.hash) << to_string(policy);
     EXPECT_EQ(other.losses, none.losses) << to_string(policy);
   }
+}
+
+// One pre-norm GPT block (models/generate_gpt.py's, 2 heads) with attention of `implementation`.
+std::string tiny_gpt_text(const std::string& implementation) {
+  return R"({
+  "name": "tiny_gpt", "input": [8], "input_type": "tokens", "classes": 16,
+  "layers": [
+    {"name": "wte", "type": "embedding", "vocab": 16, "dim": 12},
+    {"name": "wpe", "type": "position_embedding", "max_positions": 8},
+    {"name": "ln_1", "type": "layer_norm"},
+    {"name": "c_attn", "type": "linear", "units": 36},
+    {"name": "attn", "type": "attention", "heads": 2, "causal": true, "dropout": 0.1, "implementation": ")" +
+         implementation + R"("},
+    {"name": "c_proj", "type": "linear", "units": 12},
+    {"name": "res1", "type": "add", "inputs": ["wpe", "c_proj"]},
+    {"name": "ln_2", "type": "layer_norm"},
+    {"name": "c_fc", "type": "linear", "units": 48},
+    {"name": "gelu", "type": "gelu"},
+    {"name": "mlp_proj", "type": "linear", "units": 12},
+    {"name": "res2", "type": "add", "inputs": ["res1", "mlp_proj"]},
+    {"name": "ln_f", "type": "layer_norm"},
+    {"name": "lm_head", "type": "linear", "units": "classes", "bias": false},
+    {"name": "loss", "type": "token_cross_entropy"}]})";
+}
+
+Trained train_gpt(const std::string& implementation, Policy policy, SyncMode sync) {
+  return train_graph(parse_model_text(tiny_gpt_text(implementation), "tiny_gpt.json"), policy, sync, 4, 4);
+}
+
+// Attention (both implementations, with dropout on the probabilities) in a whole GPT block: every
+// policy and vDNN's layer barrier give none's weights and losses, bit for bit. conv offloads the
+// inputs of the matmul-class layers (plan/policy.h is_conv_class): the attention's and the linears'.
+TEST(SequenceTraining, AGptBlockWithAttentionTrainsBitIdenticallyUnderEveryPolicy) {
+  for (const std::string implementation : {"materialized", "fused"}) {
+    const Trained none = train_gpt(implementation, Policy::kNone, SyncMode::kEvent);
+    for (float l : none.losses) EXPECT_TRUE(std::isfinite(l)) << implementation;
+    EXPECT_LT(none.losses[2], none.losses[0]) << implementation << ": the same batch again, the loss fell";
+    for (Policy policy : {Policy::kConv, Policy::kAll})
+      for (SyncMode sync : {SyncMode::kEvent, SyncMode::kLayer}) {
+        const Trained other = train_gpt(implementation, policy, sync);
+        EXPECT_EQ(other.hash, none.hash) << implementation << " " << to_string(policy) << " " << to_string(sync);
+        EXPECT_EQ(other.losses, none.losses) << implementation << " " << to_string(policy);
+      }
+  }
+  Net conv(parse_model_text(tiny_gpt_text("fused"), "tiny_gpt.json"), {.batch = kBatch, .policy = Policy::kConv});
+  std::set<std::string> offloaded;
+  for (const Step& s : conv.train_program().steps)
+    if (s.op == Op::kOffload) offloaded.insert(conv.train_program().tensors[s.tensor].name);
+  EXPECT_TRUE(offloaded.count("c_attn:out")) << "the attention's input";
+  EXPECT_TRUE(offloaded.count("ln_1:out")) << "c_attn's input";
+  EXPECT_TRUE(offloaded.count("gelu:out")) << "mlp_proj's input";
+  EXPECT_FALSE(offloaded.count("res2:out")) << "only ln_f (a layer norm) reads it in backward";
 }
 
 // Every parameter's gradient through the whole token network (embedding, position embedding,
@@ -154,7 +212,7 @@ TEST(SequenceTraining, DataWithOneLabelPerSampleIsRefusedBeforeTheLossReadsPastI
   cfg.iterations = 1;
   cfg.evaluate = false;
   test::expect_error([&] { Trainer(net, cfg).run(data, nullptr); },
-                     {"8 labels for 8 samples", "model 'tiny_lm' reads 8 per sample"});
+                     {"has 1 label(s) per sample", "model 'tiny_lm' reads 8 (one per token"});
 }
 
 TEST(SequenceGraph, TheTokenInputIsReadOnlyByAnEmbeddingAndOnlyTokensFeedOne) {
