@@ -210,14 +210,21 @@ std::string weights_digest(const SafeTensors* file, const Graph& graph, const ch
   }
 }
 
-// Under mpirun: every rank was given the same --initial-weights and --resume weights (the Net and
-// the Trainer check the rest of what the ranks must share: comm/rank_agreement.h).
-void check_ranks_share_weights(Communicator& comm, const Graph& graph, const std::optional<Checkpoint>& resume,
-                               const std::optional<SafeTensors>& initial) {
+// Under mpirun: every rank was given the same --initial-weights and --resume weights, the same
+// --verify-replicas (a check on some ranks only would leave the others out of its collective) and
+// the same output files (rank 0 writes them: a --report given to another rank alone would be
+// dropped without a word). The Net and the Trainer check the rest (comm/rank_agreement.h).
+void check_ranks_started_alike(Communicator& comm, const TrainOptions& o, const Graph& graph,
+                               const std::optional<Checkpoint>& resume, const std::optional<SafeTensors>& initial) {
   if (comm.size() == 1) return;
   check_ranks_agree(comm,
                     {{"--initial-weights", weights_digest(initial ? &*initial : nullptr, graph, "--initial-weights")},
-                     {"--resume", weights_digest(resume ? &resume->file : nullptr, graph, "--resume")}});
+                     {"--resume", weights_digest(resume ? &resume->file : nullptr, graph, "--resume")},
+                     {"--verify-replicas", o.verify_replicas ? "given" : "not given"},
+                     {"--report", o.report.empty() ? "none" : o.report},
+                     {"--trace", o.trace.empty() ? "none" : o.trace},
+                     {"--save", o.config.save_path.empty() ? "none" : o.config.save_path},
+                     {"--save-weights", o.save_weights.empty() ? "none" : o.save_weights}});
 }
 
 void load_initial_weights(Net& net, const SafeTensors& weights) {
@@ -478,7 +485,7 @@ int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   Graph graph = std::move(model.graph);
   const std::string model_name = graph.name();
   check_trainable(graph);
-  check_ranks_share_weights(comm, graph, resume, initial);
+  check_ranks_started_alike(comm, o, graph, resume, initial);
   if (resume) check_resume(*resume, o, model_name, comm);
   TrainData data = load_train_data(o, graph);
   if (comm.rank() == 0) write_text_vocabulary(o, data.train);

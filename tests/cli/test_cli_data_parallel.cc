@@ -260,6 +260,8 @@ TEST(CliDataParallel, RanksStartedDifferentlyAreRefusedOnEveryRankNamingWhatDiff
       {"--iterations 3", "--iterations is 2 on rank 0 but 3 on rank 1"},
       {"--synthetic-samples 512", "the data is 1024 samples of 1x28x28, 10 classes, sha256 "},
       {"--initial-weights " + weights, "--initial-weights is none on rank 0 but "},
+      {"--verify-replicas", "--verify-replicas is not given on rank 0 but given on rank 1"},
+      {"--report " + (dir / "r.json").string(), "--report is none on rank 0 but "},  // rank 0 writes it
   };
   for (const auto& [extra, fragment] : cases) {
     const CliRun r = two_ranks_started_differently(args, extra);
