@@ -82,12 +82,15 @@ class PositionEmbeddingKernel : public CpuKernel {
     const auto attr = user_scratchpad();
     add_pd_ = dnnl::binary::primitive_desc(dnnl::binary::desc(dnnl::algorithm::binary_add, out_md, used_md_, out_md),
                                            attr, engine);
-    sum_pd_ = dnnl::reduction::primitive_desc(
-        dnnl::reduction::desc(dnnl::algorithm::reduction_sum, out_md, used_md_, 0.f, 0.f), attr, engine);
     add_ = dnnl::binary(add_pd_);
-    sum_ = dnnl::reduction(sum_pd_);
-    forward_scratch_bytes = scratch_of(add_pd_);
-    scratch_bytes = std::max(scratch_of(add_pd_), scratch_of(sum_pd_));
+    forward_scratch_bytes = scratch_bytes = scratch_of(add_pd_);
+    // Batch 1: the weight gradient is dy itself (oneDNN refuses a reduction over nothing).
+    if (s.batch > 1) {
+      sum_pd_ = dnnl::reduction::primitive_desc(
+          dnnl::reduction::desc(dnnl::algorithm::reduction_sum, out_md, used_md_, 0.f, 0.f), attr, engine);
+      sum_ = dnnl::reduction(sum_pd_);
+      scratch_bytes = std::max(scratch_bytes, scratch_of(sum_pd_));
+    }
     implementation = add_pd_.impl_info_str();
   }
 
@@ -103,6 +106,10 @@ class PositionEmbeddingKernel : public CpuKernel {
     if (!a.d_params[0]) return;
     char* dw = static_cast<char*>(a.d_params[0]);
     std::memset(dw + used_bytes_, 0, param_mds[0].get_size() - used_bytes_);  // positions >= T: no gradient
+    if (!sum_) {
+      std::memcpy(dw, a.d_out, used_bytes_);
+      return;
+    }
     sum_.execute(stream, {{DNNL_ARG_SRC, bind(out_md, engine_, a.d_out)},
                           {DNNL_ARG_DST, bind(used_md_, engine_, dw)},
                           {DNNL_ARG_SCRATCHPAD, bind(sum_pd_.scratchpad_desc(), engine_, a.scratch)}});
@@ -113,9 +120,9 @@ class PositionEmbeddingKernel : public CpuKernel {
   memory::desc used_md_;
   size_t used_bytes_ = 0;
   dnnl::binary::primitive_desc add_pd_;
-  dnnl::reduction::primitive_desc sum_pd_;
+  dnnl::reduction::primitive_desc sum_pd_;  // batch > 1
   dnnl::binary add_;
-  dnnl::reduction sum_;
+  dnnl::reduction sum_;  // empty at batch 1
 };
 
 }  // namespace
