@@ -56,7 +56,8 @@ const std::map<std::string, std::vector<std::string>> kNumericFlags = {
       "--conv-sub-batches",
       "--data-threads",
       "--mean",
-      "--std"}},
+      "--std",
+      "--vocab"}},
     {"plan",
      {"--batch", "--input", "--classes", "--device-memory", "--repeats", "--link-bandwidth", "--link-latency",
       "--sweep-steps", "--ranks", "--bucket-size", "--batches"}},
@@ -65,9 +66,10 @@ const std::map<std::string, std::vector<std::string>> kNumericFlags = {
       "--device-memory"}},
     {"infer",
      {"--batch", "--input", "--classes", "--synthetic-samples", "--seed", "--threads", "--device-memory", "--repeat",
-      "--top-k", "--mean", "--std"}},
+      "--top-k", "--mean", "--std", "--vocab"}},
     {"load",
-     {"--batch", "--data-threads", "--epochs", "--batches", "--seed", "--synthetic-samples", "--mean", "--std"}},
+     {"--batch", "--data-threads", "--epochs", "--batches", "--seed", "--synthetic-samples", "--mean", "--std",
+      "--vocab"}},
 };
 
 // Values no flag may run with: not numbers, not finite, or beyond every integer type vdnn uses.

@@ -52,9 +52,16 @@ std::vector<int64_t> dims_of(const onnx::ValueInfoProto& v) {
   return d;
 }
 
+// Every CNN of the zoo; the GPTs (token input, sequence layers, attention) have no ONNX export yet and
+// are refused naming the first layer it cannot write.
 TEST(OnnxExport, EveryZooNetworkPassesTheCheckerAndShapeInference) {
   for (const std::string& name : model_names()) {
     const Graph g = load_model(name);
+    if (g.token_input()) {
+      test::expect_error([&] { export_onnx(g, nullptr, {.batch = 2}); },
+                         {"layer 'transformer.wte' (embedding): ONNX export supports", "not this kind"});
+      continue;
+    }
     // Parameters as graph inputs: the structure of VGG-416 without its 2.3 GB of weights.
     onnx::ModelProto m = export_onnx(g, nullptr, {.batch = 2});
     EXPECT_NO_THROW(onnx::checker::check_model(m)) << name;
