@@ -128,7 +128,9 @@ void Graph::finalize() {
 }
 
 Graph Graph::reordered(const std::vector<int>& order) && {
-  if (is_sliced()) VDNN_THROW("model '" << name_ << "': a graph with slice runs keeps its order");
+  for (const Node& n : nodes_)  // node numbers name the owners of shared parameters
+    if (n.slices > 1 || n.param_owner >= 0)
+      VDNN_THROW("model '" << name_ << "': a graph with slice runs or tied parameters keeps its order");
   if (order.size() != nodes_.size())
     VDNN_THROW("model '" << name_ << "': a new order must list its " << nodes_.size() << " layers, got "
                          << order.size());
@@ -193,7 +195,7 @@ int64_t Graph::feature_map_bytes_per_sample() const {
 
 bool Graph::is_sliced() const {
   for (const Node& n : nodes_)
-    if (n.slices > 1 || n.param_owner >= 0) return true;
+    if (n.slices > 1) return true;
   return false;
 }
 

@@ -92,7 +92,8 @@ class Graph {
   // Whether backward computes the gradient of value v: not for the input, nor for slices of it
   // (layers/batch_slice.h), so a first convolution skips its data gradient.
   bool needs_gradient(ValueId v) const;
-  // Whether some layer runs in slices of the batch (rewrites/slice_runs.h made this graph).
+  // Whether some layer runs in slices of the batch (rewrites/slice_runs.h made this graph). A layer
+  // that only shares another's parameters (a tied language-model head) does not make it sliced.
   bool is_sliced() const;
 
   // Consumes the graph and hands back its layers in node order, so a changed graph can be built

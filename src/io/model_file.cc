@@ -59,6 +59,22 @@ static std::vector<std::string> read_inputs(const nlohmann::json& obj, const std
   return inputs;
 }
 
+// "tied_to": "<layer>": this layer uses that earlier layer's parameters (GPT-2's lm_head reads
+// the token embedding's [vocab, C] table), their gradients summed and the tensor stored and
+// counted once (Node::param_owner). -1 without the field; the field is removed from `obj`.
+static int tied_owner(const Graph& graph, nlohmann::json& obj, const std::string& where) {
+  const auto it = obj.find("tied_to");
+  if (it == obj.end()) return -1;
+  if (!it->is_string())
+    VDNN_THROW(where << ": field 'tied_to': expected an earlier layer's name, got " << dump_json(*it));
+  const std::string owner = it->get<std::string>();
+  obj.erase("tied_to");
+  const ValueId v = graph.find_value(owner);
+  if (v < 0 || graph.value(v).producer < 0)
+    VDNN_THROW(where << ": field 'tied_to': no earlier layer named '" << owner << "'");
+  return graph.value(v).producer;
+}
+
 Graph parse_model(const nlohmann::json& model, const std::string& source, const ModelOptions& options) {
   if (!model.is_object()) VDNN_THROW(source << ": a model must be a JSON object");
   for (auto it = model.begin(); it != model.end(); ++it)
@@ -109,11 +125,12 @@ Graph parse_model(const nlohmann::json& model, const std::string& source, const 
     // "classes" as a count: a classifier's units, a language model's vocabulary (its embedding's).
     for (const char* field : {"units", "vocab"})
       if (obj.contains(field) && obj[field] == "classes") obj[field] = classes;
+    const int owner = tied_owner(graph, obj, where);  // reads and removes "tied_to"
     LayerConfig cfg(obj, where);
     auto layer = make_layer(layer_name, obj["type"].get<std::string>(), cfg);
     auto inputs = read_inputs(obj, where);
     try {
-      graph.add(std::move(layer), inputs);
+      graph.add_sliced(std::move(layer), inputs, /*slices=*/1, owner);
     } catch (const Error& e) {
       VDNN_THROW(source << ": " << e.what());
     }

@@ -114,6 +114,14 @@ BackendOptions Net::backend_options() const {
 Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), batch_(options.batch), options_(options) {
   if (batch_ < 1) VDNN_THROW("batch size must be >= 1, got " << batch_);
   if (options.comm) check_ranks_agree(*options.comm, net_rank_settings(graph_, options));  // before any collective
+  // A tied weight's gradient is final only after both layers' backward; a gradient bucket could be
+  // summed over the ranks before the second is added (docs/design/sequences.md "Tied weights").
+  if (options.comm && options.comm->size() > 1)
+    for (const Node& n : graph_.nodes())
+      if (n.param_owner >= 0)
+        VDNN_THROW("layer '" << n.layer->name() << "' shares the weights of '"
+                             << graph_.nodes()[n.param_owner].layer->name()
+                             << "' (tied_to): tied weights do not train data-parallel (mpirun) yet; train on one rank");
   sliced_ = sliced_graph(graph_, options);
   const Graph& run_graph = compute_graph();
   check_sub_batches(run_graph, options);
@@ -223,6 +231,7 @@ void Net::bind_params() {
   };
   for (size_t i = 0; i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
+    if (node.param_owner >= 0) continue;  // a tied layer: its parameters are its owner's, bound there
     const int kernel = sliced_ ? sliced_->node_of[i] : static_cast<int>(i);
     for (size_t k = 0; k < node.params.size(); ++k) {
       const std::string name = node.layer->name() + "." + node.params[k].name;

@@ -129,7 +129,7 @@ std::string tiny_gpt_text(const std::string& implementation) {
     {"name": "mlp_proj", "type": "linear", "units": 12},
     {"name": "res2", "type": "add", "inputs": ["res1", "mlp_proj"]},
     {"name": "ln_f", "type": "layer_norm"},
-    {"name": "lm_head", "type": "linear", "units": "classes", "bias": false},
+    {"name": "lm_head", "type": "linear", "units": "classes", "bias": false, "tied_to": "wte"},
     {"name": "loss", "type": "token_cross_entropy"}]})";
 }
 
@@ -211,6 +211,34 @@ TEST(SequenceTraining, FusedAttentionNeedsLessMemoryByTheScoresAtALongSequence) 
   EXPECT_TRUE(std::isfinite(trains.forward(true)));
   trains.backward();
   EXPECT_THROW(Net(long_sequence_model("materialized"), at_fused), Error);
+}
+
+// lm_head tied to the token embedding (GPT-2's): one [V, C] weight, stored and counted once, its
+// gradient the sum of both uses, checked against finite differences of the whole network.
+TEST(SequenceTraining, ATiedHeadSharesTheEmbeddingsWeightAndSumsBothGradients) {
+  const Graph tied = parse_model_text(tiny_gpt_text("materialized"), "tiny_gpt.json");
+  std::string untied_text = tiny_gpt_text("materialized");
+  untied_text.erase(untied_text.find(R"(, "tied_to": "wte")"), std::string(R"(, "tied_to": "wte")").size());
+  const Graph untied = parse_model_text(untied_text, "untied.json");
+  EXPECT_EQ(untied.parameter_count() - tied.parameter_count(), 16 * 12);  // lm_head's [V, C], once
+  Net net(parse_model_text(tiny_gpt_text("materialized"), "tiny_gpt.json"), {.batch = kBatch});
+  int weights = 0;
+  for (const auto& t : net.train_program().tensors) weights += t.name == "wte.weight" || t.name == "lm_head.weight";
+  EXPECT_EQ(weights, 1) << "one weight tensor for both layers";
+  // Without the attention's dropout: the check evaluates the loss at many steps, each with its own mask.
+  std::string no_dropout = tiny_gpt_text("fused");
+  no_dropout.replace(no_dropout.find(R"("dropout": 0.1)"), std::string(R"("dropout": 0.1)").size(), R"("dropout": 0)");
+  test::expect_gradients_match_finite_differences(parse_model_text(no_dropout, "tiny_gpt.json"),
+                                                  {.batch = 2, .seed = 5});
+  test::expect_error(
+      [] {
+        parse_model_text(R"({"input": [4], "input_type": "tokens", "classes": 8, "layers": [
+      {"name": "wte", "type": "embedding", "vocab": 8, "dim": 4},
+      {"name": "head", "type": "linear", "units": 8, "tied_to": "nowhere"},
+      {"name": "loss", "type": "token_cross_entropy"}]})",
+                         "bad.json");
+      },
+      {"bad.json: layer 'head'", "tied_to", "no earlier layer named 'nowhere'"});
 }
 
 // Every parameter's gradient through the whole token network (embedding, position embedding,
