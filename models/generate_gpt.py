@@ -2,17 +2,18 @@
 """Writes GPT-style language models (Radford et al. 2019; nanoGPT's layout) as vdnn model files.
 
 Tokens [T] -> embedding `transformer.wte` [vocab, C] -> + learned positions `transformer.wpe`
-[T, C] -> n_layer pre-norm blocks -> layer_norm `transformer.ln_f` -> linear `lm_head` (no bias)
--> token_cross_entropy. A block: x + c_proj(attention(c_attn(ln_1(x)))), then
+[T, C] -> n_layer pre-norm blocks -> layer_norm `transformer.ln_f` -> linear `lm_head` (no bias,
+its weight tied to `transformer.wte`'s, as GPT-2 and nanoGPT tie them) -> token_cross_entropy. A block: x + c_proj(attention(c_attn(ln_1(x)))), then
 x + mlp.c_proj(gelu(mlp.c_fc(ln_2(x)))), with c_attn C -> 3C (q|k|v), the attention causal over
-`n_head` heads, the MLP 4C wide and GELU exact. The vocabulary is the model's "classes" (the
+`n_head` heads, the MLP 4C wide; GELU exact for gpt_char (nanoGPT's nn.GELU()), tanh for GPT-2
+(its "gelu_new"). The vocabulary is the model's "classes" (the
 embedding's rows and lm_head's units alike), so `--classes 73` fits a text of 73 characters. Layers are named as nanoGPT's GPT names its modules,
 so a vdnn state_dict holds nanoGPT's keys ("transformer.h.0.attn.c_attn.weight", Linear's
 [out, in] layout). No dropout layers: runs compare with PyTorch step by step (add "dropout"
 layers after the attention, c_proj and the position embedding to regularise).
 
-Not yet as nanoGPT: `lm_head` has its own weight; GPT-2 ties it to `transformer.wte` (vdnn has no
-shared parameters yet), so gpt_char holds vocab x C parameters more than nanoGPT's.
+The GPT-2 sizes hold the published parameter counts (124,439,808 for gpt2, the tied head counted
+once); gpt_char has biases (nanoGPT's shakespeare_char config turns them off).
 
     python3 models/generate_gpt.py          # rewrites the files next to this script
 """
@@ -20,14 +21,17 @@ import os
 
 from model_json import dump
 
-# name: (n_layer, n_head, n_embd, block_size, vocab, what)
+# name: (n_layer, n_head, n_embd, block_size, vocab, GELU approximation)
 CONFIGS = {
-    "gpt_char": (6, 6, 384, 256, 65,
-                 "nanoGPT's shakespeare_char model: character-level, 6 layers, 384 wide, 6 heads, T = 256"),
+    "gpt_char": (6, 6, 384, 256, 65, "none"),  # nanoGPT's shakespeare_char: characters, T = 256
+    "gpt2": (12, 12, 768, 1024, 50257, "tanh"),  # GPT-2 small, 124M
+    "gpt2-medium": (24, 16, 1024, 1024, 50257, "tanh"),
+    "gpt2-large": (36, 20, 1280, 1024, 50257, "tanh"),
+    "gpt2-xl": (48, 25, 1600, 1024, 50257, "tanh"),
 }
 
 
-def block(i, n_head, n_embd, x, implementation=None):
+def block(i, n_head, n_embd, x, implementation=None, gelu="none"):
     """One pre-norm transformer block reading value `x`; returns its layers and its output.
     `implementation`: the attention's ("materialized", vdnn's default, or "fused")."""
     p = f"transformer.h.{i}."
@@ -39,7 +43,7 @@ def block(i, n_head, n_embd, x, implementation=None):
         {"name": p + "attn.residual", "type": "add", "inputs": [x, p + "attn.c_proj"]},
         {"name": p + "ln_2", "type": "layer_norm"},
         {"name": p + "mlp.c_fc", "type": "linear", "units": 4 * n_embd},
-        {"name": p + "mlp.gelu", "type": "gelu"},
+        {"name": p + "mlp.gelu", "type": "gelu", "approximate": gelu},
         {"name": p + "mlp.c_proj", "type": "linear", "units": n_embd},
         {"name": p + "mlp.residual", "type": "add", "inputs": [p + "attn.residual", p + "mlp.c_proj"]},
     ]
@@ -48,7 +52,7 @@ def block(i, n_head, n_embd, x, implementation=None):
     return layers, p + "mlp.residual"
 
 
-def gpt(name, n_layer, n_head, n_embd, block_size, vocab, implementation=None):
+def gpt(name, n_layer, n_head, n_embd, block_size, vocab, implementation=None, gelu="none"):
     """The model dict (tests/torch/test_gpt_parity.py builds its small GPT with it too)."""
     layers = [
         {"name": "transformer.wte", "type": "embedding", "vocab": "classes", "dim": n_embd},
@@ -56,11 +60,11 @@ def gpt(name, n_layer, n_head, n_embd, block_size, vocab, implementation=None):
     ]
     x = "transformer.wpe"
     for i in range(n_layer):
-        more, x = block(i, n_head, n_embd, x, implementation)
+        more, x = block(i, n_head, n_embd, x, implementation, gelu)
         layers += more
     layers += [
         {"name": "transformer.ln_f", "type": "layer_norm", "inputs": [x]},
-        {"name": "lm_head", "type": "linear", "units": "classes", "bias": False},
+        {"name": "lm_head", "type": "linear", "units": "classes", "bias": False, "tied_to": "transformer.wte"},
         {"name": "loss", "type": "token_cross_entropy"},
     ]
     return {"name": name, "input": [block_size], "input_type": "tokens", "classes": vocab, "layers": layers}
@@ -68,9 +72,9 @@ def gpt(name, n_layer, n_head, n_embd, block_size, vocab, implementation=None):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    for name, (n_layer, n_head, n_embd, block_size, vocab, _) in CONFIGS.items():
+    for name, (n_layer, n_head, n_embd, block_size, vocab, gelu) in CONFIGS.items():
         with open(os.path.join(here, name + ".json"), "w") as f:
-            f.write(dump(gpt(name, n_layer, n_head, n_embd, block_size, vocab)))
+            f.write(dump(gpt(name, n_layer, n_head, n_embd, block_size, vocab, gelu=gelu)))
 
 
 if __name__ == "__main__":

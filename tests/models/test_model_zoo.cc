@@ -143,20 +143,35 @@ TEST(ModelZoo, EveryShippedModelLoadsWithUniqueNamesAndClassesOverride) {
   }
 }
 
-// nanoGPT's shakespeare_char model (models/generate_gpt.py) with biases and an untied head: per
-// block 12 C^2 + 13 C (c_attn 3C^2 + 3C, c_proj C^2 + C, c_fc 4C^2 + 4C, mlp.c_proj 4C^2 + C, two
-// layer norms 4C), plus wte and lm_head V C each, wpe T C, ln_f 2C.
-TEST(ModelZoo, GptCharIsNanoGptsCharacterModel) {
-  const Graph g = load_model("gpt_char");
-  const int64_t C = 384, V = 65, T = 256, layers = 6;
-  EXPECT_TRUE(g.token_input());
-  EXPECT_EQ(g.input_shape(), (Shape{T}));
-  EXPECT_EQ(g.labels_per_sample(), T);
-  EXPECT_EQ(g.parameter_count(), layers * (12 * C * C + 13 * C) + 2 * V * C + T * C + 2 * C);
-  EXPECT_EQ(g.parameter_count(), 10'795'776);
-  int attention = 0;
-  for (const Node& n : g.nodes()) attention += n.layer->kind() == LayerKind::kAttention;
-  EXPECT_EQ(attention, layers);
+// The GPTs of models/generate_gpt.py: per block 12 C^2 + 13 C (c_attn 3C^2 + 3C, c_proj C^2 + C,
+// c_fc 4C^2 + 4C, mlp.c_proj 4C^2 + C, two layer norms 4C), plus wte V C (lm_head tied to it:
+// counted once), wpe T C, ln_f 2C. GPT-2's are the published counts (Hugging Face's
+// GPT2LMHeadModel, sum(p.numel() for p in model.parameters())).
+int64_t gpt_parameters(int64_t layers, int64_t C, int64_t V, int64_t T) {
+  return layers * (12 * C * C + 13 * C) + V * C + T * C + 2 * C;
+}
+
+TEST(ModelZoo, GptsHoldTheirPublishedParameterCountsWithTheHeadTied) {
+  struct Gpt {
+    const char* model;
+    int64_t layers, C, V, T, published;
+  };
+  for (const Gpt& m :
+       {Gpt{"gpt_char", 6, 384, 65, 256, 10'770'816}, Gpt{"gpt2", 12, 768, 50257, 1024, 124'439'808},
+        Gpt{"gpt2-medium", 24, 1024, 50257, 1024, 354'823'168}, Gpt{"gpt2-large", 36, 1280, 50257, 1024, 774'030'080},
+        Gpt{"gpt2-xl", 48, 1600, 50257, 1024, 1'557'611'200}}) {
+    SCOPED_TRACE(m.model);
+    const Graph g = load_model(m.model);
+    EXPECT_TRUE(g.token_input());
+    EXPECT_EQ(g.input_shape(), (Shape{m.T}));
+    EXPECT_EQ(g.labels_per_sample(), m.T);
+    EXPECT_EQ(g.parameter_count(), gpt_parameters(m.layers, m.C, m.V, m.T));
+    EXPECT_EQ(g.parameter_count(), m.published);
+    int attention = 0;
+    for (const Node& n : g.nodes()) attention += n.layer->kind() == LayerKind::kAttention;
+    EXPECT_EQ(attention, m.layers);
+    EXPECT_EQ(g.nodes()[g.nodes().size() - 2].param_owner, 0) << "lm_head shares the token embedding's weight";
+  }
 }
 
 TEST(ModelZoo, Vgg16CifarIsVgg16WithBatchNormAt32x32) {

@@ -1,6 +1,7 @@
 """A GPT in vdnn against the same GPT in PyTorch (Debian's torch 1.13, fp32, 2 threads): two pre-norm
-blocks as models/generate_gpt.py writes them (its own function makes the model) (embedding, learned positions, layer norms, linears,
-causal multi-head attention, GELU, residual adds, a loss per token), with the attention
+blocks as models/generate_gpt.py writes them (its own function makes the model): embedding, learned
+positions, layer norms, linears, causal multi-head attention, GELU, residual adds, lm_head tied to
+the embedding (one weight, its gradient the sum of both uses), a loss per token, with the attention
 materialized and fused. The PyTorch twin is written out functionally from the same weights
 (vdnn's initial ones, by state_dict name): nn.functional's embedding, layer_norm, linear, gelu and
 cross_entropy, and attention as softmax(QK^T / sqrt(D) + causal mask) V (Debian's torch 1.13 has
@@ -53,7 +54,7 @@ def torch_gpt(w, tokens):
         h = F.gelu(F.linear(h, w[p + "mlp.c_fc.weight"], w[p + "mlp.c_fc.bias"]))
         x = x + F.linear(h, w[p + "mlp.c_proj.weight"], w[p + "mlp.c_proj.bias"])
     x = F.layer_norm(x, (C,), w["transformer.ln_f.weight"], w["transformer.ln_f.bias"])
-    return F.linear(x, w["lm_head.weight"])
+    return F.linear(x, w["transformer.wte.weight"])  # lm_head tied to the token embedding, as GPT-2's
 
 
 def relative(a, b):
