@@ -12,8 +12,25 @@ namespace vdnn {
 
 namespace {
 
+// What libonnx's shape inference divides by without checking (convPoolShapeInference: a stride,
+// dilation or kernel of 0 is a SIGFPE; a Conv's group of 0 too): positive in every node that has them.
+void check_divisors(const onnx::NodeProto& node, const std::string& source) {
+  for (const auto& a : node.attribute()) {
+    const bool divisor = a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape";
+    if (divisor)
+      for (int64_t v : a.ints())
+        if (v <= 0)
+          VDNN_THROW(source << ": node '" << node.name() << "' (" << node.op_type() << "): attribute '" << a.name()
+                            << "' holds " << v << "; expected values of 1 or more");
+    if (a.name() == "group" && node.op_type() == "Conv" && a.i() <= 0)
+      VDNN_THROW(source << ": node '" << node.name() << "' (Conv): attribute 'group' is " << a.i()
+                        << "; expected 1 or more");
+  }
+}
+
 // What libonnx's IR import (onnx/common/ir_pb_converter.cc) dereferences unchecked: every graph
-// output is a defined value; and nested graphs, which no operator vdnn reads has.
+// output is a defined value; and nested graphs, which no operator vdnn reads has. And what its shape
+// inference, run before the conversion, divides by (check_divisors).
 void check_convertible(const onnx::GraphProto& graph, const std::string& source) {
   std::set<std::string> defined;
   for (const auto& in : graph.input()) defined.insert(in.name());
@@ -25,6 +42,7 @@ void check_convertible(const onnx::GraphProto& graph, const std::string& source)
           a.graphs_size() > 0)
         VDNN_THROW(source << ": node '" << node.name() << "' (" << node.op_type() << "): attribute '" << a.name()
                           << "' holds a graph, which no operator vdnn imports takes");
+    check_divisors(node, source);
   }
   for (const auto& node : graph.node())
     for (const auto& in : node.input())

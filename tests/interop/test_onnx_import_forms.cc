@@ -67,6 +67,29 @@ TEST(OnnxImportForms, AnOlderOpsetIsConvertedWithOnnxsConverterAndTheImportSaysS
                       "cannot convert it: ", "invalid version"});
 }
 
+// An older opset goes through libonnx's shape inference before its converter, which divides by a
+// convolution's or pool's strides, dilations and kernel unchecked (the fuzzer's SIGFPE): a 0 there
+// is one clear error naming the node, before libonnx sees it.
+TEST(OnnxImportForms, AZeroStrideDilationKernelOrGroupInAnOlderOpsetIsRefusedBeforeLibonnxDividesByIt) {
+  for (const std::string attribute : {"strides", "dilations", "kernel_shape", "group"}) {
+    SCOPED_TRACE(attribute);
+    OnnxTestModel old = clip_classifier(9);
+    onnx::NodeProto* conv = old.proto().mutable_graph()->mutable_node(0);
+    onnx::AttributeProto* a = conv->add_attribute();
+    a->set_name(attribute);
+    if (attribute == "group") {
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(0);
+    } else {
+      a->set_type(onnx::AttributeProto::INTS);
+      a->add_ints(attribute == "strides" ? 0 : 1);
+      a->add_ints(attribute == "strides" ? 1 : 0);
+    }
+    test::expect_error([&] { import_onnx_bytes(old.bytes(), "zero.onnx"); },
+                       {"zero.onnx: node 'conv' (Conv): attribute '" + attribute + "'", "1 or more"});
+  }
+}
+
 TEST(OnnxImportForms, AutoPadSameAndAsymmetricPoolingPadsBecomeExplicitPadAndPadEnd) {
   OnnxTestModel m({1, 2, 6, 6});
   m.init("c.weight", {3, 2, 3, 3}).init("fc.weight", {4, 3 * 2 * 2});
