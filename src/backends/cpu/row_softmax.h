@@ -1,5 +1,5 @@
 // backends/cpu/row_softmax.h — oneDNN's softmax over each row of plain [rows, classes] logits, into
-// the probabilities a loss saves for its backward (softmax_ce_kernel.cc, token_ce_kernel.cc).
+// the probabilities a loss saves for its backward (cross_entropy_kernel.cc).
 //
 //   RowSoftmax softmax(plain_md({rows, classes}), engine);
 //   kernel.scratch_bytes = softmax.scratch_bytes();
