@@ -292,14 +292,15 @@ namespace {
 template <typename Check>
 std::string hash_params(const SafeTensors& file, const Graph& graph, Check check) {
   Sha256 sha;
-  for (const Node& node : graph.nodes())
+  for (const Node& node : graph.nodes()) {
+    if (node.param_owner >= 0) continue;  // a tied layer's parameters are its owner's, hashed there
     for (const ParamSpec& spec : node.params) {
-      if (node.param_owner >= 0) break;  // a tied layer's parameters are its owner's, hashed there
       const std::string name = node.layer->name() + "." + spec.name;
       const SafeTensor& t = require_param(file, name, spec, "model '" + graph.name() + "'");
       check(name, spec, t);
       sha.update(t.data.data(), t.data.size() * sizeof(float));
     }
+  }
   return sha.hex_digest();
 }
 
