@@ -29,13 +29,19 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& c) {
   return std::make_unique<Sgd>(SgdConfig{c.momentum, c.weight_decay, c.decay_on});
 }
 
-float global_grad_norm(Backend& backend, const std::vector<ParamTensor>& params) {
+std::vector<double> gradient_squares(Backend& backend, const std::vector<ParamTensor>& params) {
+  std::vector<double> squares(params.size(), 0.0);
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].grad) squares[i] = backend.sum_of_squares(params[i].grad, params[i].bytes);
+  return squares;
+}
+
+float global_grad_norm(const std::vector<double>& squares) {
   float sum = 0;  // torch.norm(torch.stack(norms)): the fp32 norms' squares summed in fp32
-  for (const ParamTensor& p : params)
-    if (p.grad) {
-      const float norm = static_cast<float>(std::sqrt(backend.sum_of_squares(p.grad, p.bytes)));
-      sum += norm * norm;
-    }
+  for (double s : squares) {
+    const float norm = static_cast<float>(std::sqrt(s));
+    sum += norm * norm;
+  }
   return std::sqrt(sum);
 }
 

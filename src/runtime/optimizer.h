@@ -95,10 +95,16 @@ std::vector<Update> trainable_updates(std::vector<ParamTensor>& params, Of of) {
   return updates;
 }
 
-// The global L2 norm of every trainable parameter's gradient, as clip_grad_norm_ computes it: each
-// gradient's norm (its squares summed in double, then rounded to fp32, as torch.norm's fp32
-// result), then the norm of those norms, in fp32. Reads the arena in place on the CPU.
-float global_grad_norm(Backend& backend, const std::vector<ParamTensor>& params);
+// Each parameter's gradient squares summed in double (0 where it has none), read in place on the
+// CPU: NaN or Inf exactly where that gradient holds one, so one pass over the gradients serves both
+// the finite check and the norm of a clipped step.
+std::vector<double> gradient_squares(Backend& backend, const std::vector<ParamTensor>& params);
+// The global L2 norm of those gradients, as clip_grad_norm_ computes it: each gradient's norm
+// (rounded to fp32, as torch.norm's fp32 result), then the norm of those norms, in fp32.
+float global_grad_norm(const std::vector<double>& squares);
+inline float global_grad_norm(Backend& backend, const std::vector<ParamTensor>& params) {
+  return global_grad_norm(gradient_squares(backend, params));
+}
 // clip_grad_norm_'s factor: min(1, max_norm / (total_norm + 1e-6)) in fp32; 1 when max_norm <= 0 (no clipping).
 float clip_scale(double max_norm, float total_norm);
 

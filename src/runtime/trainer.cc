@@ -1,5 +1,6 @@
 #include "runtime/trainer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -176,8 +177,7 @@ EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
 }
 
 // What is not finite after a step's backward, or "" when the loss and every gradient are finite.
-std::string Trainer::nonfinite(float loss) {
-  const ParamTensor* grad = net_.first_nonfinite_gradient();
+std::string Trainer::nonfinite(float loss, const ParamTensor* grad) {
   if (std::isfinite(loss) && !grad) return "";
   std::string what = std::isfinite(loss) ? std::string("the loss is finite") : VDNN_MSG("the loss is " << loss);
   if (grad)
@@ -335,15 +335,19 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
   // start a second thread team that spins against the compute stream's on the same cores.
   std::string bad;
   net_.run_on_compute([&] {
-    bad = nonfinite(loss);
-    if (!bad.empty()) return;
-    float scale = 1.0f;
-    if (config_.clip_grad_norm > 0) {  // torch.nn.utils.clip_grad_norm_, folded into the update kernel
-      const float norm = global_grad_norm(net_.backend(), net_.params());
-      last_grad_norm_ = norm;
-      scale = clip_scale(config_.clip_grad_norm, norm);
+    if (config_.clip_grad_norm <= 0) {
+      bad = nonfinite(loss, net_.first_nonfinite_gradient());
+      if (bad.empty()) optimizer_->step(net_.backend(), net_.params(), lr, 1.0f);
+      return;
     }
-    optimizer_->step(net_.backend(), net_.params(), lr, scale);
+    // torch.nn.utils.clip_grad_norm_, folded into the update kernel; its one pass over the
+    // gradients finds a NaN or Inf too (a gradient's squares are then not finite).
+    const std::vector<double> squares = gradient_squares(net_.backend(), net_.params());
+    const auto first_bad = std::find_if(squares.begin(), squares.end(), [](double s) { return !std::isfinite(s); });
+    bad = nonfinite(loss, first_bad == squares.end() ? nullptr : &net_.params()[first_bad - squares.begin()]);
+    if (!bad.empty()) return;
+    last_grad_norm_ = global_grad_norm(squares);
+    optimizer_->step(net_.backend(), net_.params(), lr, clip_scale(config_.clip_grad_norm, last_grad_norm_));
   });
   if (bad.empty()) return loss;
   put_back(statistics);
@@ -385,7 +389,7 @@ float Trainer::forward_backward(const float* images, const int32_t* labels, int6
   const float loss = net_.forward(/*training=*/true);
   net_.backward();
   std::string bad;
-  net_.run_on_compute([&] { bad = nonfinite(loss); });
+  net_.run_on_compute([&] { bad = nonfinite(loss, net_.first_nonfinite_gradient()); });
   if (bad.empty()) return loss;
   put_back(statistics);
   VDNN_THROW(bad << " (the running statistics are left as they were)");

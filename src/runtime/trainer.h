@@ -172,7 +172,9 @@ class Trainer {
   void update_bucket(const std::vector<size_t>& params);  // data parallel, on the compute stream
   void sum_over_ranks(double* values, int count);
   void finish(Run& run, const Dataset* test, TrainResult& result);
-  std::string nonfinite(float loss);
+  // "" when the loss and the gradients are finite, else what is not; `grad`: the first gradient
+  // holding a NaN or Inf (null: none).
+  std::string nonfinite(float loss, const ParamTensor* grad);
 
   std::function<void(const StepProgress&)> on_step_;
   Net& net_;
