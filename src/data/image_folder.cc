@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "data/image_decode.h"
@@ -23,8 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // 2: with the files' sizes and colour modes; 3: links to folders no longer followed; 4: CBOR, not JSON
-// text (a file or class name that is not UTF-8 is kept byte for byte; JSON text cannot hold it).
-constexpr int kCacheFormat = 4;
+// text (a file or class name that is not UTF-8 is kept byte for byte; JSON text cannot hold it);
+// 5: a file under two classes (a link) is listed once, as bad under the second.
+constexpr int kCacheFormat = 5;
 constexpr int64_t kRacySeconds = 2;
 
 bool is_image_name(const fs::path& p) {
@@ -184,6 +186,9 @@ void ImageFolder::scan() {
   if (classes_.empty())
     VDNN_THROW("image folder '" << root_ << "': no class folders (expected " << root_
                                 << "/<class>/<image>.jpg or .png)");
+  // Each image file once under one label: a link (or a hard link) in one class folder to an image of
+  // another would give that image two labels. The first class (in class order) keeps it.
+  std::map<std::pair<dev_t, ino_t>, std::pair<size_t, fs::path>> labelled;
   for (size_t label = 0; label < classes_.size(); ++label) {
     const ClassWalk walk = walk_class(fs::path(root_) / classes_[label]);
     for (const fs::path& folder : walk.folders) folders_.emplace_back(folder.string(), modified(folder));
@@ -191,6 +196,19 @@ void ImageFolder::scan() {
       bad_.emplace_back(path.string(), VDNN_MSG("image folder '" << root_ << "': '" << path.string() << "' " << why));
     int64_t readable = 0;
     for (const fs::path& path : walk.images) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) == 0) {
+        const auto [it, first] = labelled.try_emplace({st.st_dev, st.st_ino}, label, path);
+        if (!first && it->second.first != label) {
+          bad_.emplace_back(path.string(),
+                            VDNN_MSG("image folder '" << root_ << "': '" << path.string() << "' is the same file as '"
+                                                      << it->second.second.string() << "' of class '"
+                                                      << classes_[it->second.first] << "' (a link?); an image has one "
+                                                      << "label, so class '" << classes_[label]
+                                                      << "' may not hold it too"));
+          continue;
+        }
+      }
       try {
         const ImageHeader h = read_image_header(path.string());
         ++headers_[{h.size.width, h.size.height, h.mode}];

@@ -2,7 +2,8 @@
 // followed (`ln -s .. cat/up` labelled every dog a cat, `ln -s . cat/loop` counted each image 41
 // times, two such links made the scan exponential), a link to an image file is; only regular
 // files are opened (a FIFO named x.png blocked forever, --skip-bad-images too); a folder of one
-// class is refused (it trained to loss 0, accuracy 1).
+// class is refused (it trained to loss 0, accuracy 1); an image linked into a second class is
+// refused there (it had two labels).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -84,6 +85,22 @@ TEST(ImageFolderLinks, AClassFolderThatIsALinkIsNamedAndLinksToImageFilesAreFoll
   EXPECT_EQ(f.bad_images(), 0);
   fs::remove_all(root);
   fs::remove_all(elsewhere);
+}
+
+TEST(ImageFolderLinks, AnImageLinkedIntoAnotherClassIsRefusedNotGivenASecondLabel) {
+  const fs::path root = make_classes("links_across", {"cat", "dog"}, 2);
+  fs::create_symlink(root / "cat" / "img0.png", root / "dog" / "also.png");           // a link
+  fs::create_hard_link(root / "cat" / "img1.png", root / "dog" / "hard.png");         // the same inode
+  test::expect_error([&] { ImageFolder(root, options(false)); },
+                     {(root / "dog" / "also.png").string(), "is the same file as",
+                      (root / "cat" / "img0.png").string(), "of class 'cat'", "--skip-bad-images"});
+  const ImageFolder f(root, options(true));
+  EXPECT_EQ(f.labels(), labels(2, 2));  // was 2 cats + 4 dogs, two of them cat images
+  EXPECT_EQ(f.bad_images(), 2);
+  fs::create_symlink(root / "dog" / "img0.png", root / "dog" / "same_class.png");  // one label: kept
+  const ImageFolder g(root, options(true));
+  EXPECT_EQ(g.labels(), (std::vector<int32_t>{0, 0, 1, 1, 1}));
+  fs::remove_all(root);
 }
 
 // The scan must not wait for a FIFO's writer. If it did, the helper thread unblocks it after 20 s
