@@ -145,6 +145,41 @@ void Trainer::resume(const Checkpoint& checkpoint) {
   resume_steps_per_epoch_ = checkpoint.position.steps_per_epoch;
 }
 
+namespace {
+
+// Logits that are NaN or infinite from finite inputs: the inputs or the weights overflow float32
+// somewhere in the forward pass (3e38 doubled is infinite). Their classes, loss and accuracy would be
+// meaningless numbers, so an evaluation that meets one is refused instead of reported.
+struct NonFiniteLogits {
+  int64_t samples = 0;      // samples with a NaN or infinite logit
+  int64_t first = -1;       // the first of them, numbered in this rank's evaluation order
+  float first_value = 0;    // one of its non-finite logits
+
+  // The logits of one batch of `count` samples (each sample one row, or one per token) whose first
+  // sample is number `offset`.
+  void add(const std::vector<float>& logits, int64_t count, int64_t offset) {
+    const size_t per_sample = logits.size() / static_cast<size_t>(count);
+    for (int64_t n = 0; n < count; ++n) {
+      const float* row = logits.data() + n * per_sample;
+      const float* bad = std::find_if(row, row + per_sample, [](float v) { return !std::isfinite(v); });
+      if (bad == row + per_sample) continue;
+      if (samples++ == 0) first = offset + n, first_value = *bad;
+    }
+  }
+
+  [[noreturn]] void refuse(int64_t total, const std::string& data, int ranks) const {
+    std::string which = first >= 0 && ranks == 1 ? VDNN_MSG(" (the first: sample " << first << ", a logit of "
+                                                                                    << first_value << ")")
+                                                  : std::string();
+    VDNN_THROW("evaluating " << (data.empty() ? std::string("the data") : "'" + data + "'") << ": " << total
+                             << " sample(s) gave logits that are NaN or infinite" << which
+                             << ": the inputs or the weights overflow float32 in the forward pass; expected inputs "
+                                "and weights that give finite logits");
+  }
+};
+
+}  // namespace
+
 EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
   check_data_fits(net_.graph(), data);
   VDNN_CHECK(!logits || net_.ranks() == 1, "per-sample logits are collected by one rank only");
@@ -154,6 +189,7 @@ EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
   int64_t right = 0;
   EvalResult r;
   double loss_sum = 0;
+  NonFiniteLogits nonfinite;
   BatchLoader::BatchView batch;
   while (loader.next(&batch)) {
     const int64_t count = batch.count;
@@ -161,11 +197,14 @@ EvalResult Trainer::evaluate(const Dataset& data, std::vector<float>* logits) {
     loader.release();  // set_batch copied it
     loss_sum += static_cast<double>(net_.forward(/*training=*/false)) * count;
     right += net_.correct();
+    nonfinite.add(net_.logits(), count, r.samples);
     if (logits) logits->insert(logits->end(), net_.logits().begin(), net_.logits().end());
     r.samples += count;
   }
-  double sums[3] = {loss_sum, static_cast<double>(right), static_cast<double>(r.samples)};
-  sum_over_ranks(sums, 3);
+  double sums[4] = {loss_sum, static_cast<double>(right), static_cast<double>(r.samples),
+                    static_cast<double>(nonfinite.samples)};
+  sum_over_ranks(sums, 4);  // every rank sees every rank's count, so every rank refuses together
+  if (sums[3] > 0) nonfinite.refuse(static_cast<int64_t>(sums[3]), data.name, net_.ranks());
   loss_sum = sums[0];
   right = static_cast<int64_t>(sums[1]);
   r.samples = static_cast<int64_t>(sums[2]);

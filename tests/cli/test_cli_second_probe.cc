@@ -147,6 +147,11 @@ TEST_F(CliSecondProbe, InferRefusesImagesThatAreNotFinite) {
   std::fill(x.begin(), x.end(), std::numeric_limits<float>::quiet_NaN());
   write_npy(path("nan.npy"), {3, 1, 28, 28}, x);
   expect_user_error(infer + path("nan.npy"), "sample 0 holds nan (2352 of the file's 2352 values are NaN or infinite)");
+  // Was: finite inputs that overflow float32 in the forward pass gave NaN or infinite logits, exit 0.
+  std::fill(x.begin(), x.end(), 0.5f);
+  std::fill(x.begin() + 2 * 28 * 28, x.end(), 3e38f);
+  write_npy(path("huge.npy"), {3, 1, 28, 28}, x);
+  expect_user_error(infer + path("huge.npy"), "1 sample(s) gave logits that are NaN or infinite (the first: sample 2");
 }
 
 }  // namespace test_cli_second_probe
