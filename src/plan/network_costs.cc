@@ -258,10 +258,11 @@ std::vector<size_t> conv_workspace_of(const NetworkCosts& costs, const AlgoChoic
   return out;
 }
 
-double ChosenCosts::update_seconds(size_t weight_bytes) const {
-  // SGD with momentum, memory-bound: reads weight, gradient and momentum, writes momentum and weight.
-  return costs_.memory_bytes_per_second > 0 ? 5.0 * static_cast<double>(weight_bytes) / costs_.memory_bytes_per_second
-                                            : 0.0;
+double ChosenCosts::update_seconds(size_t weight_bytes, size_t state_bytes) const {
+  // Memory-bound: reads each weight, its gradient and its state, writes the weight and the state
+  // (SGD with momentum: 5 words per weight; AdamW, two moments: 7).
+  const double traffic = 3.0 * static_cast<double>(weight_bytes) + 2.0 * static_cast<double>(state_bytes);
+  return costs_.memory_bytes_per_second > 0 ? traffic / costs_.memory_bytes_per_second : 0.0;
 }
 double ChosenCosts::load_input_seconds(size_t bytes) const {
   return costs_.memory_bytes_per_second > 0 ? static_cast<double>(bytes) / costs_.memory_bytes_per_second : 0.0;

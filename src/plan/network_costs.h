@@ -134,7 +134,7 @@ class ChosenCosts : public CostModel {
   double copy_seconds(size_t bytes) const override;
   double accumulate_seconds(size_t bytes) const override;
   double load_input_seconds(size_t bytes) const override;
-  double update_seconds(size_t weight_bytes) const override;
+  double update_seconds(size_t weight_bytes, size_t state_bytes) const override;
   double slowdown_when_overlapped(StreamKind s) const override;
   double all_reduce_seconds(size_t bytes, int ranks) const override;  // costs.network's ring
   // 1 + min(network, link) / link when the network shares the host link, else 1 (simulator.h).

@@ -14,10 +14,24 @@ constexpr unsigned kComputeStreams = bit(StreamKind::kCompute);
 constexpr unsigned kCopyStreams = bit(StreamKind::kD2H) | bit(StreamKind::kH2D);
 constexpr unsigned kCommStreams = bit(StreamKind::kComm);
 
+// The persistent bytes of one memory class (the weight gradients: one per trainable weight).
+double persistent_bytes(const Program& p, MemoryClass cls) {
+  double bytes = 0;
+  for (const ProgramTensor& t : p.tensors)
+    if (t.persistent && t.cls == cls) bytes += static_cast<double>(t.bytes);
+  return bytes;
+}
+
+// Optimizer state bytes per trainable weight byte: 1 for SGD's momentum, 2 for AdamW's moments.
+double state_per_weight(const Program& p) {
+  const double weights = persistent_bytes(p, MemoryClass::kWeightGrads);
+  return weights > 0 ? persistent_bytes(p, MemoryClass::kOptimizerState) / weights : 0.0;
+}
+
 class Clocks {
  public:
   Clocks(const Program& p, const CostModel& costs, SimResult& r)
-      : p_(p), costs_(costs), r_(r), event_time_(p.event_count, 0.0) {
+      : p_(p), costs_(costs), r_(r), event_time_(p.event_count, 0.0), state_per_weight_(state_per_weight(p)) {
     for (const ProgramTensor& t : p.tensors)  // parameters, their gradients, momentum: never freed
       if (t.persistent) account(true, t);
     r_.memory.assign(1, {0.0, r_.memory_by_class.total_current, r_.memory_by_class.current_bytes});
@@ -76,7 +90,8 @@ class Clocks {
       case Op::kUpdate: {
         size_t weights = 0;  // the bucket's trainable weights (a gradient each, as big)
         for (const auto& [node, k] : p_.buckets.at(s.bucket).params) weights += bytes(p_.nodes.at(node).params.at(k));
-        r_.update_seconds += op(step, costs.update_seconds(weights));
+        const auto state = static_cast<size_t>(static_cast<double>(weights) * state_per_weight_);
+        r_.update_seconds += op(step, costs.update_seconds(weights, state));
         has_updates_ = true;
         break;
       }
@@ -168,6 +183,7 @@ class Clocks {
   SimResult& r_;
   std::array<std::vector<std::pair<double, double>>, kStreamCount> spans_;  // busy intervals
   std::vector<double> event_time_;
+  double state_per_weight_;  // the update's optimizer state bytes per weight byte
   std::array<double, kStreamCount> free_{};
   double host_ = 0;
   Pass pass_ = Pass::kForward;
@@ -185,10 +201,9 @@ SimResult simulate(const Program& program, const CostModel& costs) {
   if (program.training &&
       !clocks
            .has_updates()) {  // the optimizer updates every trainable weight (one gradient each) on the compute stream
-    size_t weights = 0;
-    for (const ProgramTensor& t : program.tensors)
-      if (t.persistent && t.cls == MemoryClass::kWeightGrads) weights += t.bytes;
-    result.update_seconds = costs.update_seconds(weights);
+    const double weights = persistent_bytes(program, MemoryClass::kWeightGrads);
+    result.update_seconds = costs.update_seconds(static_cast<size_t>(weights),
+                                                 static_cast<size_t>(persistent_bytes(program, MemoryClass::kOptimizerState)));
     result.iteration_seconds += result.update_seconds;
     result.busy_seconds[static_cast<int>(StreamKind::kCompute)] += result.update_seconds;
   }

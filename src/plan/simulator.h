@@ -44,8 +44,9 @@ class CostModel {
   virtual double copy_seconds(size_t bytes) const = 0;  // one direction of the host link
   virtual double accumulate_seconds(size_t bytes) const { return 0.0; }
   virtual double load_input_seconds(size_t bytes) const { return 0.0; }
-  // The optimizer's step over `weight_bytes` of trainable weights, after the backward pass.
-  virtual double update_seconds(size_t weight_bytes) const { return 0.0; }
+  // The optimizer's step over `weight_bytes` of trainable weights and `state_bytes` of their
+  // optimizer state (SGD: a momentum as big as the weights; AdamW: two moments), after the backward pass.
+  virtual double update_seconds(size_t weight_bytes, size_t state_bytes) const { return 0.0; }
   // How much slower an op on stream `s` runs while the other kind of stream is busy (compute vs
   // copies): 1 on a GPU, whose copy engines are separate hardware; above 1 on the CPU backend,
   // where the copy engine is a thread sharing cores and memory bandwidth with the kernels.

@@ -50,7 +50,9 @@ const DagFacts& dag() {
 struct ParallelCosts : test::FixedCosts {
   double comm_bytes_per_second = 1e9, share = 1.0;
   explicit ParallelCosts(double link = 0) : FixedCosts(link) {}
-  double update_seconds(size_t weight_bytes) const override { return static_cast<double>(weight_bytes) * 1e-10; }
+  double update_seconds(size_t weight_bytes, size_t /*state_bytes*/) const override {
+    return static_cast<double>(weight_bytes) * 1e-10;
+  }
   double all_reduce_seconds(size_t bytes, int ranks) const override {
     return ring_all_reduce_seconds(bytes, ranks, comm_bytes_per_second, 1e-6);
   }

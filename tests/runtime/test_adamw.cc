@@ -266,6 +266,9 @@ TEST(AdamwMemory, VdnnPlansPlannerCountsThemToo) {
   EXPECT_EQ(sgd.memory.by_class.peak(MemoryClass::kOptimizerState), grads);
   EXPECT_EQ(adamw.memory.by_class.peak(MemoryClass::kOptimizerState), 2 * grads);
   EXPECT_EQ(adamw.minimum_budget - sgd.minimum_budget, grads);
+  // The update is memory-bound: SGD moves 5 words per weight (w, g, m in; w, m out), AdamW 7.
+  EXPECT_GT(sgd.time.update_seconds, 0.0);
+  EXPECT_NEAR(adamw.time.update_seconds / sgd.time.update_seconds, 7.0 / 5.0, 1e-9);
 }
 
 // --- training: policies, resume ---------------------------------------------------------------
