@@ -105,6 +105,14 @@ void set_weights(NetHandle& h, const py::dict& given) {
                                   << shape_text(it->shape));
     it->data.assign(a.data(), a.data() + a.size());
   }
+  // A tied pair is one tensor: either name given sets both (both given must agree: load_weights checks).
+  auto entry = [&](const std::string& name) -> SafeTensor& {
+    return *std::find_if(file.tensors.begin(), file.tensors.end(), [&](const SafeTensor& t) { return t.name == name; });
+  };
+  for (const auto& [tied, owner] : tied_parameter_names(h.net->graph())) {
+    const bool tied_given = given.contains(tied), owner_given = given.contains(owner);
+    if (tied_given != owner_given) entry(tied_given ? owner : tied).data = entry(tied_given ? tied : owner).data;
+  }
   py::gil_scoped_release release;
   load_weights(file, *h.net, h.steps);
 }

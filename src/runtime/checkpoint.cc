@@ -113,6 +113,17 @@ SafeTensors read_weights_file(const std::string& path) {
   return read_safetensors(path, {.accept_integer = is_batches_tracked});
 }
 
+std::vector<std::pair<std::string, std::string>> tied_parameter_names(const Graph& graph) {
+  std::vector<std::pair<std::string, std::string>> names;
+  for (const Node& node : graph.nodes()) {
+    if (node.param_owner < 0 || node.slices > 1) continue;  // slices of one layer share it too
+    const Node& owner = graph.nodes()[node.param_owner];
+    for (const ParamSpec& spec : owner.params)
+      names.emplace_back(node.layer->name() + "." + spec.name, owner.layer->name() + "." + spec.name);
+  }
+  return names;
+}
+
 SafeTensors state_dict(const Net& net, int64_t step) {
   SafeTensors f;
   const std::vector<ParamTensor>& params = net.params();
@@ -121,6 +132,11 @@ SafeTensors state_dict(const Net& net, int64_t step) {
     const int node = params[i].node;
     if (is_batch_norm(net, node) && (i + 1 == params.size() || params[i + 1].node != node))  // after its last
       f.tensors.push_back({batches_tracked_name(net, node), {}, {}, "I64", {net.batches_tracked_base(node) + step}});
+  }
+  for (const auto& [tied, owner] : tied_parameter_names(net.graph())) {
+    SafeTensor copy = *f.find(owner);
+    copy.name = tied;
+    f.tensors.push_back(std::move(copy));
   }
   return f;
 }
@@ -262,6 +278,18 @@ void check_same_augmentation(const Checkpoint& c, const TrainConfig& config) {
 
 namespace {
 
+// A file may hold a tied parameter under the tied layer's name too (PyTorch's state_dict does):
+// that copy must be the owner's tensor `owner`, else the file's model is not tied as this one is.
+void check_tied_copies(const SafeTensors& file, const Graph& graph, const SafeTensor& owner) {
+  for (const auto& [tied, owner_name] : tied_parameter_names(graph)) {
+    if (owner_name != owner.name) continue;
+    const SafeTensor* copy = file.find(tied);
+    if (copy && copy->data != owner.data)
+      VDNN_THROW(file.path << ": '" << tied << "' differs from '" << owner_name << "', to which model '" << graph.name()
+                           << "' ties it (tied_to): a tied model holds one tensor, so the two must be equal");
+  }
+}
+
 // load_weights; `consumed` (the file itself, or null) has each tensor's values freed once imported.
 void load_into(const SafeTensors& file, Net& net, int64_t steps_done, SafeTensors* consumed) {
   const std::vector<ParamTensor>& params = net.params();
@@ -269,6 +297,7 @@ void load_into(const SafeTensors& file, Net& net, int64_t steps_done, SafeTensor
   for (size_t i = 0; i < params.size(); ++i) {
     const SafeTensor& t = require_param(file, params[i].name, params[i].spec, model);
     net.import_param(i, checked_values(file, t.name, params[i].spec, t.data));
+    check_tied_copies(file, net.graph(), t);
     if (consumed) std::vector<float>().swap(consumed->tensors[&t - file.tensors.data()].data);
   }
   for (int node = 0; node < static_cast<int>(net.graph().nodes().size()); ++node)

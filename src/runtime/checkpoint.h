@@ -73,7 +73,13 @@ SafeTensors read_weights_file(const std::string& path);
 // norm's its "<layer>.num_batches_tracked" (I64 scalar: the count loaded with the weights plus
 // `step`, the optimizer steps done). What save_weights and save_checkpoint write, and what
 // load_weights(file, net, step) takes back.
+// A tied layer's parameters are written a second time under its own names, after the others
+// ("lm_head.weight", a copy of "transformer.wte.weight"), as PyTorch's state_dict of a tied model
+// holds them; loading checks such a copy equals its owner's tensor.
 SafeTensors state_dict(const Net& net, int64_t step);
+// The (tied name, owner's name) of every parameter a layer shares with another (`tied_to` in a
+// model file), e.g. {"lm_head.weight", "transformer.wte.weight"}; slices of one layer are not listed.
+std::vector<std::pair<std::string, std::string>> tied_parameter_names(const Graph& graph);
 // Writes the checkpoint atomically (temporary file, fsync, rename, fsync of the folder).
 void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
                      const CheckpointPosition& position);

@@ -15,6 +15,7 @@
 #include "io/model_file.h"
 #include "plan/planner.h"
 #include "planning/plan_source.h"
+#include "runtime/checkpoint.h"
 #include "runtime/gradient_check.h"
 #include "runtime/net.h"
 #include "runtime/trainer.h"
@@ -239,6 +240,26 @@ TEST(SequenceTraining, ATiedHeadSharesTheEmbeddingsWeightAndSumsBothGradients) {
                          "bad.json");
       },
       {"bad.json: layer 'head'", "tied_to", "no earlier layer named 'nowhere'"});
+}
+
+// PyTorch's state_dict of a tied model holds the shared weight under both names, so
+// load_state_dict(strict=True) wants "lm_head.weight" too: vdnn writes the copy, and reading checks it.
+TEST(SequenceTraining, ATiedModelsStateDictHoldsTheSharedWeightUnderBothNamesAndLoadingChecksThem) {
+  Net net(parse_model_text(tiny_gpt_text("fused"), "tiny_gpt.json"), {.batch = kBatch, .seed = 3});
+  EXPECT_EQ(tied_parameter_names(net.graph()),
+            (std::vector<std::pair<std::string, std::string>>{{"lm_head.weight", "wte.weight"}}));
+  SafeTensors file = state_dict(net, 0);
+  file.path = "tied.safetensors";
+  ASSERT_NE(file.find("lm_head.weight"), nullptr);
+  EXPECT_EQ(file.find("lm_head.weight")->data, file.find("wte.weight")->data);
+  EXPECT_EQ(file.find("lm_head.weight")->shape, (std::vector<int64_t>{kVocab, 12}));
+  Net other(parse_model_text(tiny_gpt_text("fused"), "tiny_gpt.json"), {.batch = kBatch, .seed = 4});
+  load_weights(file, other, 0);
+  EXPECT_EQ(other.weights_sha256(), net.weights_sha256());
+  for (SafeTensor& t : file.tensors)
+    if (t.name == "lm_head.weight") t.data[5] += 1.0f;  // as an untied model's head would be
+  test::expect_error([&] { load_weights(file, other, 0); },
+                     {"tied.safetensors: 'lm_head.weight' differs from 'wte.weight'", "tied_to"});
 }
 
 // Every parameter's gradient through the whole token network (embedding, position embedding,
