@@ -10,6 +10,7 @@
 
 #include "backend_api/backend.h"
 #include "backends/backend_targets.h"
+#include "backends/cpu/cpu_isa.h"
 #include "cli/cli_run.h"
 #include "io/model_file.h"
 #include "plan/planned_step.h"
@@ -123,7 +124,9 @@ TEST(CliPlan, MeasuredCostsRoundTripThroughAFile) {
   const std::string file = (dir / "costs.json").string();
   const CliRun p = vdnn("profile --model fmnist_dag --batch 8 --repeats 1 --save " + file);
   ASSERT_EQ(p.exit_code, 0) << p.output;
-  for (const char* f : {"stem", "winograd", "fwd ms", "link"}) EXPECT_NE(p.output.find(f), std::string::npos) << f;
+  for (const char* f : {"stem", "fwd ms", "link"}) EXPECT_NE(p.output.find(f), std::string::npos) << f;
+  // oneDNN has Winograd on AVX-512 only: elsewhere the profile lists no such algorithm.
+  EXPECT_EQ(p.output.find("winograd") != std::string::npos, cpu_has_winograd()) << cpu_isa_name() << "\n" << p.output;
   const CliRun r = vdnn("plan --model fmnist_dag --batch 8 --costs " + file + " --device-memory 64MiB");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // none, conv and all with train's algorithms: "+fastest" where oneDNN's picks are the fastest measured, else
@@ -219,16 +222,17 @@ TEST(CliPlan, PrefetchAheadPredictsTheDepthAndPeakTrainUses) {
   EXPECT_NE(bad.output.find("--prefetch: far not in {vdnn,ahead}"), std::string::npos) << bad.output;
 }
 
-// fmnist_cnn b128 fits 48 MiB as `none` with the leanest algorithms and as `all` with the fastest
-// (46.97 MiB each here): which dyn takes depends on the measured costs; either trains within the budget.
+// fmnist_cnn b128 fits 50 MiB as `none` with the leanest algorithms and as `all` with the fastest
+// (46.97 MiB each on AVX-512; 49.64 MiB on AVX2, whose kernels' workspaces and layouts differ): which
+// dyn takes depends on the measured costs; either trains within the budget.
 TEST(CliTrain, DynPicksAConfigurationThatTrainsInTheBudget) {
-  const CliRun r = vdnn("train --data synthetic --policy dyn --device-memory 48MiB --iterations 2 --no-eval");
+  const CliRun r = vdnn("train --data synthetic --policy dyn --device-memory 50MiB --iterations 2 --no-eval");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(r.output.find("dyn picks all+") != std::string::npos ||
               r.output.find("dyn picks none+") != std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("device memory 48.00 MiB"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(" MiB of 48.00 MiB, offloaded"), std::string::npos) << r.output;  // the run's peak
+  EXPECT_NE(r.output.find("device memory 50.00 MiB"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" MiB of 50.00 MiB, offloaded"), std::string::npos) << r.output;  // the run's peak
 }
 
 // The CPU plan calibrates its kernel costs by timing a few training steps; a network that diverges

@@ -36,12 +36,22 @@ std::string cpu_isa_name() {
   }
 }
 
-bool cpu_has_native_bf16() {
-  // The ISA values are bit masks, each containing the ones below it.
+namespace {
+
+// The ISA values are bit masks, each containing the ones below it.
+bool has_isa(dnnl::cpu_isa isa) {
   const unsigned have = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const unsigned need = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  const unsigned need = static_cast<unsigned>(isa);
   return (have & need) == need;
 }
+
+}  // namespace
+
+bool cpu_has_native_bf16() { return has_isa(dnnl::cpu_isa::avx512_core_bf16); }
+
+bool cpu_has_avx512() { return has_isa(dnnl::cpu_isa::avx512_core); }
+
+bool cpu_has_winograd() { return cpu_has_avx512(); }
 
 void require_native_bf16() {
   if (cpu_has_native_bf16()) return;
