@@ -773,7 +773,7 @@ void examples(Given& given) {
   }
   // == plan/batch_efficiency.h
   {
-    DeviceProfile gpu = load_device_profile("titan-x-maxwell");  // reference batch 256
+    DeviceProfile gpu = load_device_profile("titan-x-maxwell");
     double e = efficiency_at(gpu.batch_efficiency, 0.6, /*outputs per sample=*/512 * 14 * 14, 16);
     (void)e;  // (adapted)
   }
