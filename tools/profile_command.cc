@@ -2,7 +2,8 @@
 // workspace per convolution algorithm — as a table, or saved as JSON for `vdnn plan --costs`.
 // `--check none,conv,all` then trains a few iterations with each policy (as `vdnn train` times them) and puts
 // the measured step time and device memory beside the simulator's prediction; `--check dyn,auto
-// --device-memory 48MiB` does so for what dyn and auto pick for that budget.
+// --device-memory 48MiB` does so for what dyn and auto pick for that budget (auto: its per-tensor
+// decisions; a budget where it would pick a plain vDNN policy is refused, naming why).
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -65,6 +66,22 @@ struct CheckedPolicy {
   NetOptions net;
 };
 
+// --check auto measures auto's own per-tensor decisions; where the budget leaves it a plain vDNN
+// policy (everything fits: none+fastest), measuring that under auto's name would say nothing
+// about auto's predictions, so it is refused, naming the budget below which auto decides.
+void check_auto_decides(const Planner& planner, size_t budget, const AutoChoice& a) {
+  if (a.config.policy == Policy::kAuto) return;
+  const Configuration oracle{Policy::kNone, planner.costs().fastest()};
+  const std::string hint = planner.fits(oracle, budget) ? VDNN_MSG("give --device-memory below "
+                                                                   << describe_budget(planner.minimum_budget(oracle))
+                                                                   << " (none+fastest's smallest)")
+                                                        : std::string("give another --device-memory");
+  VDNN_THROW("--check auto: at --device-memory "
+             << describe_budget(budget) << " auto picks vDNN's " << describe(a.config, planner.costs()) << " (" << a.why
+             << "), which --check " << to_string(a.config.policy) << " measures; " << hint
+             << " for auto's own per-tensor decisions");
+}
+
 // none, conv, all: that policy with the fastest algorithms, at its smallest budget; dyn and auto:
 // what each picks for --device-memory (required: they choose for a budget), at that budget.
 CheckedPolicy policy_to_check(const std::string& name, const Planner& planner, const ProfileCliOptions& o) {
@@ -79,6 +96,7 @@ CheckedPolicy policy_to_check(const std::string& name, const Planner& planner, c
     if (name == "auto") {
       const AutoChoice a = choose_auto(planner, c.budget);
       if (!a.fits) VDNN_THROW("--check auto: --device-memory " << describe_budget(c.budget) << ": " << a.why);
+      check_auto_decides(planner, c.budget, a);
       c.config = a.config, c.prefetch = a.prefetch;
       c.net.decisions = a.config.decisions;
       c.net.prefetch_ahead = a.prefetch == Prefetch::kAhead;
@@ -185,7 +203,8 @@ Runner add_profile_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--check", o->check,
                  "policies to train and compare with the prediction, e.g. none,conv,all (fastest algorithms); dyn "
-                 "and auto train what they pick for --device-memory");
+                 "and auto train what they pick for --device-memory (auto: its per-tensor decisions; refused where "
+                 "it would pick a plain vDNN policy)");
   app.add_option("--device-memory", o->device_memory, "--check dyn or auto: the budget they choose for, e.g. 48MiB");
   app.add_option("--steps", o->steps, "--check: measured steps per policy")
       ->check(CLI::Range(1, 100000))

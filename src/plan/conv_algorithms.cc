@@ -69,32 +69,43 @@ struct Algorithm {
   bool (*applies)(const ConvProblem&);
   double (*flops)(const ConvProblem&);
   double (*workspace_bytes)(const ConvProblem&);
+  double (*gemm_outputs)(const ConvProblem&);
 };
 
 bool always(const ConvProblem&) { return true; }
 double direct(const ConvProblem& p) { return p.direct_flops; }
+// The output elements of an algorithm's GEMMs, the work its tiles are cut from
+// (plan/batch_efficiency.h): the convolution's outputs for the GEMMs; (m + 2)^2 transformed
+// positions per m x m tile for Winograd; one complex product per frequency bin for FFT.
+double outputs(const ConvProblem& p) { return d(p.n) * d(p.k) * d(p.oh) * d(p.ow); }
+double winograd_outputs(const ConvProblem& p, int64_t m) {
+  return d(p.n) * d(p.k) * d(winograd_tiles(p, m)) * d((m + 2) * (m + 2));
+}
 
 // The workspace formulas are the model's assumptions (cuDNN reports its own sizes at run time).
 const Algorithm kAlgorithms[] = {
-    {"implicit_gemm", always, direct, [](const ConvProblem&) { return 0.0; }},
+    {"implicit_gemm", always, direct, [](const ConvProblem&) { return 0.0; }, outputs},
     // One 32-bit input offset per filter tap.
     {"implicit_precomp_gemm", always, direct,
-     [](const ConvProblem& p) { return 4.0 * d(p.c / p.groups) * d(p.kh * p.kw); }},
+     [](const ConvProblem& p) { return 4.0 * d(p.c / p.groups) * d(p.kh * p.kw); }, outputs},
     // The im2col matrix of the whole batch: (C kh kw) x (OH OW) per image.
     {"gemm", always, direct,
-     [](const ConvProblem& p) { return kFloatBytes * d(p.n) * d(p.c * p.kh * p.kw) * d(p.oh * p.ow); }},
+     [](const ConvProblem& p) { return kFloatBytes * d(p.n) * d(p.c * p.kh * p.kw) * d(p.oh * p.ow); }, outputs},
     // Spectra of every input channel, filter and output channel.
     {"fft", fft_applies, fft_flops,
-     [](const ConvProblem& p) { return kComplexBytes * fft_spectra(p) * fft_grid(p).bins; }},
+     [](const ConvProblem& p) { return kComplexBytes * fft_spectra(p) * fft_grid(p).bins; },
+     [](const ConvProblem& p) { return d(p.n) * d(p.k) * fft_grid(p).bins; }},
     // Fused F(2x2,3x3): the transformed filters, 4x4 per (output, input) channel pair.
     {"winograd", is_3x3_stride_1, [](const ConvProblem& p) { return winograd_flops(p, 2); },
-     [](const ConvProblem& p) { return kFloatBytes * 16.0 * d(p.k) * d(p.c / p.groups); }},
+     [](const ConvProblem& p) { return kFloatBytes * 16.0 * d(p.k) * d(p.c / p.groups); },
+     [](const ConvProblem& p) { return winograd_outputs(p, 2); }},
     // Non-fused F(4x4,3x3): transformed inputs, filters and outputs, 6x6 per tile.
     {"winograd_nonfused", is_3x3_stride_1, [](const ConvProblem& p) { return winograd_flops(p, 4); },
      [](const ConvProblem& p) {
        const double tiles = d(winograd_tiles(p, 4));
        return kFloatBytes * 36.0 * (d(p.n * p.c) * tiles + d(p.k * (p.c / p.groups)) + d(p.n * p.k) * tiles);
-     }},
+     },
+     [](const ConvProblem& p) { return winograd_outputs(p, 4); }},
 };
 
 }  // namespace
@@ -129,7 +140,9 @@ const std::vector<std::string>& conv_algorithm_names() {
 std::vector<ConvAlgoEstimate> conv_algorithms(const ConvProblem& p) {
   std::vector<ConvAlgoEstimate> out;
   for (const Algorithm& a : kAlgorithms)
-    if (a.applies(p)) out.push_back({a.name, a.flops(p), static_cast<size_t>(std::llround(a.workspace_bytes(p)))});
+    if (a.applies(p))
+      out.push_back(
+          {a.name, a.flops(p), static_cast<size_t>(std::llround(a.workspace_bytes(p))), 1, a.gemm_outputs(p)});
   return out;
 }
 

@@ -14,6 +14,8 @@
 //                          instead of 144;
 //                          transformed inputs, filters and outputs are kept
 // FLOPs are the forward pass of the whole batch, 2 per multiply-add (Layer::forward_flops's rule).
+// gemm_outputs, the work the efficiency curve of plan/batch_efficiency.h reads: the convolution's
+// outputs for the GEMMs, (m + 2)^2 per m x m output tile for Winograd, N K frequency bins for FFT.
 //
 //   ConvProblem p = ConvProblem::of(conv_layer, in_shape, out_shape, /*batch=*/64);
 //   for (const ConvAlgoEstimate& a : conv_algorithms(p))   // implicit_gemm first
@@ -48,6 +50,7 @@ struct ConvAlgoEstimate {
   double flops = 0;            // forward, whole batch (sub-batched: one slice)
   size_t workspace_bytes = 0;  // scratch the algorithm needs beyond x, w and y
   int sub_batches = 1;         // > 1: run in this many slices of the batch, one slice's figures
+  double gemm_outputs = 0;     // output elements of its GEMMs, one slice's (plan/batch_efficiency.h)
 };
 
 // Every algorithm the model knows, in order of preference for memory (implicit_gemm first).

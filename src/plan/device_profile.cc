@@ -152,10 +152,12 @@ fs::path resolve(const std::string& name_or_path, const std::string& kind, const
   return path;
 }
 
-KernelEfficiency read_efficiency(Fields f) {
+// One efficiency per convolution algorithm the device offers (`offered`; empty: all of them).
+KernelEfficiency read_efficiency(Fields f, const std::vector<std::string>& offered) {
   KernelEfficiency e;
   Fields conv = f.object("conv");
-  for (const std::string& algo : conv_algorithm_names()) e.conv[algo] = conv.number(algo, Range::kFraction);
+  for (const std::string& algo : offered.empty() ? conv_algorithm_names() : offered)
+    e.conv[algo] = conv.number(algo, Range::kFraction);
   conv.finish();
   e.fc = f.number("fc", Range::kFraction);
   e.other = f.number("other", Range::kFraction);
@@ -164,7 +166,43 @@ KernelEfficiency read_efficiency(Fields f) {
   return e;
 }
 
+// "conv_algorithms": known names, no repeats, implicit_gemm among them; returned in the order of
+// conv_algorithm_names(). Absent: empty (every algorithm).
+std::vector<std::string> read_conv_algorithms(Fields& f, const std::string& source) {
+  if (!f.has("conv_algorithms")) return {};
+  const std::vector<std::string> given = f.optional_texts("conv_algorithms");
+  const std::vector<std::string>& known = conv_algorithm_names();
+  for (const std::string& name : given)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      VDNN_THROW(source << ": field 'conv_algorithms': unknown algorithm '" << name << "' (valid: " << join_list(known)
+                        << ")");
+  std::vector<std::string> offered;
+  for (const std::string& name : known)
+    if (std::count(given.begin(), given.end(), name) > 0) offered.push_back(name);
+  if (offered.size() != given.size()) f.wrong("conv_algorithms", "a list of distinct algorithm names");
+  if (offered.empty() || offered.front() != "implicit_gemm")
+    VDNN_THROW(source << ": field 'conv_algorithms' must include implicit_gemm (the algorithm that applies to every "
+                         "convolution), got "
+                      << join_list(given));
+  return offered;
+}
+
+BatchEfficiency read_batch_efficiency(Fields f) {
+  BatchEfficiency b;
+  const double batch = f.number("reference_batch", Range::kPositive);
+  if (batch != std::floor(batch) || batch > 1e9) f.wrong("reference_batch", "a whole number in [1, 1e9]");
+  b.reference_batch = static_cast<int64_t>(batch);
+  b.half_saturation_outputs = f.number("half_saturation_outputs", Range::kNonNegative);
+  f.finish();
+  return b;
+}
+
 }  // namespace
+
+bool DeviceProfile::offers(const std::string& conv_algorithm) const {
+  return conv_algorithms.empty() ||
+         std::find(conv_algorithms.begin(), conv_algorithms.end(), conv_algorithm) != conv_algorithms.end();
+}
 
 std::string profiles_dir() {
   if (const char* env = std::getenv("VDNN_PROFILES_DIR")) return env;
@@ -241,7 +279,9 @@ DeviceProfile parse_device_profile(std::string_view json_text, const std::string
   d.link = f.text("link");
   d.kernel_launch_seconds = f.number("kernel_launch_seconds", Range::kNonNegative);
   d.unified_memory = f.optional_flag("unified_memory");
-  d.efficiency = read_efficiency(f.object("efficiency"));
+  d.conv_algorithms = read_conv_algorithms(f, source);
+  d.efficiency = read_efficiency(f.object("efficiency"), d.conv_algorithms);
+  if (f.has("batch_efficiency")) d.batch_efficiency = read_batch_efficiency(f.object("batch_efficiency"));
   d.sources = f.optional_texts("sources");
   f.finish();
   return d;

@@ -4,7 +4,9 @@
 // Model: a device profile gives the device's memory, peak fp32 arithmetic, memory bandwidth, kernel
 // launch overhead, its default host link, whether the CPU shares its memory ("unified_memory"), and
 // the fraction of peak each kind of kernel reaches ("efficiency": per convolution algorithm, fully
-// connected GEMMs, other layers, memory traffic).
+// connected GEMMs, other layers, memory traffic), optionally how that fraction falls at small
+// batches ("batch_efficiency", plan/batch_efficiency.h) and which convolution algorithms its library
+// offers ("conv_algorithms": a cuDNN version's set; all of conv_algorithm_names() when absent).
 // A link profile gives the effective one-direction bandwidth and per-copy latency. A network
 // profile (data parallel, plan/collectives.h) gives the network between ranks: one-direction
 // bandwidth per rank, latency per message, and whether its traffic crosses the host link the
@@ -25,6 +27,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "plan/batch_efficiency.h"
 
 namespace vdnn {
 
@@ -66,8 +70,16 @@ struct DeviceProfile {
   // Optional (false): memory_bytes is the board's memory, shared by the CPU and the GPU (a Jetson),
   // so the host copies of offloaded tensors take from the same memory as the device budget.
   bool unified_memory = false;
-  KernelEfficiency efficiency;
+  KernelEfficiency efficiency;  // efficiency.conv has an entry per offered algorithm
+  // Optional (off): the efficiencies above hold at batch_efficiency.reference_batch and fall with
+  // a kernel's work below it (plan/batch_efficiency.h).
+  BatchEfficiency batch_efficiency;
+  // Optional (empty: all): the convolution algorithms the library offers, in conv_algorithm_names()
+  // order; always includes implicit_gemm, the one that applies to every convolution.
+  std::vector<std::string> conv_algorithms;
   std::vector<std::string> sources;  // optional: where the figures come from
+
+  bool offers(const std::string& conv_algorithm) const;
 };
 
 // The folder with devices/, links/ and networks/ ($VDNN_PROFILES_DIR, else the data directory's profiles/,

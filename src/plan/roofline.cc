@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "layers/conv.h"
+#include "plan/batch_efficiency.h"
 #include "plan/conv_algorithms.h"
 #include "vdnn/error.h"
 
@@ -79,12 +80,14 @@ std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const Nod
   batch = node.batch(batch);
   const Shape &in = g.value(node.inputs[0]).shape, &out_shape = g.value(node.output).shape;
   const double backward_per_forward = base.backward.flops / base.forward.flops;
-  // Algorithm `a` over `work`, `slices` times.
+  // Algorithm `a` over `work`, `slices` times, at the efficiency of one slice's batch.
   auto cost = [&](const ConvAlgoEstimate& a, const NodeWork& work, int slices) {
     const double workspace_traffic = 2.0 * static_cast<double>(a.workspace_bytes);  // written, read
     const Work forward{a.flops, work.forward.bytes + workspace_traffic};
     const Work backward{a.flops * backward_per_forward, work.backward.bytes + workspace_traffic};
-    const double efficiency = d.efficiency.conv.at(a.name);
+    const int64_t slice_batch = batch / slices;
+    const double efficiency = efficiency_at(d.batch_efficiency, d.efficiency.conv.at(a.name),
+                                            a.gemm_outputs / static_cast<double>(slice_batch), slice_batch);
     AlgoCost c{a.name, slices * roofline_seconds(forward, efficiency, d),
                slices * roofline_seconds(backward, efficiency, d), a.workspace_bytes};
     c.sub_batches = slices;
@@ -93,9 +96,19 @@ std::vector<AlgoCost> conv_costs(const Graph& g, int i, int64_t batch, const Nod
   std::vector<AlgoCost> out;
   const double weights = static_cast<double>(sum(facts.param_bytes));
   for (const ConvAlgoEstimate& a : conv_algorithms_with_sub_batches(ConvProblem::of(conv, in, out_shape, batch)))
-    out.push_back(
-        cost(a, a.sub_batches > 1 ? slice_of(base, a.sub_batches, weights, 2 * weights) : base, a.sub_batches));
+    if (d.offers(a.name))
+      out.push_back(
+          cost(a, a.sub_batches > 1 ? slice_of(base, a.sub_batches, weights, 2 * weights) : base, a.sub_batches));
   return out;
+}
+
+// The efficiency of a layer other than a convolution: a fully connected layer's GEMM at its batch
+// (plan/batch_efficiency.h), every other layer's arithmetic at efficiency.other.
+double layer_efficiency(const Graph& g, int i, int64_t graph_batch, const DeviceProfile& d) {
+  const Node& node = g.nodes()[i];
+  if (node.layer->kind() != LayerKind::kFc) return d.efficiency.other;
+  const double outputs_per_sample = static_cast<double>(g.value(node.output).shape.elements());
+  return efficiency_at(d.batch_efficiency, d.efficiency.fc, outputs_per_sample, node.batch(graph_batch));
 }
 
 }  // namespace
@@ -120,7 +133,7 @@ NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector
     if (layer.kind() == LayerKind::kConv) {
       n.algos = conv_costs(graph, i, batch, w, facts[i], device);
     } else {
-      const double efficiency = layer.kind() == LayerKind::kFc ? device.efficiency.fc : device.efficiency.other;
+      const double efficiency = layer_efficiency(graph, i, batch, device);
       n.algos.push_back({"-", roofline_seconds(w.forward, efficiency, device),
                          roofline_seconds(w.backward, efficiency, device), facts[i].scratch_bytes});
     }

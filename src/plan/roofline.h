@@ -9,10 +9,12 @@
 // backward: Layer::backward_flops x batch, bytes = output gradient + input gradients + what the
 // backward reads (inputs, output, saved state) + parameters + parameter gradients.
 // A convolution has one entry per applicable algorithm (plan/conv_algorithms.h, implicit_gemm
-// first) with that algorithm's arithmetic, its efficiency and its workspace (written and read once
+// first; only those the profile offers) with that algorithm's arithmetic, its efficiency at the
+// kernel's batch (plan/batch_efficiency.h) and its workspace (written and read once
 // per pass), then the same algorithms run in k = 2, 4, 8, 16 sub-batches (k dividing the batch)
 // where that needs less workspace (AlgoCost::sub_batches; μ-cuDNN's idea): k kernels at batch / k,
-// each reading the weights whole, the workspace of one. Every other layer has one entry, "-",
+// each reading the weights whole, the workspace of one, at the efficiency of batch / k. A fully
+// connected layer's GEMM has the efficiency of its batch too. Every other layer has one entry, "-",
 // whose workspace is the node's scratch in `facts`. The figures are assumptions until calibrated on a real GPU:
 // docs/device-profiles.md.
 //

@@ -2,7 +2,8 @@
 // ("runs_as"), and those flags train at the row's smallest budget — to the byte: one byte less is
 // refused. On networks with Winograd-sized, tiny (GEMM weight gradient) and grouped convolutions,
 // from one saved profile so that plan and train see the same costs. A unified-memory board's plan
-// never counts on host memory it does not have; `profile --check auto` measures auto's pick; a
+// never counts on host memory it does not have; `profile --check auto` measures auto's pick, and
+// refuses a budget where that pick is a plain vDNN policy; a
 // refusal where `auto` fits points at `--policy auto`.
 #include <gtest/gtest.h>
 
@@ -144,6 +145,22 @@ TEST(CliPlanPromise, ProfileCheckAutoMeasuresWhatAutoPicksForTheBudget) {
                                                               << r.output;
   // The table prints MiB to two decimals: a peak at the budget may read up to 0.005 above it.
   EXPECT_LE(measured_mib("auto"), static_cast<double>(budget) / (1 << 20) + 0.005) << r.output;
+}
+
+// Where the budget holds everything, auto picks none+fastest: `--check auto` used to measure that
+// under auto's name; it is refused, naming what auto picked and the budget below which it decides.
+TEST(CliPlanPromise, ProfileCheckAutoRefusesABudgetWhereAutoIsAPlainVdnnPolicy) {
+  const CliRun r = vdnn(
+      "profile --model fmnist_cnn --batch 8 --repeats 1 --steps 1 --progress none --check auto "
+      "--device-memory 1GiB");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--check auto: at --device-memory 1.00 GiB (1073741824 bytes) auto picks vDNN's none+fastest "
+                          "(everything fits"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("which --check none measures; give --device-memory below "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(none+fastest's smallest) for auto's own per-tensor decisions"), std::string::npos)
+      << r.output;
 }
 
 // `vdnn train`'s refusal: exit 1, its last line the error (the model line may come first).

@@ -57,7 +57,9 @@
 #include "memory/memory_class.h"
 #include "memory/offset_allocator.h"
 #include "memory/residency.h"
+#include "plan/batch_efficiency.h"
 #include "plan/conv_algorithms.h"
+#include "plan/device_profile.h"
 #include "plan/block_placement.h"
 #include "plan/collectives.h"
 #include "plan/memory_plan.h"
@@ -768,6 +770,12 @@ void examples(Given& given) {
     AlgoChoice fast = costs.fastest(), lean = costs.leanest();
     ChosenCosts model(costs, fast);
     SimResult r = simulate(*program, model);  // (adapted)
+  }
+  // == plan/batch_efficiency.h
+  {
+    DeviceProfile gpu = load_device_profile("titan-x-maxwell");
+    double e = efficiency_at(gpu.batch_efficiency, 0.6, /*outputs per sample=*/512 * 14 * 14, 16);
+    (void)e;  // (adapted)
   }
   // == plan/conv_algorithms.h
   {

@@ -29,8 +29,9 @@ using test::error_of;
 using test::ScopedEnv;
 
 TEST(DeviceProfile, EveryShippedProfileLoads) {
-  const std::vector<std::string> expected = {"a100-40gb",        "a100-80gb",       "h100",      "h200",
-                                             "jetson-orin-nano", "titan-x-maxwell", "v100-16gb", "v100-32gb"};
+  const std::vector<std::string> expected = {
+      "a100-40gb", "a100-80gb", "h100", "h200", "jetson-orin-nano", "titan-x-maxwell", "titan-x-maxwell-cudnn4",
+      "v100-16gb", "v100-32gb"};
   EXPECT_EQ(device_profile_names(), expected);
   for (const std::string& name : device_profile_names()) {
     SCOPED_TRACE(name);
@@ -41,7 +42,8 @@ TEST(DeviceProfile, EveryShippedProfileLoads) {
     EXPECT_GE(d.memory_bytes, edge ? size_t{8} << 30 : size_t{12} << 30);
     EXPECT_GT(d.peak_fp32_flops, edge ? 1e12 : 6e12);
     EXPECT_GT(d.memory_bytes_per_second, edge ? 6e10 : 3e11);
-    EXPECT_EQ(d.efficiency.conv.size(), conv_algorithm_names().size());
+    EXPECT_EQ(d.efficiency.conv.size(),
+              d.conv_algorithms.empty() ? conv_algorithm_names().size() : d.conv_algorithms.size());
     EXPECT_FALSE(d.sources.empty());
     EXPECT_NO_THROW(load_link_profile(d.link));
   }
@@ -56,6 +58,22 @@ TEST(DeviceProfile, ThePapersGpuHasItsDatasheetFigures) {
   EXPECT_EQ(load_device_profile("h200").memory_bytes, size_t{141} << 30);
   EXPECT_EQ(load_device_profile("a100-40gb").link, "pcie4");
   EXPECT_EQ(load_device_profile("h100").link, "pcie5");
+}
+
+TEST(DeviceProfile, TheCudnn4VariantIsThePapersGpuWithCudnn4sAlgorithms) {
+  const DeviceProfile whole = load_device_profile("titan-x-maxwell");
+  const DeviceProfile paper = load_device_profile("titan-x-maxwell-cudnn4");
+  EXPECT_TRUE(whole.conv_algorithms.empty());
+  EXPECT_TRUE(whole.offers("winograd_nonfused"));
+  EXPECT_EQ(paper.conv_algorithms, (std::vector<std::string>{"implicit_gemm", "implicit_precomp_gemm", "gemm", "fft"}));
+  EXPECT_FALSE(paper.offers("winograd"));
+  EXPECT_FALSE(paper.offers("winograd_nonfused"));
+  EXPECT_TRUE(paper.offers("fft"));
+  EXPECT_EQ(paper.memory_bytes, whole.memory_bytes);
+  EXPECT_EQ(paper.peak_fp32_flops, whole.peak_fp32_flops);
+  EXPECT_EQ(paper.efficiency.conv.at("implicit_precomp_gemm"), whole.efficiency.conv.at("implicit_precomp_gemm"));
+  EXPECT_EQ(paper.batch_efficiency.reference_batch, 256);
+  EXPECT_EQ(paper.batch_efficiency.half_saturation_outputs, whole.batch_efficiency.half_saturation_outputs);
 }
 
 TEST(DeviceProfile, LinksAreFasterEachGenerationAndBelowTheirSignallingRate) {
@@ -173,13 +191,59 @@ TEST_F(DeviceProfileFiles, AnUnknownFieldIsATypo) {
   const std::string top = device_error([](json& j) { j["peak_fp32_flop"] = 1e12; });
   EXPECT_CONTAINS(top,
                   "unknown field 'peak_fp32_flop' (valid: name, description, memory_bytes, peak_fp32_flops,"
-                  " memory_bytes_per_second, link, kernel_launch_seconds, unified_memory, efficiency, sources)");
+                  " memory_bytes_per_second, link, kernel_launch_seconds, unified_memory, conv_algorithms,"
+                  " efficiency, batch_efficiency, sources)");
   EXPECT_CONTAINS(link_error([](json& j) { j["speed"] = 1; }),
                   "(valid: name, description, bytes_per_second, theoretical_bytes_per_second, latency_seconds,"
                   " sources)");
   EXPECT_CONTAINS(device_error([](json& j) { j["efficiency"]["conv"]["direct"] = 0.5; }),
                   "unknown field 'efficiency.conv.direct' (valid: implicit_gemm, implicit_precomp_gemm");
   EXPECT_CONTAINS(link_error([](json& j) { j["duplex"] = true; }), "unknown field 'duplex'");
+}
+
+TEST_F(DeviceProfileFiles, AConvolutionAlgorithmSetNamesKnownAlgorithmsWithImplicitGemm) {
+  EXPECT_CONTAINS(device_error([](json& j) {
+                    j["conv_algorithms"] = {"implicit_gemm", "direct"};
+                  }),
+                  "field 'conv_algorithms': unknown algorithm 'direct' (valid: implicit_gemm, implicit_precomp_gemm");
+  EXPECT_CONTAINS(device_error([](json& j) {
+                    j["conv_algorithms"] = {"gemm", "fft"};
+                  }),
+                  "field 'conv_algorithms' must include implicit_gemm (the algorithm that applies to every "
+                  "convolution), got gemm, fft");
+  EXPECT_CONTAINS(device_error([](json& j) { j["conv_algorithms"] = json::array(); }),
+                  "field 'conv_algorithms' must include implicit_gemm");
+  EXPECT_CONTAINS(device_error([](json& j) {
+                    j["conv_algorithms"] = {"implicit_gemm", "implicit_gemm"};
+                  }),
+                  "field 'conv_algorithms' must be a list of distinct algorithm names");
+  // The efficiencies are those of the offered algorithms: one more is a typo, one fewer is missing.
+  EXPECT_CONTAINS(device_error([](json& j) {
+                    j["conv_algorithms"] = {"implicit_gemm", "fft"};
+                  }),
+                  "unknown field 'efficiency.conv.gemm' (valid: implicit_gemm, fft)");
+  const std::string path = write("cudnn4.json", [&] {
+    json j = device_;
+    j["conv_algorithms"] = {"fft", "implicit_gemm"};
+    for (const char* a : {"implicit_precomp_gemm", "gemm", "winograd", "winograd_nonfused"})
+      j["efficiency"]["conv"].erase(a);
+    return j.dump();
+  }());
+  EXPECT_EQ(load_device_profile(path).conv_algorithms, (std::vector<std::string>{"implicit_gemm", "fft"}));
+}
+
+TEST_F(DeviceProfileFiles, ABatchEfficiencyCurveIsChecked) {
+  EXPECT_CONTAINS(device_error([](json& j) { j["batch_efficiency"]["reference_batch"] = 0; }),
+                  "field 'batch_efficiency.reference_batch' must be a number > 0, got 0");
+  EXPECT_CONTAINS(device_error([](json& j) { j["batch_efficiency"]["reference_batch"] = 2.5; }),
+                  "field 'batch_efficiency.reference_batch' must be a whole number in [1, 1e9], got 2.5");
+  EXPECT_CONTAINS(device_error([](json& j) { j["batch_efficiency"].erase("half_saturation_outputs"); }),
+                  "missing field 'batch_efficiency.half_saturation_outputs'");
+  EXPECT_CONTAINS(device_error([](json& j) { j["batch_efficiency"]["knee"] = 1; }),
+                  "unknown field 'batch_efficiency.knee' (valid: reference_batch, half_saturation_outputs)");
+  json flat = device_;
+  flat.erase("batch_efficiency");  // optional: without it, no curve
+  EXPECT_EQ(load_device_profile(write("flat.json", flat.dump())).batch_efficiency.reference_batch, 0);
 }
 
 TEST_F(DeviceProfileFiles, AnUnknownLinkListsTheKnownLinks) {
