@@ -193,7 +193,7 @@ void bind_net(py::module_& m) {
             const auto taken = h.lock();
             return h.steps;
           },
-          "train_step calls so far")
+          "training steps made: train_step calls and vdnn.train's steps (one whose callback raised included)")
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
       .def_property_readonly("optimizer",
                              [](const NetHandle& h) { return std::string(to_string(h.net->options().optimizer)); })
