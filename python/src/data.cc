@@ -177,13 +177,13 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
     const Dataset test_set = evaluate ? load_data(source, graph, Split::kTest) : Dataset{};
     Trainer trainer(*h->net, config);
     trainer.on_step([&](const StepProgress& p) {
+      ++h->steps;  // the step is made: counted before a callback or Ctrl-C can end the run
       py::gil_scoped_acquire acquire;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C: KeyboardInterrupt between steps
       if (!callback.is_none()) callback(step_dict(p));
     });
     r = trainer.run(train_set, evaluate ? &test_set : nullptr);
   }
-  h->steps += r.iterations;
   py::dict d;
   d["iterations"] = r.iterations;
   d["final_loss"] = r.final_loss;

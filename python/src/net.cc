@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "bindings.h"
+#include "comm/rank_agreement.h"
 #include "layers/token_ce.h"
 #include "net_handle.h"
 #include "runtime/checkpoint.h"
@@ -84,7 +85,10 @@ py::dict tensors(const NetHandle& h, bool gradients) {
 
 // Replaces the weights named in `given` (any subset; the others keep their values), with the
 // checks `vdnn infer` makes on a weights file. PyTorch's "<bn>.num_batches_tracked" entries are
-// skipped, so a state_dict converted to NumPy loads as it is.
+// skipped, so a state_dict converted to NumPy loads as it is. Under mpirun a collective: every
+// rank compares the digest of the weights it would hold (the one `--initial-weights` is compared
+// by), and loads them only when every rank's is the same, else every rank refuses together
+// (docs/design/data-parallel.md: replicas must stay bit-identical).
 void set_weights(NetHandle& h, const py::dict& given) {
   const auto taken = h.lock();
   const std::vector<ParamTensor>& params = h.net->params();
@@ -114,6 +118,9 @@ void set_weights(NetHandle& h, const py::dict& given) {
     if (tied_given != owner_given) entry(tied_given ? owner : tied).data = entry(tied_given ? tied : owner).data;
   }
   py::gil_scoped_release release;
+  if (h.net->ranks() > 1)
+    check_ranks_agree(*h.net->options().comm,
+                      {{"the weights' sha256", weights_sha256(file, h.net->graph()).substr(0, 16)}}, "set_weights");
   load_weights(file, *h.net, h.steps);
 }
 
@@ -194,7 +201,7 @@ void bind_net(py::module_& m) {
             const auto taken = h.lock();
             return h.steps;
           },
-          "train_step calls so far")
+          "training steps made: train_step calls and vdnn.train's steps (one whose callback raised included)")
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
       .def_property_readonly("optimizer",
                              [](const NetHandle& h) { return std::string(to_string(h.net->options().optimizer)); })
@@ -242,7 +249,9 @@ void bind_net(py::module_& m) {
           "integer labels y (n <= batch "
           "samples), as each step of `vdnn train`; returns the batch's mean loss. lr: 0 to 100. A loss or "
           "gradient that is not finite raises vdnn.Error and makes no update (the running statistics are left "
-          "as they were). Calls from several threads take turns.")
+          "as they were). Calls from several threads take turns. Under mpirun every rank calls it together: "
+          "a rank in another call (forward_backward, set_weights), at another step, on another number of "
+          "samples or with another lr makes every rank raise vdnn.Error naming what differs, before the step.")
       .def(
           "forward_backward",
           [](NetHandle& h, const py::handle& x, const py::handle& y) {
@@ -256,7 +265,9 @@ void bind_net(py::module_& m) {
           "A training-mode forward and backward pass without an update (batch-norm running statistics "
           "and the dropout counter do advance, as in PyTorch's train mode); returns the mean loss. "
           "gradients() then holds d loss / d parameter. A loss or gradient that is not finite raises "
-          "vdnn.Error naming it, the running statistics left as they were.")
+          "vdnn.Error naming it, the running statistics left as they were. Under mpirun every rank calls it "
+          "together (on as many samples): the gradients and running statistics are then the mean over the "
+          "ranks and the loss the ranks' mean, as in a data-parallel train_step, still without an update.")
       .def(
           "gradients",
           [](NetHandle& h) {
@@ -273,7 +284,9 @@ void bind_net(py::module_& m) {
           "Every parameter and running statistic by name (float32 copies).")
       .def("set_weights", &set_weights, py::arg("weights"),
            "Replaces the named tensors (the others keep their values); each must have the shape "
-           "weights() reports and finite values. '<bn>.num_batches_tracked' entries (PyTorch's) are skipped.")
+           "weights() reports and finite values. '<bn>.num_batches_tracked' entries (PyTorch's) are skipped. "
+           "Under mpirun every rank calls it together with the same weights: weights that differ on some rank "
+           "make every rank raise vdnn.Error, and no rank's weights change.")
       .def("infer", &infer, py::arg("x"), "Evaluation-mode logits (n, classes) of float32 NCHW x.")
       .def(
           "weights_sha256",

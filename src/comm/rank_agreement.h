@@ -13,7 +13,16 @@
 //   "the ranks were started differently: --batch is 32 on rank 0 but 16 on rank 1"
 // The check is a collective: every rank calls it at the same point. With one rank it does nothing.
 //
+// A step taken outside a run (the Python API's train_step, forward_backward, set_weights) is
+// checked the same way before its collectives: its list names the call first, so ranks in
+// different calls refuse together instead of entering collectives that do not match (a hang, or
+// MPI_ERR_TRUNCATE):
+//   "the ranks are in different calls: rank 0 called train_step but rank 1 called forward_backward"
+//   "the ranks' train_step calls differ: lr is 0.1 on rank 0 but 0.05 on rank 1"
+// The call's record comes first, then the count of settings, then each setting in order.
+//
 //   check_ranks_agree(comm, {{"the model", "fmnist_cnn 3fa1b2c3d4e5f607"}, {"--batch", "32"}});
+//   check_ranks_agree(comm, {{"lr", "0.1"}}, "train_step");
 #pragma once
 
 #include <string>
@@ -36,7 +45,8 @@ class RanksDisagree : public Error {
   using Error::Error;
 };
 
-// Throws RanksDisagree on every rank when some rank's settings differ from rank 0's.
-void check_ranks_agree(Communicator& comm, const std::vector<RankSetting>& settings);
+// Throws RanksDisagree on every rank when some rank's call or settings differ from rank 0's.
+// `call`: the step being taken ("train_step"); "" for the checks before a Net's or a run's start.
+void check_ranks_agree(Communicator& comm, const std::vector<RankSetting>& settings, const std::string& call = "");
 
 }  // namespace vdnn

@@ -22,7 +22,7 @@ std::string graph_digest(const Graph& graph) {
     for (ValueId v : node.inputs) text << " " << v;
     text << " out " << graph.value(node.output).shape.to_string() << " slices " << node.slices << " params";
     for (const ParamSpec& p : node.params) describe_param(text, p);
-    text << "\n";
+    text << " settings " << node.layer->original().settings() << "\n";
   }
   const std::string s = text.str();
   return sha256_hex(s.data(), s.size());

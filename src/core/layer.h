@@ -55,6 +55,11 @@ class Layer {
   const std::string& name() const { return name_; }
   const std::string& type() const { return type_; }
   LayerKind kind() const { return kind_; }
+  // What it was configured with: its description's fields, each with the value it took
+  // (LayerConfig::settings(), set by make_layer); "" for a layer made in code. The graph's digest
+  // holds it (core/graph_digest.h), so attributes that change no shape are compared too.
+  const std::string& settings() const { return settings_; }
+  void set_settings(std::string settings) { settings_ = std::move(settings); }
   // The layer whose computation this one is: itself, or for another slice of a layer
   // (layers/batch_slice.h) that layer, whose own class a kernel reads the parameters of.
   virtual const Layer& original() const { return *this; }
@@ -91,6 +96,7 @@ class Layer {
   std::string name_;
   std::string type_;
   LayerKind kind_;
+  std::string settings_;
 };
 
 }  // namespace vdnn

@@ -1,5 +1,6 @@
 #include "core/layer_config.h"
 
+#include <charconv>
 #include <cmath>
 
 #include "util/json_dump.h"
@@ -27,7 +28,34 @@ std::string quoted_field_value(const nlohmann::json& v) {
   return dump_json(v);
 }
 
+// A setting's value as settings() lists it.
+std::string setting_text(int64_t v) { return std::to_string(v); }
+std::string setting_text(bool v) { return v ? "true" : "false"; }
+std::string setting_text(const std::string& v) { return dump_json(v); }  // quoted: "a;b" stays one value
+std::string setting_text(const std::pair<int64_t, int64_t>& v) {
+  return "[" + std::to_string(v.first) + "," + std::to_string(v.second) + "]";
+}
+std::string setting_text(double v) {  // the shortest text that reads back as v
+  char text[32];
+  return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+}
+
 }  // namespace
+
+template <typename T>
+T LayerConfig::got(const std::string& key, T value) {
+  got_[key] = setting_text(value);
+  return value;
+}
+
+std::string LayerConfig::settings() const {
+  std::string out;
+  for (const auto& [key, value] : got_) {
+    if (!out.empty()) out += ';';
+    out.append(key).append(1, '=').append(value);
+  }
+  return out;
+}
 
 void LayerConfig::fail(const std::string& key, const std::string& expected) const {
   std::string got = fields_.contains(key) ? quoted_field_value(fields_.at(key)) : "nothing";
@@ -47,52 +75,52 @@ std::string LayerConfig::integer_range(int64_t min_value) {
 int64_t LayerConfig::positive_int(const std::string& key) {
   const nlohmann::json* v = find(key);
   if (!v || !is_integer_in(*v, 1)) fail(key, integer_range(1));
-  return v->get<int64_t>();
+  return got(key, v->get<int64_t>());
 }
 
 int64_t LayerConfig::integer(const std::string& key, int64_t fallback, int64_t min_value) {
   const nlohmann::json* v = find(key);
-  if (!v) return fallback;
+  if (!v) return got(key, fallback);
   if (!is_integer_in(*v, min_value)) fail(key, integer_range(min_value));
-  return v->get<int64_t>();
+  return got(key, v->get<int64_t>());
 }
 
 std::pair<int64_t, int64_t> LayerConfig::pair(const std::string& key, std::pair<int64_t, int64_t> fallback,
                                               int64_t min_value) {
   const nlohmann::json* v = find(key);
-  if (!v) return fallback;
+  if (!v) return got(key, fallback);
   const std::string expected = integer_range(min_value) + " or a pair [h, w] of them";
   auto ok = [&](const nlohmann::json& x) { return is_integer_in(x, min_value); };
-  if (ok(*v)) return {v->get<int64_t>(), v->get<int64_t>()};
+  if (ok(*v)) return got(key, std::pair{v->get<int64_t>(), v->get<int64_t>()});
   if (v->is_array() && v->size() == 2 && ok((*v)[0]) && ok((*v)[1]))
-    return {(*v)[0].get<int64_t>(), (*v)[1].get<int64_t>()};
+    return got(key, std::pair{(*v)[0].get<int64_t>(), (*v)[1].get<int64_t>()});
   fail(key, expected);
 }
 
 double LayerConfig::number(const std::string& key, double fallback, double lo, double hi) {
   const nlohmann::json* v = find(key);
-  if (!v) return fallback;
+  if (!v) return got(key, fallback);
   // Written so that NaN fails it (NaN passes `x < lo || x > hi`); the bounds are finite.
   if (!v->is_number() || !(v->get<double>() >= lo && v->get<double>() <= hi))
     fail(key, VDNN_MSG("a number in [" << lo << ", " << hi << "]"));
-  return v->get<double>();
+  return got(key, v->get<double>());
 }
 
 bool LayerConfig::boolean(const std::string& key, bool fallback) {
   const nlohmann::json* v = find(key);
-  if (!v) return fallback;
+  if (!v) return got(key, fallback);
   if (!v->is_boolean()) fail(key, "true or false");
-  return v->get<bool>();
+  return got(key, v->get<bool>());
 }
 
 std::string LayerConfig::text(const std::string& key, const std::string& fallback,
                               const std::set<std::string>& allowed) {
   const nlohmann::json* v = find(key);
-  if (!v) return fallback;
+  if (!v) return got(key, fallback);
   std::string options;
   for (const auto& a : allowed) options += (options.empty() ? "" : ", ") + a;
   if (!v->is_string() || !allowed.count(v->get<std::string>())) fail(key, "one of " + options);
-  return v->get<std::string>();
+  return got(key, v->get<std::string>());
 }
 
 void LayerConfig::check_all_used() const {

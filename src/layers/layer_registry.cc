@@ -65,6 +65,7 @@ std::unique_ptr<Layer> make_layer(const std::string& name, const std::string& ty
   }
   auto layer = it->second(name, cfg);
   cfg.check_all_used();
+  layer->set_settings(cfg.settings());
   return layer;
 }
 

@@ -73,16 +73,42 @@ Trainer::Trainer(Net& net, TrainConfig config)
                                                      << " ranks each gradient bucket is updated as soon as its "
                                                         "all-reduce ends, before later buckets are checked; use "
                                                         "--on-nan stop (the default)");
-  // The update every step makes (comm/rank_agreement.h): a Python loop of train_step calls never
-  // reaches run()'s check.
-  check_ranks_agree(*net_.options().comm, {{names("optimizer"), to_string(config_.optimizer)},
-                                           {names("momentum"), shortest_text(config_.momentum)},
-                                           {names("weight_decay"), shortest_text(config_.weight_decay)},
-                                           {names("weight_decay_on"), SgdConfig::name(config_.weight_decay_on)},
-                                           {names("beta1"), shortest_text(config_.beta1)},
-                                           {names("beta2"), shortest_text(config_.beta2)},
-                                           {names("eps"), shortest_text(config_.eps)}});
+  // The update every step makes (comm/rank_agreement.h); a Python loop of train_step calls checks
+  // it again with each step (agree_on_step).
+  check_ranks_agree(*net_.options().comm, optimizer_settings());
+  claim_updates();
+}
+
+// The optimizer's settings, as every rank must hold them.
+std::vector<RankSetting> Trainer::optimizer_settings() const {
+  const OptionNames& names = net_.options().names;
+  return {{names("optimizer"), to_string(config_.optimizer)},
+          {names("momentum"), shortest_text(config_.momentum)},
+          {names("weight_decay"), shortest_text(config_.weight_decay)},
+          {names("weight_decay_on"), SgdConfig::name(config_.weight_decay_on)},
+          {names("beta1"), shortest_text(config_.beta1)},
+          {names("beta2"), shortest_text(config_.beta2)},
+          {names("eps"), shortest_text(config_.eps)}};
+}
+
+// The Net's bucket updates are this Trainer's: another Trainer of the same Net (one vdnn.train
+// made, now gone) may have taken them since.
+void Trainer::claim_updates() {
   net_.set_update([this](const std::vector<size_t>& params) { update_bucket(params); });
+}
+
+// Data parallel, before a step outside run() (the Python API's train_step and forward_backward):
+// every rank makes the same call, at the same step, on as many samples, with the same learning
+// rate and optimizer, else every rank refuses before the step's collectives (comm/rank_agreement.h).
+void Trainer::agree_on_step(const char* call, int64_t step, int64_t count, double lr) {
+  std::vector<RankSetting> settings{{"the step", step < 0 ? "none" : std::to_string(step + 1)},
+                                    {"the sample count", std::to_string(count)}};
+  if (lr >= 0) {
+    settings.push_back({net_.options().names("lr"), shortest_text(lr)});
+    const std::vector<RankSetting> optimizer = optimizer_settings();
+    settings.insert(settings.end(), optimizer.begin(), optimizer.end());
+  }
+  check_ranks_agree(*net_.options().comm, settings, call);
 }
 
 // Sums over the ranks (nothing to do with one).
@@ -100,7 +126,7 @@ void Trainer::update_bucket(const std::vector<size_t>& params) {
       VDNN_THROW("step " << step_index_ + 1 << " (epoch " << step_epoch_ + 1 << "): the gradient of '" << p.name
                          << "' (layer '" << net_.graph().nodes()[p.node].layer->name()
                          << "') summed over the ranks holds NaN or Inf; training stopped (lower --lr)");
-    optimizer_->update(net_.backend(), p);
+    if (updating_) optimizer_->update(net_.backend(), p);
   }
 }
 
@@ -365,7 +391,7 @@ void Trainer::put_back(const Statistics& statistics) {
 // in the loss or a gradient makes no update and puts back the running statistics the forward pass
 // changed; then the run stops with an error, or (--on-nan skip) the step is listed in `result`.
 float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& result) {
-  if (net_.ranks() > 1) return train_step_on_ranks(step, epoch, lr);
+  if (net_.ranks() > 1) return train_step_on_ranks(step, epoch, lr, /*update=*/true);
   const auto statistics = running_statistics();
   const float loss = net_.forward(/*training=*/true);
   net_.backward();
@@ -398,9 +424,12 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
 }
 
 // Data parallel: the Program all-reduces and updates (update_bucket); the figures are global.
-float Trainer::train_step_on_ranks(int64_t step, int epoch, double lr) {
+// Without `update` (forward_backward) the buckets are all-reduced and checked but not applied.
+float Trainer::train_step_on_ranks(int64_t step, int epoch, double lr, bool update) {
   step_index_ = step, step_epoch_ = epoch;
-  optimizer_->begin_step(lr);  // the Program's update steps update each bucket at this step
+  claim_updates();
+  if (update) optimizer_->begin_step(lr);  // the Program's update steps update each bucket at this step
+  updating_ = update;
   const float loss = net_.forward(/*training=*/true);
   net_.backward();
   double sums[2] = {loss, static_cast<double>(net_.correct())};
@@ -409,7 +438,8 @@ float Trainer::train_step_on_ranks(int64_t step, int epoch, double lr) {
   const float mean = static_cast<float>(sums[0] / net_.ranks());
   if (!std::isfinite(mean))
     VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): the loss averaged over the ranks is " << mean
-                       << " (its gradients were finite and are applied); training stopped (lower --lr)");
+                       << " (its gradients were finite and are " << (update ? "applied" : "left in the Net")
+                       << "); training stopped (lower --lr)");
   return mean;
 }
 
@@ -417,12 +447,18 @@ float Trainer::train_batch(const float* images, const int32_t* labels, int64_t c
                            int epoch) {
   check_trainable(net_.graph());
   check_lr(lr, net_.options().names);
+  if (net_.ranks() > 1) agree_on_step("train_step", step, count, lr);
   net_.set_batch(images, labels, count);
   TrainResult unused;  // skipped steps (--on-nan skip) are not collected outside run()
   return train_step(step, epoch, lr, unused);
 }
 
 float Trainer::forward_backward(const float* images, const int32_t* labels, int64_t count) {
+  if (net_.ranks() > 1) {  // the gradients and the loss over every rank, no update
+    agree_on_step("forward_backward", -1, count, -1);
+    net_.set_batch(images, labels, count);
+    return train_step_on_ranks(step_index_, step_epoch_, 0, /*update=*/false);
+  }
   net_.set_batch(images, labels, count);
   const auto statistics = running_statistics();
   const float loss = net_.forward(/*training=*/true);

@@ -147,11 +147,16 @@ class Trainer {
   // One training step outside run() (the Python API's own loop): `count` <= batch samples (plain
   // NCHW floats) and their labels go into the Net, then the forward, backward, finiteness check
   // and SGD update each of run()'s steps makes, at learning rate `lr`; `step` and `epoch` (0-based)
-  // name it in errors. Returns its loss.
+  // name it in errors. Returns its loss. Data parallel: a collective; first every rank checks that
+  // every rank is in a train_step with the same step, sample count, lr and optimizer settings
+  // (comm/rank_agreement.h), else every rank throws RanksDisagree before any other collective.
   float train_batch(const float* images, const int32_t* labels, int64_t count, double lr, int64_t step, int epoch = 0);
   // The forward and backward passes of such a step without its update (the Python API's
   // forward_backward): returns the loss and leaves the gradients in the Net. A loss or gradient
   // that is not finite throws vdnn::Error naming it, the running statistics put back as they were.
+  // Data parallel: a collective, checked first as train_batch is ("forward_backward", the sample
+  // count); the gradients (and running statistics) are all-reduced to their mean over the ranks
+  // and the loss is the mean over the ranks, as a data-parallel step's; nothing is updated.
   float forward_backward(const float* images, const int32_t* labels, int64_t count);
   // Called after every training step, on the calling thread.
   void on_step(std::function<void(const StepProgress&)> hook) { on_step_ = std::move(hook); }
@@ -162,7 +167,11 @@ class Trainer {
   void check_resume_fits(const Run& run) const;
   EpochResult train_epoch(Run& run, int epoch, TrainResult& result);
   float train_step(int64_t step, int epoch, double lr, TrainResult& result);
-  float train_step_on_ranks(int64_t step, int epoch, double lr);
+  float train_step_on_ranks(int64_t step, int epoch, double lr, bool update);
+  std::vector<RankSetting> optimizer_settings() const;
+  void claim_updates();
+  // step < 0: none; lr < 0: a step without an update (no learning rate or optimizer settings).
+  void agree_on_step(const char* call, int64_t step, int64_t count, double lr);
   // The running statistics (batch norm's, which training forward passes update) as their device
   // bytes, by parameter index: a step that makes no update puts them back.
   using Statistics = std::vector<std::pair<size_t, std::vector<char>>>;
@@ -187,6 +196,7 @@ class Trainer {
   // The step the Program's update steps belong to (data parallel).
   int64_t step_index_ = 0;
   int step_epoch_ = 0;
+  bool updating_ = true;  // false: the Program's update steps check their bucket and leave it (forward_backward)
 };
 
 }  // namespace vdnn

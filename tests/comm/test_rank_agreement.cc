@@ -29,18 +29,20 @@ class TwoRanks final : public Communicator {
   std::string peer_;
 };
 
-// The records a rank holding `settings` gives the gather.
-std::string records_of(const std::vector<RankSetting>& settings) {
+// The records a rank holding `settings` in `call` gives the gather.
+std::string records_of(const std::vector<RankSetting>& settings, const std::string& call = "") {
   TwoRanks alone;
-  check_ranks_agree(alone, settings);
+  check_ranks_agree(alone, settings, call);
   return alone.sent;
 }
 
-// The refusal rank 0 holding `mine` makes when rank 1 holds `theirs` ("" when none).
-std::string refusal(const std::vector<RankSetting>& mine, const std::vector<RankSetting>& theirs) {
-  TwoRanks two(records_of(theirs));
+// The refusal rank 0 holding `mine` in `my_call` makes when rank 1 holds `theirs` in `their_call`
+// ("" when none).
+std::string refusal(const std::vector<RankSetting>& mine, const std::vector<RankSetting>& theirs,
+                    const std::string& my_call = "", const std::string& their_call = "") {
+  TwoRanks two(records_of(theirs, their_call));
   try {
-    check_ranks_agree(two, mine);
+    check_ranks_agree(two, mine, my_call);
   } catch (const RanksDisagree& e) {
     return e.what();
   }
@@ -80,6 +82,30 @@ TEST(RankAgreement, ValuesAlikeInTheirShownPartAreToldApartByTheirDigest) {
 TEST(RankAgreement, RanksComparingOtherListsRunDifferentPrograms) {
   EXPECT_EQ(refusal(kRun, {{"--batch", "32"}}),
             "the ranks run different programs: rank 0 compares 3 settings, rank 1 1");
+}
+
+// Issue 42: a rank in train_step and one in forward_backward entered collectives that did not
+// match (MPI_ERR_TRUNCATE, then a hang); the call is compared before anything else.
+TEST(RankAgreement, RanksInDifferentCallsAreToldSoBeforeTheirSettings) {
+  const std::vector<RankSetting> step = {{"the sample count", "32"}};
+  EXPECT_EQ(refusal(step, step, "train_step", "train_step"), "");
+  EXPECT_EQ(refusal(step, step, "train_step", "forward_backward"),
+            "the ranks are in different calls: rank 0 called train_step but rank 1 called forward_backward");
+  EXPECT_EQ(refusal(step, kRun, "train_step", ""),
+            "the ranks are in different calls: rank 0 called train_step but rank 1 called a Net's or a run's "
+            "start-up check")
+      << "another call with another number of settings: still the call is named";
+  EXPECT_EQ(refusal(kRun, step, "", "set_weights"),
+            "the ranks are in different calls: rank 0 called a Net's or a run's start-up check but rank 1 called "
+            "set_weights");
+}
+
+TEST(RankAgreement, AStepsSettingThatDiffersIsNamedWithItsCall) {
+  EXPECT_EQ(
+      refusal({{"the step", "3"}, {"lr", "0.1"}}, {{"the step", "3"}, {"lr", "0.05"}}, "train_step", "train_step"),
+      "the ranks' train_step calls differ: lr is 0.1 on rank 0 but 0.05 on rank 1");
+  EXPECT_EQ(refusal({{"the weights' sha256", "0011"}}, {{"the weights' sha256", "2233"}}, "set_weights", "set_weights"),
+            "the ranks' set_weights calls differ: the weights' sha256 is 0011 on rank 0 but 2233 on rank 1");
 }
 
 }  // namespace test_rank_agreement

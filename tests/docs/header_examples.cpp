@@ -357,6 +357,7 @@ void examples(Given& given) {
     auto [kh, kw] = cfg.pair("kernel", /*fallback=*/{3, 3});
     bool bias = cfg.boolean("bias", true);
     cfg.check_all_used();
+    cfg.settings();
     (void)out, (void)bias;  // (adapted)
   }
   // == core/precision.h
@@ -525,6 +526,7 @@ void examples(Given& given) {
     std::unique_ptr<Communicator> single = make_single_rank();  // (adapted)
     Communicator& comm = *single;                                // (adapted)
     check_ranks_agree(comm, {{"the model", "fmnist_cnn 3fa1b2c3d4e5f607"}, {"--batch", "32"}});
+    check_ranks_agree(comm, {{"lr", "0.1"}}, "train_step");
   }
   // == plan/collectives.h
   {

@@ -98,3 +98,5 @@ def test_an_exception_in_the_callback_stops_training():
         raise AssertionError("train went on")
     except KeyError as e:
         assert "enough" in str(e)
+    # The steps the callback was shown happened: net.steps counts them, the raising one's too (issue 42).
+    assert net.steps == 2, net.steps
