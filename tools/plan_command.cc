@@ -273,10 +273,11 @@ std::string slice_line(const SliceRunChoice& slices, double oracle) {
   std::string runs_text;
   for (const SliceRun& r : slices.runs) runs_text += (runs_text.empty() ? "" : ", ") + to_string(r);
   return VDNN_MSG("auto with slice runs picks "
-                  << (runs_text.empty() ? "no slices" : runs_text) << " (" << slices.evaluations
-                  << " auto searches): " << std::fixed << std::setprecision(2) << slices.choice.seconds * 1e3 << " ms, "
-                  << std::setprecision(3) << slices.choice.seconds / oracle << "x the oracle; "
-                  << describe(slices.choice));
+                  << (runs_text.empty() ? "no slices" : runs_text) << " (" << slices.evaluations << " auto searches, "
+                  << slices.pruned << " pruned by their lower bound): " << std::fixed << std::setprecision(2)
+                  << slices.choice.seconds * 1e3 << " ms, " << std::setprecision(3) << slices.choice.seconds / oracle
+                  << "x the oracle; " << describe(slices.choice) << "; with these runs, "
+                  << describe_bound(slices.bound, slices.choice));
 }
 
 void print_plan_json(const PlanOptions& o, const TrainingPlan& plan, const DataParallel& dp) {
@@ -309,7 +310,9 @@ void print_choices(const PlanOptions& o, const TrainingPlan& plan) {
     else
       std::printf("dyn: nothing fits: %s.\n", dyn.why.c_str());
   }
-  if (o.policy != "dyn") std::printf("%s.\n", describe(plan.table.chosen).c_str());
+  if (o.policy != "dyn")
+    std::printf("%s; %s.\n", describe(plan.table.chosen).c_str(),
+                describe_bound(plan.table.bound, plan.table.chosen).c_str());
 }
 
 void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const DataParallel& dp) {

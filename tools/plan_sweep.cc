@@ -32,12 +32,15 @@ void print_sweep_table(const BudgetSweep& s, size_t device_budget) {
   std::string line = right("budget", 12);
   for (const SweepColumn& c : s.columns) line += right(c.name, width);
   std::printf("%s%s\n", line.c_str(), right("oracle", width).c_str());
-  bool marked = false;
+  bool marked = false, carried = false;
   for (size_t r = 0; r < s.budgets.size(); ++r) {
     const bool device = s.budgets[r] == device_budget;
     marked |= device;
     line = right(format_bytes(s.budgets[r]) + (device ? "*" : " "), 12);
-    for (const SweepCell& cell : s.cells[r]) line += right(cell.fits ? ms(cell.step_seconds) : "\u2014", width);
+    for (const SweepCell& cell : s.cells[r]) {
+      carried |= cell.fits && cell.found_at;
+      line += right(cell.fits ? ms(cell.step_seconds) + (cell.found_at ? "^" : "") : "\u2014", width);
+    }
     std::printf("%s%s\n", line.c_str(), right(ms(s.oracle_seconds), width).c_str());
   }
   std::string smallest;
@@ -47,9 +50,10 @@ void print_sweep_table(const BudgetSweep& s, size_t device_budget) {
       smallest += (smallest.empty() ? "" : ", ") + c.name + " " + format_bytes(c.smallest_budget);
     else
       ahead = true;
-  std::printf("smallest budget by policy: %s%s%s\n", smallest.c_str(),
+  std::printf("smallest budget by policy: %s%s%s%s\n", smallest.c_str(),
               ahead ? " (/ahead: the same, prefetching as far ahead as each budget allows)" : "",
-              marked ? "; * the device's budget" : "");
+              marked ? "; * the device's budget" : "",
+              carried ? "; ^ the plan found at a smaller budget (the search's own was slower here)" : "");
 }
 
 nlohmann::json sweep_json(const BudgetSweep& s, const NetworkCosts& costs) {
@@ -57,7 +61,7 @@ nlohmann::json sweep_json(const BudgetSweep& s, const NetworkCosts& costs) {
   for (const SweepColumn& c : s.columns)
     columns.push_back({{"name", c.name}, {"prefetch", to_string(c.prefetch)}, {"smallest_budget", c.smallest_budget}});
   for (size_t r = 0; r < s.budgets.size(); ++r) {
-    nlohmann::json seconds = nlohmann::json::object(), configs = seconds, depths = seconds;
+    nlohmann::json seconds = nlohmann::json::object(), configs = seconds, depths = seconds, found_at = seconds;
     for (size_t c = 0; c < s.columns.size(); ++c) {
       const SweepCell& cell = s.cells[r][c];
       const std::string& name = s.columns[c].name;
@@ -65,9 +69,13 @@ nlohmann::json sweep_json(const BudgetSweep& s, const NetworkCosts& costs) {
       if (!cell.fits) continue;
       configs[name] = describe(cell.config, s.columns[c].costs_or(costs));
       if (cell.prefetch == Prefetch::kAhead) depths[name] = cell.prefetch_depth;
+      if (cell.found_at) found_at[name] = cell.found_at;
     }
-    rows.push_back(
-        {{"budget", s.budgets[r]}, {"step_seconds", seconds}, {"configurations", configs}, {"prefetch_depth", depths}});
+    rows.push_back({{"budget", s.budgets[r]},
+                    {"step_seconds", seconds},
+                    {"configurations", configs},
+                    {"prefetch_depth", depths},
+                    {"found_at", found_at}});
   }
   return {
       {"top", s.top}, {"floor", s.floor}, {"oracle_seconds", s.oracle_seconds}, {"columns", columns}, {"rows", rows}};

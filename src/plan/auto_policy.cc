@@ -131,7 +131,8 @@ class Search {
     size_t target = budget_;
     const int max_rounds = 4 * static_cast<int>(g_.nodes().size()) + 32;
     for (int round = 0; round < max_rounds; ++round) {
-      const Program train = p_.program(c, true);
+      const std::shared_ptr<const Program> built = p_.built(c, true);
+      const Program& train = *built;
       const LivePeak peak = live_peak(train, ChosenCosts(costs_, c.algos), window_);
       if (peak.bytes <= target) {
         const size_t train_smallest = vdnn::minimum_budget(train), eval = eval_smallest(c);
@@ -168,7 +169,8 @@ class Search {
   // touches what would have to go): start instead from what `all` offloads, which fits, each
   // offload a decision priced at its copy time, for refine to undo those the step does not need.
   bool seed_from_all(Configuration& c, std::vector<std::string>& tried) {
-    const Program all = p_.program({Policy::kAll, c.algos}, true);
+    const std::shared_ptr<const Program> built = p_.built({Policy::kAll, c.algos}, true);
+    const Program& all = *built;
     Configuration seeded = c;
     seeded.decisions = decisions_of(all, g_);
     if (!fits(seeded)) return false;
@@ -185,7 +187,7 @@ class Search {
   // Phase 3a: each offloaded tensor's prefetch as early as the budget allows (Capuchin's in-trigger),
   // the tensors the backward pass needs first placed first. Returns how many moved earlier.
   int place_prefetches(Configuration& trial) {
-    std::vector<PrefetchSlot> slots = prefetch_slots(p_.program(trial, true));
+    std::vector<PrefetchSlot> slots = prefetch_slots(*p_.built(trial, true));
     if (slots.empty()) return 0;
     std::stable_sort(slots.begin(), slots.end(),
                      [](const PrefetchSlot& a, const PrefetchSlot& b) { return a.reader > b.reader; });
@@ -293,7 +295,7 @@ class Search {
     ++evaluations;
     std::vector<Pick> order = picks_;
     std::stable_sort(order.begin(), order.end(), [](const Pick& a, const Pick& b) { return a.cost > b.cost; });
-    const size_t steps = std::max<size_t>(p_.program(c, true).steps.size(), 1);
+    const size_t steps = std::max<size_t>(p_.built(c, true)->steps.size(), 1);
     const size_t trials = std::clamp<size_t>(400000 / steps, 2, 16);
     int undone = 0;
     for (size_t k = 0; k < order.size() && k < trials; ++k) {
@@ -346,14 +348,14 @@ class Search {
   size_t eval_smallest(const Configuration& c) {
     if (eval_algos_ != c.algos) {
       eval_algos_ = c.algos;
-      const Program eval = p_.program(c, false);
-      eval_smallest_ = vdnn::minimum_budget(eval);
-      eval_host_bytes_ = host_copies_bytes(eval);
+      const std::shared_ptr<const Program> eval = p_.built(c, false);
+      eval_smallest_ = vdnn::minimum_budget(*eval);
+      eval_host_bytes_ = host_copies_bytes(*eval);
     }
     return eval_smallest_;
   }
   size_t smallest_budget(const Configuration& c) {
-    return std::max(vdnn::minimum_budget(p_.program(c, true)), eval_smallest(c));
+    return std::max(vdnn::minimum_budget(*p_.built(c, true)), eval_smallest(c));
   }
   // What Planner::host_bytes answers, `train` being c's training Program.
   size_t host_bytes(const Configuration& c, const Program& train) {
@@ -363,15 +365,15 @@ class Search {
 
   // The largest workspace live at the evaluation Program's peak steps down to a leaner algorithm.
   bool lean_evaluation(Configuration& c) {
-    const Program eval = p_.program(c, false);
-    const LivePeak peak = live_peak(eval, ChosenCosts(costs_, c.algos), window_);
+    const std::shared_ptr<const Program> eval = p_.built(c, false);
+    const LivePeak peak = live_peak(*eval, ChosenCosts(costs_, c.algos), window_);
     int node = -1;
     size_t largest = 0;
     for (int t : peak.live)
-      for (size_t i = 0; i < eval.nodes.size(); ++i)
-        if (eval.nodes[i].scratch == t && eval.tensors[t].bytes > largest &&
+      for (size_t i = 0; i < eval->nodes.size(); ++i)
+        if (eval->nodes[i].scratch == t && eval->tensors[t].bytes > largest &&
             costs_.nodes[i].next_leaner(c.algos[i], sub_batches_) >= 0) {
-          largest = eval.tensors[t].bytes;
+          largest = eval->tensors[t].bytes;
           node = static_cast<int>(i);
         }
     Option o;
@@ -381,9 +383,10 @@ class Search {
     return true;
   }
   bool fits(const Configuration& c) {
-    const Program train = p_.program(c, true);
-    if (std::max(vdnn::minimum_budget(train), eval_smallest(c)) > budget_) return false;
-    return !p_.host_budget() || host_bytes(c, train) <= p_.host_budget();
+    if (eval_smallest(c) > budget_) return false;
+    const std::shared_ptr<const Program> train = p_.built(c, true);
+    if (!fits_within(*train, budget_)) return false;  // exact, without finishing the placement (memory_plan.h)
+    return !p_.host_budget() || host_bytes(c, *train) <= p_.host_budget();
   }
 
   struct Pick {

@@ -236,7 +236,12 @@ std::vector<size_t> place_in_order(const std::vector<Block>& blocks, const std::
   return place(blocks, order, base, std::numeric_limits<size_t>::max());
 }
 
-std::vector<size_t> place_blocks(const std::vector<Block>& blocks, size_t base) {
+namespace {
+
+// The candidates of place_blocks, in its order, each handed to `take` (its offsets and high water)
+// until `take` returns false.
+void for_each_candidate(const std::vector<Block>& blocks, size_t base,
+                        const std::function<bool(std::vector<size_t>&&, size_t)>& take) {
   auto life = [&](int i) { return blocks[i].end - blocks[i].begin; };
   auto area = [&](int i) { return static_cast<long double>(blocks[i].bytes) * static_cast<long double>(life(i)); };
   // Each order sorts by its keys, then by index (deterministic). Of nine orders (also by lifetime,
@@ -263,19 +268,16 @@ std::vector<size_t> place_blocks(const std::vector<Block>& blocks, size_t base) 
   const size_t n = std::max<size_t>(blocks.size(), 1);
   const size_t order_count = n <= kAllOrdersUpTo ? orders.size() : 1;
   const size_t cap = std::max<size_t>(kMinScan, kScanBudget / (n * order_count));
-
-  std::vector<size_t> best = best_fit_in_time_order(blocks, base);
-  size_t best_top = high_water(blocks, best, base);
+  auto offer = [&](std::vector<size_t>&& at) {
+    const size_t top = high_water(blocks, at, base);
+    return take(std::move(at), top);
+  };
+  if (!offer(best_fit_in_time_order(blocks, base))) return;
   for (size_t k = 0; k < order_count; ++k) {
     std::vector<int> order(blocks.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), orders[k]);
-    std::vector<size_t> at = place(blocks, order, base, cap);
-    const size_t top = high_water(blocks, at, base);
-    if (top < best_top) {
-      best_top = top;
-      best = std::move(at);
-    }
+    if (!offer(place(blocks, order, base, cap))) return;
   }
   // Small inputs: perturbed size orders too (sizes scaled by a random factor in [0.7, 1.4)),
   // from a fixed seed, while the scans stay within the budget.
@@ -288,14 +290,32 @@ std::vector<size_t> place_blocks(const std::vector<Block>& blocks, size_t base) 
     std::vector<int> order(blocks.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return std::tuple(key[b], a) < std::tuple(key[a], b); });
-    std::vector<size_t> at = place(blocks, order, base, cap);
-    const size_t top = high_water(blocks, at, base);
-    if (top < best_top) {
+    if (!offer(place(blocks, order, base, cap))) return;
+  }
+}
+
+}  // namespace
+
+std::vector<size_t> place_blocks(const std::vector<Block>& blocks, size_t base) {
+  std::vector<size_t> best;
+  std::optional<size_t> best_top;  // the first candidate (best fit), then any lower one
+  for_each_candidate(blocks, base, [&](std::vector<size_t>&& at, size_t top) {
+    if (!best_top || top < *best_top) {
       best_top = top;
       best = std::move(at);
     }
-  }
+    return true;
+  });
   return best;
+}
+
+bool placement_fits(const std::vector<Block>& blocks, size_t base, size_t capacity) {
+  bool fits = false;
+  for_each_candidate(blocks, base, [&](std::vector<size_t>&&, size_t top) {
+    fits = top <= capacity;
+    return !fits;
+  });
+  return fits;
 }
 
 }  // namespace vdnn

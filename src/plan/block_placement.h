@@ -40,6 +40,12 @@ struct Block {
 // Offsets (>= base) for every block, in block order, from the candidate with the lowest high water.
 std::vector<size_t> place_blocks(const std::vector<Block>& blocks, size_t base);
 
+// Whether place_blocks' high water is at most `capacity`, exactly, without finishing it: its
+// candidates in its order, stopping at the first that fits (the answer to "does it fit" when the
+// offsets are not needed: `auto`'s and Planner::fits' questions; a fit is often known after the
+// first candidate, where place_blocks runs all of them).
+bool placement_fits(const std::vector<Block>& blocks, size_t base, size_t capacity);
+
 // Lowest-offset placement in the given order, without the scan cap (tests and small inputs).
 std::vector<size_t> place_in_order(const std::vector<Block>& blocks, const std::vector<int>& order, size_t base);
 

@@ -70,7 +70,7 @@ std::vector<SweepPolicy> sweep_policies() {
                        if (!a.fits) return std::nullopt;
                        return SweepChoice{a.config, a.prefetch};
                      },
-                     false};
+                     false, true};
   return {fixed(Policy::kNone), fixed(Policy::kConv), fixed(Policy::kAll), std::move(dyn), std::move(chosen)};
 }
 
@@ -122,7 +122,24 @@ BudgetSweep sweep_budgets(const Planner& planner, const std::vector<SweepPolicy>
       }
     }
   }
+  for (size_t c = 0; c < s.columns.size(); ++c)
+    if (policies[s.columns[c].policy].carry_upward) monotone_upward(s, c);
   return s;
+}
+
+void monotone_upward(BudgetSweep& s, size_t column) {
+  std::optional<SweepCell> best;
+  size_t best_budget = 0;
+  for (size_t r = s.budgets.size(); r-- > 0;) {  // smallest budget first
+    SweepCell& cell = s.cells[r][column];
+    if (cell.fits && (!best || cell.step_seconds <= best->step_seconds)) {
+      best = cell;
+      best_budget = s.budgets[r];
+    } else if (best) {
+      cell = *best;
+      cell.found_at = best->found_at ? best->found_at : best_budget;
+    }
+  }
 }
 
 void add_sliced_column(BudgetSweep& s, const Planner& sliced, const std::string& name, int steps, size_t extra_budget) {
@@ -147,6 +164,7 @@ void add_sliced_column(BudgetSweep& s, const Planner& sliced, const std::string&
     const Evaluation e = sliced.evaluate(a.config, s.budgets[r], a.prefetch);  // as the auto column's cells
     cell = {e.fits, e.time.iteration_seconds, a.config, a.prefetch, e.prefetch_depth};
   }
+  monotone_upward(s, s.columns.size() - 1);
 }
 
 }  // namespace vdnn

@@ -5,6 +5,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -76,6 +77,20 @@ class PlacementMemo {
         }
     }
     std::vector<size_t> offsets = place_blocks(blocks, base);  // outside the lock: the slow part
+    return keep(key, blocks, base, offsets);
+  }
+  // The offsets when this input was placed lately; nullopt otherwise (nothing is placed).
+  std::optional<std::vector<size_t>> known(const std::vector<Block>& blocks, size_t base) {
+    const uint64_t key = hash(blocks, base);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Entry& e : kept_)
+      if (e.key == key && e.base == base && same(e.blocks, blocks)) return e.offsets;
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<size_t> keep(uint64_t key, const std::vector<Block>& blocks, size_t base,
+                           const std::vector<size_t>& offsets) {
     std::lock_guard<std::mutex> lock(mutex_);
     kept_.push_front({key, base, blocks, offsets});
     kept_blocks_ += blocks.size();
@@ -86,7 +101,6 @@ class PlacementMemo {
     return offsets;
   }
 
- private:
   static constexpr size_t kKept = 64;                     // placements
   static constexpr size_t kKeptBlocks = size_t{1} << 20;  // blocks in all (32 B each with its offset)
   struct Entry {
@@ -130,13 +144,13 @@ struct Layout {
   size_t smallest_bytes = 0;               // the highest address any of them reaches
 };
 
-Layout lay_out(const Program& program) {
-  Layout layout;
-  layout.persistent_offsets.assign(program.tensors.size(), 0);
-  size_t base = 0;
+// The blocks of a Program's allocations and the base above its persistent tensors (their offsets
+// into `persistent_offsets` when given).
+std::vector<Block> blocks_of(const Program& program, size_t& base, std::vector<size_t>* persistent_offsets) {
+  base = 0;
   for (size_t t = 0; t < program.tensors.size(); ++t)
     if (program.tensors[t].persistent) {
-      layout.persistent_offsets[t] = base;
+      if (persistent_offsets) (*persistent_offsets)[t] = base;
       base += OffsetAllocator::round_up(program.tensors[t].bytes);
     }
   std::vector<Block> blocks;
@@ -153,6 +167,14 @@ Layout lay_out(const Program& program) {
       open[s.tensor] = -1;
     }
   }
+  return blocks;
+}
+
+Layout lay_out(const Program& program) {
+  Layout layout;
+  layout.persistent_offsets.assign(program.tensors.size(), 0);
+  size_t base = 0;
+  const std::vector<Block> blocks = blocks_of(program, base, &layout.persistent_offsets);
   layout.alloc_offsets = placements().place(blocks, base);
   layout.smallest_bytes = high_water(blocks, layout.alloc_offsets, base);
   return layout;
@@ -317,6 +339,15 @@ MemoryPlan plan_memory(Program& program, size_t capacity_bytes) {
 }
 
 size_t minimum_budget(const Program& program) { return lay_out(program).smallest_bytes; }
+
+bool fits_within(const Program& program, size_t capacity) {
+  if (live_bytes_floor(program) > capacity) return false;
+  size_t base = 0;
+  const std::vector<Block> blocks = blocks_of(program, base, nullptr);
+  if (std::optional<std::vector<size_t>> known = placements().known(blocks, base))
+    return high_water(blocks, *known, base) <= capacity;
+  return placement_fits(blocks, base, capacity);
+}
 
 size_t minimum_budget(const Program& train, const Program& eval) {
   return std::max(minimum_budget(train), minimum_budget(eval));

@@ -59,6 +59,11 @@ struct MemoryPlan {
 MemoryPlan plan_memory(Program& program, size_t capacity_bytes);
 // The smallest capacity for which plan_memory(program, capacity) fits; every larger one fits too.
 size_t minimum_budget(const Program& program);
+// minimum_budget(program) <= capacity, answered without finishing the placement when it can be:
+// no when the live-bytes floor is above it, else the placement's candidates until one fits
+// (block_placement.h placement_fits), or the remembered placement. For questions that need only
+// the answer (Planner::fits, `auto`'s search).
+bool fits_within(const Program& program, size_t capacity);
 // The smallest budget of a network: its training and evaluation Programs share the device.
 size_t minimum_budget(const Program& train, const Program& eval);
 // A lower bound of minimum_budget(program) without placing it, in one pass over the steps: the

@@ -23,14 +23,12 @@ Program build(const Graph& graph, const std::vector<size_t>& value_bytes, const 
 
 // The deepest look-ahead whose training plan still fits (deeper needs more memory: binary search).
 // Replaces step.train and step.train_plan by that depth's when one fits.
-void choose_prefetch_depth(const Graph& graph, const std::vector<size_t>& value_bytes,
-                           const std::vector<NodeFacts>& facts, const StepOptions& options, PlannedStep& step) {
+void choose_prefetch_depth(const Graph& graph, const ProgramSource& programs, PlannedStep& step) {
   const int layers = static_cast<int>(graph.nodes().size());
   int lo = 1, hi = layers;
   while (lo <= hi) {
     const int mid = (lo + hi) / 2;
-    Program candidate =
-        build(graph, value_bytes, facts, options.optimizer, options.policy, options.sync, true, mid, options.decisions);
+    Program candidate = programs(true, mid);
     if (live_bytes_floor(candidate) > step.capacity) {  // cannot fit: no need to place it
       hi = mid - 1;
       continue;
@@ -65,10 +63,17 @@ std::string below_vdnn_policies(const Program& train, size_t budget, const Optio
 
 PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
                       const StepOptions& options) {
+  const ProgramSource programs = [&](bool training, int depth) {
+    return build(graph, value_bytes, facts, options.optimizer, training ? options.policy : Policy::kNone, options.sync,
+                 training, depth, options.decisions);
+  };
+  return plan_step(graph, programs, options);
+}
+
+PlannedStep plan_step(const Graph& graph, const ProgramSource& programs, const StepOptions& options) {
   PlannedStep s;
-  s.train =
-      build(graph, value_bytes, facts, options.optimizer, options.policy, options.sync, true, 0, options.decisions);
-  s.eval = build(graph, value_bytes, facts, options.optimizer, Policy::kNone, options.sync, false);
+  s.train = programs(true, 0);
+  s.eval = programs(false, 0);
   // Each Program is placed once: the placement does not depend on the capacity (memory_plan.h),
   // so one plan_memory gives its offsets and its smallest budget, from which every capacity fits.
   const size_t capacity = options.budget ? options.budget : std::numeric_limits<size_t>::max();
@@ -80,7 +85,7 @@ PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes
   s.fits = s.train_plan.fits && s.eval_plan.fits;
   if (s.fits && options.prefetch == Prefetch::kAhead &&
       (options.policy != Policy::kNone || options.decisions.any(StorageAction::kOffload)))
-    choose_prefetch_depth(graph, value_bytes, facts, options, s);
+    choose_prefetch_depth(graph, programs, s);
   // Collectives allocate nothing (buckets all-reduce the persistent gradients in place), so they
   // join the placed Program without changing its plan.
   add_collectives(s.train, options.collectives);

@@ -16,6 +16,7 @@
 //   s.train; s.train_plan.peak_bytes; s.prefetch_depth; s.smallest_budget;
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,11 @@ struct PlannedStep {
 
 PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
                       const StepOptions& options);
+// The same step from Programs someone else builds (training or evaluation, look-ahead depth; built
+// with `options`' policy, sync, decisions and optimizer): the Planner hands out its cached ones
+// (plan/program_cache.h), so a configuration planned twice is built once.
+using ProgramSource = std::function<Program(bool training, int prefetch_depth)>;
+PlannedStep plan_step(const Graph& graph, const ProgramSource& programs, const StepOptions& options);
 
 // Why a step that does not fit is refused, in one sentence: the budget asked and the smallest one
 // (to the byte), every policy's smallest, where the first allocation past the budget lands, and

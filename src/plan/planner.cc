@@ -32,35 +32,52 @@ std::vector<NodeFacts> Planner::facts_with(const AlgoChoice& algos) const {
   return facts;
 }
 
+ProgramKey Planner::key_of(const Configuration& config, bool training, int prefetch_depth) const {
+  ProgramKey key{training ? config.policy : Policy::kNone, config.algos, {}, training, prefetch_depth, optimizer_};
+  if (training) key.decisions = config.decisions;
+  return key;
+}
+
+std::shared_ptr<const Program> Planner::built(const Configuration& config, bool training, int prefetch_depth) const {
+  const ProgramKey key = key_of(config, training, prefetch_depth);
+  return cache_.get(key, [&] {
+    ProgramOptions o{key.policy, sync_, training};
+    o.optimizer = optimizer_;
+    o.prefetch_depth = prefetch_depth;
+    o.decisions = key.decisions;
+    return build_program(graph_, value_bytes_, facts_with(config.algos), o);
+  });
+}
+
 Program Planner::program(const Configuration& config, bool training, int prefetch_depth) const {
-  ProgramOptions o{training ? config.policy : Policy::kNone, sync_, training};
-  o.optimizer = optimizer_;
-  o.prefetch_depth = prefetch_depth;
-  if (training) o.decisions = config.decisions;
-  return build_program(graph_, value_bytes_, facts_with(config.algos), o);
+  return *built(config, training, prefetch_depth);
 }
 
 PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t budget) const {
-  return plan_step(graph_, value_bytes_, facts_with(config.algos),
-                   {config.policy, sync_, prefetch, budget, config.decisions, collectives_, optimizer_});
+  const ProgramSource programs = [&](bool training, int depth) { return *built(config, training, depth); };
+  return plan_step(graph_, programs, {config.policy, sync_, prefetch, budget, config.decisions, collectives_, optimizer_});
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {
-  const Program train = program(config, true), eval = program(config, false);
-  if (host_budget_ && host_copies_bytes(train) + host_copies_bytes(eval) > host_budget_) return false;
-  if (live_bytes_floor(train) > budget || live_bytes_floor(eval) > budget) return false;  // no placement needed
-  return budget >= vdnn::minimum_budget(train, eval);                                     // exact: memory_plan.h
+  const std::shared_ptr<const Program> train = built(config, true), eval = built(config, false);
+  if (host_budget_ && host_copies_bytes(*train) + host_copies_bytes(*eval) > host_budget_) return false;
+  return fits_within(*train, budget) && fits_within(*eval, budget);  // exact: memory_plan.h
 }
 
 size_t Planner::host_bytes(const Configuration& config) const {
-  return host_copies_bytes(program(config, true)) + host_copies_bytes(program(config, false));
+  return host_copies_bytes(*built(config, true)) + host_copies_bytes(*built(config, false));
 }
 
 size_t Planner::minimum_budget(const Configuration& config) const {
-  return vdnn::minimum_budget(program(config, true), program(config, false));
+  return vdnn::minimum_budget(*built(config, true), *built(config, false));
 }
 
 Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetch prefetch) const {
+  const EvaluationKey key{key_of(config, true, 0), budget, prefetch, host_budget_};
+  return *evaluations_.get(key, [&] { return evaluate_anew(config, budget, prefetch); });
+}
+
+Evaluation Planner::evaluate_anew(const Configuration& config, size_t budget, Prefetch prefetch) const {
   Evaluation e{config};
   PlannedStep s = step(config, prefetch, budget);
   e.minimum_budget = s.smallest_budget;
@@ -120,8 +137,14 @@ InferenceEvaluation Planner::infer(size_t budget) const {
 }
 
 double Planner::oracle_seconds() const {
+  return oracle_.get([&] { return oracle_anew(); });
+}
+
+double Planner::oracle_anew() const {
   const Configuration oracle{Policy::kNone, costs_.fastest()};
-  Program train = program(oracle, true);
+  const std::shared_ptr<const Program> built_train = built(oracle, true);
+  if (collectives_.ranks <= 1) return simulate(*built_train, ChosenCosts(costs_, oracle.algos)).iteration_seconds;
+  Program train = *built_train;
   add_collectives(train, collectives_);
   return simulate(train, ChosenCosts(costs_, oracle.algos)).iteration_seconds;
 }

@@ -18,6 +18,9 @@
 //     none for a Program placed recently (memory_plan.cc remembers placements); fits() is
 //     `budget >= minimum_budget()` (exact), refused without placing below live_bytes_floor, and
 //     the host copies within the host budget (set_host_budget).
+//   - a configuration's Programs are built once per Planner (the last 12 kept: plan/program_cache.h)
+//     and its evaluation made once while among the last 4, however often the rows, dyn and auto
+//     ask; fits() stops the placement at its first candidate that fits (memory_plan.h fits_within).
 //   - simulate: O(S log S).
 //   - evaluate: one of each; `vdnn plan`: 4 configurations + dyn; dyn: 4 fits, then for conv
 //     and all a bisection of its W downgrade steps, O(log W) fits each (step 5).
@@ -41,6 +44,7 @@
 #include "plan/planned_inference.h"
 #include "plan/planned_step.h"
 #include "plan/program.h"
+#include "plan/program_cache.h"
 #include "plan/simulator.h"
 #include "plan/storage_decision.h"
 
@@ -98,6 +102,10 @@ class Planner {
 
   // The training (or evaluation) Program of a configuration, not yet placed (without collectives).
   Program program(const Configuration& config, bool training, int prefetch_depth = 0) const;
+  // The same, shared from the Planner's cache (plan/program_cache.h): built once per configuration
+  // however often fits(), minimum_budget(), evaluate() and the searches ask for it.
+  std::shared_ptr<const Program> built(const Configuration& config, bool training, int prefetch_depth = 0) const;
+  size_t programs_built() const { return cache_.made(); }  // cache misses so far
   // The step the Net would run for this configuration (budget 0: the smallest that works).
   PlannedStep step(const Configuration& config, Prefetch prefetch, size_t budget) const;
   // Host memory for the host copies (--host-memory; 0: unbounded): a configuration whose Programs'
@@ -106,7 +114,10 @@ class Planner {
   size_t host_budget() const { return host_budget_; }
   // The optimizer whose state every planned step keeps (plan/optimizer_state.h; `vdnn plan
   // --optimizer`, NetOptions::optimizer): SGD by default.
-  void set_optimizer(OptimizerKind optimizer) { optimizer_ = optimizer; }
+  void set_optimizer(OptimizerKind optimizer) {
+    optimizer_ = optimizer;
+    oracle_.reset();  // the update's time depends on it
+  }
   OptimizerKind optimizer() const { return optimizer_; }
   // The host copies both Programs of `config` need (memory_plan.h host_copies_bytes).
   size_t host_bytes(const Configuration& config) const;
@@ -114,8 +125,10 @@ class Planner {
   bool fits(const Configuration& config, size_t budget) const;
   size_t minimum_budget(const Configuration& config) const;
   // budget 0: no device budget (the configuration is placed at its minimum and "fits" the device;
-  // e.fits is then host_fits).
+  // e.fits is then host_fits). The last few evaluations are remembered (plan/program_cache.h):
+  // the table's rows, dyn's and auto's picks and auto's own comparisons meet on the same ones.
   Evaluation evaluate(const Configuration& config, size_t budget, Prefetch prefetch = Prefetch::kVdnn) const;
+  size_t evaluations_made() const { return evaluations_.made(); }  // memo misses so far
   // Inference (a Net with NetOptions::inference): budget 0, the smallest that works. Weights
   // streamed from host memory count against the host budget.
   InferenceEvaluation infer(size_t budget) const;
@@ -128,11 +141,19 @@ class Planner {
   std::vector<NodeFacts> facts_;
   std::vector<NodeFacts> facts_with(const AlgoChoice& algos) const;  // workspace of the chosen algorithms
   InferenceEvaluation infer_leanest(size_t budget, bool streaming) const;
+  ProgramKey key_of(const Configuration& config, bool training, int prefetch_depth) const;
+  Evaluation evaluate_anew(const Configuration& config, size_t budget, Prefetch prefetch) const;
+  double oracle_anew() const;
   NetworkCosts costs_;
   SyncMode sync_;
   CollectiveOptions collectives_;
   size_t host_budget_ = 0;
   OptimizerKind optimizer_ = OptimizerKind::kSgd;
+  ProgramCache cache_;
+  Once oracle_;
+  // The last 4 evaluations, at most 2M simulated ops in all (their timelines are the bulk).
+  RecentMemo<EvaluationKey, Evaluation> evaluations_{4, size_t{2} << 20,
+                                                     [](const Evaluation& e) { return e.time.ops.size(); }};
 };
 
 // "all+fastest", "none+leanest", "all+default" (NetworkCosts::defaults(), where it is neither),

@@ -7,8 +7,12 @@
 // when `auto` (plan/auto_policy.h) on the sliced graph fits where the current choice does not, or
 // is faster; when nothing fits yet, a smaller smallest budget (all, leanest algorithms) counts as
 // better. Passes repeat until no count changes; none runs when the whole graph's `auto` is at its
-// oracle already (everything fits with the fastest algorithms). Every try is a full `auto` search on the sliced
-// graph (its own Program, placement and simulation), so the prediction is the Program's. A sliced
+// oracle already (everything fits with the fastest algorithms). A try is a full `auto` search on the sliced
+// graph (its own Program, placement and simulation), so the prediction is the Program's, unless
+// something cheaper settles it: a set of counts tried before is answered from memory; below
+// all + leanest's smallest budget nothing fits; and a sliced graph whose lower bound at the budget
+// (plan/step_bound.h: its oracle plus what the budget forces onto leaner algorithms) is no faster
+// than the best plan so far cannot beat it, so it is not searched (pruned). A sliced
 // layer reads its weights once per slice and launches k kernels: slices cost time, and the search
 // takes them only where they buy a fit or a faster step than what the memory costs without them.
 //
@@ -23,6 +27,7 @@
 
 #include "plan/auto_policy.h"
 #include "plan/optimizer_state.h"
+#include "plan/step_bound.h"
 #include "rewrites/slice_runs.h"
 
 namespace vdnn {
@@ -40,6 +45,8 @@ struct SliceRunChoice {
   AutoChoice choice;               // `auto` on the graph sliced by `runs`
   std::vector<std::string> tried;  // each try and its outcome, in order
   int evaluations = 0;             // `auto` searches run (a try below all + leanest's smallest budget runs none)
+  int pruned = 0;                  // tries not searched: their lower bound is no faster than the best plan
+  StepBound bound;                 // of the graph sliced by `runs`, at the budget (plan/step_bound.h)
 };
 
 // `optimizer`: whose state every planned step keeps (Planner::set_optimizer).

@@ -1,5 +1,7 @@
 #include "planning/plan_report.h"
 
+#include <cstdio>
+
 #include "util/size_parse.h"
 #include "vdnn/error.h"
 
@@ -30,6 +32,26 @@ nlohmann::json row_json(const PlanRow& r, double oracle) {
 }
 
 }  // namespace
+
+nlohmann::json bound_json(const StepBound& b, const AutoChoice& plan) {
+  nlohmann::json out{{"feasible", b.feasible}, {"leaner_layers", b.leaner_layers}};
+  out["seconds"] = b.feasible ? nlohmann::json(b.seconds) : nlohmann::json(nullptr);
+  out["plan_over_bound"] = b.feasible && plan.fits ? nlohmann::json(plan.seconds / b.seconds) : nlohmann::json(nullptr);
+  return out;
+}
+
+std::string describe_bound(const StepBound& b, const AutoChoice& plan) {
+  if (!b.feasible) return "lower bound: none, a layer's kernels do not fit the budget on any algorithm";
+  char line[256];
+  std::snprintf(line, sizeof line, "lower bound %.2f ms (oracle + %d layer(s) forced onto leaner algorithms)",
+                b.seconds * 1e3, b.leaner_layers);
+  std::string out = line;
+  if (plan.fits) {
+    std::snprintf(line, sizeof line, ": the plan is at most %.1f%% above optimal", (plan.seconds / b.seconds - 1) * 100);
+    out += line;
+  }
+  return out;
+}
 
 PlanTable plan_table(const Planner& planner, size_t budget, const std::string& policy, Prefetch prefetch) {
   if (!policy.empty() && policy != "none" && policy != "conv" && policy != "all" && policy != "dyn" && policy != "auto")
@@ -71,6 +93,7 @@ PlanTable plan_table(const Planner& planner, size_t budget, const std::string& p
   t.has_auto = !t.one && budget && policy != "dyn";
   if (t.has_auto) {
     t.chosen = choose_auto(planner, budget);
+    t.bound = step_lower_bound(planner, budget);
     if (t.chosen.fits) row("auto: ", t.chosen.config, t.chosen.prefetch, "--policy auto");
   }
   return t;
@@ -99,7 +122,8 @@ nlohmann::json plan_json(const PlanTable& t, const PlanJsonHeader& h) {
                    {"recomputed_bytes", a.recomputed_bytes},
                    {"recompute_seconds", a.recompute_seconds},
                    {"leaner_algorithms", a.leaner_algorithms},
-                   {"sub_batched", a.sub_batched}};
+                   {"sub_batched", a.sub_batched},
+                   {"lower_bound", bound_json(t.bound, t.chosen)}};
   }
   return out;
 }
@@ -123,7 +147,9 @@ nlohmann::json slice_runs_json(const SliceRunChoice& c, double oracle) {
           {"step_ms", c.choice.seconds * 1e3},
           {"vs_oracle", c.choice.seconds / oracle},
           {"tried", c.tried},
-          {"auto_searches", c.evaluations}};
+          {"auto_searches", c.evaluations},
+          {"pruned", c.pruned},
+          {"lower_bound", bound_json(c.bound, c.choice)}};
 }
 
 }  // namespace vdnn

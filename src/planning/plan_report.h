@@ -7,8 +7,10 @@
 // only when a budget is known and it fits). A plan is a promise: each row is the step of the
 // `vdnn train` flags in its `runs_as`, so `vdnn train <runs_as> --device-memory <its minimum
 // budget>` trains (same costs: dyn and auto choose from measured costs). `policy` narrows it: ""
-// all of them, "none"/"conv"/"all" that one row, "dyn" or "auto" that choice only. plan_json is
-// `vdnn plan --json` without "sweep" (the CLI adds it).
+// all of them, "none"/"conv"/"all" that one row, "dyn" or "auto" that choice only. Beside `auto`
+// (and the slice search's plan), a lower bound on any plan's step at the budget, so a plan says
+// how far from optimal it can be at most. plan_json is `vdnn plan --json` without "sweep" (the
+// CLI adds it).
 //
 //   PlanTable t = plan_table(planner, budget, "", Prefetch::kVdnn);
 //   nlohmann::json j = plan_json(t, {.model = g.name(), .batch = 32, .device = in.device});
@@ -24,6 +26,7 @@
 #include "plan/dyn.h"
 #include "plan/planner.h"
 #include "plan/slice_search.h"
+#include "plan/step_bound.h"
 #include "planning/plan_source.h"
 
 namespace vdnn {
@@ -43,6 +46,7 @@ struct PlanTable {
   bool has_dyn = false, has_auto = false;  // whether dyn / auto were asked (they may not fit)
   DynChoice dyn;
   AutoChoice chosen;
+  StepBound bound;  // has_auto: no plan of this graph at the budget is faster (plan/step_bound.h)
 };
 
 // Throws vdnn::Error naming the policy when it is not "", none, conv, all, dyn or auto.
@@ -64,6 +68,11 @@ nlohmann::json plan_json(const PlanTable& table, const PlanJsonHeader& header);
 std::optional<SliceRunChoice> plan_slice_runs(const Graph& graph, int64_t batch, const std::string& policy,
                                               const PlanSourceOptions& source, size_t budget, SyncMode sync,
                                               size_t host_budget, OptimizerKind optimizer = OptimizerKind::kSgd);
+// A lower bound beside a plan, as JSON ({feasible, seconds, leaner_layers, plan_over_bound}) and
+// as a clause for the CLI ("lower bound 2399.64 ms (...): the plan is at most 1.7% above optimal").
+nlohmann::json bound_json(const StepBound& bound, const AutoChoice& plan);
+std::string describe_bound(const StepBound& bound, const AutoChoice& plan);
+
 // Its JSON ("slice_runs"), against the whole graph's oracle.
 nlohmann::json slice_runs_json(const SliceRunChoice& choice, double oracle);
 

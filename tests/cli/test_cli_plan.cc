@@ -82,6 +82,14 @@ TEST(CliPlan, AutoSearchesSliceRunsAndSucceedsWhereOnlyTheSlicedGraphFits) {
   ASSERT_FALSE(s["runs"].empty()) << s.dump();
   EXPECT_EQ(s["runs"][0].get<std::string>().rfind("conv1:pool1:", 0), 0u) << s.dump();
   EXPECT_GT(s["vs_oracle"].get<double>(), 1.0);
+  // Beside the sliced plan, a lower bound no plan of that sliced graph at the budget beats; beside
+  // auto's (which does not fit), the whole graph's.
+  const nlohmann::json& bound = s["lower_bound"];
+  ASSERT_TRUE(bound["feasible"].get<bool>()) << bound.dump();
+  EXPECT_LE(bound["seconds"].get<double>(), s["step_ms"].get<double>() / 1e3 * (1 + 1e-12)) << bound.dump();
+  EXPECT_GE(bound["plan_over_bound"].get<double>(), 1.0 - 1e-12) << bound.dump();
+  EXPECT_GE(bound["seconds"].get<double>(), j["oracle_seconds"].get<double>()) << bound.dump();
+  EXPECT_TRUE(j["auto"]["lower_bound"]["plan_over_bound"].is_null()) << j["auto"].dump();
   // The sweep has the chosen runs as a column of their own, which alone reaches below the whole
   // graph's floor, and the SVG draws it.
   const nlohmann::json& sweep = j["sweep"];

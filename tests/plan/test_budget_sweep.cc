@@ -53,12 +53,16 @@ TEST_P(BudgetSweepTest, FitsAreMonotoneExactAndNoStepBeatsTheOracle) {
     EXPECT_NE(std::find(s.budgets.begin(), s.budgets.end(), col.smallest_budget), s.budgets.end())
         << "each policy's smallest budget is a row";
     bool fitted_below = false;
+    double below = 0;  // auto's step at the next smaller budget
     for (size_t r = s.budgets.size(); r-- > 0;) {  // from the floor up
       const SweepCell& cell = s.cells[r][c];
       EXPECT_EQ(cell.fits, s.budgets[r] >= col.smallest_budget) << "at " << s.budgets[r];
       EXPECT_TRUE(cell.fits || !fitted_below) << "fits at a smaller budget but not at " << s.budgets[r];
-      fitted_below |= cell.fits;
       if (cell.fits) EXPECT_GE(cell.step_seconds, s.oracle_seconds * (1 - 1e-12)) << "at " << s.budgets[r];
+      if (col.name == "auto" && cell.fits && fitted_below)  // monotone_upward: never slower with more memory
+        EXPECT_LE(cell.step_seconds, below) << "at " << s.budgets[r];
+      fitted_below |= cell.fits;
+      if (cell.fits) below = cell.step_seconds;
     }
   }
   EXPECT_EQ(s.top, largest_smallest);
@@ -79,7 +83,17 @@ TEST_P(BudgetSweepTest, EveryCellIsWhatPlanningThatBudgetAloneAnswers) {
       const SweepColumn& col = s.columns[c];
       const SweepCell& cell = s.cells[r][c];
       SCOPED_TRACE(col.name + " at " + std::to_string(s.budgets[r]));
-      const std::optional<SweepChoice> chosen = policies[col.policy].choose(planner_, s.budgets[r]);
+      // A cell monotone_upward filled holds the plan chosen at a smaller budget, faster than this one's own.
+      const size_t found_at = cell.found_at ? cell.found_at : s.budgets[r];
+      EXPECT_LE(found_at, s.budgets[r]);
+      if (cell.found_at) {
+        EXPECT_TRUE(policies[col.policy].carry_upward) << "only auto's column is made monotone";
+        const std::optional<SweepChoice> own = policies[col.policy].choose(planner_, s.budgets[r]);
+        if (own)
+          EXPECT_GT(planner_.evaluate(own->config, s.budgets[r], own->prefetch.value_or(col.prefetch)).time.iteration_seconds,
+                    cell.step_seconds);
+      }
+      const std::optional<SweepChoice> chosen = policies[col.policy].choose(planner_, found_at);
       ASSERT_TRUE(chosen.has_value());
       EXPECT_EQ(cell.config, chosen->config);
       EXPECT_EQ(cell.prefetch, chosen->prefetch.value_or(col.prefetch));
@@ -89,7 +103,7 @@ TEST_P(BudgetSweepTest, EveryCellIsWhatPlanningThatBudgetAloneAnswers) {
         EXPECT_EQ(cell.config, (Configuration{cell.config.policy, planner_.costs().fastest()}));
         EXPECT_EQ(to_string(cell.config.policy), policies[col.policy].name);
       }
-      const Evaluation e = planner_.evaluate(cell.config, s.budgets[r], cell.prefetch);
+      const Evaluation e = planner_.evaluate(cell.config, found_at, cell.prefetch);
       EXPECT_EQ(cell.fits, e.fits);
       if (!e.fits) continue;
       EXPECT_EQ(cell.step_seconds, e.time.iteration_seconds);
@@ -111,6 +125,31 @@ TEST_P(BudgetSweepTest, APolicyPlannedAtEveryBudgetAnswersTheSame) {
       if (once.cells[r][c].fits)
         EXPECT_EQ(once.cells[r][c].step_seconds, every.cells[r][c].step_seconds) << once.columns[c].name;
     }
+}
+
+// monotone_upward on a column made by hand: walking up from the smallest budget, a cell slower
+// than the best below it, or not fitting, takes that plan and says where it was found.
+TEST(BudgetSweep, MonotoneUpwardCarriesTheBestPlanOfASmallerBudget) {
+  BudgetSweep s;
+  s.columns.push_back({"auto", 0});
+  s.budgets = {50, 40, 30, 20, 10};
+  const double steps[] = {3.0, 5.0, 4.0, 0.0, 6.0};  // 0: does not fit (20)
+  for (size_t r = 0; r < 5; ++r) {
+    SweepCell cell;
+    cell.fits = steps[r] > 0;
+    cell.step_seconds = steps[r];
+    cell.prefetch_depth = static_cast<int>(r);
+    s.cells.push_back({cell});
+  }
+  monotone_upward(s, 0);
+  const double want[] = {3.0, 4.0, 4.0, 6.0, 6.0};
+  const size_t found_at[] = {0, 30, 0, 10, 0};
+  for (size_t r = 0; r < 5; ++r) {
+    EXPECT_TRUE(s.cells[r][0].fits) << s.budgets[r];
+    EXPECT_EQ(s.cells[r][0].step_seconds, want[r]) << s.budgets[r];
+    EXPECT_EQ(s.cells[r][0].found_at, found_at[r]) << s.budgets[r];
+  }
+  EXPECT_EQ(s.cells[1][0].prefetch_depth, 2) << "the whole plan is carried, its look-ahead depth too";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BudgetSweepTest,
@@ -228,6 +267,12 @@ TEST(SlicedSweepColumn, ExtendsTheRowsDownToTheSlicedFloorAndOnlyItFitsThere) {
       for (size_t c = 0; c < columns; ++c)
         EXPECT_FALSE(s.cells[r][c].fits) << s.columns[c].name << " at " << s.budgets[r];
   }
+  double below = 1e30;  // monotone_upward: the sliced column never gets slower as the budget grows
+  for (size_t r = s.budgets.size(); r-- > 0;)
+    if (s.cells[r].back().fits) {
+      EXPECT_LE(s.cells[r].back().step_seconds, below) << s.budgets[r];
+      below = s.cells[r].back().step_seconds;
+    }
   ASSERT_TRUE(col.costs.has_value());
   EXPECT_EQ(col.costs->fastest().size(), cut.graph.nodes().size());  // describe() reads the sliced graph's
   // A sliced graph that does not go lower adds no rows, only the column.

@@ -10,6 +10,7 @@
 #include "io/model_file.h"
 #include "plan/dyn.h"
 #include "plan/planner.h"
+#include "plan/program_builder.h"
 #include "runtime/net.h"
 
 namespace vdnn {
@@ -154,6 +155,35 @@ TEST_F(PlannerTest, OverheadIsMeasuredAgainstTheOracleAndBoundedBelowByTheBusies
     EXPECT_TRUE(e.fits);
     EXPECT_LE(e.memory.high_water_bytes, e.minimum_budget) << to_string(p);
   }
+}
+
+// The Planner's Program cache (plan/program_cache.h): a configuration asked about by fits(),
+// minimum_budget(), evaluate() and program() is built once for training and once for evaluation
+// (which depends on the algorithms alone); what it hands out is what building anew gives; a key
+// that differs in anything (the decisions, the optimizer) is built again.
+TEST_F(PlannerTest, AConfigurationIsBuiltOnceHoweverOftenItIsPlanned) {
+  const Configuration all{Policy::kAll, fast()};
+  const size_t before = planner_.programs_built();
+  const size_t smallest = planner_.minimum_budget(all);
+  EXPECT_TRUE(planner_.fits(all, smallest));
+  EXPECT_FALSE(planner_.fits(all, smallest - 1));
+  const Evaluation e = planner_.evaluate(all, smallest);
+  EXPECT_EQ(e.minimum_budget, smallest);
+  EXPECT_EQ(planner_.programs_built() - before, 2u) << "the training and the evaluation Program";
+  std::vector<NodeFacts> facts = compiled_.facts();
+  for (size_t i = 0; i < facts.size(); ++i)
+    facts[i].scratch_bytes = planner_.costs().nodes[i].algos[all.algos[i]].workspace_bytes;
+  EXPECT_EQ(planner_.program(all, true).to_text(),
+            build_program(graph_, compiled_.value_bytes(), facts, {Policy::kAll, SyncMode::kEvent, true}).to_text());
+  planner_.minimum_budget({Policy::kConv, fast()});
+  EXPECT_EQ(planner_.programs_built() - before, 3u) << "conv's training Program; the evaluation one is shared";
+  Configuration decided = all;
+  decided.decisions.values.assign(graph_.values().size(), {});
+  planner_.fits(decided, smallest);
+  EXPECT_EQ(planner_.programs_built() - before, 4u) << "explicit decisions are another key";
+  planner_.set_optimizer(OptimizerKind::kAdamW);
+  EXPECT_GT(planner_.minimum_budget(all), smallest) << "AdamW's two moments: built again, not served from the cache";
+  EXPECT_EQ(planner_.programs_built() - before, 6u);
 }
 
 // With this machine's measured costs, what the planner predicts for a configuration is what a Net

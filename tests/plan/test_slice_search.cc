@@ -3,6 +3,8 @@
 // with room to spare it takes slices only when they make the step faster.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "io/model_file.h"
 #include "plan/slice_search.h"
 #include "planning/plan_source.h"
@@ -53,6 +55,13 @@ TEST(SliceSearch, BelowTheSmallestWholeBatchBudgetSlicesMakeAVggFit) {
   const Planner sliced(s.graph, sin.value_bytes, sin.facts, sin.costs, SyncMode::kEvent);
   EXPECT_TRUE(sliced.fits(c.choice.config, budget));
   EXPECT_GT(c.choice.seconds, whole.oracle_seconds());
+  // Each set of counts is searched at most once (a pass after the last change repeats the tries
+  // of the pass before: they are answered from memory).
+  std::vector<std::string> sets;
+  for (const std::string& t : c.tried) sets.push_back(t.substr(0, t.find(": ")));
+  std::sort(sets.begin(), sets.end());
+  EXPECT_EQ(std::adjacent_find(sets.begin(), sets.end()), sets.end()) << tried;
+  EXPECT_LE(static_cast<size_t>(c.evaluations + c.pruned), c.tried.size());
 }
 
 TEST(SliceSearch, WithRoomToSpareNoSlicesAreTaken) {
