@@ -75,6 +75,7 @@ struct TrainOptions {
   const CLI::Option* lr_gamma_flag = nullptr;        // --lr-schedule step
   const CLI::Option* momentum_flag = nullptr;        // --optimizer sgd
   std::vector<const CLI::Option*> adamw_flags;       // --optimizer adamw: --beta1, --beta2, --eps
+  const CLI::Option* lr_flag = nullptr;              // absent: the optimizer's default (default_lr)
   const CLI::Option* weight_decay_flag = nullptr;    // absent: the optimizer's default
 };
 
@@ -132,7 +133,8 @@ NetOptions train_net_options(const TrainOptions& o) {
 }
 
 // The optimizer's flags: each applies to one optimizer (refused with the other, never ignored), and
-// --weight-decay's default is the optimizer's (SGD 5e-4, AdamW 0.01: torch.optim.AdamW's).
+// --lr's and --weight-decay's defaults are the optimizer's (SGD 0.05 and 5e-4; AdamW 1e-3 and 0.01,
+// torch.optim.AdamW's).
 void check_optimizer_flags(TrainOptions& o, OptimizerKind optimizer) {
   o.config.optimizer = optimizer;
   const bool adamw = optimizer == OptimizerKind::kAdamW;
@@ -141,6 +143,7 @@ void check_optimizer_flags(TrainOptions& o, OptimizerKind optimizer) {
   for (const CLI::Option* flag : o.adamw_flags)
     if (!adamw && flag->count() > 0)
       VDNN_THROW(flag->get_name() << " applies to --optimizer adamw; the optimizer is sgd (add --optimizer adamw)");
+  if (o.lr_flag->count() == 0) o.config.lr = default_lr(optimizer);
   if (o.weight_decay_flag->count() == 0) o.config.weight_decay = default_weight_decay(optimizer);
   check_train_config(o.config, OptionNames{});
 }
@@ -574,7 +577,10 @@ void add_schedule_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--epochs", o.config.epochs, "epochs")->check(CLI::Range(1, kMaxEpochs))->capture_default_str();
   app.add_option("--iterations", o.config.iterations, "stop after N steps (overrides --epochs)")
       ->check(CLI::Range(int64_t{1}, kMaxIterations));
-  app.add_option("--lr", o.config.lr, "base learning rate")->check(CLI::Range(0.0, kMaxLr))->capture_default_str();
+  o.lr_flag = app.add_option("--lr", o.config.lr,
+                             "base learning rate (default: 0.05 with --optimizer sgd, 0.001 with adamw, "
+                             "torch.optim.AdamW's)")
+                  ->check(CLI::Range(0.0, kMaxLr));
   app.add_option("--lr-schedule", o.schedule, "constant, step or cosine")
       ->check(CLI::IsMember({"constant", "step", "cosine"}))
       ->capture_default_str();

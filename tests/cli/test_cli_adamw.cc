@@ -49,6 +49,23 @@ TEST(CliAdamw, EachFlagIsCheckedAndBelongsToItsOptimizer) {
   }
 }
 
+// Was: 0.05 for both, twenty times torch.optim.AdamW's 1e-3 (AdamW's steps are about lr per weight).
+TEST(CliAdamw, TheDefaultLearningRateIsTheOptimizers) {
+  const auto dir = temp_dir("adamw_lr");
+  const std::string report = (dir / "run.json").string();
+  const auto lr_of = [&](const std::string& flags) {
+    const CliRun r = vdnn(kTrain + flags + " --report " + report);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0 ? read_json_file(report)["config"]["lr"].get<double>() : -1.0;
+  };
+  EXPECT_EQ(lr_of("--optimizer adamw"), 1e-3);
+  EXPECT_EQ(lr_of("--optimizer sgd"), 0.05);
+  EXPECT_EQ(lr_of("--optimizer adamw --lr 0.01"), 0.01) << "a given --lr is kept";
+  const CliRun help = vdnn("train --help");
+  EXPECT_NE(help.output.find("default: 0.05 with --optimizer sgd, 0.001 with adamw"), std::string::npos) << help.output;
+  std::filesystem::remove_all(dir);
+}
+
 // The "params" column (weights + gradients + optimizer state, MiB) of the `none` row.
 double params_mib(const std::string& table) {
   std::smatch m;
