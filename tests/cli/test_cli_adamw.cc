@@ -33,14 +33,16 @@ TEST(CliAdamw, ARunReportsItsOptimizerAndGradientNorms) {
 }
 
 TEST(CliAdamw, EachFlagIsCheckedAndBelongsToItsOptimizer) {
-  expect_user_error(kTrain + "--optimizer adamw --momentum 0.5", "--momentum applies to --optimizer sgd");
-  expect_user_error(kTrain + "--beta1 0.8", "--beta1 applies to --optimizer adamw");
-  expect_user_error(kTrain + "--eps 1e-6", "--eps applies to --optimizer adamw");
+  expect_user_error(kTrain + "--optimizer adamw --momentum 0.5", "--momentum applies only with --optimizer sgd");
+  expect_user_error(kTrain + "--beta1 0.8", "--beta1 applies only with --optimizer adamw");
+  expect_user_error(kTrain + "--eps 1e-6", "--eps applies only with --optimizer adamw");
   expect_user_error(kTrain + "--optimizer adamw --beta1 1", "--beta1 1: expected 0 <= beta1 < 1");
   expect_user_error(kTrain + "--optimizer adamw --eps 0", "--eps 0: expected above 0");
 
   expect_user_error(kTrain + "--lr 0.1 --min-lr 0.2", "--min-lr 0.2: expected 0 to the learning rate (--lr 0.1)");
-  expect_user_error(kTrain + "--lr-schedule constant --min-lr 0.01", "--lr-schedule is constant");
+  expect_user_error(kTrain + "--lr-schedule constant --min-lr 0.01",
+                    "--min-lr applies only with --lr-schedule cosine (the floor it decays to); it was given with "
+                    "--lr-schedule constant");
   // Out of the flag's range: CLI11's line, naming it.
   for (const std::string& bad : {"--optimizer adam", "--clip-grad-norm -1", "--warmup-steps -3", "--beta2 2"}) {
     const CliRun r = vdnn(kTrain + bad);
