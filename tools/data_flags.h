@@ -1,15 +1,21 @@
 // tools/data_flags.h — the flags every command that reads --data takes for image folders
 // (data/image_folder.h): --mean, --std (per-channel normalization) and --skip-bad-images; and for
-// token data (data/token_file.h, data/char_text.h): --vocab and --data-format.
+// token data (data/token_file.h, data/char_text.h): --vocab and --data-format; and the rules
+// (tools/flag_rules.h) that refuse each of them, and --synthetic-samples, where --data is not the
+// kind of data it is for.
 //
 //   DataSource source;
 //   add_image_folder_flags(app, source);   // after parsing: source.mean, source.std, source.skip_bad_images
 //   add_token_data_flags(app, source);     // source.vocab, source.format
+//   add_data_rules(rules, {.data = source.data, .flags = source});   // --mean with --data synthetic: refused
 #pragma once
+
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "data/data_source.h"
+#include "flag_rules.h"
 
 namespace vdnn::cli {
 
@@ -40,5 +46,18 @@ inline void add_token_data_flags(CLI::App& app, DataSource& source) {
       ->check(CLI::IsMember({"auto", "tokens", "text"}))
       ->capture_default_str();
 }
+
+// What the data rules look at, bound before parsing: --data (train and load keep it apart from
+// `flags`), the data flags, and infer's --images (null elsewhere), which replaces --data.
+struct DataFlagsUse {
+  const std::string& data;
+  const DataSource& flags;
+  const std::string* images = nullptr;
+};
+
+// Rules for the flags of the kinds of data: --mean, --std and --skip-bad-images with image folders,
+// --vocab with token ids, --data-format with a file, --synthetic-samples with --data synthetic; each
+// only for the flags the command has.
+void add_data_rules(FlagRules& rules, const CLI::App& app, const DataFlagsUse& use);
 
 }  // namespace vdnn::cli

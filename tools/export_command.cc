@@ -50,7 +50,7 @@ int run_export(const ExportOptions& o) {
 
 }  // namespace
 
-Runner add_export_command(CLI::App& app) {
+Command add_export_command(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--onnx", o->onnx, "write the network to this ONNX file (opset 13, for inference)")->required();
@@ -60,7 +60,10 @@ Runner add_export_command(CLI::App& app) {
                    .weights_help = "safetensors file, e.g. from `vdnn train --save` (default: the model's initial "
                                    "weights)"});
   app.add_option("--seed", o->seed, "seed of the initial weights when there is no --weights")->capture_default_str();
-  return [o] { return run_export(*o); };
+  FlagRules rules(app);
+  rules.add({"--seed"}, {"without --weights (it seeds the initial weights)", [o] { return o->model.weights.empty(); },
+                         [o] { return "with --weights " + o->model.weights; }});
+  return {[o] { return run_export(*o); }, rules};
 }
 
 }  // namespace vdnn::cli

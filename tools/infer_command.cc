@@ -21,6 +21,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <optional>
 
@@ -113,8 +114,6 @@ double median_batch_seconds(Net& net, const Dataset& data, int repeat) {
 // choice `vdnn plan --inference --device cpu` predicts with. (One family for every convolution,
 // auto, direct or winograd, is options.conv_algo already: infer_net_options.)
 void set_conv_algos(const InferOptions& o, const Graph& graph, NetOptions& options) {
-  if (!o.algo_cache.empty() && o.conv_algo != "fastest")
-    VDNN_THROW("--algo-cache " << o.algo_cache << " keeps what --conv-algo fastest measures; add --conv-algo fastest");
   if (o.conv_algo == "fastest") options.conv_algos = fastest_conv_algos(graph, options.batch, o.algo_cache);
 }
 
@@ -211,8 +210,6 @@ Dataset data_to_evaluate(InferOptions& o, const Graph& graph) {
   check_data_fits(graph, test);
   if (const std::string line = adaptation_line({&test}); !line.empty())  // on stderr beside --json's output
     std::fprintf(o.json ? stderr : stdout, "%s\n", line.c_str());
-  if (o.top_k > 0 && o.predictions.empty())
-    VDNN_THROW("--top-k " << o.top_k << " needs --predictions FILE.json, where the top classes are written");
   if (o.top_k == 0) o.top_k = std::min(5, graph.classes());
   if (o.top_k > graph.classes())
     VDNN_THROW("--top-k " << o.top_k << " exceeds the " << graph.classes() << " classes of model '" << graph.name()
@@ -394,9 +391,28 @@ int run_infer(InferOptions& o) {
   return 0;
 }
 
+// The flags that apply only with some others (tools/flag_rules.h).
+FlagRules infer_flag_rules(const CLI::App& app, const std::shared_ptr<InferOptions>& o) {
+  FlagRules rules(app);
+  add_data_rules(rules, app, {.data = o->source.data, .flags = o->source, .images = &o->images});
+  rules.add({"--seed"},
+            {"with --data synthetic (the seed of its samples)",
+             [o] { return o->images.empty() && o->source.data == "synthetic"; },
+             [o] { return o->images.empty() ? "with --data " + o->source.data : "with --images " + o->images; }});
+  rules.add({"--top-k"}, with_flag(app, "--predictions", "FILE.json (where the top classes are written)"));
+  rules.add({"--algo-cache"}, one_of("--conv-algo", o->conv_algo, {"fastest"}, "it keeps what fastest measures"));
+  rules.add({"--stream-weights"},
+            with_flag(app, "--device-memory", "BUDGET (without a budget every weight stays on the device)"));
+  rules.add({"--host-memory"},
+            {"with --device-memory and --stream-weights auto (it holds the host copies of streamed weights)",
+             [o] { return !o->device_memory.empty() && o->stream_weights == "auto"; },
+             [o] { return o->device_memory.empty() ? "without --device-memory" : "with --stream-weights never"; }});
+  return rules;
+}
+
 }  // namespace
 
-Runner add_infer_command(CLI::App& app) {
+Command add_infer_command(CLI::App& app) {
   auto o = std::make_shared<InferOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_model_flags(app, o->model,
@@ -459,7 +475,7 @@ Runner add_infer_command(CLI::App& app) {
       ->each([o](const std::string&) { o->seed_given = true; });
   app.add_option("--threads", o->threads, "oneDNN/OpenMP threads (default: all cores)")->check(threads_check());
   app.add_flag("--json", o->json, "print JSON instead of text");
-  return [o] { return run_infer(*o); };
+  return {[o] { return run_infer(*o); }, infer_flag_rules(app, o)};
 }
 
 }  // namespace vdnn::cli

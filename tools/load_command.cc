@@ -79,7 +79,7 @@ int load(const LoadOptions& o) {
 
 }  // namespace
 
-Runner add_load_command(CLI::App& app) {
+Command add_load_command(CLI::App& app) {
   auto o = std::make_shared<LoadOptions>();
   app.add_option(
          "--data", o->data,
@@ -100,7 +100,17 @@ Runner add_load_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, kMaxSyntheticSamples));
   add_image_folder_flags(app, o->image_flags);
   add_token_data_flags(app, o->image_flags);
-  return [o] { return load(*o); };
+  FlagRules rules(app);
+  add_data_rules(rules, app, {.data = o->data, .flags = o->image_flags});
+  // The test split is read as evaluation reads it: not augmented (imagenet's evaluation resize aside).
+  rules.add({"--augment"}, {"with --split train (the test split is not augmented, except for imagenet's resize)",
+                            [o] { return o->split == "train" || o->augment == "imagenet"; },
+                            [o] { return "with --split " + o->split; }});
+  rules.add({"--seed"}, {"with --split train or --data synthetic (it seeds the order, the augmentation and synthetic "
+                         "data; the test split is read in order)",
+                         [o] { return o->split == "train" || o->data == "synthetic"; },
+                         [o] { return "with --split " + o->split + " and --data " + o->data; }});
+  return {[o] { return load(*o); }, rules};
 }
 
 }  // namespace vdnn::cli

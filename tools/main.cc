@@ -82,10 +82,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::string version = std::string("vdnn ") + vdnn::version();
   app.set_version_flag("--version", version, "print vdnn's version and exit");
-  std::map<CLI::App*, vdnn::cli::Runner> runners;
+  std::map<CLI::App*, vdnn::cli::Command> commands;
   auto add = [&](const char* name, const char* help, auto adder) {
     CLI::App* sub = app.add_subcommand(name, help);
-    runners[sub] = adder(*sub);
+    commands.emplace(sub, adder(*sub));
   };
   add("train", "train a network", vdnn::cli::add_train_command);
   add("models", "list the shipped networks with parameters, FLOPs and feature-map bytes",
@@ -112,8 +112,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
-    for (auto& [sub, run] : runners)
-      if (sub->parsed()) return run();
+    for (auto& [sub, command] : commands)
+      if (sub->parsed()) {
+        command.rules.check();  // a flag given where it does not apply: one line naming it, exit 1
+        return command.run();
+      }
   } catch (const vdnn::Error& e) {
     std::fflush(stdout);
     std::cerr << "error: " << vdnn::as_one_line(e.what()) << "\n";  // a name with a newline stays one line

@@ -12,10 +12,10 @@
 
 namespace vdnn::cli {
 
-Runner add_models_command(CLI::App& app) {
+Command add_models_command(CLI::App& app) {  // --model always applies: no rules
   auto models = std::make_shared<std::vector<std::string>>();
   app.add_option("--model", *models, "models to describe (zoo names, JSON or ONNX files); default: the zoo");
-  return [models] {
+  Runner run = [models] {
     std::printf("%-16s %8s %12s %14s %16s %s\n", "model", "layers", "params", "GFLOP/image", "fmap MiB/image", "input");
     for (const std::string& name : models->empty() ? model_names() : *models) {
       NetworkSource source = load_network(name);
@@ -28,6 +28,7 @@ Runner add_models_command(CLI::App& app) {
     }
     return 0;
   };
+  return {run, FlagRules(app)};
 }
 
 }  // namespace vdnn::cli

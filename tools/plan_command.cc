@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -149,28 +150,8 @@ DataParallel data_parallel(const PlanOptions& o) {
   return dp;
 }
 
-// --inference plans the forward pass alone: the training plans' flags are refused.
-void check_inference_flags(const PlanOptions& o) {
-  check_output_files({{"--svg-memory", o.svg_memory}});
-  for (const auto& [flag, given] : {std::pair<const char*, bool>{"--policy", !o.policy.empty()},
-                                    {"--ranks", o.ranks > 1},
-                                    {"--sweep", o.sweep},
-                                    {"--scaling", o.scaling},
-                                    {"--trace", !o.trace.empty()},
-                                    {"--svg", !o.svg.empty()},
-                                    {"--print", o.print},
-                                    {"--host-memory", !o.host_memory.empty()},
-                                    {"--slice-run", !o.slice_runs.empty()}})
-    if (given)
-      VDNN_THROW(
-          "--inference plans the forward pass alone: "
-          << flag << " is for training plans"
-          << (std::string(flag) == "--host-memory" ? " (vdnn infer --host-memory bounds an inference run)" : ""));
-}
-
-// A training plan's flags that need no model: --batches (for --inference) and the files it writes.
+// The files a training plan writes, checked before any planning.
 void check_training_flags(const PlanOptions& o) {
-  if (!o.batches.empty()) VDNN_THROW("--batches lists batch sizes for --inference; training plans take one --batch");
   check_output_files({{"--trace", o.trace},
                       {"--svg", o.svg},
                       {"--svg-memory", o.svg_memory},
@@ -179,10 +160,8 @@ void check_training_flags(const PlanOptions& o) {
 }
 
 // --scaling-with: the series of earlier `vdnn plan --scaling --json` outputs, read before any
-// planning; they are drawn on --scaling-svg, so need it.
+// planning; they are drawn on --scaling-svg (a flag rule: they need it).
 std::vector<ScalingSeries> read_scaling_with(const PlanOptions& o) {
-  if (!o.scaling_with.empty() && o.scaling_svg.empty())
-    VDNN_THROW("--scaling-with adds series to the --scaling-svg picture: give --scaling-svg FILE too");
   std::vector<ScalingSeries> others;
   for (const std::string& file : o.scaling_with) {
     const std::vector<ScalingSeries> s = scaling_from_json(parse_json_text(read_text_file(file), file), file);
@@ -440,7 +419,7 @@ int run_plan(PlanOptions o) {
   if (o.source.precision != Precision::kFp32 && !o.slice_runs.empty())
     VDNN_THROW("--slice-run does not combine with --precision " << o.precision << " yet (vdnn train refuses it too)");
   if (o.inference) {
-    check_inference_flags(o);
+    check_output_files({{"--svg-memory", o.svg_memory}});
     return run_inference(o);
   }
   check_training_flags(o);
@@ -539,9 +518,56 @@ void add_plan_parallel_flags(CLI::App& app, PlanOptions& o) {
                  "same model at another batch or policy); repeatable");
 }
 
+// Whether the plan measures this CPU's costs now (--device lists cpu, no --costs): what --repeats and
+// the emulated link are for.
+bool measures_cpu_costs(const PlanOptions& o) {
+  std::stringstream devices(o.source.device);
+  for (std::string d; std::getline(devices, d, ',');)
+    if (d == "cpu") return o.source.costs_file.empty();
+  return false;
+}
+
+// The flags that apply only to some plans (tools/flag_rules.h); `sub` tells which flags were given.
+FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions>& o) {
+  FlagRules rules(sub);
+  const auto sweeps = [o, &sub] { return o->sweep || sub.count("--sweep-steps") > 0 || !o->sweep_svg.empty(); };
+  const auto training = [o] { return !o->inference; };
+  const auto with_inference = [] { return std::string("with --inference, which plans the forward pass alone"); };
+  rules.add({"--host-memory"},
+            {"to training plans (`vdnn infer --host-memory` bounds an inference run)", training, with_inference});
+  rules.add({"--policy", "--sync", "--optimizer", "--prefetch", "--slice-run", "--no-slice-search", "--print",
+             "--trace", "--svg", "--sweep", "--sweep-steps", "--sweep-svg", "--ranks", "--network", "--bucket-size",
+             "--scaling", "--scaling-svg", "--scaling-with"},
+            {"to training plans", training, with_inference});
+  rules.add({"--batches"}, with_flag(sub, "--inference", "(training plans take one --batch)"));
+  rules.add({"--batch"}, {"without --batches (which lists the batch sizes instead)", [o] { return o->batches.empty(); },
+                          [o] { return "with --batches " + o->batches; }});
+  rules.add(
+      {"--repeats", "--link-bandwidth", "--link-latency"},
+      {"when the plan measures this CPU's costs (--device cpu, no --costs)", [o] { return measures_cpu_costs(*o); },
+       [o] {
+         return o->source.costs_file.empty() ? "with --device " + o->source.device + " (a device profile's costs)"
+                                             : "with --costs " + o->source.costs_file + " (costs measured before)";
+       }});
+  rules.add({"--network", "--bucket-size"}, {"to data-parallel plans (--ranks above 1, or --scaling)",
+                                             [o] { return o->ranks > 1 || o->scaling || !o->scaling_svg.empty(); },
+                                             [o] { return "with --ranks " + std::to_string(o->ranks); }});
+  rules.add({"--scaling-with"}, with_flag(sub, "--scaling-svg", "FILE (it adds series to that picture)"));
+  rules.add({"--no-slice-search"}, {"with --policy auto on a device profile (where auto searches slice runs)",
+                                    [o] { return o->policy == "auto" && o->source.device != "cpu"; },
+                                    [o] {
+                                      return "with --policy " + (o->policy.empty() ? "(every row)" : o->policy) +
+                                             " and --device " + o->source.device;
+                                    }});
+  rules.add({"--host-memory"}, {"with a --policy that offloads (all, conv, dyn, auto or every row) or --sweep",
+                                [o, sweeps] { return o->policy != "none" || sweeps(); },
+                                [] { return std::string("with --policy none and no --sweep"); }});
+  return rules;
+}
+
 }  // namespace
 
-Runner add_plan_command(CLI::App& app) {
+Command add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
   add_model_flags(app, o->model);
   add_configuration_flags(app, *o);
@@ -552,11 +578,12 @@ Runner add_plan_command(CLI::App& app) {
                "size; --device may list several, e.g. cpu,jetson-orin-nano");
   app.add_option("--batches", o->batches, "--inference: batch sizes, e.g. 1,8,32 (default: --batch)");
   app.add_flag("--json", o->json, "print JSON instead of a table");
-  return [o, sub = &app] {
+  Runner run = [o, sub = &app] {
     o->sweep = o->sweep || sub->count("--sweep-steps") > 0 || !o->sweep_svg.empty();
     o->scaling = o->scaling || !o->scaling_svg.empty();
     return run_plan(*o);
   };
+  return {run, plan_flag_rules(app, o)};
 }
 
 }  // namespace vdnn::cli

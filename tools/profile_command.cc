@@ -158,6 +158,14 @@ void check_check_flags(const ProfileCliOptions& o) {
   }
 }
 
+// Whether --check lists dyn or auto, the policies --device-memory is for.
+bool checks_planned_policy(const std::string& check) {
+  std::stringstream list(check);
+  for (std::string p; std::getline(list, p, ',');)
+    if (is_planned(p)) return true;
+  return false;
+}
+
 int run_profile(const ProfileCliOptions& o) {
   check_output_files({{"--save", o.save}});
   check_check_flags(o);
@@ -185,7 +193,7 @@ int run_profile(const ProfileCliOptions& o) {
 
 }  // namespace
 
-Runner add_profile_command(CLI::App& app) {
+Command add_profile_command(CLI::App& app) {
   auto o = std::make_shared<ProfileCliOptions>();
   add_model_flags(app, o->model);
   app.add_option("--precision", o->precision, "fp32, or bf16 (the kernels `vdnn train --precision bf16` runs)")
@@ -212,7 +220,12 @@ Runner add_profile_command(CLI::App& app) {
   app.add_option("--sync", o->sync, "--check: event or layer")
       ->check(CLI::IsMember({"event", "layer"}))
       ->capture_default_str();
-  return [o] { return run_profile(*o); };
+  FlagRules rules(app);
+  rules.add({"--steps", "--sync"}, with_flag(app, "--check", "POLICIES"));
+  rules.add({"--device-memory"},
+            {"with --check dyn or auto (the budget they choose for)", [o] { return checks_planned_policy(o->check); },
+             [o] { return o->check.empty() ? "without --check" : "with --check " + o->check; }});
+  return {[o] { return run_profile(*o); }, rules};
 }
 
 }  // namespace vdnn::cli

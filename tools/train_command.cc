@@ -20,6 +20,7 @@
 #include "data/image_folder.h"
 #include "data_flags.h"
 #include "data_parallel.h"
+#include "flag_rules.h"
 #include "model_flags.h"
 #include "numeric_flags.h"
 #include "plan/auto_policy.h"
@@ -70,12 +71,9 @@ struct TrainOptions {
   std::string bucket_size = "25MiB";
   bool verify_replicas = false;
   TrainConfig config;
-  // Flags that apply to one setting of another: refused when given without it, never ignored.
-  const CLI::Option* lr_step_epochs_flag = nullptr;  // --lr-schedule step
-  const CLI::Option* lr_gamma_flag = nullptr;        // --lr-schedule step
-  const CLI::Option* momentum_flag = nullptr;        // --optimizer sgd
-  std::vector<const CLI::Option*> adamw_flags;       // --optimizer adamw: --beta1, --beta2, --eps
-  const CLI::Option* weight_decay_flag = nullptr;    // absent: the optimizer's default
+  // Absent: the optimizer's default (default_lr, default_weight_decay).
+  const CLI::Option* lr_flag = nullptr;
+  const CLI::Option* weight_decay_flag = nullptr;
 };
 
 // --policy dyn or auto: what it picks for --device-memory (planning/planned_policy.h), from costs
@@ -131,16 +129,11 @@ NetOptions train_net_options(const TrainOptions& o) {
   return net_options(s, OptionNames{});
 }
 
-// The optimizer's flags: each applies to one optimizer (refused with the other, never ignored), and
-// --weight-decay's default is the optimizer's (SGD 5e-4, AdamW 0.01: torch.optim.AdamW's).
+// --lr's and --weight-decay's defaults are the optimizer's (SGD 0.05 and 5e-4; AdamW 1e-3 and 0.01,
+// torch.optim.AdamW's). The flags of one optimizer are refused with the other (train_flag_rules).
 void check_optimizer_flags(TrainOptions& o, OptimizerKind optimizer) {
   o.config.optimizer = optimizer;
-  const bool adamw = optimizer == OptimizerKind::kAdamW;
-  if (adamw && o.momentum_flag->count() > 0)
-    VDNN_THROW("--momentum applies to --optimizer sgd; AdamW's moments are set by --beta1 and --beta2");
-  for (const CLI::Option* flag : o.adamw_flags)
-    if (!adamw && flag->count() > 0)
-      VDNN_THROW(flag->get_name() << " applies to --optimizer adamw; the optimizer is sgd (add --optimizer adamw)");
+  if (o.lr_flag->count() == 0) o.config.lr = default_lr(optimizer);
   if (o.weight_decay_flag->count() == 0) o.config.weight_decay = default_weight_decay(optimizer);
   check_train_config(o.config, OptionNames{});
 }
@@ -154,13 +147,6 @@ NetOptions check_flags(TrainOptions& o) {
   parse_link(o.link_bandwidth, o.link_latency);
   check_budget(parse_size(o.bucket_size, "--bucket-size"), "--bucket-size");
   o.config.schedule = LrSchedule::parse(o.schedule);
-  for (const CLI::Option* step_only : {o.lr_step_epochs_flag, o.lr_gamma_flag})
-    if (step_only->count() > 0 && o.config.schedule != LrSchedule::kStep)
-      VDNN_THROW(step_only->get_name() << " applies to --lr-schedule step only; the schedule is " << o.schedule
-                                       << " (add --lr-schedule step, or leave the flag out)");
-  if (!o.costs.empty() && !is_planned(o.policy))
-    VDNN_THROW("--costs " << o.costs << " applies to --policy dyn or auto (they plan from costs); --policy " << o.policy
-                          << " would not read it");
   o.config.weight_decay_on = SgdConfig::parse_decay_on(o.weight_decay_on);
   check_optimizer_flags(o, checked.optimizer);
   if (!o.initial_weights.empty() && !o.resume.empty())
@@ -169,8 +155,6 @@ NetOptions check_flags(TrainOptions& o) {
         "checkpoint's run, --initial-weights starts a new run from a weights file)");
   o.config.evaluate = !o.no_eval;
   o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
-  if (o.config.checkpoint_every > 0 && o.config.save_path.empty())
-    VDNN_THROW("--checkpoint-every needs --save FILE.safetensors (where to write the checkpoints)");
   check_output_files({{"--save", o.config.save_path},
                       {"--save-weights", o.save_weights},
                       {"--trace", o.trace},
@@ -268,11 +252,7 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, const Ne
           ? std::nullopt
           : std::optional<SlicedGraph>(slice_runs(graph, o.model.batch, net_options.slice_runs));
   const Graph& computed = sliced ? sliced->graph : graph;
-  if (o.conv_sub_batches > 1) {
-    if (planned)
-      VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << ": --policy " << o.policy
-                                       << " picks the algorithms itself (auto: sub-batches too, on a device profile); "
-                                          "use this flag with --policy none, all or conv");
+  if (o.conv_sub_batches > 1) {  // not with dyn or auto (train_flag_rules): they pick the algorithms
     if (o.model.batch % o.conv_sub_batches != 0)
       VDNN_THROW("--conv-sub-batches " << o.conv_sub_batches << " must divide --batch " << o.model.batch);
     for (const Node& n : computed.nodes())
@@ -572,17 +552,18 @@ void add_data_flags(CLI::App& app, TrainOptions& o) {
 // How long and how it learns: epochs, the learning-rate schedule and SGD, the seed, threads.
 void add_schedule_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--epochs", o.config.epochs, "epochs")->check(CLI::Range(1, kMaxEpochs))->capture_default_str();
-  app.add_option("--iterations", o.config.iterations, "stop after N steps (overrides --epochs)")
+  app.add_option("--iterations", o.config.iterations, "stop after N steps (the run's length instead of --epochs)")
       ->check(CLI::Range(int64_t{1}, kMaxIterations));
-  app.add_option("--lr", o.config.lr, "base learning rate")->check(CLI::Range(0.0, kMaxLr))->capture_default_str();
+  o.lr_flag = app.add_option("--lr", o.config.lr,
+                             "base learning rate (default: 0.05 with --optimizer sgd, 0.001 with adamw, "
+                             "torch.optim.AdamW's)")
+                  ->check(CLI::Range(0.0, kMaxLr));
   app.add_option("--lr-schedule", o.schedule, "constant, step or cosine")
       ->check(CLI::IsMember({"constant", "step", "cosine"}))
       ->capture_default_str();
-  o.lr_step_epochs_flag =
-      app.add_option("--lr-step-epochs", o.config.step_epochs, "step schedule: decay every N epochs")
-          ->check(CLI::Range(1, kMaxStepEpochs));
-  o.lr_gamma_flag =
-      app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--lr-step-epochs", o.config.step_epochs, "step schedule: decay every N epochs")
+      ->check(CLI::Range(1, kMaxStepEpochs));
+  app.add_option("--lr-gamma", o.config.gamma, "step schedule: decay factor")->check(CLI::Range(0.0, 1.0));
   app.add_option("--warmup-steps", o.config.warmup_steps,
                  "linear warm-up: step s < N runs at lr * (s + 1) / (N + 1), then the schedule (nanoGPT's)")
       ->check(CLI::Range(int64_t{0}, kMaxWarmupSteps))
@@ -595,18 +576,18 @@ void add_schedule_flags(CLI::App& app, TrainOptions& o) {
                  "state in the device arena)")
       ->check(CLI::IsMember({"sgd", "adamw"}))
       ->capture_default_str();
-  o.momentum_flag = app.add_option("--momentum", o.config.momentum, "SGD momentum")
-                        ->check(CLI::Range(0.0, kMaxMomentum))
-                        ->capture_default_str();
-  o.adamw_flags = {app.add_option("--beta1", o.config.beta1, "AdamW: first-moment decay, 0 <= beta1 < 1")
-                       ->check(CLI::Range(0.0, 1.0))
-                       ->capture_default_str(),
-                   app.add_option("--beta2", o.config.beta2, "AdamW: second-moment decay, 0 <= beta2 < 1")
-                       ->check(CLI::Range(0.0, 1.0))
-                       ->capture_default_str(),
-                   app.add_option("--eps", o.config.eps, "AdamW: added to the denominator, above 0")
-                       ->check(CLI::Range(0.0, kMaxEps))
-                       ->capture_default_str()};
+  app.add_option("--momentum", o.config.momentum, "SGD momentum")
+      ->check(CLI::Range(0.0, kMaxMomentum))
+      ->capture_default_str();
+  app.add_option("--beta1", o.config.beta1, "AdamW: first-moment decay, 0 <= beta1 < 1")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--beta2", o.config.beta2, "AdamW: second-moment decay, 0 <= beta2 < 1")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--eps", o.config.eps, "AdamW: added to the denominator, above 0")
+      ->check(CLI::Range(0.0, kMaxEps))
+      ->capture_default_str();
   o.weight_decay_flag = app.add_option("--weight-decay", o.config.weight_decay,
                                        "weight decay (on what: --weight-decay-on); default 5e-4 with sgd (L2, "
                                        "added to the gradient), 0.01 with adamw (decoupled, as torch.optim.AdamW)")
@@ -727,9 +708,31 @@ void add_train_parallel_flags(CLI::App& app, TrainOptions& o) {
                "differ");
 }
 
+// The flags that apply only with some settings of others (tools/flag_rules.h).
+FlagRules train_flag_rules(const CLI::App& app, const TrainOptions& o) {
+  FlagRules rules(app);
+  add_data_rules(rules, app, {.data = o.data, .flags = o.image_flags});
+  rules.add({"--epochs"},
+            {"without --iterations (which sets the run's length instead)", [&o] { return o.config.iterations == 0; },
+             [&o] { return "with --iterations " + std::to_string(o.config.iterations); }});
+  rules.add({"--lr-step-epochs", "--lr-gamma"}, one_of("--lr-schedule", o.schedule, {"step"}));
+  rules.add({"--min-lr"}, one_of("--lr-schedule", o.schedule, {"cosine"}, "the floor it decays to"));
+  rules.add({"--momentum"}, one_of("--optimizer", o.optimizer, {"sgd"}, "AdamW's moments are --beta1 and --beta2"));
+  rules.add({"--beta1", "--beta2", "--eps"}, one_of("--optimizer", o.optimizer, {"adamw"}));
+  rules.add({"--host-memory", "--link-bandwidth", "--link-latency"},
+            one_of("--policy", o.policy, {"all", "conv", "dyn", "auto"}, "the policies that offload"));
+  rules.add({"--prefetch"}, one_of("--policy", o.policy, {"all", "conv", "dyn"}, "auto picks its prefetch itself"));
+  rules.add({"--costs"}, one_of("--policy", o.policy, {"dyn", "auto"}, "they plan from costs"));
+  rules.add({"--conv-algo", "--conv-sub-batches"},
+            one_of("--policy", o.policy, {"none", "all", "conv"}, "dyn and auto pick each layer's algorithm"));
+  rules.add({"--checkpoint-every"}, with_flag(app, "--save", "FILE.safetensors (where the checkpoints go)"));
+  rules.add({"--collective-timeout", "--bucket-size", "--verify-replicas"}, under_mpirun());
+  return rules;
+}
+
 }  // namespace
 
-Runner add_train_command(CLI::App& app) {
+Command add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later wins
   add_model_flags(app, o->model);
@@ -738,7 +741,7 @@ Runner add_train_command(CLI::App& app) {
   add_memory_flags(app, *o);
   add_output_flags(app, *o);
   add_train_parallel_flags(app, *o);
-  return [o] { return run_train(*o); };
+  return {[o] { return run_train(*o); }, train_flag_rules(app, *o)};
 }
 
 }  // namespace vdnn::cli

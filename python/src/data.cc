@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <mutex>
+#include <optional>
 
 #include "bindings.h"
 #include "data/batch_loader.h"
@@ -143,16 +144,16 @@ std::shared_ptr<NetHandle> net_to_train(const py::object& net_or_model, const py
 
 // vdnn.train: Trainer::run on a Net (or a Net built from a model with `batch`), a callback per step.
 py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs,
-               const py::object& batch, double lr, const std::string& schedule, int step_epochs, double gamma,
-               int64_t synthetic_samples, bool evaluate, const py::object& callback, const std::string& save,
-               const std::string& augment, int64_t warmup_steps, double min_lr) {
+               const py::object& batch, std::optional<double> lr, const std::string& schedule, int step_epochs,
+               double gamma, int64_t synthetic_samples, bool evaluate, const py::object& callback,
+               const std::string& save, const std::string& augment, int64_t warmup_steps, double min_lr) {
   const std::shared_ptr<NetHandle> h = net_to_train(net_or_model, batch);
   check_synthetic_samples(synthetic_samples);
   if (!callback.is_none() && !PyCallable_Check(callback.ptr())) VDNN_THROW("callback: expected a function of one dict");
   TrainConfig config = h->config;
   config.iterations = iterations;
   config.epochs = epochs;
-  config.lr = lr;
+  config.lr = lr.value_or(default_lr(config.optimizer));  // None: the Net's optimizer's (SGD 0.05, AdamW 1e-3)
   config.schedule = LrSchedule::parse(schedule, "schedule");
   config.step_epochs = step_epochs;
   config.gamma = gamma;
@@ -256,14 +257,15 @@ void bind_data(py::module_& m) {
         "warmup_steps runs at lr * (step + 1) / (warmup_steps + 1); cosine then decays to min_lr at total_steps; "
         "step multiplies by gamma every step_epochs epochs).");
   m.def("train", &train, py::arg("net"), py::arg("data") = "fashion-mnist", py::arg("iterations") = 0,
-        py::arg("epochs") = 1, py::arg("batch") = py::none(), py::arg("lr") = 0.05, py::arg("schedule") = "cosine",
-        py::arg("step_epochs") = 5, py::arg("gamma") = 0.1, py::arg("synthetic_samples") = 2048,
-        py::arg("evaluate") = false, py::arg("callback") = py::none(), py::arg("save") = "",
-        py::arg("augment") = "none", py::arg("warmup_steps") = 0, py::arg("min_lr") = 0.0,
+        py::arg("epochs") = 1, py::arg("batch") = py::none(), py::arg("lr") = py::none(),
+        py::arg("schedule") = "cosine", py::arg("step_epochs") = 5, py::arg("gamma") = 0.1,
+        py::arg("synthetic_samples") = 2048, py::arg("evaluate") = false, py::arg("callback") = py::none(),
+        py::arg("save") = "", py::arg("augment") = "none", py::arg("warmup_steps") = 0, py::arg("min_lr") = 0.0,
         "`vdnn train` on a built-in data source: a vdnn.Net (its seed, momentum and weight decay; batch, if "
         "given, must be the Net's) or a model (a Net of `batch`, default 128, is made: result['net']); "
         "callback(dict) after every step (step, "
         "total_steps, epoch, epochs, epoch_step, steps_per_epoch, loss, lr, grad_norm, elapsed_seconds); "
+        "lr None: the Net's optimizer's default (sgd 0.05, adamw 0.001, torch.optim.AdamW's); "
         "warmup_steps and min_lr: the schedule's warm-up and cosine floor (lr_at); augment: "
         "none, flip or cifar, as `vdnn train --augment`. Returns the run's figures and weights_sha256.");
 }

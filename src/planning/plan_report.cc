@@ -70,11 +70,13 @@ PlanTable plan_table(const Planner& planner, size_t budget, const std::string& p
     t.rows.push_back(std::move(r));
   };
   // vDNN's policies with the algorithms `vdnn train --policy P` runs (its default, --conv-algo auto),
-  // and `none` with --conv-algo direct's where they differ: each row is a command that keeps it.
+  // and `none` with --conv-algo direct's where they differ: each row is a command that keeps it
+  // (`none` prefetches nothing, and train refuses --prefetch with it).
   const AlgoChoice defaults = costs.defaults(), direct = costs.direct();
   auto add = [&](Policy p, const AlgoChoice& a) {
     row("", Configuration{p, a}, prefetch,
-        VDNN_MSG("--policy " << to_string(p) << (a == defaults ? "" : " --conv-algo direct") << ahead));
+        VDNN_MSG("--policy " << to_string(p) << (a == defaults ? "" : " --conv-algo direct")
+                             << (p == Policy::kNone ? "" : ahead)));
   };
   t.one = !policy.empty() && policy != "dyn" && policy != "auto";
   if (t.one) {

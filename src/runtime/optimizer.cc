@@ -10,6 +10,8 @@ namespace vdnn {
 
 double default_weight_decay(OptimizerKind kind) { return kind == OptimizerKind::kAdamW ? 0.01 : 5e-4; }
 
+double default_lr(OptimizerKind kind) { return kind == OptimizerKind::kAdamW ? 1e-3 : 0.05; }
+
 void check_adamw_settings(double beta1, double beta2, double eps, const OptionNames& names) {
   if (!(beta1 >= 0 && beta1 < 1)) VDNN_THROW(names("beta1") << " " << beta1 << ": expected 0 <= beta1 < 1");
   if (!(beta2 >= 0 && beta2 < 1)) VDNN_THROW(names("beta2") << " " << beta2 << ": expected 0 <= beta2 < 1");

@@ -45,6 +45,10 @@ struct OptimizerConfig {
 // (torch.optim.AdamW's).
 double default_weight_decay(OptimizerKind kind);
 
+// The default --lr of each optimizer: SGD 0.05 (vdnn's, the Fashion-MNIST and CIFAR recipes'),
+// AdamW 1e-3 (torch.optim.AdamW's; 0.05 makes AdamW's steps of about lr per weight far too large).
+double default_lr(OptimizerKind kind);
+
 // AdamW's ranges (`vdnn train --beta1/--beta2/--eps`, vdnn.Net's keywords): beta1 and beta2 in
 // [0, 1) (as PyTorch), eps in (0, kMaxEps] (0 would divide 0 by 0 where a gradient stays 0).
 inline constexpr double kMaxEps = 1.0;

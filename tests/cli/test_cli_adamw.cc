@@ -33,20 +33,39 @@ TEST(CliAdamw, ARunReportsItsOptimizerAndGradientNorms) {
 }
 
 TEST(CliAdamw, EachFlagIsCheckedAndBelongsToItsOptimizer) {
-  expect_user_error(kTrain + "--optimizer adamw --momentum 0.5", "--momentum applies to --optimizer sgd");
-  expect_user_error(kTrain + "--beta1 0.8", "--beta1 applies to --optimizer adamw");
-  expect_user_error(kTrain + "--eps 1e-6", "--eps applies to --optimizer adamw");
+  expect_user_error(kTrain + "--optimizer adamw --momentum 0.5", "--momentum applies only with --optimizer sgd");
+  expect_user_error(kTrain + "--beta1 0.8", "--beta1 applies only with --optimizer adamw");
+  expect_user_error(kTrain + "--eps 1e-6", "--eps applies only with --optimizer adamw");
   expect_user_error(kTrain + "--optimizer adamw --beta1 1", "--beta1 1: expected 0 <= beta1 < 1");
   expect_user_error(kTrain + "--optimizer adamw --eps 0", "--eps 0: expected above 0");
 
   expect_user_error(kTrain + "--lr 0.1 --min-lr 0.2", "--min-lr 0.2: expected 0 to the learning rate (--lr 0.1)");
-  expect_user_error(kTrain + "--lr-schedule constant --min-lr 0.01", "--lr-schedule is constant");
+  expect_user_error(kTrain + "--lr-schedule constant --min-lr 0.01",
+                    "--min-lr applies only with --lr-schedule cosine (the floor it decays to); it was given with "
+                    "--lr-schedule constant");
   // Out of the flag's range: CLI11's line, naming it.
   for (const std::string& bad : {"--optimizer adam", "--clip-grad-norm -1", "--warmup-steps -3", "--beta2 2"}) {
     const CliRun r = vdnn(kTrain + bad);
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.rfind(bad.substr(0, bad.find(' ')) + ":", 0), 0u) << r.output;
   }
+}
+
+// Was: 0.05 for both, twenty times torch.optim.AdamW's 1e-3 (AdamW's steps are about lr per weight).
+TEST(CliAdamw, TheDefaultLearningRateIsTheOptimizers) {
+  const auto dir = temp_dir("adamw_lr");
+  const std::string report = (dir / "run.json").string();
+  const auto lr_of = [&](const std::string& flags) {
+    const CliRun r = vdnn(kTrain + flags + " --report " + report);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0 ? read_json_file(report)["config"]["lr"].get<double>() : -1.0;
+  };
+  EXPECT_EQ(lr_of("--optimizer adamw"), 1e-3);
+  EXPECT_EQ(lr_of("--optimizer sgd"), 0.05);
+  EXPECT_EQ(lr_of("--optimizer adamw --lr 0.01"), 0.01) << "a given --lr is kept";
+  const CliRun help = vdnn("train --help");
+  EXPECT_NE(help.output.find("default: 0.05 with --optimizer sgd, 0.001 with adamw"), std::string::npos) << help.output;
+  std::filesystem::remove_all(dir);
 }
 
 // The "params" column (weights + gradients + optimizer state, MiB) of the `none` row.

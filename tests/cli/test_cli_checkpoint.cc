@@ -93,7 +93,7 @@ TEST_F(CliCheckpoint, BadFilesAndFlagsGiveOneLine) {
   expect_user_error("infer --model fmnist_cnn --data synthetic --weights " + path("cut.safetensors"), "truncated");
   expect_user_error(kTrain + "--resume " + path("cut.safetensors"), "truncated");
   expect_user_error(kTrain + "--resume " + path("none.safetensors"), "does not exist");
-  expect_user_error(kTrain + "--checkpoint-every 5", "--checkpoint-every needs --save");
+  expect_user_error(kTrain + "--checkpoint-every 5", "--checkpoint-every applies only with --save");
   expect_user_error(kTrain + "--save " + path("no/such/dir/w.safetensors"), "does not exist");
   expect_user_error(kTrain + "--batch 16 --resume " + file, "--batch 32");
   expect_user_error("train --data synthetic --model vgg_cifar --resume " + file, "'fmnist_cnn'");

@@ -276,7 +276,11 @@ TEST(CliDataParallel, RanksStartedDifferentlyAreRefusedOnEveryRankNamingWhatDiff
 }
 
 TEST(CliDataParallel, FlagsAreChecked) {
-  expect_user_error("train --bucket-size 0", "--bucket-size 0: expected a size above 0");
+  // The size is checked under mpirun, where it applies; without mpirun the flag is refused (flag_rules.h).
+  const CliRun zero = run_command(mpirun(1) + VDNN_BINARY + " train --data synthetic --bucket-size 0");
+  EXPECT_NE(zero.exit_code, 0) << zero.output;
+  EXPECT_NE(zero.output.find("error: --bucket-size 0: expected a size above 0"), std::string::npos) << zero.output;
+  expect_user_error("train --bucket-size 64KiB", "--bucket-size applies only under mpirun");
   const CliRun skip = run_command(mpirun(2) + VDNN_BINARY + kTrain + "--iterations 1 --on-nan skip");
   EXPECT_NE(skip.exit_code, 0) << skip.output;
   // Every rank refuses it; whichever prints first aborts the job, so it may be either one.

@@ -175,7 +175,7 @@ TEST_F(CliInfer, TheFastestMeasuredAlgorithmsGiveTheAnswerAndThePlanPredictsTheS
                         path("w.safetensors") + " --conv-algo fastest --algo-cache " + cache,
                     "was measured for model 'fmnist_cnn' at batch 32, not 'fmnist_cnn' at batch 8");
   expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --algo-cache " + cache,
-                    "add --conv-algo fastest");
+                    "--algo-cache applies only with --conv-algo fastest");
   const std::string bad = path("bad_algos.json");
   const std::string with_bad =
       kInfer + "--weights " + path("w.safetensors") + " --conv-algo fastest --algo-cache " + bad;
@@ -236,7 +236,7 @@ TEST_F(CliInfer, TopKAgreesWithTheLogitsAndRepeatTimesABatch) {
   expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --top-k 11 --predictions " + path("t2.json"),
                     "--top-k 11 exceeds the 10 classes of model 'fmnist_cnn'");
   expect_user_error(kInfer + "--weights " + path("w.safetensors") + " --top-k 3",
-                    "--top-k 3 needs --predictions FILE.json");
+                    "--top-k applies only with --predictions FILE.json");
 }
 
 TEST_F(CliInfer, ABatchAboveTheSamplesIsOneBatchOfThemAll) {
@@ -292,9 +292,9 @@ TEST(CliPlanInference, EveryDeviceAndBatchGetsARowAndAPicture) {
   EXPECT_NE(small.output.find("does not fit 64.00 MiB"), std::string::npos) << small.output;
   EXPECT_NE(small.output.find("every weight streamed"), std::string::npos) << small.output;
   expect_user_error("plan --model vgg16 --inference --policy all",
-                    "--inference plans the forward pass alone: --policy");
+                    "--policy applies only to training plans; it was given with --inference");
   expect_user_error("plan --model vgg16 --inference --batches 1,x", "--batches '1,x': 'x' is not a batch size");
-  expect_user_error("plan --model vgg16 --batches 1,8", "--batches lists batch sizes for --inference");
+  expect_user_error("plan --model vgg16 --batches 1,8", "--batches applies only with --inference");
   fs::remove_all(dir);
 }
 

@@ -37,7 +37,7 @@ std::string quick_run(const std::string& command, const fs::path& model) {
   if (command == "train")
     return "train --data synthetic --synthetic-samples 8 --batch 4 --iterations 1 --no-eval --progress none" + m;
   if (command == "plan")
-    return "plan --batch 2 --device titan-x-maxwell --network hdr-infiniband" + m;  // --scaling-svg
+    return "plan --batch 2 --device titan-x-maxwell --ranks 2 --network hdr-infiniband" + m;  // --scaling-svg
   if (command == "profile") return "profile --batch 2 --repeats 1 --progress none" + m;
   if (command == "export") return "export" + m;  // the seeded weights
   ADD_FAILURE() << "no quick run for " << command;

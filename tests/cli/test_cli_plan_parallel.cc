@@ -49,9 +49,13 @@ TEST(CliPlanParallel, AFasterNetworkAllReducesFasterAndOneRankIsThePlanWithoutRa
   const double ethernet = reduce(data_parallel("--ranks 4 --network ethernet-100g"));
   const double nvlink = reduce(data_parallel("--ranks 4 --network nvlink-a100"));
   EXPECT_GT(ethernet, 10 * nvlink);
-  const nlohmann::json plain = data_parallel(""), one = data_parallel("--ranks 1 --network hdr-infiniband");
+  const nlohmann::json plain = data_parallel(""), one = data_parallel("--ranks 1");
   EXPECT_EQ(plain["configurations"], one["configurations"]) << "one rank plans exactly as before";
   EXPECT_FALSE(one.contains("data_parallel"));
+  // A network or bucket size for one rank would plan nothing (was: accepted and ignored).
+  expect_user_error(kVgg + "--ranks 1 --network hdr-infiniband",
+                    "--network applies only to data-parallel plans (--ranks above 1, or --scaling); it was given "
+                    "with --ranks 1");
 }
 
 TEST(CliPlanParallel, ScalingPlansOneToSixtyFourRanksAndDrawsThem) {
@@ -89,13 +93,13 @@ TEST(CliPlanParallel, ScalingPlansOneToSixtyFourRanksAndDrawsThem) {
   expect_user_error(
       kVgg + "--network hdr-infiniband --scaling-svg " + (dir / "x.svg").string() + " --scaling-with /dev/zero",
       "/dev/zero: is a character device, not a regular file");
-  expect_user_error(kVgg + "--network hdr-infiniband --scaling-with " + (dir / "b32.json").string(),
-                    "--scaling-with adds series to the --scaling-svg picture");
+  expect_user_error(kVgg + "--scaling --network hdr-infiniband --scaling-with " + (dir / "b32.json").string(),
+                    "--scaling-with applies only with --scaling-svg FILE");
   std::filesystem::remove_all(dir);
 }
 
 TEST(CliPlanParallel, BadFlagsAreOneClearLine) {
-  expect_user_error(kVgg + "--ranks 0 --network hdr-infiniband", "--ranks must be at least 1");
+  expect_user_error(kVgg + "--ranks 0", "--ranks must be at least 1");
   expect_user_error(
       kVgg + "--ranks 4",
       "--ranks 4 needs --network: a network profile (ethernet-100g, hdr-infiniband, mpi-shared-memory, nvlink-a100)");
@@ -104,7 +108,8 @@ TEST(CliPlanParallel, BadFlagsAreOneClearLine) {
                     "--network: unknown network profile 'omni-path' (known: ethernet-100g");
   expect_user_error(kVgg + "--ranks 4 --network /nonexistent/net.json",
                     "network profile file '/nonexistent/net.json' does not exist");
-  expect_user_error(kVgg + "--ranks 4 --network hdr-infiniband --bucket-size 0", "--bucket-size 0: expected a size above 0");
+  expect_user_error(kVgg + "--ranks 4 --network hdr-infiniband --bucket-size 0",
+                    "--bucket-size 0: expected a size above 0");
   expect_user_error(kVgg + "--ranks 4 --network hdr-infiniband --bucket-size lots", "--bucket-size");
 }
 

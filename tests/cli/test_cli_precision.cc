@@ -135,7 +135,7 @@ TEST(CliPrecision, CostsCarryTheirPrecisionAndAGpuProfileIsFp32Only) {
   if (!cpu_has_native_bf16()) return;
   const auto dir = temp_dir("precision_costs");
   const std::string costs = (dir / "c.json").string();
-  const CliRun p = vdnn("profile --batch 32 --repeats 1 --steps 1 --progress none --save " + costs);
+  const CliRun p = vdnn("profile --batch 32 --repeats 1 --progress none --save " + costs);
   ASSERT_EQ(p.exit_code, 0) << p.output;
   EXPECT_EQ(read_json_file(costs)["precision"], "fp32");
   expect_user_error("plan --batch 32 --policy all --costs " + costs + " --precision bf16",

@@ -95,20 +95,21 @@ TEST_F(CliSecondProbe, AFolderFifoOrDeviceWhereAFileOrFolderIsExpectedIsNamedFor
 }
 
 TEST_F(CliSecondProbe, FlagsThatDoNotApplyAreRefusedNamingWhy) {
-  expect_user_error(kTrain + "--lr-step-epochs 3", "--lr-step-epochs applies to --lr-schedule step only");
+  expect_user_error(kTrain + "--lr-step-epochs 3", "--lr-step-epochs applies only with --lr-schedule step");
   expect_user_error(kTrain + "--lr-schedule constant --lr-gamma 0.5",
-                    "--lr-gamma applies to --lr-schedule step only; the schedule is constant");
+                    "--lr-gamma applies only with --lr-schedule step; it was given with --lr-schedule constant");
   EXPECT_EQ(vdnn(kTrain + "--lr-schedule step --lr-step-epochs 3 --lr-gamma 0.5").exit_code, 0);
   std::ofstream(path("c.json")) << "{}";
-  expect_user_error(kTrain + "--policy all --costs " + path("c.json"),
-                    "--costs " + path("c.json") + " applies to --policy dyn or auto");
+  expect_user_error(
+      kTrain + "--policy all --costs " + path("c.json"),
+      "--costs applies only with --policy dyn or auto (they plan from costs); it was given with --policy all");
 }
 
 // Was: "the default" to train and infer, "no budget" to plan (so it differed from leaving it out).
 TEST_F(CliSecondProbe, ABudgetOfZeroIsRefusedByEveryCommand) {
   const std::string zero = "expected a size above 0";
   expect_user_error(kTrain + "--device-memory 0", "--device-memory 0: " + zero);
-  expect_user_error(kTrain + "--host-memory 0B", "--host-memory 0: " + zero);
+  expect_user_error(kTrain + "--policy all --host-memory 0B", "--host-memory 0: " + zero);
   expect_user_error("plan --batch 2 --model fmnist_cnn --device titan-x-maxwell --device-memory 0",
                     "--device-memory 0: " + zero);
   expect_user_error("plan --batch 2 --model fmnist_cnn --device titan-x-maxwell --host-memory 0",

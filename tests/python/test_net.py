@@ -178,3 +178,16 @@ def test_adamw_keywords_state_in_memory_clipping_and_refusals(mlp_path):
                    min_lr=1e-4, callback=seen.append)
     assert r["iterations"] == 3 and all(s["grad_norm"] > 0 for s in seen)
     assert [s["lr"] for s in seen][:2] == pytest.approx([1e-3 / 3, 2e-3 / 3])
+
+
+def test_trains_default_learning_rate_is_the_nets_optimizers_as_the_clis(mlp_path):
+    # Was: 0.05 for both, twenty times torch.optim.AdamW's 1e-3.
+    for optimizer, lr in [("sgd", 0.05), ("adamw", 1e-3)]:
+        seen = []
+        vdnn.train(vdnn.Net(mlp_path, batch=8, optimizer=optimizer), data="synthetic", iterations=1,
+                   synthetic_samples=8, schedule="constant", callback=seen.append)
+        assert seen[0]["lr"] == pytest.approx(lr), optimizer
+    seen = []
+    vdnn.train(vdnn.Net(mlp_path, batch=8, optimizer="adamw"), data="synthetic", iterations=1, synthetic_samples=8,
+               schedule="constant", lr=0.01, callback=seen.append)
+    assert seen[0]["lr"] == pytest.approx(0.01)
