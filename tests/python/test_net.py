@@ -102,7 +102,7 @@ def test_host_memory_is_taken_once_and_a_budget_below_it_is_refused_naming_it():
     assert host > 0
     assert vdnn.Net("fmnist_cnn", batch=32, policy="none").memory["host_bytes"] == 0
     with pytest.raises(vdnn.Error, match=rf"^host_memory .* is too small .*\({host} bytes\), the smallest host_memory "
-                                         "that works for this plan; .*within host_memory\)$") as refused:
+                                         r"that works for this plan; .*within host_memory\)$") as refused:
         vdnn.Net("fmnist_cnn", batch=32, policy="all", host_memory=host - 1)
     assert "\n" not in str(refused.value) and "--" not in str(refused.value)  # one line, in Python's words
     assert vdnn.Net("fmnist_cnn", batch=32, policy="all", host_memory=host).memory["host_bytes"] == host
@@ -191,3 +191,29 @@ def test_trains_default_learning_rate_is_the_nets_optimizers_as_the_clis(mlp_pat
     vdnn.train(vdnn.Net(mlp_path, batch=8, optimizer="adamw"), data="synthetic", iterations=1, synthetic_samples=8,
                schedule="constant", lr=0.01, callback=seen.append)
     assert seen[0]["lr"] == pytest.approx(0.01)
+
+
+TIED_LM = {
+    "name": "tied_lm", "input": [6], "input_type": "tokens", "classes": 11,
+    "layers": [
+        {"name": "wte", "type": "embedding", "vocab": 11, "dim": 8},
+        {"name": "ln", "type": "layer_norm"},
+        {"name": "lm_head", "type": "linear", "units": "classes", "bias": False, "tied_to": "wte"},
+        {"name": "loss", "type": "token_cross_entropy"}]}
+
+
+def test_a_tied_pair_is_one_tensor_either_name_sets_both_and_unequal_copies_are_refused(tmp_path):
+    """PyTorch's state_dict of a tied model holds the weight as wte.weight and lm_head.weight."""
+    path = tmp_path / "tied_lm.json"
+    path.write_text(json.dumps(TIED_LM))
+    net = vdnn.Net(str(path), batch=2)
+    table = np.random.default_rng(3).standard_normal((11, 8)).astype(np.float32)
+    net.set_weights({"lm_head.weight": table})
+    np.testing.assert_array_equal(net.weights()["wte.weight"], table)
+    net.set_weights({"wte.weight": 2 * table})
+    np.testing.assert_array_equal(net.weights()["wte.weight"], 2 * table)
+    net.set_weights({"wte.weight": table, "lm_head.weight": table})
+    np.testing.assert_array_equal(net.weights()["wte.weight"], table)
+    with pytest.raises(vdnn.Error, match="'lm_head.weight' differs from 'wte.weight'"):
+        net.set_weights({"wte.weight": table, "lm_head.weight": table + 1})
+    np.testing.assert_array_equal(net.weights()["wte.weight"], table)
