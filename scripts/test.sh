@@ -75,7 +75,7 @@ if [ "${VDNN_SKIP_ASAN:-0}" != 1 ]; then
   # cases instead of 300. And Fashion-MNIST trained from a folder of 70,000 PNG and JPEG files (35 s
   # in Release; the decoders, the folder and the loader's workers run here in the smaller tests).
   # And the slice-run search below VGG's floor (25 s in Release, 18 auto searches on sliced graphs:
-  # planning code only; the sliced graphs train here in SliceRuns.*), and ResNet-18 at batch 128
+  # planning code only; the sliced graphs train here in SliceRuns.*), and ResNet-18 at batch 256
   # trained below its floor (2 s in Release; the same kernels train in SliceRuns.*BatchNorm*).
   (cd "$ASAN_DIR" &&
     ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1" \
