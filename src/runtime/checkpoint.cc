@@ -279,12 +279,12 @@ void check_same_augmentation(const Checkpoint& c, const TrainConfig& config) {
 namespace {
 
 // A file may hold a tied parameter under the tied layer's name too (PyTorch's state_dict does):
-// that copy must be the owner's tensor `owner`, else the file's model is not tied as this one is.
-void check_tied_copies(const SafeTensors& file, const Graph& graph, const SafeTensor& owner) {
+// that copy must equal the owner's tensor, else the file's model is not tied as this one is.
+// Checked once, before anything is imported.
+void check_tied_copies(const SafeTensors& file, const Graph& graph) {
   for (const auto& [tied, owner_name] : tied_parameter_names(graph)) {
-    if (owner_name != owner.name) continue;
-    const SafeTensor* copy = file.find(tied);
-    if (copy && copy->data != owner.data)
+    const SafeTensor *copy = file.find(tied), *owner = file.find(owner_name);
+    if (copy && owner && copy->data != owner->data)
       VDNN_THROW(file.path << ": '" << tied << "' differs from '" << owner_name << "', to which model '" << graph.name()
                            << "' ties it (tied_to): a tied model holds one tensor, so the two must be equal");
   }
@@ -294,10 +294,10 @@ void check_tied_copies(const SafeTensors& file, const Graph& graph, const SafeTe
 void load_into(const SafeTensors& file, Net& net, int64_t steps_done, SafeTensors* consumed) {
   const std::vector<ParamTensor>& params = net.params();
   const std::string model = "model '" + net.graph().name() + "'";
+  check_tied_copies(file, net.graph());
   for (size_t i = 0; i < params.size(); ++i) {
     const SafeTensor& t = require_param(file, params[i].name, params[i].spec, model);
     net.import_param(i, checked_values(file, t.name, params[i].spec, t.data));
-    check_tied_copies(file, net.graph(), t);
     if (consumed) std::vector<float>().swap(consumed->tensors[&t - file.tensors.data()].data);
   }
   for (int node = 0; node < static_cast<int>(net.graph().nodes().size()); ++node)
