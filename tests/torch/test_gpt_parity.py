@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 import vdnn
+from relu_replay import relative
 
 torch.set_num_threads(2)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,12 +56,6 @@ def torch_gpt(w, tokens):
         x = x + F.linear(h, w[p + "mlp.c_proj.weight"], w[p + "mlp.c_proj.bias"])
     x = F.layer_norm(x, (C,), w["transformer.ln_f.weight"], w["transformer.ln_f.bias"])
     return F.linear(x, w["transformer.wte.weight"])  # lm_head tied to the token embedding, as GPT-2's
-
-
-def relative(a, b):
-    """max |a - b| / max |b|: the error relative to the tensor's scale."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
 
 
 def comparable(name, value):
