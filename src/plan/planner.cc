@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/policy.h"
 #include "plan/program_builder.h"
 #include "vdnn/error.h"
 
@@ -14,7 +15,10 @@ Planner::Planner(const Graph& graph, std::vector<size_t> value_bytes, std::vecto
       facts_(std::move(facts)),
       costs_(std::move(costs)),
       sync_(sync),
-      collectives_(collectives) {
+      collectives_(collectives),
+      conv_is_none_(true) {
+  for (size_t i = 0; i < graph.nodes().size(); ++i)
+    if (is_conv_class(graph, static_cast<int>(i))) conv_is_none_ = false;
   if (collectives_.ranks < 1) VDNN_THROW("ranks must be at least 1, got " << collectives_.ranks);
   if (costs_.nodes.size() != graph.nodes().size())
     VDNN_THROW("the cost profile (" << costs_.model << ", " << costs_.nodes.size() << " layers) does not match model '"
@@ -32,8 +36,12 @@ std::vector<NodeFacts> Planner::facts_with(const AlgoChoice& algos) const {
   return facts;
 }
 
+// A policy's Program is keyed by what it does: with no convolution-class layer, `conv` offloads
+// nothing, so it is `none` (one Program, one evaluation for both rows).
 ProgramKey Planner::key_of(const Configuration& config, bool training, int prefetch_depth) const {
-  ProgramKey key{training ? config.policy : Policy::kNone, config.algos, {}, training, prefetch_depth, optimizer_};
+  Policy policy = training ? config.policy : Policy::kNone;
+  if (policy == Policy::kConv && conv_is_none_) policy = Policy::kNone;
+  ProgramKey key{policy, config.algos, {}, training, prefetch_depth, optimizer_};
   if (training) key.decisions = config.decisions;
   return key;
 }
@@ -50,7 +58,9 @@ std::shared_ptr<const Program> Planner::built(const Configuration& config, bool 
 }
 
 Program Planner::program(const Configuration& config, bool training, int prefetch_depth) const {
-  return *built(config, training, prefetch_depth);
+  Program p = *built(config, training, prefetch_depth);
+  if (training) p.policy = config.policy;  // as asked, where it was keyed as another that does the same
+  return p;
 }
 
 PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t budget) const {
@@ -74,7 +84,9 @@ size_t Planner::minimum_budget(const Configuration& config) const {
 
 Evaluation Planner::evaluate(const Configuration& config, size_t budget, Prefetch prefetch) const {
   const EvaluationKey key{key_of(config, true, 0), budget, prefetch, host_budget_};
-  return *evaluations_.get(key, [&] { return evaluate_anew(config, budget, prefetch); });
+  Evaluation e = *evaluations_.get(key, [&] { return evaluate_anew(config, budget, prefetch); });
+  e.config = config;  // another configuration with the same key may have made it
+  return e;
 }
 
 Evaluation Planner::evaluate_anew(const Configuration& config, size_t budget, Prefetch prefetch) const {

@@ -147,6 +147,7 @@ class Planner {
   NetworkCosts costs_;
   SyncMode sync_;
   CollectiveOptions collectives_;
+  bool conv_is_none_;  // no convolution-class layer: `conv` offloads nothing (key_of)
   size_t host_budget_ = 0;
   OptimizerKind optimizer_ = OptimizerKind::kSgd;
   ProgramCache cache_;

@@ -186,6 +186,34 @@ TEST_F(PlannerTest, AConfigurationIsBuiltOnceHoweverOftenItIsPlanned) {
   EXPECT_EQ(planner_.programs_built() - before, 6u);
 }
 
+// A policy's Program is keyed by what it does: without a convolution-class layer `conv` offloads
+// nothing, so its Program and evaluation are `none`'s, made once; what it hands out still names conv.
+// With convolutions (the fixture's fmnist_cnn) the two stay apart.
+TEST_F(PlannerTest, WithoutAConvolutionConvIsNoneBuiltAndEvaluatedOnce) {
+  const Graph relus = parse_model_text(R"({"name": "relus", "input": [3, 8, 8], "classes": 10, "layers": [
+      {"type": "relu", "name": "r1"}, {"type": "relu", "name": "r2"}, {"type": "fc", "name": "fc", "units": "classes"},
+      {"type": "softmax_cross_entropy", "name": "loss"}]})",
+                                       "relus.json");
+  const CompiledGraph compiled(relus, 4, 1, engine_, ConvAlgo::kDirect);
+  const Planner planner(relus, compiled.value_bytes(), compiled.facts(), two_algorithm_costs(relus, 4), SyncMode::kEvent);
+  const AlgoChoice fastest = planner.costs().fastest();
+  const Evaluation none = planner.evaluate({Policy::kNone, fastest}, 0);
+  const Evaluation conv = planner.evaluate({Policy::kConv, fastest}, 0);
+  EXPECT_EQ(planner.evaluations_made(), 1u);
+  EXPECT_EQ(planner.programs_built(), 2u) << "one training and one evaluation Program for both";
+  EXPECT_EQ(conv.config.policy, Policy::kConv);
+  EXPECT_EQ(conv.memory.peak_bytes, none.memory.peak_bytes);
+  EXPECT_EQ(conv.time.iteration_seconds, none.time.iteration_seconds);
+  EXPECT_EQ(planner.program({Policy::kConv, fastest}, true).policy, Policy::kConv);
+  planner.evaluate({Policy::kAll, fastest}, 0);
+  EXPECT_EQ(planner.evaluations_made(), 2u) << "all offloads: another Program";
+
+  const size_t before = planner_.evaluations_made();
+  planner_.evaluate({Policy::kNone, fast()}, 0);
+  planner_.evaluate({Policy::kConv, fast()}, 0);
+  EXPECT_EQ(planner_.evaluations_made() - before, 2u) << "fmnist_cnn's conv offloads its convolutions' inputs";
+}
+
 // With this machine's measured costs, what the planner predicts for a configuration is what a Net
 // built with that configuration plans (the same Program, the same allocator), on a linear net and
 // a DAG; and dyn's choice under a tight budget really trains in that budget.
