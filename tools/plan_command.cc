@@ -13,7 +13,9 @@
 // `--ranks N --network NET` plans data-parallel training (tools/plan_parallel.h): every row then
 // includes the all-reduce of N ranks, and a second table gives each row's step, all-reduce, hidden
 // fraction and efficiency against one rank; `--scaling` does so for 1 to 64 ranks, `--scaling-svg`
-// draws it. `--inference` plans the forward pass alone instead (tools/plan_inference.h).
+// draws it. `--inference` plans the forward pass alone instead (tools/plan_inference.h). `--max-batch`
+// searches the batch instead: per policy the largest that trains in the budget on a device profile
+// (planning/max_batch.h, tools/plan_max_batch.h).
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
@@ -33,8 +35,10 @@
 #include "plan/planner.h"
 #include "plan/slice_search.h"
 #include "plan_inference.h"
+#include "plan_max_batch.h"
 #include "plan_parallel.h"
 #include "plan_sweep.h"
+#include "planning/max_batch.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
 #include "report/budget_sweep_chart.h"
@@ -43,6 +47,7 @@
 #include "report/memory_timeline_chart.h"
 #include "report/scaling_chart.h"
 #include "rewrites/slice_runs.h"
+#include "runtime/net_settings.h"
 #include "util/atomic_file.h"
 #include "util/json_dump.h"
 #include "util/size_parse.h"
@@ -61,7 +66,8 @@ struct PlanOptions {
   std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   PlanSourceOptions source;
   int sweep_steps = 20, ranks = 1;
-  bool print = false, json = false, sweep = false, scaling = false, inference = false, no_slice_search = false;
+  bool print = false, json = false, sweep = false, scaling = false, inference = false, no_slice_search = false,
+       max_batch = false;
 };
 
 // --inference: the forward pass alone, per device (--device may list several) and batch size.
@@ -414,6 +420,33 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   return report_plan(o, plan, dp, others);
 }
 
+// --max-batch: per policy (--policy, or none, conv, all, dyn and auto), the largest batch whose plan
+// fits the budget (--device-memory, else the device's memory), each batch planned from scratch.
+int run_max_batch_plan(const PlanOptions& o) {
+  const Graph graph = o.model.load().graph;
+  const std::optional<size_t> asked = parse_budget(o.device_memory, "--device-memory");
+  const size_t host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0);
+  const SyncMode sync = parse_sync_mode(o.sync);
+  const Prefetch prefetch = parse_prefetch(o.prefetch);
+  MaxBatchHeader header{.model = graph.name(), .device = o.source.device, .optimizer = o.optimizer};
+  const PlanAt plan_at = [&](const std::string& policy, int64_t batch) {
+    const PlanInputs in = plan_inputs(graph, batch, o.source);
+    Planner planner(graph, in.value_bytes, in.facts, in.costs, sync);
+    header.budget = asked.value_or(in.device_memory_bytes);
+    planner.set_host_budget(plan_host_budget(in, header.budget, host_memory));
+    planner.set_optimizer(parse_optimizer(o.optimizer));
+    return plan_table(planner, header.budget, policy, prefetch);
+  };
+  const std::vector<std::string> policies =
+      o.policy.empty() ? std::vector<std::string>{"none", "conv", "all", "dyn", "auto"} : std::vector{o.policy};
+  const std::vector<MaxBatchRow> rows = max_batch_rows(plan_at, policies, kMaxBatch);
+  if (o.json)
+    std::cout << dump_json(max_batch_json(rows, header), 2) << "\n";
+  else
+    print_max_batch_table(rows, header);
+  return 0;
+}
+
 int run_plan(PlanOptions o) {
   o.source.precision = parse_precision(o.precision);
   if (o.source.precision != Precision::kFp32 && !o.slice_runs.empty())
@@ -423,6 +456,7 @@ int run_plan(PlanOptions o) {
     return run_inference(o);
   }
   check_training_flags(o);
+  if (o.max_batch) return run_max_batch_plan(o);
   const DataParallel dp = data_parallel(o);
   const std::vector<ScalingSeries> others = read_scaling_with(o);
   return run_training_plan(o, dp, others);
@@ -537,7 +571,7 @@ FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions
             {"to training plans (`vdnn infer --host-memory` bounds an inference run)", training, with_inference});
   rules.add({"--policy", "--sync", "--optimizer", "--prefetch", "--slice-run", "--no-slice-search", "--print",
              "--trace", "--svg", "--sweep", "--sweep-steps", "--sweep-svg", "--ranks", "--network", "--bucket-size",
-             "--scaling", "--scaling-svg", "--scaling-with"},
+             "--scaling", "--scaling-svg", "--scaling-with", "--max-batch"},
             {"to training plans", training, with_inference});
   rules.add({"--batches"}, with_flag(sub, "--inference", "(training plans take one --batch)"));
   rules.add({"--batch"}, {"without --batches (which lists the batch sizes instead)", [o] { return o->batches.empty(); },
@@ -559,6 +593,14 @@ FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions
                                       return "with --policy " + (o->policy.empty() ? "(every row)" : o->policy) +
                                              " and --device " + o->source.device;
                                     }});
+  rules.add({"--max-batch"}, {"with a device profile (--device NAME: each batch is planned with its sizes and costs; "
+                              "this CPU's costs are measured at one batch)",
+                              [o] { return o->source.device != "cpu" && o->source.device.find(',') == std::string::npos; },
+                              [o] { return "with --device " + o->source.device; }});
+  rules.add({"--batch", "--slice-run", "--no-slice-search", "--print", "--trace", "--svg", "--svg-memory", "--sweep",
+             "--sweep-steps", "--sweep-svg", "--ranks", "--network", "--bucket-size", "--scaling", "--scaling-svg"},
+            {"without --max-batch (which searches the batch and prints its own table)", [o] { return !o->max_batch; },
+             [] { return std::string("with --max-batch"); }});
   rules.add({"--host-memory"}, {"with a --policy that offloads (all, conv, dyn, auto or every row) or --sweep",
                                 [o, sweeps] { return o->policy != "none" || sweeps(); },
                                 [] { return std::string("with --policy none and no --sweep"); }});
@@ -578,6 +620,9 @@ Command add_plan_command(CLI::App& app) {
                "size; --device may list several, e.g. cpu,jetson-orin-nano");
   app.add_option("--batches", o->batches, "--inference: batch sizes, e.g. 1,8,32 (default: --batch)");
   app.add_flag("--json", o->json, "print JSON instead of a table");
+  app.add_flag("--max-batch", o->max_batch,
+               "on a device profile: per policy (--policy, or every one) the largest batch that trains in the budget, "
+               "its step and overhead against the oracle at that batch");
   Runner run = [o, sub = &app] {
     o->sweep = o->sweep || sub->count("--sweep-steps") > 0 || !o->sweep_svg.empty();
     o->scaling = o->scaling || !o->scaling_svg.empty();
