@@ -15,7 +15,7 @@
 // fraction and efficiency against one rank; `--scaling` does so for 1 to 64 ranks, `--scaling-svg`
 // draws it. `--inference` plans the forward pass alone instead (tools/plan_inference.h). `--max-batch`
 // searches the batch instead: per policy the largest that trains in the budget on a device profile
-// (planning/max_batch.h, tools/plan_max_batch.h).
+// (planning/largest_fitting.h, tools/plan_largest.h).
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "commands.h"
 #include "io/json_text.h"
@@ -35,10 +36,11 @@
 #include "plan/planner.h"
 #include "plan/slice_search.h"
 #include "plan_inference.h"
-#include "plan_max_batch.h"
+#include "plan_largest.h"
 #include "plan_parallel.h"
 #include "plan_sweep.h"
-#include "planning/max_batch.h"
+#include "layers/position_embedding.h"
+#include "planning/largest_fitting.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
 #include "report/budget_sweep_chart.h"
@@ -67,7 +69,7 @@ struct PlanOptions {
   PlanSourceOptions source;
   int sweep_steps = 20, ranks = 1;
   bool print = false, json = false, sweep = false, scaling = false, inference = false, no_slice_search = false,
-       max_batch = false;
+       max_batch = false, max_seq_len = false;
 };
 
 // --inference: the forward pass alone, per device (--device may list several) and batch size.
@@ -420,30 +422,54 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   return report_plan(o, plan, dp, others);
 }
 
-// --max-batch: per policy (--policy, or none, conv, all, dyn and auto), the largest batch whose plan
-// fits the budget (--device-memory, else the device's memory), each batch planned from scratch.
-int run_max_batch_plan(const PlanOptions& o) {
+// --max-seq-len: the longest token input the model takes, its position tables' rows (kMaxBatch
+// without one), and what sets it; a model without token input is refused.
+std::pair<int64_t, std::string> longest_sequence(const Graph& graph) {
+  if (!graph.token_input())
+    VDNN_THROW("--max-seq-len: model '" << graph.name() << "' has no token input (its input is "
+                                        << graph.input_shape().to_string()
+                                        << "); it searches the length of a token model's input");
+  std::pair<int64_t, std::string> longest{kMaxBatch, VDNN_MSG("the limit of " << kMaxBatch << " tokens")};
+  for (const Node& n : graph.nodes())
+    if (const auto* p = dynamic_cast<const PositionEmbeddingLayer*>(n.layer.get()); p && p->max_positions() < longest.first)
+      longest = {p->max_positions(), VDNN_MSG("the " << p->max_positions() << " positions of '" << p->name() << "'")};
+  return longest;
+}
+
+// --max-batch or --max-seq-len: per policy (--policy, or none, conv, all, dyn and auto), the largest
+// batch (or token input length, at --batch) whose plan fits the budget (--device-memory, else the
+// device's memory), each size planned from scratch.
+int run_largest_plan(const PlanOptions& o) {
   const Graph graph = o.model.load().graph;
   const std::optional<size_t> asked = parse_budget(o.device_memory, "--device-memory");
   const size_t host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0);
   const SyncMode sync = parse_sync_mode(o.sync);
   const Prefetch prefetch = parse_prefetch(o.prefetch);
-  MaxBatchHeader header{.model = graph.name(), .device = o.source.device, .optimizer = o.optimizer};
-  const PlanAt plan_at = [&](const std::string& policy, int64_t batch) {
-    const PlanInputs in = plan_inputs(graph, batch, o.source);
-    Planner planner(graph, in.value_bytes, in.facts, in.costs, sync);
+  const auto [cap, cap_is] = o.max_seq_len ? longest_sequence(graph)
+                                           : std::pair<int64_t, std::string>{kMaxBatch, "the batch limit, 2^20"};
+  LargestHeader header{.model = graph.name(), .device = o.source.device, .optimizer = o.optimizer,
+                       .batch = o.max_seq_len ? o.model.batch : 0, .cap = cap_is};
+  const auto plan_of = [&](const Graph& g, int64_t batch, const std::string& policy) {
+    const PlanInputs in = plan_inputs(g, batch, o.source);
+    Planner planner(g, in.value_bytes, in.facts, in.costs, sync);
     header.budget = asked.value_or(in.device_memory_bytes);
     planner.set_host_budget(plan_host_budget(in, header.budget, host_memory));
     planner.set_optimizer(parse_optimizer(o.optimizer));
     return plan_table(planner, header.budget, policy, prefetch);
   };
+  const PlanAt plan_at = [&](const std::string& policy, int64_t size) {
+    if (!o.max_seq_len) return plan_of(graph, size, policy);
+    ModelFlags at_length = o.model;
+    at_length.input = std::to_string(size);
+    return plan_of(at_length.load().graph, o.model.batch, policy);
+  };
   const std::vector<std::string> policies =
       o.policy.empty() ? std::vector<std::string>{"none", "conv", "all", "dyn", "auto"} : std::vector{o.policy};
-  const std::vector<MaxBatchRow> rows = max_batch_rows(plan_at, policies, kMaxBatch);
+  const std::vector<PolicyLargest> rows = largest_per_policy(plan_at, policies, cap);
   if (o.json)
-    std::cout << dump_json(max_batch_json(rows, header), 2) << "\n";
+    std::cout << dump_json(largest_json(rows, header), 2) << "\n";
   else
-    print_max_batch_table(rows, header);
+    print_largest_table(rows, header);
   return 0;
 }
 
@@ -456,7 +482,7 @@ int run_plan(PlanOptions o) {
     return run_inference(o);
   }
   check_training_flags(o);
-  if (o.max_batch) return run_max_batch_plan(o);
+  if (o.max_batch || o.max_seq_len) return run_largest_plan(o);
   const DataParallel dp = data_parallel(o);
   const std::vector<ScalingSeries> others = read_scaling_with(o);
   return run_training_plan(o, dp, others);
@@ -571,7 +597,7 @@ FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions
             {"to training plans (`vdnn infer --host-memory` bounds an inference run)", training, with_inference});
   rules.add({"--policy", "--sync", "--optimizer", "--prefetch", "--slice-run", "--no-slice-search", "--print",
              "--trace", "--svg", "--sweep", "--sweep-steps", "--sweep-svg", "--ranks", "--network", "--bucket-size",
-             "--scaling", "--scaling-svg", "--scaling-with", "--max-batch"},
+             "--scaling", "--scaling-svg", "--scaling-with", "--max-batch", "--max-seq-len"},
             {"to training plans", training, with_inference});
   rules.add({"--batches"}, with_flag(sub, "--inference", "(training plans take one --batch)"));
   rules.add({"--batch"}, {"without --batches (which lists the batch sizes instead)", [o] { return o->batches.empty(); },
@@ -593,14 +619,22 @@ FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions
                                       return "with --policy " + (o->policy.empty() ? "(every row)" : o->policy) +
                                              " and --device " + o->source.device;
                                     }});
-  rules.add({"--max-batch"}, {"with a device profile (--device NAME: each batch is planned with its sizes and costs; "
-                              "this CPU's costs are measured at one batch)",
-                              [o] { return o->source.device != "cpu" && o->source.device.find(',') == std::string::npos; },
-                              [o] { return "with --device " + o->source.device; }});
-  rules.add({"--batch", "--slice-run", "--no-slice-search", "--print", "--trace", "--svg", "--svg-memory", "--sweep",
+  rules.add({"--max-batch", "--max-seq-len"},
+            {"with a device profile (--device NAME: each size is planned with its sizes and costs; this CPU's costs "
+             "are measured at one batch and length)",
+             [o] { return o->source.device != "cpu" && o->source.device.find(',') == std::string::npos; },
+             [o] { return "with --device " + o->source.device; }});
+  rules.add({"--max-seq-len"}, {"without --max-batch (one size is searched at a time)", [o] { return !o->max_batch; },
+                                [] { return std::string("with --max-batch"); }});
+  rules.add({"--batch"}, {"without --max-batch (which searches the batch)", [o] { return !o->max_batch; },
+                          [] { return std::string("with --max-batch"); }});
+  rules.add({"--input"}, {"without --max-seq-len (which searches the input's length)", [o] { return !o->max_seq_len; },
+                          [] { return std::string("with --max-seq-len"); }});
+  rules.add({"--slice-run", "--no-slice-search", "--print", "--trace", "--svg", "--svg-memory", "--sweep",
              "--sweep-steps", "--sweep-svg", "--ranks", "--network", "--bucket-size", "--scaling", "--scaling-svg"},
-            {"without --max-batch (which searches the batch and prints its own table)", [o] { return !o->max_batch; },
-             [] { return std::string("with --max-batch"); }});
+            {"without --max-batch and --max-seq-len (which search a size and print their own table)",
+             [o] { return !o->max_batch && !o->max_seq_len; },
+             [o] { return std::string(o->max_batch ? "with --max-batch" : "with --max-seq-len"); }});
   rules.add({"--host-memory"}, {"with a --policy that offloads (all, conv, dyn, auto or every row) or --sweep",
                                 [o, sweeps] { return o->policy != "none" || sweeps(); },
                                 [] { return std::string("with --policy none and no --sweep"); }});
@@ -623,6 +657,9 @@ Command add_plan_command(CLI::App& app) {
   app.add_flag("--max-batch", o->max_batch,
                "on a device profile: per policy (--policy, or every one) the largest batch that trains in the budget, "
                "its step and overhead against the oracle at that batch");
+  app.add_flag("--max-seq-len", o->max_seq_len,
+               "on a device profile, a token model: per policy the longest input (tokens) that trains in the budget at "
+               "--batch, its step and overhead against the oracle at that length");
   Runner run = [o, sub = &app] {
     o->sweep = o->sweep || sub->count("--sweep-steps") > 0 || !o->sweep_svg.empty();
     o->scaling = o->scaling || !o->scaling_svg.empty();

@@ -87,7 +87,7 @@
 #include "runtime/optimizer.h"
 #include "plan/optimizer_state.h"
 #include "backend_api/adamw_step.h"
-#include "planning/max_batch.h"
+#include "planning/largest_fitting.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
 #include "planning/planned_policy.h"
@@ -683,7 +683,7 @@ void examples(Given& given) {
     PlanTable t = plan_table(planner, budget, "", Prefetch::kVdnn);
     nlohmann::json j = plan_json(t, {.model = g.name(), .batch = 32, .device = in.device});
   }
-  // == planning/max_batch.h
+  // == planning/largest_fitting.h
   {
     const Graph& graph = *given.graph;  // (adapted)
     const PlanAt plan_at = [&](const std::string& policy, int64_t batch) {
@@ -691,8 +691,8 @@ void examples(Given& given) {
       const Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
       return plan_table(planner, in.device_memory_bytes, policy, Prefetch::kVdnn);
     };
-    std::vector<MaxBatchRow> rows = max_batch_rows(plan_at, {"none", "conv", "all", "dyn", "auto"}, 1 << 20);
-    rows[4].batch;
+    std::vector<PolicyLargest> rows = largest_per_policy(plan_at, {"none", "conv", "all", "dyn", "auto"}, 1 << 20);
+    rows[4].largest;
     rows[4].at->rows.front().label;
   }
   // == runtime/trainer.h

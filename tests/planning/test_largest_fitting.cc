@@ -1,4 +1,4 @@
-// The largest batch each policy trains in (planning/max_batch.h): the search finds the threshold of
+// The largest batch each policy trains in (planning/largest_fitting.h): the search finds the threshold of
 // any monotone predicate in 1..cap, asks each batch once and about 2 log2(answer) of them, starts
 // `auto` from the others' largest, and hands back the plans at the answer and at the refused batch
 // after it. On a device profile the answers are what `vdnn plan --batch B` says: B fits, B + 1 not.
@@ -7,12 +7,12 @@
 #include <map>
 #include <set>
 
-#include "planning/max_batch.h"
+#include "planning/largest_fitting.h"
 
 namespace vdnn {
-namespace test_max_batch {
+namespace test_largest_fitting {
 
-TEST(MaxBatch, TheSearchFindsTheThresholdAskingEachBatchOnce) {
+TEST(LargestFitting, TheSearchFindsTheThresholdAskingEachBatchOnce) {
   for (int64_t cap : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{1024}, int64_t{1} << 20})
     for (int64_t threshold : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{100}, cap - 1, cap})
       for (int64_t from : {int64_t{0}, int64_t{1}, threshold, threshold + 1, cap}) {
@@ -48,22 +48,22 @@ PlanTable fake_plan(const std::string& policy, int64_t batch) {
   return t;
 }
 
-TEST(MaxBatch, EachPolicyGetsItsLargestAndTheRefusedPlanAfterIt) {
+TEST(LargestFitting, EachPolicyGetsItsLargestAndTheRefusedPlanAfterIt) {
   std::map<std::string, std::set<int64_t>> planned;
   const PlanAt plan_at = [&](const std::string& policy, int64_t batch) {
     EXPECT_TRUE(planned[policy].insert(batch).second) << policy << " planned twice at " << batch;
     return fake_plan(policy, batch);
   };
-  const std::vector<MaxBatchRow> rows = max_batch_rows(plan_at, {"none", "all", "auto"}, 1 << 20);
+  const std::vector<PolicyLargest> rows = largest_per_policy(plan_at, {"none", "all", "auto"}, 1 << 20);
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0].batch, 40);
-  EXPECT_EQ(rows[1].batch, 90);
-  EXPECT_EQ(rows[2].batch, 130);
-  for (const MaxBatchRow& r : rows) {
+  EXPECT_EQ(rows[0].largest, 40);
+  EXPECT_EQ(rows[1].largest, 90);
+  EXPECT_EQ(rows[2].largest, 130);
+  for (const PolicyLargest& r : rows) {
     ASSERT_TRUE(r.at && r.refused) << r.policy;
     EXPECT_TRUE(policy_fits(*r.at, r.policy)) << r.policy;
     EXPECT_FALSE(policy_fits(*r.refused, r.policy)) << r.policy;
-    EXPECT_DOUBLE_EQ(r.at->oracle, 1e-3 * static_cast<double>(r.batch)) << "the plan at the answer";
+    EXPECT_DOUBLE_EQ(r.at->oracle, 1e-3 * static_cast<double>(r.largest)) << "the plan at the answer";
     EXPECT_EQ(r.plans, static_cast<int>(planned[r.policy].size()));
   }
   EXPECT_EQ(rows[1].refused->rows.front().e.minimum_budget, size_t{91} << 20);
@@ -71,19 +71,19 @@ TEST(MaxBatch, EachPolicyGetsItsLargestAndTheRefusedPlanAfterIt) {
   EXPECT_LT(rows[2].plans, rows[0].plans);
 }
 
-TEST(MaxBatch, NothingFitsIsBatchZeroWithTheRefusedPlanOfOne) {
+TEST(LargestFitting, NothingFitsIsBatchZeroWithTheRefusedPlanOfOne) {
   const PlanAt never = [](const std::string&, int64_t) {
     PlanTable t;
     t.one = true;
     t.rows.push_back({"none+fastest", {}, "--policy none"});
     return t;
   };
-  const std::vector<MaxBatchRow> rows = max_batch_rows(never, {"none"}, 1 << 20);
-  EXPECT_EQ(rows[0].batch, 0);
+  const std::vector<PolicyLargest> rows = largest_per_policy(never, {"none"}, 1 << 20);
+  EXPECT_EQ(rows[0].largest, 0);
   EXPECT_FALSE(rows[0].at);
   EXPECT_TRUE(rows[0].refused);
   EXPECT_EQ(rows[0].plans, 1);
 }
 
-}  // namespace test_max_batch
+}  // namespace test_largest_fitting
 }  // namespace vdnn

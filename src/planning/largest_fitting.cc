@@ -1,4 +1,4 @@
-#include "planning/max_batch.h"
+#include "planning/largest_fitting.h"
 
 #include <algorithm>
 #include <map>
@@ -33,8 +33,8 @@ int64_t largest_fitting(int64_t from, int64_t cap, const std::function<bool(int6
   return lo;
 }
 
-std::vector<MaxBatchRow> max_batch_rows(const PlanAt& plan_at, const std::vector<std::string>& policies, int64_t cap) {
-  std::vector<MaxBatchRow> rows;
+std::vector<PolicyLargest> largest_per_policy(const PlanAt& plan_at, const std::vector<std::string>& policies, int64_t cap) {
+  std::vector<PolicyLargest> rows;
   int64_t largest_so_far = 0;
   for (const std::string& policy : policies) {
     std::map<int64_t, PlanTable> planned;
@@ -43,13 +43,13 @@ std::vector<MaxBatchRow> max_batch_rows(const PlanAt& plan_at, const std::vector
       if (it == planned.end()) it = planned.emplace(batch, plan_at(policy, batch)).first;
       return it->second;
     };
-    MaxBatchRow r{policy};
+    PolicyLargest r{policy};
     const int64_t from = policy == "auto" ? largest_so_far : 0;
-    r.batch = largest_fitting(from, cap, [&](int64_t b) { return policy_fits(table(b), policy); });
-    if (r.batch > 0) r.at = table(r.batch);
-    if (r.batch < cap) r.refused = table(r.batch + 1);  // planned by the search already
+    r.largest = largest_fitting(from, cap, [&](int64_t b) { return policy_fits(table(b), policy); });
+    if (r.largest > 0) r.at = table(r.largest);
+    if (r.largest < cap) r.refused = table(r.largest + 1);  // planned by the search already
     r.plans = static_cast<int>(planned.size());
-    largest_so_far = std::max(largest_so_far, r.batch);
+    largest_so_far = std::max(largest_so_far, r.largest);
     rows.push_back(std::move(r));
   }
   return rows;

@@ -1,0 +1,81 @@
+// `vdnn plan --max-batch` and `--max-seq-len` (planning/largest_fitting.h, tools/plan_largest.h): on a
+// device profile, per policy, the largest batch (token input length) that trains in the budget is one
+// `vdnn plan --batch B` (`--input T`) says fits, with the next refused or the position table's end;
+// the flags they do not use are refused, and so is this CPU (costs measured at one size).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "cli_run.h"
+
+namespace vdnn::test {
+namespace test_cli_largest {
+
+const std::string kModel = "--model fmnist_cnn --device titan-x-maxwell --device-memory 64MiB";
+
+// Whether `vdnn plan --batch B --policy P` fits: its row (none, conv, all) or its choice (dyn, auto).
+bool plan_fits(const std::string& policy, int64_t batch, const std::string& model = kModel,
+               const std::string& size = " --batch ") {
+  const CliRun r = vdnn("plan " + model + (policy == "auto" ? " --no-slice-search" : "") + " --json --policy " +
+                        policy + size + std::to_string(batch));
+  if (r.exit_code == 1 && r.output.find("is too small") != std::string::npos) return false;  // dyn, auto
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  return policy == "dyn" || policy == "auto" ? j[policy]["fits"].get<bool>()
+                                             : j["configurations"][0]["fits"].get<bool>();
+}
+
+TEST(CliLargest, EachPolicysLargestBatchFitsAndTheNextDoesNot) {
+  const CliRun r = vdnn("plan " + kModel + " --max-batch --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["device_memory"], size_t{64} << 20);
+  ASSERT_EQ(j["max_batch"].size(), 5u);
+  int64_t all = 0;
+  for (const auto& row : j["max_batch"]) {
+    const std::string policy = row["policy"];
+    const int64_t b = row["max_batch"];
+    ASSERT_GT(b, 0) << policy;
+    EXPECT_EQ(row["plan"]["batch"], b) << policy;
+    EXPECT_TRUE(plan_fits(policy, b)) << policy << " at " << b;
+    EXPECT_FALSE(plan_fits(policy, b + 1)) << policy << " at " << b + 1;
+    if (policy == "all") all = b;
+    if (policy == "auto") EXPECT_GE(b, all) << "auto fits whatever all fits";
+  }
+  const CliRun table = vdnn("plan " + kModel + " --max-batch --policy none");
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("the largest batch each policy trains in"), std::string::npos) << table.output;
+}
+
+// GPT-2 small at batch 32 with AdamW in a V100's 16 GiB: none and conv stop short of the 1024
+// positions, all reaches them.
+TEST(CliLargest, TheLongestSequenceFitsAndTheNextDoesNotOrIsPastThePositions) {
+  const std::string gpt2 = "--model gpt2 --device v100-16gb --optimizer adamw --batch 32";
+  const CliRun r = vdnn("plan " + gpt2 + " --max-seq-len --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["batch"], 32);
+  EXPECT_EQ(j["cap"], "the 1024 positions of 'transformer.wpe'");
+  ASSERT_EQ(j["max_seq_len"].size(), 5u);
+  std::map<std::string, int64_t> longest;
+  for (const auto& row : j["max_seq_len"]) longest[row["policy"]] = row["max_seq_len"];
+  EXPECT_LT(longest["none"], 1024);
+  EXPECT_EQ(longest["all"], 1024);
+  for (const std::string policy : {"none", "all"}) {
+    EXPECT_TRUE(plan_fits(policy, longest[policy], gpt2, " --input ")) << policy;
+    if (longest[policy] < 1024) EXPECT_FALSE(plan_fits(policy, longest[policy] + 1, gpt2, " --input ")) << policy;
+  }
+  expect_user_error("plan --model fmnist_cnn --device v100-16gb --max-seq-len", "has no token input");
+  expect_user_error("plan " + gpt2 + " --max-seq-len --input 64", "--input applies only without --max-seq-len");
+}
+
+TEST(CliLargest, RefusesThisCpuAndTheFlagsItDoesNotUse) {
+  expect_user_error("plan --model fmnist_cnn --max-batch", "--max-batch applies only with a device profile");
+  expect_user_error("plan " + kModel + " --max-batch --batch 64", "--batch");
+  expect_user_error("plan " + kModel + " --max-batch --sweep", "with --max-batch");
+  expect_user_error("plan " + kModel + " --max-batch --inference", "--max-batch applies only to training plans");
+}
+
+}  // namespace test_cli_largest
+}  // namespace vdnn::test
