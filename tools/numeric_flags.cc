@@ -10,13 +10,15 @@
 namespace vdnn::cli {
 namespace {
 
-// "" when `text` is all of one T, else why not.
+// "" when `text` is all of one T in decimal, else why not; `text` becomes the number's plain
+// decimal spelling, since CLI11 converts with base 0, where "010" is octal 8 and "0x8" is hex.
 template <typename T>
-std::string whole_number(const std::string& text, const char* what) {
+std::string whole_number(std::string& text, const char* what) {
   T value{};
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end) return "'" + text + "' is not " + what;
+  text = std::to_string(value);
   return "";
 }
 
@@ -37,13 +39,9 @@ std::string non_empty(const std::string& text) {
 
 CLI::Validator validator_for(const std::string& type) {
   if (type == "FLOAT") return {[](std::string& s) { return finite_number(s); }, "", "FINITE"};
-  if (type == "INT")
-    return {[](std::string& s) {
-              return whole_number<int64_t>(s, "an integer in [-9223372036854775808, 9223372036854775807]");
-            },
-            "", "INT64"};
-  return {[](std::string& s) { return whole_number<uint64_t>(s, "an integer in [0, 18446744073709551615]"); }, "",
-          "UINT64"};
+  if (type == "INT") return {[](std::string& s) { return whole_number<int64_t>(s, "a decimal integer"); }, "", "INT64"};
+  return {[](std::string& s) { return whole_number<uint64_t>(s, "a decimal integer in [0, 18446744073709551615]"); },
+          "", "UINT64"};
 }
 
 }  // namespace
@@ -53,7 +51,9 @@ void check_numeric_flags(CLI::App& app) {
     for (CLI::Option* opt : sub->get_options()) {
       // "FLOAT", or "FLOAT:FLOAT in [0 - 100]" once a Range adds its description.
       const std::string full = opt->get_type_name(), type = full.substr(0, full.find(':'));
-      if (type == "FLOAT" || type == "INT" || type == "UINT") opt->check(validator_for(type));
+      // First (transform puts it ahead of the command's Range): "1_0" is not a number before it is
+      // out of range, and an integer reaches CLI11's conversion in plain decimal.
+      if (type == "FLOAT" || type == "INT" || type == "UINT") opt->transform(validator_for(type));
       // `--device-memory "$UNSET"` is a mistake, not a request for the default.
       if (type == "TEXT") opt->check(CLI::Validator(non_empty, "", "NONEMPTY"));
     }

@@ -5,8 +5,10 @@
 // (every comparison with NaN is false). check_numeric_flags() walks every option of every
 // subcommand once, after they are all added, and adds one validator chosen by the option's type:
 // FLOAT must be a finite number, INT a decimal integer that fits int64, UINT one that fits uint64
-// (no sign). A Range the command gives still bounds the value; this check only makes sure the value
-// checked is the value written. A TEXT flag given an empty value (`--device-memory "$UNSET"`) is
+// (no sign), and an integer is handed on in plain decimal: CLI11 converts with base 0, so "010" was
+// read as octal 8 and "0x8" as 8. It runs before a Range the command gives (which still bounds the
+// value), so "1_0" is "not a number", not "out of range"; it only makes sure the value checked is
+// the value written. A TEXT flag given an empty value (`--device-memory "$UNSET"`) is
 // refused rather than read as "not given". A new flag is covered without anyone remembering to.
 //
 // --threads gets threads_check(): at most the hardware threads of this machine. OpenMP and oneDNN

@@ -585,7 +585,7 @@ void add_schedule_flags(CLI::App& app, TrainOptions& o) {
   app.add_option("--beta2", o.config.beta2, "AdamW: second-moment decay, 0 <= beta2 < 1")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  app.add_option("--eps", o.config.eps, "AdamW: added to the denominator, above 0")
+  app.add_option("--eps", o.config.eps, "AdamW: added to the denominator, at least 1.2e-38 (float32's smallest normal value)")
       ->check(CLI::Range(0.0, kMaxEps))
       ->capture_default_str();
   o.weight_decay_flag = app.add_option("--weight-decay", o.config.weight_decay,

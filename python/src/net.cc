@@ -142,6 +142,13 @@ py::array_t<float> infer(NetHandle& h, const py::handle& x) {
       std::copy(out.begin(), out.begin() + count * rows * classes, logits.begin() + first * rows * classes);
     }
   }
+  // As evaluation in train refuses them: a NaN or infinite logit has no class (finite inputs whose
+  // forward pass overflows float32, or weights set that large).
+  const auto bad = std::find_if(logits.begin(), logits.end(), [](float v) { return !std::isfinite(v); });
+  if (bad != logits.end())
+    VDNN_THROW("infer: x[" << (bad - logits.begin()) / (rows * classes) << "] gave a logit of " << *bad
+                           << ": the inputs or the weights overflow float32 in the forward pass; expected inputs "
+                              "and weights that give finite logits");
   if (rows > 1) return to_numpy(logits, {n, rows, classes});
   return to_numpy(logits, {n, classes});
 }

@@ -1,9 +1,11 @@
 #include "runtime/optimizer.h"
 
 #include <cmath>
+#include <limits>
 
 #include "runtime/adamw.h"
 #include "runtime/sgd.h"
+#include "util/number_text.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -12,17 +14,22 @@ double default_weight_decay(OptimizerKind kind) { return kind == OptimizerKind::
 
 double default_lr(OptimizerKind kind) { return kind == OptimizerKind::kAdamW ? 1e-3 : 0.05; }
 
+// The update runs in float32: a positive setting below float32's smallest normal value (1.2e-38)
+// would be 0 or denormal there, so eps would let 0 / 0 into the weights and a clipping norm would
+// scale every gradient to 0.
 void check_adamw_settings(double beta1, double beta2, double eps, const OptionNames& names) {
-  if (!(beta1 >= 0 && beta1 < 1)) VDNN_THROW(names("beta1") << " " << beta1 << ": expected 0 <= beta1 < 1");
-  if (!(beta2 >= 0 && beta2 < 1)) VDNN_THROW(names("beta2") << " " << beta2 << ": expected 0 <= beta2 < 1");
-  if (!(eps > 0 && eps <= kMaxEps))
-    VDNN_THROW(names("eps") << " " << eps << ": expected above 0 (it keeps 0 / 0 out of the update) and at most "
+  if (!(beta1 >= 0 && beta1 < 1)) VDNN_THROW(names("beta1") << " " << exact_text(beta1) << ": expected 0 <= beta1 < 1");
+  if (!(beta2 >= 0 && beta2 < 1)) VDNN_THROW(names("beta2") << " " << exact_text(beta2) << ": expected 0 <= beta2 < 1");
+  if (!(eps >= std::numeric_limits<float>::min() && eps <= kMaxEps))
+    VDNN_THROW(names("eps") << " " << exact_text(eps) << ": expected " << std::numeric_limits<float>::min()
+                            << " (float32's smallest normal value: eps keeps 0 / 0 out of the float32 update) to "
                             << kMaxEps);
 }
 
 void check_clip_grad_norm(double max_norm, const OptionNames& names) {
-  if (!(max_norm >= 0 && max_norm <= kMaxClipGradNorm))
-    VDNN_THROW(names("clip_grad_norm") << " " << max_norm << ": expected 0 (no clipping) or a norm above 0, at most "
+  if (!(max_norm == 0 || (max_norm >= std::numeric_limits<float>::min() && max_norm <= kMaxClipGradNorm)))
+    VDNN_THROW(names("clip_grad_norm") << " " << exact_text(max_norm) << ": expected 0 (no clipping) or a norm from "
+                                       << std::numeric_limits<float>::min() << " (float32's smallest normal value) to "
                                        << kMaxClipGradNorm);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "util/number_text.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -35,13 +36,13 @@ SgdConfig::DecayOn SgdConfig::parse_decay_on(const std::string& name, const std:
 
 void check_sgd_settings(double momentum, double weight_decay, const OptionNames& names) {
   if (!(momentum >= 0 && momentum <= kMaxMomentum))  // NaN too
-    VDNN_THROW(names("momentum") << " " << momentum << ": expected 0 to " << kMaxMomentum);
+    VDNN_THROW(names("momentum") << " " << exact_text(momentum) << ": expected 0 to " << kMaxMomentum);
   if (!(weight_decay >= 0 && weight_decay <= kMaxWeightDecay))
-    VDNN_THROW(names("weight_decay") << " " << weight_decay << ": expected 0 to " << kMaxWeightDecay);
+    VDNN_THROW(names("weight_decay") << " " << exact_text(weight_decay) << ": expected 0 to " << kMaxWeightDecay);
 }
 
 void check_lr(double lr, const OptionNames& names) {
-  if (!(lr >= 0 && lr <= kMaxLr)) VDNN_THROW(names("lr") << " " << lr << ": expected 0 to " << kMaxLr);
+  if (!(lr >= 0 && lr <= kMaxLr)) VDNN_THROW(names("lr") << " " << exact_text(lr) << ": expected 0 to " << kMaxLr);
 }
 
 const char* SgdConfig::name(DecayOn d) { return d == DecayOn::kAll ? "all" : "weights"; }
@@ -51,15 +52,15 @@ void LrSchedule::check(const OptionNames& names) const {
   if (total_steps < 1) VDNN_THROW(names("total_steps") << " " << total_steps << ": expected >= 1");
   if (step_epochs < 1 || step_epochs > kMaxStepEpochs)
     VDNN_THROW(names("step_epochs") << " " << step_epochs << ": expected 1 to " << kMaxStepEpochs);
-  if (!(gamma >= 0 && gamma <= 1)) VDNN_THROW(names("gamma") << " " << gamma << ": expected 0 to 1");
+  if (!(gamma >= 0 && gamma <= 1)) VDNN_THROW(names("gamma") << " " << exact_text(gamma) << ": expected 0 to 1");
   if (warmup_steps < 0 || warmup_steps > kMaxWarmupSteps)
     VDNN_THROW(names("warmup_steps") << " " << warmup_steps << ": expected 0 (none) to " << kMaxWarmupSteps);
   if (!(min_lr >= 0 && min_lr <= base))
-    VDNN_THROW(names("min_lr") << " " << min_lr << ": expected 0 to the learning rate (" << names("lr") << " " << base
-                               << ")");
+    VDNN_THROW(names("min_lr") << " " << exact_text(min_lr) << ": expected 0 to the learning rate (" << names("lr")
+                               << " " << exact_text(base) << ")");
   if (min_lr > 0 && kind != kCosine)
-    VDNN_THROW(names("min_lr") << " " << min_lr << ": the floor of the cosine schedule, but " << names("schedule")
-                               << " is " << name(kind));
+    VDNN_THROW(names("min_lr") << " " << exact_text(min_lr) << ": the floor of the cosine schedule, but "
+                               << names("schedule") << " is " << name(kind));
 }
 
 double LrSchedule::at(int64_t step, int epoch) const {

@@ -9,6 +9,7 @@
 #include "data/batch_loader.h"
 #include "runtime/checkpoint.h"
 #include "util/sha256.h"
+#include "util/number_text.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -16,12 +17,6 @@ namespace vdnn {
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// The shortest text that reads back as `x` (0.05, not 0.050000).
-std::string shortest_text(double x) {
-  char text[32];
-  return std::string(text, std::to_chars(text, text + sizeof text, x, std::chars_format::general).ptr);
-}
 
 // What tells data sets apart without reading their images: the count, the sample shape, the
 // classes, and a digest of the labels and the normalisation.
@@ -83,12 +78,12 @@ Trainer::Trainer(Net& net, TrainConfig config)
 std::vector<RankSetting> Trainer::optimizer_settings() const {
   const OptionNames& names = net_.options().names;
   return {{names("optimizer"), to_string(config_.optimizer)},
-          {names("momentum"), shortest_text(config_.momentum)},
-          {names("weight_decay"), shortest_text(config_.weight_decay)},
+          {names("momentum"), exact_text(config_.momentum)},
+          {names("weight_decay"), exact_text(config_.weight_decay)},
           {names("weight_decay_on"), SgdConfig::name(config_.weight_decay_on)},
-          {names("beta1"), shortest_text(config_.beta1)},
-          {names("beta2"), shortest_text(config_.beta2)},
-          {names("eps"), shortest_text(config_.eps)}};
+          {names("beta1"), exact_text(config_.beta1)},
+          {names("beta2"), exact_text(config_.beta2)},
+          {names("eps"), exact_text(config_.eps)}};
 }
 
 // The Net's bucket updates are this Trainer's: another Trainer of the same Net (one vdnn.train
@@ -104,7 +99,7 @@ void Trainer::agree_on_step(const char* call, int64_t step, int64_t count, doubl
   std::vector<RankSetting> settings{{"the step", step < 0 ? "none" : std::to_string(step + 1)},
                                     {"the sample count", std::to_string(count)}};
   if (lr >= 0) {
-    settings.push_back({net_.options().names("lr"), shortest_text(lr)});
+    settings.push_back({net_.options().names("lr"), exact_text(lr)});
     const std::vector<RankSetting> optimizer = optimizer_settings();
     settings.insert(settings.end(), optimizer.begin(), optimizer.end());
   }
@@ -278,12 +273,12 @@ std::vector<RankSetting> Trainer::rank_settings(const Dataset& train, const Data
   const OptionNames& names = net_.options().names;
   const TrainConfig& c = config_;
   const bool evaluating = test && c.evaluate;
-  return {{names("lr"), shortest_text(c.lr)},
+  return {{names("lr"), exact_text(c.lr)},
           {names("schedule"), LrSchedule::name(c.schedule)},
           {names("warmup_steps"), std::to_string(c.warmup_steps)},
-          {names("min_lr"), shortest_text(c.min_lr)},
+          {names("min_lr"), exact_text(c.min_lr)},
           {names("step_epochs"), std::to_string(c.step_epochs)},
-          {names("gamma"), shortest_text(c.gamma)},
+          {names("gamma"), exact_text(c.gamma)},
           {names("epochs"), std::to_string(c.epochs)},
           {names("iterations"), std::to_string(c.iterations)},
           {names("augment"), augmentation_name(c.augment)},

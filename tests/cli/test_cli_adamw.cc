@@ -37,7 +37,7 @@ TEST(CliAdamw, EachFlagIsCheckedAndBelongsToItsOptimizer) {
   expect_user_error(kTrain + "--beta1 0.8", "--beta1 applies only with --optimizer adamw");
   expect_user_error(kTrain + "--eps 1e-6", "--eps applies only with --optimizer adamw");
   expect_user_error(kTrain + "--optimizer adamw --beta1 1", "--beta1 1: expected 0 <= beta1 < 1");
-  expect_user_error(kTrain + "--optimizer adamw --eps 0", "--eps 0: expected above 0");
+  expect_user_error(kTrain + "--optimizer adamw --eps 0", "--eps 0: expected 1.17549e-38 (float32's smallest normal value");
 
   expect_user_error(kTrain + "--lr 0.1 --min-lr 0.2", "--min-lr 0.2: expected 0 to the learning rate (--lr 0.1)");
   expect_user_error(kTrain + "--lr-schedule constant --min-lr 0.01",

@@ -219,12 +219,30 @@ TEST_F(CliHostileScalars, SeedsOutsideUint64AreRefusedNotSaturated) {
   for (const char* seed : {"-1", "18446744073709551616"}) {
     const CliRun r = vdnn(train_base() + "--seed " + seed);
     EXPECT_NE(r.exit_code, 0) << r.output;  // was: both ran as seed 18446744073709551615
-    EXPECT_NE(r.output.find(std::string("--seed: '") + seed + "' is not an integer in [0, 18446744073709551615]"),
-              std::string::npos)
+    EXPECT_NE(
+        r.output.find(std::string("--seed: '") + seed + "' is not a decimal integer in [0, 18446744073709551615]"),
+        std::string::npos)
         << r.output;
   }
   const CliRun top = vdnn(train_base() + "--seed 18446744073709551615");
   EXPECT_EQ(top.exit_code, 0) << top.output;
+}
+
+// The re-probe: CLI11 converts integers with base 0, so `--batch 010` planned batch 8 and `--seed
+// 010` trained as seed 8; an integer is now read in decimal, and text that is no number says so
+// before any range does.
+TEST_F(CliHostileScalars, IntegersAreDecimalAndTextThatIsNoNumberSaysSo) {
+  const CliRun r = vdnn("plan --model fmnist_cnn --device titan-x-maxwell --policy none --json --batch 010");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output)["batch"], 10);
+  auto refused = [](const std::string& args, const std::string& message) {  // CLI11's parse error, as for --seed
+    const CliRun r = vdnn(args);
+    EXPECT_NE(r.exit_code, 0) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << message << " not in: " << r.output;
+  };
+  refused("plan --model fmnist_cnn --device titan-x-maxwell --batch 0x8", "--batch: '0x8' is not a decimal integer");
+  for (const char* v : {"1_0", "1e", "0.05f", "50%"})
+    refused(train_base() + "--lr " + v, std::string("--lr: '") + v + "' is not a number");
 }
 
 TEST_F(CliHostileScalars, NanAndInfAreRefusedOnEveryFloatFlag) {

@@ -106,6 +106,7 @@
 #include "util/option_names.h"
 #include "util/progress.h"
 #include "util/sha256.h"
+#include "util/number_text.h"
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "util/text_list.h"
@@ -180,6 +181,11 @@ void examples(Given& given) {
   ProgramTensor tensor;
   using Row = Given::Row;
 
+  // == util/number_text.h
+  {
+    std::string t = exact_text(1.0000001);
+    (void)t;  // (adapted)
+  }
   // == util/aligned_buffer.h
   {
     AlignedBuffer b(1 << 20);

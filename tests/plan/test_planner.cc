@@ -195,7 +195,8 @@ TEST_F(PlannerTest, WithoutAConvolutionConvIsNoneBuiltAndEvaluatedOnce) {
       {"type": "softmax_cross_entropy", "name": "loss"}]})",
                                        "relus.json");
   const CompiledGraph compiled(relus, 4, 1, engine_, ConvAlgo::kDirect);
-  const Planner planner(relus, compiled.value_bytes(), compiled.facts(), two_algorithm_costs(relus, 4), SyncMode::kEvent);
+  const Planner planner(relus, compiled.value_bytes(), compiled.facts(), two_algorithm_costs(relus, 4),
+                        SyncMode::kEvent);
   const AlgoChoice fastest = planner.costs().fastest();
   const Evaluation none = planner.evaluate({Policy::kNone, fastest}, 0);
   const Evaluation conv = planner.evaluate({Policy::kConv, fastest}, 0);

@@ -20,6 +20,20 @@ def test_infer_shapes_and_chunks(mlp_path):
     assert np.array_equal(net.infer(x[4:8]), logits[4:8])
 
 
+def test_infer_refuses_logits_that_are_not_finite_as_evaluation_does(mlp_path):
+    """The re-probe: finite inputs whose forward pass overflows float32 (3e38 through two layers) gave
+    inf and NaN logits; weights set that large too. Both raise, naming the first sample."""
+    net = vdnn.Net(mlp_path, batch=4)
+    x = np.ones((2, 1, 4, 4), np.float32)
+    x[1] = 3e38
+    with pytest.raises(vdnn.Error, match=r"infer: x\[1\] gave a logit of .*overflow float32"):
+        net.infer(x)
+    huge = {k: np.full_like(v, 3e38) for k, v in net.weights().items() if k == "fc2.weight"}
+    net.set_weights(huge)
+    with pytest.raises(vdnn.Error, match=r"x\[0\] gave a logit"):
+        net.infer(np.ones((2, 1, 4, 4), np.float32))
+
+
 def test_forward_backward_gives_the_loss_gradient_without_an_update(mlp_path):
     net = vdnn.Net(mlp_path, batch=8)
     x, y = batch(np.random.default_rng(1), 6)
@@ -166,8 +180,12 @@ def test_adamw_keywords_state_in_memory_clipping_and_refusals(mlp_path):
     assert sgd.grad_norm == 0.0  # no clipping asked: no norm computed
     for kwargs, message in [({"optimizer": "adam"}, "^optimizer 'adam': expected sgd"),
                             ({"optimizer": "adamw", "beta1": 1.0}, "^beta1 1: expected 0 <= beta1 < 1$"),
-                            ({"optimizer": "adamw", "eps": 0.0}, "^eps 0: expected above 0"),
-                            ({"clip_grad_norm": -1.0}, "^clip_grad_norm -1: expected 0")]:
+                            ({"optimizer": "adamw", "eps": 0.0}, "^eps 0: expected 1.17549e-38 "),
+                            # The re-probe: 0 in float32, so the update divided 0 by 0 into NaN weights.
+                            ({"optimizer": "adamw", "eps": 1e-320}, "^eps 1e-320: expected 1.17549e-38 "),
+                            ({"clip_grad_norm": 1e-320}, "^clip_grad_norm 1e-320: expected 0 "),
+                            ({"clip_grad_norm": -1.0}, "^clip_grad_norm -1: expected 0"),
+                            ({"weight_decay": 1.0000001}, "^weight_decay 1.0000001: expected 0 to 1$")]:
         with pytest.raises(vdnn.Error, match=message):
             vdnn.Net(mlp_path, batch=8, **kwargs)
     assert vdnn.lr_at(0, 0, lr=1.0, total_steps=10, warmup_steps=4) == pytest.approx(0.2)

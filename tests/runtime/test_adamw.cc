@@ -214,7 +214,7 @@ TEST(AdamwSettings, BadValuesNameTheirOption) {
   const OptionNames flags;
   expect_error([&] { check_adamw_settings(1.0, 0.999, 1e-8, flags); }, {"--beta1 1", "0 <= beta1 < 1"});
   expect_error([&] { check_adamw_settings(0.9, -0.1, 1e-8, flags); }, {"--beta2 -0.1", "0 <= beta2 < 1"});
-  expect_error([&] { check_adamw_settings(0.9, 0.999, 0.0, flags); }, {"--eps 0", "above 0"});
+  expect_error([&] { check_adamw_settings(0.9, 0.999, 0.0, flags); }, {"--eps 0", "float32's smallest normal value"});
   expect_error([&] { check_adamw_settings(0.9, 0.999, NAN, flags); }, {"--eps nan"});
   expect_error([&] { check_clip_grad_norm(-1, flags); }, {"--clip-grad-norm -1", "0 (no clipping)"});
   expect_error([&] { parse_optimizer("adam"); }, {"--optimizer 'adam'", "sgd", "adamw"});
