@@ -27,6 +27,7 @@
 
 #include "commands.h"
 #include "io/json_text.h"
+#include "layers/position_embedding.h"
 #include "model_flags.h"
 #include "plan/auto_policy.h"
 #include "plan/collectives.h"
@@ -39,7 +40,6 @@
 #include "plan_largest.h"
 #include "plan_parallel.h"
 #include "plan_sweep.h"
-#include "layers/position_embedding.h"
 #include "planning/largest_fitting.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
@@ -431,7 +431,8 @@ std::pair<int64_t, std::string> longest_sequence(const Graph& graph) {
                                         << "); it searches the length of a token model's input");
   std::pair<int64_t, std::string> longest{kMaxBatch, VDNN_MSG("the limit of " << kMaxBatch << " tokens")};
   for (const Node& n : graph.nodes())
-    if (const auto* p = dynamic_cast<const PositionEmbeddingLayer*>(n.layer.get()); p && p->max_positions() < longest.first)
+    if (const auto* p = dynamic_cast<const PositionEmbeddingLayer*>(n.layer.get());
+        p && p->max_positions() < longest.first)
       longest = {p->max_positions(), VDNN_MSG("the " << p->max_positions() << " positions of '" << p->name() << "'")};
   return longest;
 }
@@ -445,10 +446,13 @@ int run_largest_plan(const PlanOptions& o) {
   const size_t host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0);
   const SyncMode sync = parse_sync_mode(o.sync);
   const Prefetch prefetch = parse_prefetch(o.prefetch);
-  const auto [cap, cap_is] = o.max_seq_len ? longest_sequence(graph)
-                                           : std::pair<int64_t, std::string>{kMaxBatch, "the batch limit, 2^20"};
-  LargestHeader header{.model = graph.name(), .device = o.source.device, .optimizer = o.optimizer,
-                       .batch = o.max_seq_len ? o.model.batch : 0, .cap = cap_is};
+  const auto [cap, cap_is] =
+      o.max_seq_len ? longest_sequence(graph) : std::pair<int64_t, std::string>{kMaxBatch, "the batch limit, 2^20"};
+  LargestHeader header{.model = graph.name(),
+                       .device = o.source.device,
+                       .optimizer = o.optimizer,
+                       .batch = o.max_seq_len ? o.model.batch : 0,
+                       .cap = cap_is};
   const auto plan_of = [&](const Graph& g, int64_t batch, const std::string& policy) {
     const PlanInputs in = plan_inputs(g, batch, o.source);
     Planner planner(g, in.value_bytes, in.facts, in.costs, sync);
@@ -595,10 +599,11 @@ FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions
   const auto with_inference = [] { return std::string("with --inference, which plans the forward pass alone"); };
   rules.add({"--host-memory"},
             {"to training plans (`vdnn infer --host-memory` bounds an inference run)", training, with_inference});
-  rules.add({"--policy", "--sync", "--optimizer", "--prefetch", "--slice-run", "--no-slice-search", "--print",
-             "--trace", "--svg", "--sweep", "--sweep-steps", "--sweep-svg", "--ranks", "--network", "--bucket-size",
-             "--scaling", "--scaling-svg", "--scaling-with", "--max-batch", "--max-seq-len"},
-            {"to training plans", training, with_inference});
+  rules.add(
+      {"--policy",      "--sync",    "--optimizer",   "--prefetch",     "--slice-run", "--no-slice-search", "--print",
+       "--trace",       "--svg",     "--sweep",       "--sweep-steps",  "--sweep-svg", "--ranks",           "--network",
+       "--bucket-size", "--scaling", "--scaling-svg", "--scaling-with", "--max-batch", "--max-seq-len"},
+      {"to training plans", training, with_inference});
   rules.add({"--batches"}, with_flag(sub, "--inference", "(training plans take one --batch)"));
   rules.add({"--batch"}, {"without --batches (which lists the batch sizes instead)", [o] { return o->batches.empty(); },
                           [o] { return "with --batches " + o->batches; }});

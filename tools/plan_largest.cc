@@ -32,7 +32,8 @@ double items_per_step(const PolicyLargest& r, const LargestHeader& h) {
 void print_largest_table(const std::vector<PolicyLargest>& rows, const LargestHeader& h) {
   const bool seq = h.batch > 0;
   std::printf("model %s, device %s, budget %s%s%s: the largest %s each policy trains in\n", h.model.c_str(),
-              h.device.c_str(), format_bytes(h.budget).c_str(), seq ? (", batch " + std::to_string(h.batch)).c_str() : "",
+              h.device.c_str(), format_bytes(h.budget).c_str(),
+              seq ? (", batch " + std::to_string(h.batch)).c_str() : "",
               h.optimizer == "sgd" ? "" : (", optimizer " + h.optimizer).c_str(), seq ? "sequence length" : "batch");
   std::printf("%-7s %11s  %-40s %10s %10s %9s %9s %15s %6s\n", "policy", seq ? "max length" : "max batch",
               "configuration", "step ms", seq ? "tokens/s" : "samples/s", "vs oracle", "peak MiB",
@@ -67,10 +68,11 @@ nlohmann::json largest_json(const std::vector<PolicyLargest>& rows, const Larges
   for (const PolicyLargest& r : rows) {
     nlohmann::json j{{"policy", r.policy}, {seq ? "max_seq_len" : "max_batch", r.largest}, {"plans", r.plans}};
     if (r.at)
-      j["plan"] = plan_json(*r.at, {.model = h.model, .batch = seq ? h.batch : r.largest, .device = h.device,
-                                    .optimizer = h.optimizer});
+      j["plan"] = plan_json(
+          *r.at, {.model = h.model, .batch = seq ? h.batch : r.largest, .device = h.device, .optimizer = h.optimizer});
     const std::optional<size_t> needs = next_size_needs(r);
-    j[seq ? "next_length_minimum_budget" : "next_batch_minimum_budget"] = needs ? nlohmann::json(*needs) : nlohmann::json();
+    j[seq ? "next_length_minimum_budget" : "next_batch_minimum_budget"] =
+        needs ? nlohmann::json(*needs) : nlohmann::json();
     list.push_back(std::move(j));
   }
   out[seq ? "max_seq_len" : "max_batch"] = std::move(list);

@@ -65,7 +65,8 @@ Program Planner::program(const Configuration& config, bool training, int prefetc
 
 PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t budget) const {
   const ProgramSource programs = [&](bool training, int depth) { return *built(config, training, depth); };
-  return plan_step(graph_, programs, {config.policy, sync_, prefetch, budget, config.decisions, collectives_, optimizer_});
+  return plan_step(graph_, programs,
+                   {config.policy, sync_, prefetch, budget, config.decisions, collectives_, optimizer_});
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {

@@ -33,7 +33,8 @@ int64_t largest_fitting(int64_t from, int64_t cap, const std::function<bool(int6
   return lo;
 }
 
-std::vector<PolicyLargest> largest_per_policy(const PlanAt& plan_at, const std::vector<std::string>& policies, int64_t cap) {
+std::vector<PolicyLargest> largest_per_policy(const PlanAt& plan_at, const std::vector<std::string>& policies,
+                                              int64_t cap) {
   std::vector<PolicyLargest> rows;
   int64_t largest_so_far = 0;
   for (const std::string& policy : policies) {

@@ -51,6 +51,7 @@ struct PolicyLargest {
 int64_t largest_fitting(int64_t from, int64_t cap, const std::function<bool(int64_t)>& fits);
 
 // One row per policy, in order; `auto` starts from the largest batch of the others.
-std::vector<PolicyLargest> largest_per_policy(const PlanAt& plan_at, const std::vector<std::string>& policies, int64_t cap);
+std::vector<PolicyLargest> largest_per_policy(const PlanAt& plan_at, const std::vector<std::string>& policies,
+                                              int64_t cap);
 
 }  // namespace vdnn
