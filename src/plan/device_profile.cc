@@ -9,6 +9,7 @@
 
 #include "io/json_text.h"
 #include "plan/conv_algorithms.h"
+#include "plan/physical_limits.h"
 #include "util/did_you_mean.h"
 #include "util/file_kind.h"
 #include "util/json_dump.h"
@@ -23,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-enum class Range { kPositive, kNonNegative, kFraction, kByteCount };
+enum class Range { kPositive, kNonNegative, kFraction, kByteCount, kRate, kOverhead };
 
 // The largest memory_bytes accepted: 1 EiB. Without a limit, 1e300 became 2^63 bytes through
 // llround's out-of-range result (found while fuzzing).
@@ -39,6 +40,10 @@ const char* describe(Range r) {
       return "a number in (0, 1]";
     case Range::kByteCount:
       return "a byte count in [1, 2^60]";
+    case Range::kRate:
+      return "a rate per second in [1e3, 1e18] (plan/physical_limits.h)";
+    case Range::kOverhead:
+      return "seconds in [0, 1] (plan/physical_limits.h)";
   }
   return "?";
 }
@@ -54,6 +59,10 @@ bool in_range(double x, Range r) {
       return x > 0 && x <= 1;
     case Range::kByteCount:
       return x >= 1 && x <= kMaxByteCount;
+    case Range::kRate:
+      return within_rate(x);
+    case Range::kOverhead:
+      return x >= 0 && x <= kMaxOverheadSeconds;
   }
   return false;
 }
@@ -229,9 +238,9 @@ Profile parse_wire(std::string_view json_text, const std::string& source) {
   Profile l;
   l.name = f.text("name");
   l.description = f.text("description");
-  l.bytes_per_second = f.number("bytes_per_second", Range::kPositive);
-  l.theoretical_bytes_per_second = f.optional_number("theoretical_bytes_per_second", Range::kPositive);
-  l.latency_seconds = f.number("latency_seconds", Range::kNonNegative);
+  l.bytes_per_second = f.number("bytes_per_second", Range::kRate);
+  l.theoretical_bytes_per_second = f.optional_number("theoretical_bytes_per_second", Range::kRate);
+  l.latency_seconds = f.number("latency_seconds", Range::kOverhead);
   if constexpr (requires { l.shares_host_link; }) l.shares_host_link = f.flag("shares_host_link");
   l.sources = f.optional_texts("sources");
   f.finish();
@@ -274,10 +283,10 @@ DeviceProfile parse_device_profile(std::string_view json_text, const std::string
   d.name = f.text("name");
   d.description = f.text("description");
   d.memory_bytes = static_cast<size_t>(std::llround(f.number("memory_bytes", Range::kByteCount)));
-  d.peak_fp32_flops = f.number("peak_fp32_flops", Range::kPositive);
-  d.memory_bytes_per_second = f.number("memory_bytes_per_second", Range::kPositive);
+  d.peak_fp32_flops = f.number("peak_fp32_flops", Range::kRate);
+  d.memory_bytes_per_second = f.number("memory_bytes_per_second", Range::kRate);
   d.link = f.text("link");
-  d.kernel_launch_seconds = f.number("kernel_launch_seconds", Range::kNonNegative);
+  d.kernel_launch_seconds = f.number("kernel_launch_seconds", Range::kOverhead);
   d.unified_memory = f.optional_flag("unified_memory");
   d.conv_algorithms = read_conv_algorithms(f, source);
   d.efficiency = read_efficiency(f.object("efficiency"), d.conv_algorithms);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "io/json_text.h"
+#include "plan/physical_limits.h"
 #include "util/json_dump.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
@@ -152,15 +153,21 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
     c.compute_slowdown_when_copying = field<double>(j, "compute_slowdown_when_copying", where);
   if (j.contains("copy_slowdown_when_computing"))
     c.copy_slowdown_when_computing = field<double>(j, "copy_slowdown_when_computing", where);
-  if (c.compute_slowdown_when_copying < 1 || c.copy_slowdown_when_computing < 1)
-    VDNN_THROW(where << ": slowdowns must be >= 1");
+  if (!(c.compute_slowdown_when_copying >= 1 && c.compute_slowdown_when_copying <= kMaxSlowdown &&
+        c.copy_slowdown_when_computing >= 1 && c.copy_slowdown_when_computing <= kMaxSlowdown))
+    VDNN_THROW(where << ": slowdowns must be from 1 to " << kMaxSlowdown << " (plan/physical_limits.h)");
   if (j.contains("kernel_scale")) c.kernel_scale = field<double>(j, "kernel_scale", where);
   if (!(c.kernel_scale >= 0.1 && c.kernel_scale <= 10))
     VDNN_THROW(where << ": 'kernel_scale' must be between 0.1 and 10 (a measured step over its simulation), got "
                      << c.kernel_scale);
   if (c.batch < 1) VDNN_THROW(where << ": 'batch' must be >= 1, got " << c.batch);
-  if (c.link_bytes_per_second < 0 || c.link_latency_seconds < 0 || c.memory_bytes_per_second < 0)
-    VDNN_THROW(where << ": link and memory figures must be >= 0");
+  // 0: not measured (an unlimited emulated link, no memory figure); else what hardware can be.
+  const auto rate_or_zero = [](double x) { return x == 0 || within_rate(x); };
+  if (!(rate_or_zero(c.link_bytes_per_second) && rate_or_zero(c.memory_bytes_per_second) &&
+        c.link_latency_seconds >= 0 && c.link_latency_seconds <= kMaxOverheadSeconds))
+    VDNN_THROW(where << ": link and memory figures must be 0 (not measured) or rates from " << kMinRatePerSecond
+                     << " to " << kMaxRatePerSecond << " bytes per second, and the link latency from 0 to "
+                     << kMaxOverheadSeconds << " s (plan/physical_limits.h)");
   const auto nodes = field<nlohmann::json>(j, "nodes", where);
   if (!nodes.is_array()) VDNN_THROW(where << ": 'nodes' must be an array");
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -186,8 +193,10 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
           VDNN_THROW(ak << ": 'sub_batches' " << a.sub_batches << " on a " << n.type
                         << " layer (only convolutions run in sub-batches)");
       }
-      if (a.forward_seconds < 0 || a.backward_seconds < 0 || a.spread < 0 || a.waited < 0)
-        VDNN_THROW(ak << ": times, spread and waited must be >= 0");
+      if (!(a.forward_seconds >= 0 && a.forward_seconds <= kMaxKernelSeconds && a.backward_seconds >= 0 &&
+            a.backward_seconds <= kMaxKernelSeconds && a.spread >= 0 && a.waited >= 0))
+        VDNN_THROW(ak << ": times must be from 0 to " << kMaxKernelSeconds
+                      << " s (plan/physical_limits.h), spread and waited >= 0");
       n.algos.push_back(a);
     }
     if (std::none_of(n.algos.begin(), n.algos.end(), [](const AlgoCost& a) { return a.sub_batches == 1; }))

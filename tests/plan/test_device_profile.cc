@@ -172,9 +172,17 @@ TEST_F(DeviceProfileFiles, AMissingFieldIsNamed) {
 
 TEST_F(DeviceProfileFiles, ANumberOutOfRangeOrOfTheWrongTypeIsNamed) {
   EXPECT_CONTAINS(device_error([](json& j) { j["memory_bytes_per_second"] = -336.5e9; }),
-                  "field 'memory_bytes_per_second' must be a number > 0, got -3");
-  EXPECT_CONTAINS(device_error([](json& j) { j["peak_fp32_flops"] = "fast"; }),
-                  "field 'peak_fp32_flops' must be a number > 0, got \"fast\"");
+                  "field 'memory_bytes_per_second' must be a rate per second in [1e3, 1e18]");
+  EXPECT_CONTAINS(
+      device_error([](json& j) { j["peak_fp32_flops"] = "fast"; }),
+      "field 'peak_fp32_flops' must be a rate per second in [1e3, 1e18] (plan/physical_limits.h), got \"fast\"");
+  // The re-probe: finite but absurd figures made the step inf and the plan "-nan%" with exit 0.
+  EXPECT_CONTAINS(device_error([](json& j) { j["kernel_launch_seconds"] = 1e308; }),
+                  "field 'kernel_launch_seconds' must be seconds in [0, 1]");
+  EXPECT_CONTAINS(device_error([](json& j) { j["peak_fp32_flops"] = 1e-308; }),
+                  "field 'peak_fp32_flops' must be a rate");
+  EXPECT_CONTAINS(device_error([](json& j) { j["memory_bytes_per_second"] = 1e-308; }),
+                  "field 'memory_bytes_per_second' must be a rate");
   EXPECT_CONTAINS(device_error([](json& j) { j["efficiency"]["memory"] = 1.5; }),
                   "field 'efficiency.memory' must be a number in (0, 1], got 1.5");
   EXPECT_CONTAINS(device_error([](json& j) { j["efficiency"] = 0.5; }),
@@ -182,7 +190,7 @@ TEST_F(DeviceProfileFiles, ANumberOutOfRangeOrOfTheWrongTypeIsNamed) {
   EXPECT_CONTAINS(device_error([](json& j) { j["sources"] = "datasheet"; }),
                   "field 'sources' must be an array of strings");
   EXPECT_CONTAINS(link_error([](json& j) { j["latency_seconds"] = -1e-6; }),
-                  "field 'latency_seconds' must be a number >= 0");
+                  "field 'latency_seconds' must be seconds in [0, 1]");
   EXPECT_CONTAINS(link_error([](json& j) { j["bytes_per_second"] = 20e9; }),
                   "field 'bytes_per_second' (2e+10) exceeds 'theoretical_bytes_per_second'");
 }

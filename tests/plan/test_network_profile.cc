@@ -62,7 +62,7 @@ TEST(NetworkProfile, ABadFileNamesTheFileAndTheField) {
   EXPECT_NE(type.find("field 'shares_host_link' must be true or false"), std::string::npos) << type;
   const std::string zero = error(R"({"name": "n", "description": "d", "bytes_per_second": 0, "latency_seconds": 0,
                                      "shares_host_link": false})");
-  EXPECT_NE(zero.find("field 'bytes_per_second' must be a number > 0"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("field 'bytes_per_second' must be a rate per second in [1e3, 1e18]"), std::string::npos) << zero;
   const std::string typo = error(R"({"name": "n", "description": "d", "bytes_per_second": 1e9, "latency_seconds": 0,
                                      "shares_host_link": false, "latency": 1})");
   EXPECT_NE(typo.find("unknown field 'latency'"), std::string::npos) << typo;

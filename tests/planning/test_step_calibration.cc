@@ -41,6 +41,22 @@ TEST(StepCalibration, KernelScaleMultipliesKernelsOnlyAndRoundTrips) {
     EXPECT_NE(e.find("c.json"), std::string::npos) << e;
     EXPECT_NE(e.find("kernel_scale"), std::string::npos) << e;
   }
+  // The re-probe: finite but absurd figures made the step inf or NaN with exit 0; each is refused
+  // with the range of plan/physical_limits.h.
+  j["kernel_scale"] = 1.0;
+  const std::vector<std::pair<std::string, std::string>> absurd{{"compute_slowdown_when_copying", "slowdowns"},
+                                                                {"link_bytes_per_second", "link and memory"},
+                                                                {"memory_bytes_per_second", "link and memory"}};
+  for (const auto& [field, message] : absurd) {
+    nlohmann::json k = j;
+    k[field] = field == "compute_slowdown_when_copying" ? 1e308 : 1e-308;
+    const std::string e = test::error_of([&] { NetworkCosts::from_json(k, "c.json"); });
+    EXPECT_NE(e.find(message), std::string::npos) << field << ": " << e;
+  }
+  nlohmann::json k = j;
+  k["nodes"][0]["algos"][0]["forward_seconds"] = 1e308;
+  EXPECT_NE(test::error_of([&] { NetworkCosts::from_json(k, "c.json"); }).find("times must be from 0 to 3600"),
+            std::string::npos);
 }
 
 TEST(StepCalibration, KernelScaleIsTheMeasuredStepOverTheSimulationOfTheNetItTrained) {
