@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/cli_run.h"
+#include "data/fashion_mnist.h"
 #include "runtime/checkpoint.h"
 
 namespace vdnn::test {
@@ -273,6 +274,26 @@ TEST(CliDataParallel, RanksStartedDifferentlyAreRefusedOnEveryRankNamingWhatDiff
     EXPECT_EQ(r.output.find("done:"), std::string::npos) << extra << ": trained\n" << r.output;
     EXPECT_EQ(r.output.find("internal error"), std::string::npos) << extra << "\n" << r.output;
   }
+}
+
+// The re-probe: data of the same count and labels but other pixels (one byte of one training image
+// changed) trained two diverging replicas with exit 0; the samples in memory are now digested too.
+TEST(CliDataParallel, RanksWhoseDataDifferInOnePixelAreRefused) {
+  const fs::path dir = temp_dir("dp_pixels");
+  const std::string a = (dir / "a").string(), b = (dir / "b").string(), src = kFashionMnistDefaultDir;
+  const CliRun copied = run_command("cp -r " + src + " " + a + " && cp -r " + src + " " + b + " && gzip -dc " + b +
+                                    "/train-images-idx3-ubyte.gz > " + b + "/x && printf '\\377' | dd of=" + b +
+                                    "/x bs=1 seek=5000 conv=notrunc status=none && gzip -c " + b + "/x > " + b +
+                                    "/train-images-idx3-ubyte.gz && rm " + b + "/x");
+  ASSERT_EQ(copied.exit_code, 0) << copied.output;
+  const CliRun r = two_ranks_started_differently(
+      " train --data " + a + " --no-eval --iterations 2 --batch 32 --progress none", "--data " + b);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.exit_code, 124) << "a hang\n" << r.output;
+  EXPECT_NE(r.output.find("error: the ranks were started differently: the data is 60000 samples of 1x28x28"),
+            std::string::npos)
+      << r.output;
+  fs::remove_all(dir);
 }
 
 TEST(CliDataParallel, FlagsAreChecked) {
