@@ -171,7 +171,7 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
   const Graph& graph = h->net->graph();
   check_trainable(graph);  // as `vdnn train`: nothing to learn is refused, not "trained"
   TrainResult r;
-  const auto taken = h->lock();
+  auto taken = h->lock();
   {
     py::gil_scoped_release release;
     const Dataset train_set = load_data(source, graph, Split::kTrain);
@@ -181,7 +181,19 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
       ++h->steps;  // the step is made: counted before a callback or Ctrl-C can end the run
       py::gil_scoped_acquire acquire;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C: KeyboardInterrupt between steps
-      if (!callback.is_none()) callback(step_dict(p));
+      if (callback.is_none()) return;
+      // Between steps the Net is free: the callback may hand it to another thread (an executor
+      // evaluating it) and wait for that, which under the lock deadlocked. Taken back after, with
+      // the GIL released (as lock() waits), also when the callback raises.
+      taken.unlock();
+      struct TakeBack {
+        std::unique_lock<std::recursive_mutex>& lock;
+        ~TakeBack() {
+          py::gil_scoped_release release;
+          lock.lock();
+        }
+      } take_back{taken};
+      callback(step_dict(p));
     });
     r = trainer.run(train_set, evaluate ? &test_set : nullptr);
   }

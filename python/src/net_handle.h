@@ -5,7 +5,9 @@
 // so two Python threads calling train_step on one Net take turns, as two threads calling a
 // PyTorch module under a lock would; a thread waiting for the lock has released the GIL, so the
 // thread holding it can take the GIL back (a vdnn.train callback, a NumPy copy) without deadlock.
-// The lock is recursive: a vdnn.train callback may call the Net it trains (weights(), say).
+// The lock is recursive: a vdnn.train callback may call the Net it trains (weights(), say); and
+// vdnn.train lets go of it while its callback runs, so the callback may hand the Net to another
+// thread and wait for it.
 #pragma once
 
 #include <memory>

@@ -47,6 +47,24 @@ def test_a_train_callback_may_call_the_net_it_trains():
     assert len(set(hashes)) == 3 and hashes[-1] == net.weights_sha256()
 
 
+def test_a_train_callback_may_hand_the_net_to_another_thread_and_wait_for_it():
+    """The re-probe: evaluating in an executor from the callback (a thread calling net.infer, joined)
+    deadlocked, the Net held by vdnn.train; between steps it is now free."""
+    net = vdnn.Net("fmnist_cnn", batch=16)
+    x = np.random.default_rng(1).standard_normal((4, 1, 28, 28)).astype(np.float32)
+    seen = []
+
+    def evaluate_elsewhere(step):
+        worker = threading.Thread(target=lambda: seen.append(net.infer(x)))
+        worker.start()
+        worker.join(timeout=60)
+        assert not worker.is_alive(), "net.infer on another thread waited for vdnn.train"
+
+    vdnn.train(net, data="synthetic", iterations=3, callback=evaluate_elsewhere)
+    assert len(seen) == 3 and not np.array_equal(seen[0], seen[2])  # each after its step's update
+    assert net.steps == 3
+
+
 def test_two_threads_sharing_one_batches_iterator_get_each_batch_once():
     data = vdnn.load_data("fmnist_cnn", "synthetic", synthetic_samples=256, seed=2)
     expected = [y.tolist() for _, y in vdnn.batches(data, batch=8, seed=5)]
