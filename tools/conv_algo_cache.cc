@@ -7,6 +7,8 @@
 #include "io/json_text.h"
 #include "plan/network_costs.h"
 #include "planning/plan_source.h"
+#include "util/atomic_file.h"
+#include "util/file_kind.h"
 #include "util/json_dump.h"
 #include "util/text_file.h"
 #include "vdnn/error.h"
@@ -44,8 +46,17 @@ std::vector<ConvAlgo> read_cache(const Graph& graph, int64_t batch, const std::s
 
 }  // namespace
 
+void check_algo_cache_path(const std::string& cache) {
+  if (cache.empty()) return;
+  std::error_code missing;
+  if (!std::filesystem::exists(cache, missing) && !missing) return check_can_create_file(cache, "--algo-cache");
+  if (const std::string why = not_a_regular_file(cache); !why.empty())
+    VDNN_THROW("--algo-cache '" << cache << "' " << why << "; expected a cache file to read, or a new file to write");
+}
+
 std::vector<ConvAlgo> fastest_conv_algos(const Graph& graph, int64_t batch, const std::string& cache) {
-  if (!cache.empty() && std::filesystem::exists(cache)) return read_cache(graph, batch, cache);
+  std::error_code unreadable;  // a link loop: not_a_regular_file says so (check_algo_cache_path, before)
+  if (!cache.empty() && std::filesystem::exists(cache, unreadable)) return read_cache(graph, batch, cache);
   const NetworkCosts costs = plan_inputs(graph, batch, {.device = "cpu"}).costs;
   std::vector<ConvAlgo> algos = conv_algos_of(costs, costs.fastest_forward());
   if (cache.empty()) return algos;

@@ -25,4 +25,9 @@ namespace vdnn::cli {
 // when it exists, else measured now (and written to `cache` unless it is "").
 std::vector<ConvAlgo> fastest_conv_algos(const Graph& graph, int64_t batch, const std::string& cache);
 
+// Before any work: `cache` (the --algo-cache flag) is a regular file to read, or a file that can be
+// created; else throws vdnn::Error naming the flag (a folder, a FIFO, a link loop, a missing
+// folder: the measuring would have run first, then failed or crashed writing it).
+void check_algo_cache_path(const std::string& cache);
+
 }  // namespace vdnn::cli

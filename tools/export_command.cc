@@ -6,7 +6,9 @@
 //   vdnn export --onnx out.onnx --model resnet18 --input 3x64x64 --classes 10   (seeded weights)
 // Without --weights: an ONNX model's own initializers, or vdnn's seeded initialisation (--seed).
 #include <cstdio>
+#include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "commands.h"
 #include "interop/onnx_export.h"
@@ -25,8 +27,20 @@ struct ExportOptions {
   uint64_t seed = 1;
 };
 
+// --onnx naming the file --model or --weights reads (through ./ or a link too) would replace a
+// training model with its inference form, which train then refuses: refused before any work.
+void check_onnx_is_not_an_input(const ExportOptions& o) {
+  for (const auto& [flag, input] : {std::pair{"--model", o.model.name}, std::pair{"--weights", o.model.weights}}) {
+    std::error_code unrelated;
+    if (!input.empty() && std::filesystem::equivalent(o.onnx, input, unrelated))
+      VDNN_THROW("--onnx '" << o.onnx << "' is the file " << flag << " reads ('" << input
+                            << "'); writing it would replace it: give another file");
+  }
+}
+
 int run_export(const ExportOptions& o) {
   check_output_files({{"--onnx", o.onnx}});
+  check_onnx_is_not_an_input(o);
   NetworkSource source = o.model.load();
   SafeTensors weights = std::move(source.initial_weights);
   if (std::optional<SafeTensors> file = o.model.read_weights()) weights = std::move(*file);

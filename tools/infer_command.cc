@@ -365,6 +365,7 @@ int run_infer(InferOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
   NetOptions options = infer_net_options(o);
   check_output_files({{"--logits", o.logits}, {"--predictions", o.predictions}});
+  check_algo_cache_path(o.algo_cache);
   NetworkSource model = o.model.load();
   SafeTensors weights = weights_to_evaluate(o, model);
   Graph graph = std::move(model.graph);

@@ -94,6 +94,23 @@ TEST_F(CliSecondProbe, AFolderFifoOrDeviceWhereAFileOrFolderIsExpectedIsNamedFor
                     path("fifo.json") + ": is a FIFO");
 }
 
+// The re-probe: --algo-cache on a link loop aborted with an uncaught filesystem_error (exit 134)
+// after seconds of measuring, and one in a missing folder failed only after them; export --onnx
+// onto its own --model replaced the training model with its inference form, exit 0.
+TEST_F(CliSecondProbe, AnAlgoCacheThatCannotBeAFileAndAnExportOntoItsInputAreRefusedFirst) {
+  fs::create_symlink(path("loop_b"), path("loop_a"));
+  fs::create_symlink(path("loop_a"), path("loop_b"));
+  const std::string infer = "infer --model fmnist_cnn --data synthetic --batch 2 --conv-algo fastest --algo-cache ";
+  expect_user_error(infer + path("loop_a"), "--algo-cache '" + path("loop_a") + "' cannot be examined");
+  expect_user_error(infer + path("no/such/folder.json"), "--algo-cache");
+  const std::string model = path("m.onnx");
+  ASSERT_EQ(vdnn("export --model fmnist_cnn --onnx " + model).exit_code, 0);
+  const auto before = fs::file_size(model);
+  fs::create_symlink(model, path("link.onnx"));
+  expect_user_error("export --model " + model + " --onnx " + path("link.onnx"), "is the file --model reads");
+  EXPECT_EQ(fs::file_size(model), before);
+}
+
 TEST_F(CliSecondProbe, FlagsThatDoNotApplyAreRefusedNamingWhy) {
   expect_user_error(kTrain + "--lr-step-epochs 3", "--lr-step-epochs applies only with --lr-schedule step");
   expect_user_error(kTrain + "--lr-schedule constant --lr-gamma 0.5",
