@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "data/image_decode.h"
 #include "data/image_transform.h"
@@ -26,7 +27,8 @@ namespace {
 // 2: with the files' sizes and colour modes; 3: links to folders no longer followed; 4: CBOR, not JSON
 // text (a file or class name that is not UTF-8 is kept byte for byte; JSON text cannot hold it);
 // 5: a file under two classes (a link) is listed once, as bad under the second.
-constexpr int kCacheFormat = 5;
+// 6: such a file is bad under every class that holds it.
+constexpr int kCacheFormat = 6;
 constexpr int64_t kRacySeconds = 2;
 
 bool is_image_name(const fs::path& p) {
@@ -56,6 +58,14 @@ std::string cache_file(const std::string& dir, const std::string& root) {
   char name[40];
   std::snprintf(name, sizeof name, "file-list-%016llx.cbor", static_cast<unsigned long long>(h));
   return (fs::path(dir) / name).string();
+}
+
+// The file a path names (links followed): two paths of one file have one FileId.
+using FileId = std::pair<dev_t, ino_t>;
+std::optional<FileId> file_id(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;  // read_image_header says why
+  return FileId{st.st_dev, st.st_ino};
 }
 
 // What the scan found under one class folder.
@@ -186,28 +196,33 @@ void ImageFolder::scan() {
   if (classes_.empty())
     VDNN_THROW("image folder '" << root_ << "': no class folders (expected " << root_
                                 << "/<class>/<image>.jpg or .png)");
-  // Each image file once under one label: a link (or a hard link) in one class folder to an image of
-  // another would give that image two labels. The first class (in class order) keeps it.
-  std::map<std::pair<dev_t, ino_t>, std::pair<size_t, fs::path>> labelled;
+  // Each image file under one label: a link (or a hard link) in one class folder to an image of
+  // another would give that image two labels. Which is right cannot be known (the link may be the
+  // mistake, or the file), so the file is left out under every class that holds it, each named.
+  std::vector<ClassWalk> walks;
+  std::map<FileId, std::map<size_t, fs::path>> holders;  // file -> its class and path there
   for (size_t label = 0; label < classes_.size(); ++label) {
-    const ClassWalk walk = walk_class(fs::path(root_) / classes_[label]);
+    walks.push_back(walk_class(fs::path(root_) / classes_[label]));
+    for (const fs::path& path : walks.back().images)
+      if (const std::optional<FileId> id = file_id(path)) holders[*id].try_emplace(label, path);
+  }
+  for (size_t label = 0; label < classes_.size(); ++label) {
+    const ClassWalk& walk = walks[label];
     for (const fs::path& folder : walk.folders) folders_.emplace_back(folder.string(), modified(folder));
     for (const auto& [path, why] : walk.not_followed)
       bad_.emplace_back(path.string(), VDNN_MSG("image folder '" << root_ << "': '" << path.string() << "' " << why));
     int64_t readable = 0;
     for (const fs::path& path : walk.images) {
-      struct stat st {};
-      if (::stat(path.c_str(), &st) == 0) {
-        const auto [it, first] = labelled.try_emplace({st.st_dev, st.st_ino}, label, path);
-        if (!first && it->second.first != label) {
-          bad_.emplace_back(path.string(),
-                            VDNN_MSG("image folder '" << root_ << "': '" << path.string() << "' is the same file as '"
-                                                      << it->second.second.string() << "' of class '"
-                                                      << classes_[it->second.first] << "' (a link?); an image has one "
-                                                      << "label, so class '" << classes_[label]
-                                                      << "' may not hold it too"));
-          continue;
-        }
+      if (const std::optional<FileId> id = file_id(path); id && holders.at(*id).size() > 1) {
+        const auto& [other_label, other_path] = *std::find_if(holders.at(*id).begin(), holders.at(*id).end(),
+                                                              [&](const auto& h) { return h.first != label; });
+        bad_.emplace_back(path.string(),
+                          VDNN_MSG("image folder '" << root_ << "': '" << path.string() << "' of class '"
+                                                    << classes_[label] << "' is the same file as '"
+                                                    << other_path.string() << "' of class '" << classes_[other_label]
+                                                    << "' (a link?); an image has one label, so neither class may "
+                                                    << "hold it"));
+        continue;
       }
       try {
         const ImageHeader h = read_image_header(path.string());
