@@ -210,8 +210,9 @@ TEST_F(CliHostileScalars, EveryNumericFlagRefusesOrRunsNeverCrashesNorSaturates)
       check_run(command, args, flag, maybe, true), ++runs;
     }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // No bound on the total: each run is bounded (run_bounded: a hang is exit 124, a failure above),
+  // and the total is a timing, which CI's loaded machine pushed past 120 s once (137 s).
   std::printf("hostile scalars: %d runs in %.1f s\n", runs, seconds);
-  EXPECT_LT(seconds, 120.0);
 }
 
 // The findings one by one, each with the message a user reads.
