@@ -96,8 +96,8 @@ Dataset load_image_folders(const DataSource& source, DataLayout layout, const Gr
                                 << "; images need a C x H x W input (--input CxHxW)");
   const fs::path train = train_folder(source, layout);
   const fs::path folder = split == Split::kTrain ? train : eval_folder(source, layout);
-  if (split == Split::kTest && !is_folder(folder))
-    VDNN_THROW("--val-data '" << folder.string() << "': no such folder (expected an image folder, <class>/<image>)");
+  if (const std::string why = not_a_folder(folder.string()); split == Split::kTest && !why.empty())
+    VDNN_THROW("--val-data '" << folder.string() << "' " << why << " (expected an image folder, <class>/<image>)");
   if (split == Split::kTest && folder != train) check_same_classes(source, layout, train, folder);
   ImageFolderOptions o;
   o.channels = s.channels(), o.height = s.height(), o.width = s.width();
@@ -159,12 +159,15 @@ DataLayout data_layout(const DataSource& source) {
     VDNN_THROW("--data-format " << format << " is for a file named by --data; " << data << " is a data set");
   if (!folders && !source.val_data.empty())
     VDNN_THROW("--val-data is for image folders; " << data << " carries its own test split");
+  if (const std::string why = source.val_data.empty() ? "" : not_a_folder(source.val_data); !why.empty())
+    VDNN_THROW("--val-data '" << source.val_data << "' " << why << " (expected an image folder, <class>/<image>)");
   if (data == "synthetic") return DataLayout::kSynthetic;
   if (data == "fashion-mnist") return DataLayout::kFashionMnist;
   std::error_code ec;
   if (!fs::exists(data, ec)) {
     const std::string hint = did_you_mean(data, {"fashion-mnist", "synthetic"});
-    VDNN_THROW("data '" << data << "': no such folder (" << (hint.empty() ? "" : hint + " ")
+    const std::string why = ec ? " " + not_a_folder(data) : std::string(": no such folder");  // a link loop says so
+    VDNN_THROW("data '" << data << "'" << why << " (" << (hint.empty() ? "" : hint + " ")
                         << "expected fashion-mnist, synthetic, a folder of CIFAR batches, image folders or "
                         << "Fashion-MNIST IDX files, or a token file FILE.bin or text FILE.txt)");
   }

@@ -92,6 +92,15 @@ TEST_F(CliSecondProbe, AFolderFifoOrDeviceWhereAFileOrFolderIsExpectedIsNamedFor
   expect_user_error(kTrain + "--model " + path("folder.json"), "model '" + path("folder.json") + "' is a folder");
   expect_user_error(kTrain + "--model fmnist_cnn --initial-weights " + path("fifo.json"),
                     path("fifo.json") + ": is a FIFO");
+  // The re-run: --val-data said "no such folder" for each of these.
+  fs::create_directories(path("images/cat"));
+  fs::create_directories(path("images/dog"));
+  for (const auto& [val, kind] :
+       std::vector<std::pair<std::string, std::string>>{{path("fifo.json"), "is a FIFO"},
+                                                        {"/dev/zero", "is a character device"},
+                                                        {path("plain"), "is a regular file"}})
+    expect_user_error("train --model fmnist_cnn --data " + path("images") + " --val-data " + val + " --iterations 1",
+                      "--val-data '" + val + "' " + kind);
 }
 
 // The re-probe: --algo-cache on a link loop aborted with an uncaught filesystem_error (exit 134)
