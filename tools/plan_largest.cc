@@ -16,7 +16,7 @@ std::optional<size_t> next_size_needs(const PolicyLargest& r) {
   return std::nullopt;  // auto: its search says what fits, not the least it could need
 }
 
-std::string mib(size_t bytes) {
+std::string peak_mib(size_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", static_cast<double>(bytes) / (1 << 20));
   return text;
@@ -50,7 +50,7 @@ void print_largest_table(const std::vector<PolicyLargest>& rows, const LargestHe
     const double step = p.e.time.iteration_seconds;
     std::printf("%-7s %11lld  %-40s %10.2f %10.1f %8.1f%% %9s %15s %6d\n", r.policy.c_str(),
                 static_cast<long long>(r.largest), p.label.c_str(), step * 1e3, items_per_step(r, h) / step,
-                (step / r.at->oracle - 1) * 100, mib(p.e.memory.peak_bytes).c_str(), next.c_str(), r.plans);
+                (step / r.at->oracle - 1) * 100, peak_mib(p.e.memory.peak_bytes).c_str(), next.c_str(), r.plans);
   }
   std::printf(
       "each row: the largest %s whose plan fits, found by doubling and bisection (the next was planned and does not "
