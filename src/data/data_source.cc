@@ -159,8 +159,6 @@ DataLayout data_layout(const DataSource& source) {
     VDNN_THROW("--data-format " << format << " is for a file named by --data; " << data << " is a data set");
   if (!folders && !source.val_data.empty())
     VDNN_THROW("--val-data is for image folders; " << data << " carries its own test split");
-  if (const std::string why = source.val_data.empty() ? "" : not_a_folder(source.val_data); !why.empty())
-    VDNN_THROW("--val-data '" << source.val_data << "' " << why << " (expected an image folder, <class>/<image>)");
   if (data == "synthetic") return DataLayout::kSynthetic;
   if (data == "fashion-mnist") return DataLayout::kFashionMnist;
   std::error_code ec;
@@ -204,6 +202,8 @@ DataLayout data_layout(const DataSource& source) {
   if (!source.val_data.empty() && (layout == DataLayout::kCifar || layout == DataLayout::kIdx))
     VDNN_THROW("--val-data is for image folders; the " << (layout == DataLayout::kCifar ? "CIFAR" : "IDX")
                                                        << " folder '" << data << "' carries its own test split");
+  if (const std::string why = source.val_data.empty() ? "" : not_a_folder(source.val_data); !why.empty())
+    VDNN_THROW("--val-data '" << source.val_data << "' " << why << " (expected an image folder, <class>/<image>)");
   return layout;
 }
 
