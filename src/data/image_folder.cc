@@ -200,11 +200,15 @@ void ImageFolder::scan() {
   // another would give that image two labels. Which is right cannot be known (the link may be the
   // mistake, or the file), so the file is left out under every class that holds it, each named.
   std::vector<ClassWalk> walks;
+  std::vector<std::vector<std::optional<FileId>>> ids;   // per class, per image: stat once
   std::map<FileId, std::map<size_t, fs::path>> holders;  // file -> its class and path there
   for (size_t label = 0; label < classes_.size(); ++label) {
     walks.push_back(walk_class(fs::path(root_) / classes_[label]));
-    for (const fs::path& path : walks.back().images)
-      if (const std::optional<FileId> id = file_id(path)) holders[*id].try_emplace(label, path);
+    ids.emplace_back();
+    for (const fs::path& path : walks.back().images) {
+      ids.back().push_back(file_id(path));
+      if (ids.back().back()) holders[*ids.back().back()].try_emplace(label, path);
+    }
   }
   for (size_t label = 0; label < classes_.size(); ++label) {
     const ClassWalk& walk = walks[label];
@@ -212,10 +216,12 @@ void ImageFolder::scan() {
     for (const auto& [path, why] : walk.not_followed)
       bad_.emplace_back(path.string(), VDNN_MSG("image folder '" << root_ << "': '" << path.string() << "' " << why));
     int64_t readable = 0;
-    for (const fs::path& path : walk.images) {
-      if (const std::optional<FileId> id = file_id(path); id && holders.at(*id).size() > 1) {
-        const auto& [other_label, other_path] = *std::find_if(holders.at(*id).begin(), holders.at(*id).end(),
-                                                              [&](const auto& h) { return h.first != label; });
+    for (size_t i = 0; i < walk.images.size(); ++i) {
+      const fs::path& path = walk.images[i];
+      if (const std::optional<FileId>& id = ids[label][i]; id && holders.at(*id).size() > 1) {
+        const std::map<size_t, fs::path>& same = holders.at(*id);
+        const auto& [other_label, other_path] =
+            *std::find_if(same.begin(), same.end(), [&](const auto& h) { return h.first != label; });
         bad_.emplace_back(path.string(),
                           VDNN_MSG("image folder '" << root_ << "': '" << path.string() << "' of class '"
                                                     << classes_[label] << "' is the same file as '"
