@@ -1,7 +1,6 @@
 #include "runtime/trainer.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -20,11 +19,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// What tells data sets apart: the count, the sample shape, the classes, a digest of the labels and
-// the normalisation, and of the samples themselves where they are in memory (Fashion-MNIST, CIFAR,
-// .npy: std::hash over the bytes, about 0.1 s for CIFAR-10's 600 MB, where SHA-256 took seconds). A
-// reader's samples (image folders, token files) are read as each batch needs them, so they are told
-// apart by their count and labels alone.
+// What tells data sets apart: the count, the sample shape, the classes, a digest of the labels and the
+// normalisation, and of the samples themselves where they are in memory (Fashion-MNIST, CIFAR, .npy: std::hash over
+// the bytes, a non-cryptographic hash, since ranks only need to tell a mistake apart, not an adversary). A reader's
+// samples (image folders, token files) are read as each batch needs them, so they are told apart by their count and
+// labels alone.
 std::string data_identity(const Dataset& d) {
   Sha256 digest;
   digest.update(d.labels.data(), d.labels.size() * sizeof(int32_t));
