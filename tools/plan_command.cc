@@ -172,8 +172,12 @@ void check_training_flags(const PlanOptions& o) {
 std::vector<ScalingSeries> read_scaling_with(const PlanOptions& o) {
   std::vector<ScalingSeries> others;
   for (const std::string& file : o.scaling_with) {
-    const std::vector<ScalingSeries> s = scaling_from_json(parse_json_text(read_text_file(file), file), file);
-    others.insert(others.end(), s.begin(), s.end());
+    try {
+      const std::vector<ScalingSeries> s = scaling_from_json(parse_json_text(read_text_file(file), file), file);
+      others.insert(others.end(), s.begin(), s.end());
+    } catch (const Error& e) {
+      VDNN_THROW("--scaling-with " << e.what());
+    }
   }
   return others;
 }

@@ -306,6 +306,12 @@ const ParamTensor* Net::first_nonfinite_gradient() {
   return nullptr;
 }
 
+const ParamTensor* Net::first_nonfinite_weight() {
+  for (const ParamTensor& t : params_)
+    if (!backend_->all_finite(t.data, t.bytes)) return &t;
+  return nullptr;
+}
+
 void Net::import_param(size_t i, const std::vector<float>& plain) {
   const ParamTensor& t = params_.at(i);
   if (static_cast<int64_t>(plain.size()) != t.spec.elements())

@@ -185,6 +185,8 @@ class Net {
   std::vector<float> export_grad(size_t i) const;
   // After backward(): the first trainable parameter whose gradient holds a NaN or an Inf, or null.
   const ParamTensor* first_nonfinite_gradient();                 // plain layout (trainable only)
+  // The first parameter or running statistic whose values hold a NaN or an Inf, or null.
+  const ParamTensor* first_nonfinite_weight();
   void import_param(size_t i, const std::vector<float>& plain);  // plain layout
   // SGD momentum of trainable parameter i, in the parameter's plain layout (checkpoints).
   std::vector<float> export_momentum(size_t i) const;

@@ -127,7 +127,8 @@ void Trainer::update_bucket(const std::vector<size_t>& params) {
     if (!net_.backend().all_finite(p.grad, p.bytes))
       VDNN_THROW("step " << step_index_ + 1 << " (epoch " << step_epoch_ + 1 << "): the gradient of '" << p.name
                          << "' (layer '" << net_.graph().nodes()[p.node].layer->name()
-                         << "') summed over the ranks holds NaN or Inf; training stopped (lower --lr)");
+                         << "') summed over the ranks holds NaN or Inf; training stopped ("
+                         << nonfinite_remedy(updates_before_step_) << ")");
     if (updating_) optimizer_->update(net_.backend(), p);
   }
 }
@@ -255,6 +256,29 @@ std::string Trainer::nonfinite(float loss, const ParamTensor* grad) {
   return what;
 }
 
+std::string Trainer::nonfinite_remedy(int64_t updates_before) const {
+  const OptionNames& names = net_.options().names;
+  if (updates_before > 0) return "lower " + names("lr");
+  return VDNN_MSG("no update has been made yet, so " << names("lr")
+                                                     << " is not the cause: the model or its data computes it; check "
+                                                        "the model's attributes, its initial weights and the data");
+}
+
+// An update that overflows float32 (a learning rate far too large for the gradients) leaves weights
+// that are NaN or Inf while every gradient was finite; the next step's loss would say so, but the
+// last step's would be saved and reported with exit 0. One pass over the weights, on the compute
+// stream, before each checkpoint, after each epoch and after each train_batch.
+void Trainer::check_weights_finite(int64_t steps) {
+  const ParamTensor* bad = nullptr;
+  net_.run_on_compute([&] { bad = net_.first_nonfinite_weight(); });
+  if (bad)
+    VDNN_THROW("after step " << steps << "'s update, '" << bad->name << "' (layer '"
+                             << net_.graph().nodes()[bad->node].layer->name()
+                             << "') holds NaN or Inf, though every gradient was finite: the update overflowed; "
+                                "training stopped (lower "
+                             << net_.options().names("lr") << ")");
+}
+
 // One run(): the loader and its buffers, how long the run is, its learning rate, and where it is.
 struct Trainer::Run {
   Run(const Dataset& train, int64_t batch, const TrainConfig& c, int64_t start_step, Shard shard)
@@ -307,6 +331,7 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
   TrainResult result;
   for (int epoch = static_cast<int>(run.step / run.per_epoch); epoch < run.epochs && run.step < run.total; ++epoch) {
     EpochResult e = train_epoch(run, epoch, result);
+    check_weights_finite(run.step);
     if (test && config_.evaluate) e.test = evaluate(*test);
     result.epochs.push_back(e);
     if (on_epoch) on_epoch(e);
@@ -394,6 +419,7 @@ void Trainer::put_back(const Statistics& statistics) {
 // changed; then the run stops with an error, or (--on-nan skip) the step is listed in `result`.
 float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& result) {
   if (net_.ranks() > 1) return train_step_on_ranks(step, epoch, lr, /*update=*/true);
+  const int64_t updates_before = optimizer_->steps();
   const auto statistics = running_statistics();
   const float loss = net_.forward(/*training=*/true);
   net_.backward();
@@ -419,8 +445,8 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
   if (bad.empty()) return loss;
   put_back(statistics);
   if (config_.on_nonfinite != TrainConfig::OnNonFinite::kSkip)
-    VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad
-                       << "; training stopped before the update (lower --lr, or --on-nan skip to skip such steps)");
+    VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad << "; training stopped before the update ("
+                       << nonfinite_remedy(updates_before) << ", or --on-nan skip to skip such steps)");
   result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
   return loss;
 }
@@ -430,6 +456,7 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
 float Trainer::train_step_on_ranks(int64_t step, int epoch, double lr, bool update) {
   step_index_ = step, step_epoch_ = epoch;
   claim_updates();
+  updates_before_step_ = optimizer_->steps();
   if (update) optimizer_->begin_step(lr);  // the Program's update steps update each bucket at this step
   updating_ = update;
   const float loss = net_.forward(/*training=*/true);
@@ -441,7 +468,7 @@ float Trainer::train_step_on_ranks(int64_t step, int epoch, double lr, bool upda
   if (!std::isfinite(mean))
     VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): the loss averaged over the ranks is " << mean
                        << " (its gradients were finite and are " << (update ? "applied" : "left in the Net")
-                       << "); training stopped (lower --lr)");
+                       << "); training stopped (" << nonfinite_remedy(updates_before_step_) << ")");
   return mean;
 }
 
@@ -452,7 +479,9 @@ float Trainer::train_batch(const float* images, const int32_t* labels, int64_t c
   if (net_.ranks() > 1) agree_on_step("train_step", step, count, lr);
   net_.set_batch(images, labels, count);
   TrainResult unused;  // skipped steps (--on-nan skip) are not collected outside run()
-  return train_step(step, epoch, lr, unused);
+  const float loss = train_step(step, epoch, lr, unused);
+  check_weights_finite(step + 1);
+  return loss;
 }
 
 float Trainer::forward_backward(const float* images, const int32_t* labels, int64_t count) {
@@ -474,6 +503,7 @@ float Trainer::forward_backward(const float* images, const int32_t* labels, int6
 
 // Writes the --save checkpoint at the run's current step.
 void Trainer::save(Run& run) {
+  check_weights_finite(run.step);
   if (net_.rank() == 0)  // every rank holds the same weights: one writes them
     save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total, optimizer_->steps()});
   run.saved_step = run.step;

@@ -184,6 +184,11 @@ class Trainer {
   // "" when the loss and the gradients are finite, else what is not; `grad`: the first gradient
   // holding a NaN or Inf (null: none).
   std::string nonfinite(float loss, const ParamTensor* grad);
+  // What to try about a NaN or Inf, given how many updates the weights have had (0: as built or
+  // loaded, so no learning rate is the cause).
+  std::string nonfinite_remedy(int64_t updates_before) const;
+  // Throws when an update has left a weight or running statistic NaN or Inf (`steps` made so far).
+  void check_weights_finite(int64_t steps);
 
   std::function<void(const StepProgress&)> on_step_;
   Net& net_;
@@ -196,6 +201,7 @@ class Trainer {
   // The step the Program's update steps belong to (data parallel).
   int64_t step_index_ = 0;
   int step_epoch_ = 0;
+  int64_t updates_before_step_ = 0;  // the updates made before step_index_ (data parallel)
   bool updating_ = true;  // false: the Program's update steps check their bucket and leave it (forward_backward)
 };
 

@@ -6,6 +6,8 @@
 // parse_model_text, parse_device_profile); its file entry point maps the file and calls it, so the
 // fuzzers (fuzz/) exercise exactly the code that reads files. The file must not shrink while it is
 // mapped (vdnn replaces files atomically, util/atomic_file.h, so readers never see that happen).
+// A regular file whose size reads as 0 but that holds bytes (procfs and sysfs files: /proc/version)
+// is read into memory instead, up to kMaxUnsizedBytes, so its reader sees what it holds.
 //
 //   MappedFile f("run.safetensors");          // throws vdnn::Error naming the path
 //   SafeTensors t = parse_safetensors(f.bytes(), f.path());
@@ -26,6 +28,7 @@ class MappedFile {
   // it is, util/file_kind.h; a FIFO is never waited on), or cannot be mapped. An empty file gives
   // an empty span.
   explicit MappedFile(std::string path);
+  static constexpr size_t kMaxUnsizedBytes = size_t{16} << 20;
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -35,9 +38,12 @@ class MappedFile {
   std::string_view text() const { return {reinterpret_cast<const char*>(data_), size_}; }
 
  private:
+  void read_unsized(int fd);
+
   std::string path_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  std::string unsized_;  // the bytes of a file whose size reads as 0 (data_ points here, nothing mapped)
 };
 
 }  // namespace vdnn

@@ -92,7 +92,7 @@ TEST(CliPlanParallel, ScalingPlansOneToSixtyFourRanksAndDrawsThem) {
                     "plain.json: no 'data_parallel' (expected the output of `vdnn plan --scaling --json`)");
   expect_user_error(
       kVgg + "--network hdr-infiniband --scaling-svg " + (dir / "x.svg").string() + " --scaling-with /dev/zero",
-      "/dev/zero: is a character device, not a regular file");
+      "--scaling-with /dev/zero: is a character device, not a regular file");
   expect_user_error(kVgg + "--scaling --network hdr-infiniband --scaling-with " + (dir / "b32.json").string(),
                     "--scaling-with applies only with --scaling-svg FILE");
   std::filesystem::remove_all(dir);

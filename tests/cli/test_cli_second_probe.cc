@@ -83,9 +83,9 @@ TEST_F(CliSecondProbe, AFolderFifoOrDeviceWhereAFileOrFolderIsExpectedIsNamedFor
   expect_user_error("plan --batch 2 --model fmnist_cnn --device " + path("fifo.json"),
                     "device profile file '" + path("fifo.json") + "' is a FIFO");
   expect_user_error("plan --batch 2 --model fmnist_cnn --costs /dev/zero",
-                    "/dev/zero: is a character device, not a regular file");
+                    "--costs /dev/zero: is a character device, not a regular file");
   expect_user_error("plan --batch 2 --model fmnist_cnn --costs " + path("fifo.json"),
-                    path("fifo.json") + ": is a FIFO, not a regular file");
+                    "--costs " + path("fifo.json") + ": is a FIFO, not a regular file");
   expect_user_error(kTrain + "--data /dev/zero", "data folder '/dev/zero' is a character device");
   expect_user_error(kTrain + "--data " + path("plain"), "data folder '" + path("plain") + "' is a regular file");
   expect_user_error(kTrain + "--model " + path("fifo.json"), "model '" + path("fifo.json") + "' is a FIFO");

@@ -62,7 +62,9 @@ def test_a_step_that_is_not_finite_leaves_the_net_as_it_was():
     y = rng.integers(0, 10, 8)
     before = net.weights()
     huge = np.full_like(x, 3e38)  # finite, but the convolutions overflow
-    with pytest.raises(vdnn.Error, match="training stopped before the update"):
+    # No update has been made: the learning rate is not blamed.
+    with pytest.raises(vdnn.Error, match=r"training stopped before the update \(no update has been made yet, so lr "
+                                         "is not the cause"):
         net.train_step(huge, y, 0.1)
     with pytest.raises(vdnn.Error, match=r"NaN or Inf.*\(the running statistics are left as they were\)$"):
         net.forward_backward(huge, y)  # was: a finite loss

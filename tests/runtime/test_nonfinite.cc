@@ -3,6 +3,7 @@
 // (and batch norm's running statistics) for that step and goes on. An Inf in one gradient alone is found too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -84,6 +85,63 @@ TEST(NonFinite, AnInfInOneGradientIsFoundAndNamed) {
   const ParamTensor* bad = net.first_nonfinite_gradient();
   ASSERT_NE(bad, nullptr);
   EXPECT_EQ(bad->name, fc.name);
+}
+
+// A step whose weights have had no update yet cannot blame the learning rate (an LRN of beta 1000
+// did: "lower --lr"); once an update has been made, the learning rate is what to try first.
+TEST(NonFinite, BeforeAnyUpdateTheLearningRateIsNotBlamed) {
+  Net net(load_model("fmnist_cnn"), {.batch = 16});
+  Trainer trainer(net, config(1, TrainConfig::OnNonFinite::kStop));
+  const Dataset clean = make_synthetic(16, 1, 28, 28, 10, 5);
+  Dataset huge = clean;
+  std::fill(huge.images.begin(), huge.images.end(), 3e38f);  // finite, but the convolutions overflow
+  auto message = [&](int64_t step) {
+    try {
+      trainer.train_batch(huge.images.data(), huge.labels.data(), 16, 0.01, step, 0);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string first = message(0);
+  EXPECT_NE(first.find("no update has been made yet, so --lr is not the cause"), std::string::npos) << first;
+  EXPECT_EQ(first.find("lower --lr"), std::string::npos) << first;
+  EXPECT_TRUE(std::isfinite(trainer.train_batch(clean.images.data(), clean.labels.data(), 16, 0.01, 0, 0)));
+  const std::string later = message(1);
+  EXPECT_NE(later.find("(lower --lr, or --on-nan skip to skip such steps)"), std::string::npos) << later;
+}
+
+// An update that overflows float32 with every gradient finite (a bias of 1e37 decayed at lr 100:
+// 1e37 · (1 − 100) is beyond float32) is refused after the step, by train_batch and by run(), and
+// no checkpoint or result is written with it.
+TEST(NonFinite, AnUpdateThatOverflowsIsRefusedAfterTheStep) {
+  const Dataset clean = make_synthetic(16, 1, 28, 28, 10, 5);
+  for (bool whole_run : {false, true}) {
+    SCOPED_TRACE(whole_run);
+    Net net(load_model("fmnist_cnn"), {.batch = 16});
+    const size_t bias = net.params().size() - 1;  // fc2's bias
+    std::vector<float> huge(10, 1e37f);
+    net.import_param(bias, huge);
+    TrainConfig c = config(1, TrainConfig::OnNonFinite::kStop);
+    c.lr = 100;
+    c.weight_decay = 1;
+    c.weight_decay_on = SgdConfig::DecayOn::kAll;
+    Trainer trainer(net, c);
+    try {
+      if (whole_run)
+        trainer.run(clean, nullptr);
+      else
+        trainer.train_batch(clean.images.data(), clean.labels.data(), 16, c.lr, 0, 0);
+      FAIL() << "an update that overflows must stop training";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("after step 1's update, 'fc2.bias' (layer 'fc2') holds NaN or Inf, though every gradient "
+                          "was finite"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("(lower --lr)"), std::string::npos) << what;
+    }
+  }
 }
 
 }  // namespace test_nonfinite

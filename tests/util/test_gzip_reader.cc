@@ -114,6 +114,15 @@ TEST(MappedFile, MapsFilesAndRefusesTheRest) {
   std::filesystem::remove_all(dir);
 }
 
+// procfs files read as size 0 but hold bytes: they are read, not taken as empty (they were: a JSON
+// reader then said "unexpected end of input" of /proc/version).
+TEST(MappedFile, ReadsAKernelFileWhoseSizeReadsAsZero) {
+  ASSERT_EQ(std::filesystem::file_size("/proc/self/status"), 0u);
+  const MappedFile status("/proc/self/status");
+  EXPECT_EQ(status.text().rfind("Name:", 0), 0u) << status.text();
+  EXPECT_NE(status.text().find("\nPid:"), std::string::npos);
+}
+
 TEST(ParseIdx, ReadsTheSameBytesAsAFile) {
   const Bytes idx = concat({0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 3}, counting(6));
   for (const Bytes& bytes : {idx, gzip(idx)}) {

@@ -52,12 +52,18 @@ class CpuTarget final : public BackendTarget {
     if (o.costs_file.empty())
       return measure_costs(graph, batch,
                            {.repeats = o.repeats, .seed = 1, .link = o.cpu_link, .precision = runnable(o.precision)});
-    NetworkCosts costs = NetworkCosts::load(o.costs_file);
+    NetworkCosts costs = [&] {
+      try {
+        return NetworkCosts::load(o.costs_file);
+      } catch (const Error& e) {
+        VDNN_THROW("--costs " << e.what());  // the path alone does not say which flag gave it
+      }
+    }();
     if (costs.precision != o.precision)
-      VDNN_THROW(o.costs_file << " was measured in " << to_string(costs.precision) << ", not " << to_string(o.precision)
+      VDNN_THROW("--costs " << o.costs_file << " was measured in " << to_string(costs.precision) << ", not " << to_string(o.precision)
                               << "; profile again with `vdnn profile --precision " << to_string(o.precision) << "`");
     if (costs.batch != batch)
-      VDNN_THROW(o.costs_file << " was measured at batch " << costs.batch << ", not " << batch
+      VDNN_THROW("--costs " << o.costs_file << " was measured at batch " << costs.batch << ", not " << batch
                               << "; profile again with `vdnn profile --batch " << batch << "`");
     return costs;
   }
