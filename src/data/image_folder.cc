@@ -187,6 +187,26 @@ ImageFolder::ImageFolder(const std::string& root, const ImageFolderOptions& opti
                                 << "' has a readable image (" << classes_.size()
                                 << " class folder(s)); a classifier needs at least two classes with images (with "
                                    "one, the loss is 0 and the accuracy 1 for any weights)");
+  class_files_.assign(classes_.size(), 0);
+  class_undecodable_.assign(classes_.size(), 0);
+  for (int32_t label : labels_) ++class_files_[static_cast<size_t>(label)];
+}
+
+// Their headers read, some images fail only when decoded (a truncated JPEG). Each is replaced by
+// the next image, of whatever class: a class whose every image fails would be trained on no
+// sample of its own, and with fewer than two classes left, on one class (loss 0, accuracy 1).
+void ImageFolder::count_undecodable(int64_t index) const {
+  const auto label = static_cast<size_t>(labels_[static_cast<size_t>(index)]);
+  if (++class_undecodable_[label] < class_files_[label]) return;
+  std::vector<std::string> left;
+  for (size_t c = 0; c < classes_.size(); ++c)
+    if (class_undecodable_[c] < class_files_[c]) left.push_back(classes_[c]);
+  if (left.size() >= 2) return;
+  VDNN_THROW("image folder '" << root_ << "': every image of class '" << classes_[label] << "' ("
+                              << class_files_[label] << " file(s)) failed to decode, leaving "
+                              << (left.empty() ? std::string("no class") : "only class '" + left.front() + "'")
+                              << " with images that decode; a classifier needs at least two (--skip-bad-images "
+                                 "replaces bad images by others, of other classes)");
 }
 
 void ImageFolder::scan() {
@@ -327,8 +347,10 @@ int64_t ImageFolder::read(int64_t index, float* dst, int32_t* labels, const Augm
     } catch (const Error& e) {
       if (!options_.skip_bad_images) VDNN_THROW(e.what() << " (--skip-bad-images replaces such files)");
       std::lock_guard<std::mutex> lock(bad_mu_);
-      if (bad_read_.insert(i).second)
+      if (bad_read_.insert(i).second) {
         std::fprintf(stderr, "warning: %s; replaced by the next image (--skip-bad-images)\n", e.what());
+        count_undecodable(i);
+      }
     }
   }
   VDNN_THROW("image folder '" << root_ << "': no image could be decoded");

@@ -92,6 +92,11 @@ class ImageFolder : public SampleReader {
   bool from_cache_ = false;
   mutable std::mutex bad_mu_;
   mutable std::set<int64_t> bad_read_;  // samples that failed to decode (skip_bad_images)
+  // Per class: its readable files, and those of them that failed to decode (skip_bad_images): a
+  // class whose every image fails is left with none, and fewer than two such classes is refused.
+  std::vector<int64_t> class_files_;
+  mutable std::vector<int64_t> class_undecodable_;
+  void count_undecodable(int64_t index) const;  // under bad_mu_
 };
 
 // An ImageFolder as a Dataset (its reader, its adaptation), named `name`.

@@ -424,6 +424,31 @@ TEST(ImageFolder, ATruncatedImageMetWhileLoadingStopsNamingItOrIsReplacedByTheNe
   fs::remove_all(cache);
 }
 
+// Every image of class a fails only when decoded (headers intact): with --skip-bad-images each
+// was replaced by one of class b, and the run trained one class to loss 0. Now refused, naming it.
+TEST(ImageFolder, AClassWhoseEveryImageFailsToDecodeIsRefusedNotTrainedAsAnother) {
+  const fs::path root = make_folder("folder_all_cut", {"a", "b"}, 2);
+  const fs::path cache = test::temp_dir("folder_all_cut_cache");
+  fs::remove(root / "a" / "img0.png");
+  for (const char* name : {"img0.jpg", "img1.jpg"}) {
+    test::write_jpeg(root / "a" / name, 200, 160, 3, test::gradient(200, 160, 3));
+    truncate_to_half(root / "a" / name);
+  }
+  ImageFolderOptions skip = small(cache);
+  skip.skip_bad_images = true;
+  Dataset s = load_image_folder(root, skip, "cut");
+  BatchLoader skipping(s, 4, /*shuffle=*/false, 1);
+  skipping.start_epoch(0);
+  std::vector<float> x(4 * 3 * 12 * 12);
+  std::vector<int32_t> y(4);
+  int64_t n = 0;
+  test::expect_error([&] { skipping.next(x.data(), y.data(), &n); },
+                     {root.string(), "every image of class 'a' (2 file(s)) failed to decode",
+                      "leaving only class 'b' with images that decode"});
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
 TEST(BatchLoaderThreads, RestartingOrDestroyingWithBatchesInFlightAndAViewHeldNeitherHangsNorMixesEpochs) {
   const Dataset d = make_synthetic(64, 1, 4, 4, 3, 1);
   for (int round = 0; round < 20; ++round) {
