@@ -193,7 +193,14 @@ py::dict train(const py::object& net_or_model, const std::string& data, int64_t 
           lock.lock();
         }
       } take_back{taken};
-      callback(step_dict(p));
+      try {
+        callback(step_dict(p));
+      } catch (const py::error_already_set&) {
+        // This rank alone raised: the others would wait for it in the next step's collectives
+        // until their timeout, though its process lives on (a caught exception, a debugger).
+        if (h->net->ranks() > 1) h->net->options().comm->leave_run();
+        throw;
+      }
     });
     r = trainer.run(train_set, evaluate ? &test_set : nullptr);
   }

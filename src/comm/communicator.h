@@ -69,6 +69,12 @@ class Communicator {
   // Ends the whole run at once, every rank (after an error on this one that the others cannot
   // see: they would wait for it in the next collective until their timeout).
   [[noreturn]] virtual void abort(int exit_code) = 0;
+
+  // This rank will issue no further collective of this run, though its process lives on (a Python
+  // rank whose vdnn.train callback raised): the others, waiting in a collective it will never
+  // reach, end the job at once as they do for a rank that has ended, instead of at their timeout.
+  // One rank alone: nothing to tell.
+  virtual void leave_run() {}
 };
 
 // The communicator of this process: MPI when it was started by mpirun (or another MPI launcher;

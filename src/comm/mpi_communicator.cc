@@ -170,6 +170,13 @@ class MpiCommunicator final : public Communicator {
     std::_Exit(exit_code);
   }
 
+  // The note the final barrier would send (the next collective, a final barrier), sent at the next
+  // beat without waiting in the barrier: a peer in that collective or a later one sees the rank gone.
+  void leave_run() override {
+    std::lock_guard issue(issue_mu_);
+    at_ = Note::of(at_.load().seq() + 1, Kind::kFinalBarrier);
+  }
+
  private:
   // Runs one blocking collective under the watchdog: it is named in the timeout message.
   template <typename Call>

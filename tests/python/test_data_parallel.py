@@ -105,6 +105,37 @@ def test_a_rank_that_raises_tells_the_others_at_once(tmp_path):
     assert "every rank is alive" not in out, out
 
 
+STAYING = r'''
+import time, vdnn
+
+
+def stop_on_rank_1(progress):
+    if vdnn.rank() == 1 and progress["step"] == 2:
+        raise RuntimeError("rank 1's callback stops here")
+
+
+try:
+    vdnn.train(vdnn.Net("fmnist_cnn", batch=8), data="synthetic", iterations=1000, callback=stop_on_rank_1)
+except RuntimeError as e:
+    print(e, flush=True)
+    time.sleep(200)  # alive, and issuing no collective: the others must not wait for it
+'''
+
+
+def test_a_rank_whose_train_callback_raised_and_that_stays_alive_tells_the_others_at_once(tmp_path):
+    """Issue 42: the others waited for the whole collective timeout (300 s); only the interpreter's
+    exit told them."""
+    script = tmp_path / "staying.py"
+    script.write_text(STAYING)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    start = time.monotonic()
+    p = subprocess.run(MPIRUN + [sys.executable, str(script)], capture_output=True, text=True, env=env, cwd="/tmp",
+                       timeout=150)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0 and time.monotonic() - start < 60, out
+    assert "rank 1's callback stops here" in out and "rank 1 has left the run" in out, out
+
+
 STEPS_AGREE = r'''
 import json, sys, hashlib, numpy as np, vdnn
 out, models = sys.argv[1], sys.argv[2:]

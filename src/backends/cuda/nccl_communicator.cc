@@ -114,6 +114,7 @@ class NcclCommunicator final : public Communicator {
   void sum_host(double* values, int count) override { host_.sum_host(values, count); }
   void broadcast_host(void* data, size_t bytes, int root) override { host_.broadcast_host(data, bytes, root); }
   std::vector<std::string> gather_strings(const std::string& text) override { return host_.gather_strings(text); }
+  void leave_run() override { host_.leave_run(); }
   [[noreturn]] void abort(int exit_code) override {
     host_.abort(exit_code);
     std::_Exit(exit_code);  // not reached (the host's abort ends the process)
