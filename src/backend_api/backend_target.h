@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,7 @@ struct CostOptions {
   int repeats = 3;                         // cpu, measuring: timed runs per kernel
   LinkModel cpu_link;                      // cpu, measuring: the copy engine's emulated link
   Precision precision = Precision::kFp32;  // the activations' type (a costs file must match)
+  std::function<void(int done, int total)> on_layer;  // cpu, measuring: after each layer (progress)
 };
 
 class BackendTarget {

@@ -6,6 +6,7 @@
 #include "backends/backend_targets.h"
 #include "plan/device_profile.h"
 #include "planning/step_calibration.h"
+#include "util/progress.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -38,9 +39,16 @@ PlanInputs plan_inputs(const Graph& graph, int64_t batch, const PlanSourceOption
   TargetFacts f = cpu.facts(graph, batch, {}, o.precision);  // direct convolutions as the base
   in.value_bytes = std::move(f.value_bytes);
   in.facts = std::move(f.facts);
-  in.costs =
-      cpu.costs(graph, batch,
-                {.costs_file = o.costs_file, .repeats = o.repeats, .cpu_link = o.cpu_link, .precision = o.precision});
+  // Measuring takes tens of ms per layer (each kernel timed `repeats` times): a bar on a terminal,
+  // a line every 10 s in a log, on stderr (stdout may be JSON).
+  Progress progress(stderr, Progress::Mode::kAuto, "measuring this CPU's costs", "layers/s");
+  in.costs = cpu.costs(graph, batch,
+                       {.costs_file = o.costs_file,
+                        .repeats = o.repeats,
+                        .cpu_link = o.cpu_link,
+                        .precision = o.precision,
+                        .on_layer = [&](int done, int total) { progress.update(done, total, done); }});
+  progress.finish();
   if (o.costs_file.empty() && o.calibrate_with && !graph.is_sliced()) {
     if (o.calibrate_inference)
       calibrate_inference_kernels(in.costs, o.calibrate_with(), batch);

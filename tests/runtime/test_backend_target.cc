@@ -100,6 +100,22 @@ TEST(BackendTarget, PredictedFactsProgramsAndPlansEqualTheInstantiatedBackendsOv
 
 // A per-node algorithm choice is honoured by the prediction as by the backend: the CPU target's
 // options for a convolution are the kernels its backend builds for that choice.
+// Measuring a network's costs on this CPU reports each layer as it is measured (the plan's
+// progress: tens of ms a layer, minutes for a long chain, with nothing shown before).
+TEST(BackendTarget, CpuMeasuringReportsEachLayerInOrder) {
+  const Graph g = load_model("fmnist_cnn");
+  std::vector<int> done;
+  int total = -1;
+  backend_target("cpu").costs(g, kBatch, {.repeats = 1, .on_layer = [&](int d, int t) {
+                                 done.push_back(d);
+                                 total = t;
+                               }});
+  EXPECT_EQ(total, static_cast<int>(g.nodes().size()));
+  std::vector<int> each(g.nodes().size());
+  std::iota(each.begin(), each.end(), 1);
+  EXPECT_EQ(done, each);
+}
+
 TEST(BackendTarget, CpuAlgorithmOptionsAreTheWorkspaceOfTheKernelsTheBackendBuilds) {
   const Graph g = load_model("vgg16_cifar");
   const BackendTarget& cpu = backend_target("cpu");

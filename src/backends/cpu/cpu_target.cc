@@ -51,7 +51,11 @@ class CpuTarget final : public BackendTarget {
     if (!o.link.empty()) VDNN_THROW("--link is for device profiles; on cpu use --link-bandwidth/--link-latency");
     if (o.costs_file.empty())
       return measure_costs(graph, batch,
-                           {.repeats = o.repeats, .seed = 1, .link = o.cpu_link, .precision = runnable(o.precision)});
+                           {.repeats = o.repeats,
+                            .seed = 1,
+                            .link = o.cpu_link,
+                            .precision = runnable(o.precision),
+                            .on_layer = o.on_layer});
     NetworkCosts costs = [&] {
       try {
         return NetworkCosts::load(o.costs_file);
