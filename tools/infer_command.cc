@@ -361,6 +361,20 @@ void print_results(const InferOptions& o, const Net& net, const InferRun& run) {
                 o.logits.c_str());
 }
 
+// Weights trained on an image folder, evaluated on another: the same class folders in the same
+// order, else each label names another class than the one the weights learned and the accuracy
+// measures nothing (the counts alone matched before).
+void check_same_classes(const InferOptions& o, const SafeTensors& weights, const Dataset& test) {
+  const auto trained = weights.metadata.find("class_names");
+  if (trained == weights.metadata.end() || test.class_names.empty()) return;
+  const std::string evaluated = class_names_metadata(test.class_names);
+  if (evaluated != trained->second)
+    VDNN_THROW("--data " << o.source.data << ": its classes " << evaluated << " are not those --weights "
+                         << o.model.weights << " was trained on, " << trained->second
+                         << ", in label order (class folders sorted by name): evaluate on a folder of the same "
+                            "classes");
+}
+
 int run_infer(InferOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
   NetOptions options = infer_net_options(o);
@@ -370,6 +384,7 @@ int run_infer(InferOptions& o) {
   SafeTensors weights = weights_to_evaluate(o, model);
   Graph graph = std::move(model.graph);
   const Dataset test = data_to_evaluate(o, graph);
+  check_same_classes(o, weights, test);
   InferRun run;
   run.batch_note = fit_batch_to_data(o, options, test);
   run.weights_sha256 = check_weights(weights, graph);  // what `vdnn train` reported for them

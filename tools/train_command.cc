@@ -439,7 +439,7 @@ void write_outputs(const TrainOptions& o, Net& net, const TrainResult& r, const 
                    const nlohmann::json& ranks, const std::string& algo_reason) {
   const std::string& model_name = net.graph().name();
   if (!o.save_weights.empty()) {
-    save_weights(o.save_weights, net, o.config.seed, r.iterations);
+    save_weights(o.save_weights, net, o.config.seed, r.iterations, r.class_names);
     std::printf("saved weights %s (a PyTorch state_dict: load_state_dict(strict=True) takes it)\n",
                 o.save_weights.c_str());
   }

@@ -68,6 +68,9 @@ struct Dataset {
   // Token data read from text: the character (UTF-8) of each id, to decode what a model generates;
   // empty otherwise (a .bin file's ids come from a tokenizer vdnn does not hold).
   std::vector<std::string> vocabulary;
+  // Image folders: each label's class folder name, in label order (torchvision's ImageFolder
+  // classes); empty where the data names no classes. Saved with the weights, checked by `vdnn infer`.
+  std::vector<std::string> class_names;
 };
 
 }  // namespace vdnn

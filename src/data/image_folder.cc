@@ -402,6 +402,7 @@ Dataset load_image_folder(const std::string& root, const ImageFolderOptions& opt
   d.count = static_cast<int64_t>(folder->labels().size());
   d.channels = options.channels, d.height = options.height, d.width = options.width;
   d.classes = static_cast<int>(folder->classes().size());
+  d.class_names = folder->classes();
   d.labels = folder->labels();
   d.name = name;
   d.adapted = folder->adaptation();

@@ -4,9 +4,11 @@
 #include <charconv>
 #include <cmath>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "util/sha256.h"
+#include "util/utf8.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -141,12 +143,21 @@ SafeTensors state_dict(const Net& net, int64_t step) {
   return f;
 }
 
-void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_t step) {
+std::string class_names_metadata(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  nlohmann::json list = nlohmann::json::array();
+  for (const std::string& name : names) list.push_back(escape_invalid_utf8(name));
+  return list.dump();
+}
+
+void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_t step,
+                  const std::vector<std::string>& class_names) {
   SafeTensors f = state_dict(net, step);
   f.metadata = {{"model", net.graph().name()},
                 {"seed", std::to_string(seed)},
                 {"step", std::to_string(step)},
                 {"weights_sha256", net.weights_sha256()}};
+  if (!class_names.empty()) f.metadata["class_names"] = class_names_metadata(class_names);
   write_safetensors(path, f);
 }
 
@@ -190,6 +201,7 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
       {"augment", augmentation_name(config.augment)},
       {"weights_sha256", net.weights_sha256()},
   };
+  if (!config.class_names.empty()) f.metadata["class_names"] = class_names_metadata(config.class_names);
   write_safetensors(path, f);
 }
 

@@ -87,7 +87,11 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
 // state_dict(net, step), with metadata model, seed, step and weights_sha256 (`vdnn infer` reads
 // it; --resume does not, it has no optimizer state). Atomic, as checkpoints. `vdnn train
 // --save-weights` and the Python API's Net.save write their files with it.
-void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_t step);
+void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_t step,
+                  const std::vector<std::string>& class_names = {});
+// The metadata "class_names" of weights trained on data that names its classes (image folders):
+// a JSON array of the names in label order, escaped as util/utf8.h does; "" for no names.
+std::string class_names_metadata(const std::vector<std::string>& names);
 // Reads and validates the file and its metadata; throws vdnn::Error naming the file.
 Checkpoint read_checkpoint(const std::string& path);
 // Throws vdnn::Error naming the file and both values when the checkpoint's model, batch size or

@@ -328,7 +328,9 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
     VDNN_THROW("--checkpoint-every " << config_.checkpoint_every << " needs --save FILE.safetensors (where to write)");
   Run run(train, net_.batch(), config_, start_step_, {net_.rank(), net_.ranks()});
   check_resume_fits(run);
+  config_.class_names = train.class_names;
   TrainResult result;
+  result.class_names = train.class_names;
   for (int epoch = static_cast<int>(run.step / run.per_epoch); epoch < run.epochs && run.step < run.total; ++epoch) {
     EpochResult e = train_epoch(run, epoch, result);
     check_weights_finite(run.step);

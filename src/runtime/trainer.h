@@ -54,6 +54,9 @@ struct TrainConfig {
   int data_threads = 2;  // the loader's workers (data/batch_loader.h): decode and augment in parallel
   bool evaluate = true;
   std::string save_path;         // non-empty: write a checkpoint here at the end of run()
+  // The training data's class names (Dataset::class_names), for the checkpoint's metadata; run()
+  // sets them from its data.
+  std::vector<std::string> class_names;
   int64_t checkpoint_every = 0;  // > 0: also every N steps (of the whole run) to save_path
   // A NaN or Inf in the loss or a gradient: stop with an error naming the step and the layer, or
   // skip the step (no update) and go on.
@@ -88,6 +91,7 @@ struct TrainResult {
   int64_t bad_images = 0;        // unreadable training images left out or replaced (--skip-bad-images)
   std::string weights_sha256;
   std::vector<std::string> skipped_steps;  // --on-nan skip: "step 12: ..." for each
+  std::vector<std::string> class_names;    // the training data's (Dataset::class_names)
   std::vector<float> step_losses;          // every step's training loss (over every rank), in order
   std::vector<float> step_grad_norms;      // with clip_grad_norm: every step's global gradient norm, before clipping
 };

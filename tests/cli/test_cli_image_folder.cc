@@ -150,6 +150,33 @@ TEST(CliImageFolder, ARunIsTheSameForAnyNumberOfLoaderThreadsAndReportsItsDataWa
   fs::remove_all(root);
 }
 
+// The weights name the classes they learned (metadata "class_names"): a folder whose classes are
+// as many but named otherwise was evaluated as if label 2 were the same class (issue 42).
+TEST(CliImageFolder, InferRefusesAFolderOfOtherClassesThanTheWeightsLearned) {
+  const fs::path root = small_folder("folder_classes_cli");
+  const std::string checkpoint = (root / "c.safetensors").string(), weights = (root / "w.safetensors").string();
+  const test::CliRun trained =
+      test::run_command(train_on(root, "--no-eval --save " + checkpoint + " --save-weights " + weights));
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  auto infer = [&](const std::string& file) {
+    return test::run_command("VDNN_CACHE_DIR=" + (root / "cache").string() + " " + VDNN_BINARY +
+                             " infer --model fmnist_cnn --input 3x28x28 --batch 8 --data " + root.string() +
+                             " --weights " + file);
+  };
+  const test::CliRun same = infer(weights);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  for (const char* split : {"train", "val"}) fs::rename(root / split / "c2", root / split / "d2");
+  for (const std::string& file : {checkpoint, weights}) {
+    const test::CliRun other = infer(file);
+    EXPECT_EQ(other.exit_code, 1) << other.output;
+    EXPECT_NE(other.output.find("its classes [\"c0\",\"c1\",\"d2\"] are not those --weights " + file +
+                                " was trained on, [\"c0\",\"c1\",\"c2\"]"),
+              std::string::npos)
+        << other.output;
+  }
+  fs::remove_all(root);
+}
+
 TEST(CliImageFolder, AnUnreadableImageStopsTheRunNamingItOrIsSkippedAndCounted) {
   const fs::path root = small_folder("folder_bad_cli");
   const fs::path cut = root / "train" / "c1" / "3.jpg";
