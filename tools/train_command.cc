@@ -155,6 +155,7 @@ NetOptions check_flags(TrainOptions& o) {
         "checkpoint's run, --initial-weights starts a new run from a weights file)");
   o.config.evaluate = !o.no_eval;
   o.config.on_nonfinite = o.on_nan == "skip" ? TrainConfig::OnNonFinite::kSkip : TrainConfig::OnNonFinite::kStop;
+  o.config.offers_on_nan_skip = true;
   check_output_files({{"--save", o.config.save_path},
                       {"--save-weights", o.save_weights},
                       {"--trace", o.trace},

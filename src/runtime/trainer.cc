@@ -258,10 +258,13 @@ std::string Trainer::nonfinite(float loss, const ParamTensor* grad) {
 
 std::string Trainer::nonfinite_remedy(int64_t updates_before) const {
   const OptionNames& names = net_.options().names;
+  constexpr const char* kNotTheRate =
+      " is not the cause: the model or its data computes it; check the model's attributes, its initial weights and the "
+      "data";
+  // Learning rate 0 (`plan`'s and `profile`'s timing steps, which have no --lr) never moves a weight.
+  if (config_.lr == 0) return std::string("the steps run at learning rate 0, so the learning rate") + kNotTheRate;
   if (updates_before > 0) return "lower " + names("lr");
-  return VDNN_MSG("no update has been made yet, so " << names("lr")
-                                                     << " is not the cause: the model or its data computes it; check "
-                                                        "the model's attributes, its initial weights and the data");
+  return "no update has been made yet, so " + names("lr") + kNotTheRate;
 }
 
 // An update that overflows float32 (a learning rate far too large for the gradients) leaves weights
@@ -448,7 +451,8 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
   put_back(statistics);
   if (config_.on_nonfinite != TrainConfig::OnNonFinite::kSkip)
     VDNN_THROW("step " << step + 1 << " (epoch " << epoch + 1 << "): " << bad << "; training stopped before the update ("
-                       << nonfinite_remedy(updates_before) << ", or --on-nan skip to skip such steps)");
+                       << nonfinite_remedy(updates_before)
+                       << (config_.offers_on_nan_skip ? ", or --on-nan skip to skip such steps" : "") << ")");
   result.skipped_steps.push_back(VDNN_MSG("step " << step + 1 << ": " << bad));
   return loss;
 }

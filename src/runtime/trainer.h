@@ -62,6 +62,9 @@ struct TrainConfig {
   // skip the step (no update) and go on.
   enum class OnNonFinite { kStop, kSkip };
   OnNonFinite on_nonfinite = OnNonFinite::kStop;
+  // The stop message names `vdnn train`'s --on-nan skip only where the caller has that flag (not
+  // plan's or profile's timing steps, nor Python).
+  bool offers_on_nan_skip = false;
 };
 
 struct EvalResult {

@@ -25,6 +25,7 @@ TrainConfig config(int64_t iterations, TrainConfig::OnNonFinite on) {
   c.iterations = iterations;
   c.evaluate = false;
   c.on_nonfinite = on;
+  c.offers_on_nan_skip = true;  // as vdnn train's
   return c;
 }
 
@@ -109,6 +110,29 @@ TEST(NonFinite, BeforeAnyUpdateTheLearningRateIsNotBlamed) {
   EXPECT_TRUE(std::isfinite(trainer.train_batch(clean.images.data(), clean.labels.data(), 16, 0.01, 0, 0)));
   const std::string later = message(1);
   EXPECT_NE(later.find("(lower --lr, or --on-nan skip to skip such steps)"), std::string::npos) << later;
+}
+
+// plan's and profile's timing steps run at learning rate 0 and have neither --lr nor --on-nan: their
+// message blames neither (they said "lower --lr, or --on-nan skip").
+TEST(NonFinite, StepsAtLearningRateZeroBlameNeitherTheRateNorAFlagTheCallerLacks) {
+  Net net(load_model("fmnist_cnn"), {.batch = 16});
+  TrainConfig c;
+  c.lr = 0;
+  Trainer trainer(net, c);
+  const Dataset clean = make_synthetic(16, 1, 28, 28, 10, 5);
+  Dataset huge = clean;
+  std::fill(huge.images.begin(), huge.images.end(), 3e38f);
+  ASSERT_TRUE(std::isfinite(trainer.train_batch(clean.images.data(), clean.labels.data(), 16, 0.0, 0, 0)));
+  try {
+    trainer.train_batch(huge.images.data(), huge.labels.data(), 16, 0.0, 1, 0);
+    FAIL() << "an overflowing input must stop the step";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the steps run at learning rate 0, so the learning rate is not the cause"), std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("lower"), std::string::npos) << what;
+    EXPECT_EQ(what.find("--on-nan"), std::string::npos) << what;
+  }
 }
 
 // An update that overflows float32 with every gradient finite (a bias of 1e37 decayed at lr 100:
