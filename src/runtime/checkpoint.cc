@@ -161,7 +161,8 @@ void save_weights(const std::string& path, const Net& net, uint64_t seed, int64_
   write_safetensors(path, f);
 }
 
-void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config, const CheckpointPosition& at) {
+void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config, const CheckpointPosition& at,
+                     const std::vector<std::string>& class_names) {
   SafeTensors f = state_dict(net, at.step);
   const std::vector<ParamTensor>& params = net.params();
   const OptimizerKind optimizer = net.options().optimizer;
@@ -201,7 +202,7 @@ void save_checkpoint(const std::string& path, const Net& net, const TrainConfig&
       {"augment", augmentation_name(config.augment)},
       {"weights_sha256", net.weights_sha256()},
   };
-  if (!config.class_names.empty()) f.metadata["class_names"] = class_names_metadata(config.class_names);
+  if (!class_names.empty()) f.metadata["class_names"] = class_names_metadata(class_names);
   write_safetensors(path, f);
 }
 

@@ -80,9 +80,10 @@ SafeTensors state_dict(const Net& net, int64_t step);
 // The (tied name, owner's name) of every parameter a layer shares with another (`tied_to` in a
 // model file), e.g. {"lm_head.weight", "transformer.wte.weight"}; slices of one layer are not listed.
 std::vector<std::pair<std::string, std::string>> tied_parameter_names(const Graph& graph);
-// Writes the checkpoint atomically (temporary file, fsync, rename, fsync of the folder).
+// Writes the checkpoint atomically (temporary file, fsync, rename, fsync of the folder);
+// `class_names`: the training data's (Dataset::class_names), kept as metadata "class_names".
 void save_checkpoint(const std::string& path, const Net& net, const TrainConfig& config,
-                     const CheckpointPosition& position);
+                     const CheckpointPosition& position, const std::vector<std::string>& class_names = {});
 // The weights alone, as a PyTorch state_dict (load_state_dict(strict=True) takes it as it is):
 // state_dict(net, step), with metadata model, seed, step and weights_sha256 (`vdnn infer` reads
 // it; --resume does not, it has no optimizer state). Atomic, as checkpoints. `vdnn train

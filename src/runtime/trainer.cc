@@ -290,7 +290,8 @@ struct Trainer::Run {
         epochs(c.iterations > 0 ? static_cast<int>((c.iterations + per_epoch - 1) / per_epoch) : c.epochs),
         total(c.iterations > 0 ? c.iterations : per_epoch * epochs),
         schedule{c.lr, c.schedule, total, c.step_epochs, c.gamma, c.warmup_steps, c.min_lr},
-        step(start_step) {}
+        step(start_step),
+        class_names(train.class_names) {}
   BatchLoader loader;
   const int64_t per_epoch;  // batches
   const int epochs;
@@ -298,6 +299,7 @@ struct Trainer::Run {
   const LrSchedule schedule;
   int64_t step;             // steps done
   int64_t saved_step = -1;  // the step the --save checkpoint holds
+  const std::vector<std::string>& class_names;  // the training data's, for checkpoints
 };
 
 // What every rank's run() must hold alike beyond its Net's settings and its update (the
@@ -331,7 +333,6 @@ TrainResult Trainer::run(const Dataset& train, const Dataset* test,
     VDNN_THROW("--checkpoint-every " << config_.checkpoint_every << " needs --save FILE.safetensors (where to write)");
   Run run(train, net_.batch(), config_, start_step_, {net_.rank(), net_.ranks()});
   check_resume_fits(run);
-  config_.class_names = train.class_names;
   TrainResult result;
   result.class_names = train.class_names;
   for (int epoch = static_cast<int>(run.step / run.per_epoch); epoch < run.epochs && run.step < run.total; ++epoch) {
@@ -511,7 +512,8 @@ float Trainer::forward_backward(const float* images, const int32_t* labels, int6
 void Trainer::save(Run& run) {
   check_weights_finite(run.step);
   if (net_.rank() == 0)  // every rank holds the same weights: one writes them
-    save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total, optimizer_->steps()});
+    save_checkpoint(config_.save_path, net_, config_, {run.step, run.per_epoch, run.total, optimizer_->steps()},
+                    run.class_names);
   run.saved_step = run.step;
 }
 

@@ -54,9 +54,6 @@ struct TrainConfig {
   int data_threads = 2;  // the loader's workers (data/batch_loader.h): decode and augment in parallel
   bool evaluate = true;
   std::string save_path;         // non-empty: write a checkpoint here at the end of run()
-  // The training data's class names (Dataset::class_names), for the checkpoint's metadata; run()
-  // sets them from its data.
-  std::vector<std::string> class_names;
   int64_t checkpoint_every = 0;  // > 0: also every N steps (of the whole run) to save_path
   // A NaN or Inf in the loss or a gradient: stop with an error naming the step and the layer, or
   // skip the step (no update) and go on.
