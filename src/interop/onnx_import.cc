@@ -272,12 +272,18 @@ class Translator {
       if (used_initializers_.count(node.input(inputs[k])))
         VDNN_THROW(what << ": is used by a second node; vdnn does not share weights between layers");
       std::vector<int64_t> dims = onnx_dims(t, what);
+      const std::vector<int64_t> file_dims = dims;
       std::vector<float> data = onnx_floats(t, what);
-      apply_rule(k < rules.size() ? rules[k] : WeightRule{}, spec, dims, data);
-      if (!same_layout(dims, spec.dims))
-        VDNN_THROW(what << ": has shape " << Shape(dims).to_string() << ", the layer needs "
-                        << Shape(spec.dims).to_string() << " for its input "
+      const WeightRule rule = k < rules.size() ? rules[k] : WeightRule{};
+      apply_rule(rule, spec, dims, data);
+      if (!same_layout(dims, spec.dims)) {
+        // Both shapes as the file lays the tensor out (Gemm transB 0 and MatMul hold [K, units]).
+        std::vector<int64_t> needed = spec.dims;
+        if (rule.transpose && needed.size() == 2) std::swap(needed[0], needed[1]);
+        VDNN_THROW(what << ": has shape " << Shape(file_dims).to_string() << ", the layer needs "
+                        << Shape(needed).to_string() << " for its input "
                         << shadow_->value(n.inputs[0]).shape.to_string());
+      }
       used_initializers_.insert(node.input(inputs[k]));
       weights_.tensors.push_back({n.layer->name() + "." + spec.name, spec.dims, std::move(data)});
       constants_.release(node.input(inputs[k]));  // translated: the file's copy goes

@@ -164,6 +164,18 @@ TEST(OnnxHostile, AttributesOutOfRangeAreShownAsTheFileHoldsThem) {
               std::string::npos)
         << gemm;
   }
+  // A weight of the wrong shape, as the file lays it out: Gemm transB 0 and MatMul hold [K, units]
+  // (they said "has shape 5x3, the layer needs 5x6", the transposed form vdnn keeps).
+  for (const char* op : {"Gemm", "MatMul"}) {
+    OnnxTestModel m({2, 6});
+    m.init("w", {3, 5});
+    m.node(op, {"x", "w"}, {"logits"}, "fc");
+    m.output("logits");
+    const std::string wrong = import_error(m);
+    EXPECT_NE(wrong.find("node 'fc' (" + std::string(op) + "): weight 'w': has shape 3x5, the layer needs 6x5"),
+              std::string::npos)
+        << wrong;
+  }
 }
 
 // A model description built in memory (the Python API's dicts, the importer) can hold NaN, which
