@@ -15,7 +15,8 @@
 // fraction and efficiency against one rank; `--scaling` does so for 1 to 64 ranks, `--scaling-svg`
 // draws it. `--inference` plans the forward pass alone instead (tools/plan_inference.h). `--max-batch`
 // searches the batch instead: per policy the largest that trains in the budget on a device profile
-// (planning/largest_fitting.h, tools/plan_largest.h).
+// (planning/largest_fitting.h, tools/plan_largest.h). `--device A,B,...` plans each device alone and
+// prints one row per device: each policy's step there and the fastest that fits (tools/plan_devices.h).
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
@@ -36,6 +37,7 @@
 #include "plan/memory_plan.h"
 #include "plan/planner.h"
 #include "plan/slice_search.h"
+#include "plan_devices.h"
 #include "plan_inference.h"
 #include "plan_largest.h"
 #include "plan_parallel.h"
@@ -72,12 +74,19 @@ struct PlanOptions {
        max_batch = false, max_seq_len = false;
 };
 
+// The devices --device names: one, or several separated by commas.
+std::vector<std::string> device_list(const PlanOptions& o) {
+  std::vector<std::string> devices;
+  std::stringstream list(o.source.device);
+  for (std::string d; std::getline(list, d, ',');) devices.push_back(d);
+  return devices;
+}
+
 // --inference: the forward pass alone, per device (--device may list several) and batch size.
 int run_inference(const PlanOptions& o) {
   InferencePlanRequest r;
   r.load = [&o] { return o.model.load().graph; };
-  std::stringstream devices(o.source.device);
-  for (std::string d; std::getline(devices, d, ',');) r.devices.push_back(d);
+  r.devices = device_list(o);
   if (r.devices.empty()) VDNN_THROW("--device is empty; expected cpu or device profiles, e.g. cpu,jetson-orin-nano");
   r.batches = o.batches.empty() ? std::vector<int64_t>{o.model.batch} : parse_batches(o.batches, "--batches");
   r.budget = parse_budget(o.device_memory, "--device-memory").value_or(0);
@@ -481,6 +490,44 @@ int run_largest_plan(const PlanOptions& o) {
   return 0;
 }
 
+// --device A,B,...: each device planned alone, one row per device (tools/plan_devices.h).
+int run_devices_plan(const PlanOptions& o) {
+  const std::vector<std::string> devices = device_list(o);
+  for (const std::string& d : devices)
+    if (d.empty() || d == "cpu")
+      VDNN_THROW("--device " << o.source.device << ": a training plan over several devices takes device profiles ("
+                             << (d.empty() ? "one is empty" : "cpu measures this machine's costs: plan it alone")
+                             << "), e.g. --device v100-16gb,a100-40gb,h100");
+  const Graph graph = o.model.load().graph;
+  const std::optional<size_t> asked = parse_budget(o.device_memory, "--device-memory");
+  const size_t host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0);
+  const std::vector<std::string> policies =
+      o.policy.empty() ? std::vector<std::string>{"none", "conv", "all", "dyn", "auto"} : std::vector{o.policy};
+  std::vector<DevicePlan> rows;
+  for (const std::string& device : devices) {
+    PlanSourceOptions source = o.source;
+    source.device = device;
+    const PlanInputs in = plan_inputs(graph, o.model.batch, source);
+    Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
+    DevicePlan row{.device = device, .budget = asked.value_or(in.device_memory_bytes)};
+    planner.set_host_budget(plan_host_budget(in, row.budget, host_memory));
+    planner.set_optimizer(parse_optimizer(o.optimizer));
+    row.oracle = planner.oracle_seconds();
+    for (const std::string& policy : policies)
+      row.policies.push_back(policy_step(policy, plan_table(planner, row.budget, policy, parse_prefetch(o.prefetch))));
+    rows.push_back(std::move(row));
+  }
+  const DeviceTableHeader header{
+      .model = graph.name(), .optimizer = o.optimizer, .batch = o.model.batch, .budget = asked.value_or(0)};
+  if (o.json)
+    std::cout << dump_json(device_table_json(rows, header), 2) << "\n";
+  else
+    print_device_table(rows, header);
+  for (const DevicePlan& r : rows)
+    if (!r.fastest_fitting()) return 1;
+  return 0;
+}
+
 int run_plan(PlanOptions o) {
   o.source.precision = parse_precision(o.precision);
   if (o.source.precision != Precision::kFp32 && !o.slice_runs.empty())
@@ -491,6 +538,7 @@ int run_plan(PlanOptions o) {
   }
   check_training_flags(o);
   if (o.max_batch || o.max_seq_len) return run_largest_plan(o);
+  if (device_list(o).size() > 1) return run_devices_plan(o);
   const DataParallel dp = data_parallel(o);
   const std::vector<ScalingSeries> others = read_scaling_with(o);
   return run_training_plan(o, dp, others);
@@ -525,7 +573,8 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
                  "host memory for the host copies of offloaded tensors, e.g. 16GiB (default: unbounded); a "
                  "configuration needing more does not fit, and dyn and auto pick among those that do");
   app.add_option("--device", o.source.device,
-                 "cpu (this machine's kernels) or a device profile: a name from profiles/devices or a JSON file")
+                 "cpu (this machine's kernels) or a device profile: a name from profiles/devices or a JSON file; "
+                 "several device profiles, comma-separated, plan each and print one row per device")
       ->capture_default_str();
   app.add_option("--link", o.source.link,
                  "a link profile for --device (pcie3, pcie4, pcie5, lpddr5-unified or a JSON file)");
@@ -589,8 +638,7 @@ void add_plan_parallel_flags(CLI::App& app, PlanOptions& o) {
 // Whether the plan measures this CPU's costs now (--device lists cpu, no --costs): what --repeats and
 // the emulated link are for.
 bool measures_cpu_costs(const PlanOptions& o) {
-  std::stringstream devices(o.source.device);
-  for (std::string d; std::getline(devices, d, ',');)
+  for (const std::string& d : device_list(o))
     if (d == "cpu") return o.source.costs_file.empty();
   return false;
 }
@@ -644,6 +692,12 @@ FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions
             {"without --max-batch and --max-seq-len (which search a size and print their own table)",
              [o] { return !o->max_batch && !o->max_seq_len; },
              [o] { return std::string(o->max_batch ? "with --max-batch" : "with --max-seq-len"); }});
+  rules.add({"--slice-run", "--no-slice-search", "--print", "--trace", "--svg", "--svg-memory", "--sweep",
+             "--sweep-steps", "--sweep-svg", "--ranks", "--network", "--bucket-size", "--scaling", "--scaling-svg",
+             "--costs"},
+            {"with one --device (a training plan over several prints one row per device)",
+             [o] { return o->inference || device_list(*o).size() <= 1; },
+             [o] { return "with --device " + o->source.device; }});
   rules.add({"--host-memory"}, {"with a --policy that offloads (all, conv, dyn, auto or every row) or --sweep",
                                 [o, sweeps] { return o->policy != "none" || sweeps(); },
                                 [] { return std::string("with --policy none and no --sweep"); }});
