@@ -427,8 +427,9 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   plan.title = plan.sweep_title = VDNN_MSG(graph.name() << ", batch " << o.model.batch << ", " << in.device
                                                         << (o.optimizer == "sgd" ? "" : ", optimizer " + o.optimizer));
   if (o.ranks > 1 || o.scaling) plan.scaling = scale_rows(o, plan, in, dp);
-  // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h).
-  if (runs.empty() && !o.no_slice_search && o.ranks == 1)
+  // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h); in fp32
+  // only, as --slice-run (no backend runs slice runs in bf16 yet).
+  if (runs.empty() && !o.no_slice_search && o.ranks == 1 && o.source.precision == Precision::kFp32)
     plan.slices = plan_slice_runs(whole, o.model.batch, o.policy, o.source, plan.budget, parse_sync_mode(o.sync),
                                   planner.host_budget(), planner.optimizer());
   if (o.sweep) sweep_plan(o, whole, plan);
@@ -580,7 +581,8 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
                  "a link profile for --device (pcie3, pcie4, pcie5, lpddr5-unified or a JSON file)");
   app.add_option("--costs", o.source.costs_file, "cpu: costs saved by `vdnn profile --save` (default: measure now)");
   app.add_option("--precision", o.precision,
-                 "fp32, or bf16 (cpu: sizes and costs of the bf16 kernels, as `vdnn train --precision bf16` runs them)")
+                 "fp32, or bf16 (cpu: sizes and costs of the bf16 kernels, as `vdnn train --precision bf16` runs them; "
+                 "a GPU profile with peak_bf16_flops: its tensor cores, and activations at 2 bytes)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   app.add_option("--repeats", o.source.repeats, "cpu, measuring: timed runs per kernel")

@@ -284,6 +284,7 @@ DeviceProfile parse_device_profile(std::string_view json_text, const std::string
   d.description = f.text("description");
   d.memory_bytes = static_cast<size_t>(std::llround(f.number("memory_bytes", Range::kByteCount)));
   d.peak_fp32_flops = f.number("peak_fp32_flops", Range::kRate);
+  d.peak_bf16_flops = f.optional_number("peak_bf16_flops", Range::kRate);
   d.memory_bytes_per_second = f.number("memory_bytes_per_second", Range::kRate);
   d.link = f.text("link");
   d.kernel_launch_seconds = f.number("kernel_launch_seconds", Range::kOverhead);

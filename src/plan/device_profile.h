@@ -64,6 +64,9 @@ struct DeviceProfile {
   std::string description;
   size_t memory_bytes = 0;
   double peak_fp32_flops = 0;
+  // Optional (0: none): dense bf16 arithmetic (tensor cores), what --precision bf16 plans with; a
+  // device without it refuses bf16 plans.
+  double peak_bf16_flops = 0;
   double memory_bytes_per_second = 0;
   std::string link;                  // the default host link: a link profile name or path
   double kernel_launch_seconds = 0;  // added to every kernel

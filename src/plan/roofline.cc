@@ -25,7 +25,7 @@ struct Work {
 };
 
 double roofline_seconds(const Work& w, double efficiency, const DeviceProfile& d) {
-  const double compute = w.flops / (d.peak_fp32_flops * efficiency);
+  const double compute = w.flops / (d.peak_fp32_flops * efficiency);  // roofline_costs sets the precision's peak
   const double memory = w.bytes / (d.memory_bytes_per_second * d.efficiency.memory);
   return std::max(compute, memory) + d.kernel_launch_seconds;
 }
@@ -114,8 +114,15 @@ double layer_efficiency(const Graph& g, int i, int64_t graph_batch, const Device
 }  // namespace
 
 NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector<size_t>& value_bytes,
-                            const std::vector<NodeFacts>& facts, const DeviceProfile& device, const LinkProfile& link) {
+                            const std::vector<NodeFacts>& facts, const DeviceProfile& profile, const LinkProfile& link,
+                            Precision precision) {
   if (batch < 1) VDNN_THROW("roofline: batch must be >= 1, got " << batch);
+  // bf16: every kernel's arithmetic at the tensor cores' bf16 peak (the value bytes are bf16 already).
+  DeviceProfile device = profile;
+  if (precision == Precision::kBf16) {
+    if (profile.peak_bf16_flops <= 0) VDNN_THROW("roofline: device profile '" << profile.name << "' has no bf16 peak");
+    device.peak_fp32_flops = profile.peak_bf16_flops;
+  }
   VDNN_CHECK(value_bytes.size() == graph.values().size() && facts.size() == graph.nodes().size(),
              "roofline: sizes for " << value_bytes.size() << " values and " << facts.size() << " nodes, the graph has "
                                     << graph.values().size() << " and " << graph.nodes().size());
@@ -123,6 +130,7 @@ NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector
   costs.source = "device profile " + device.name + " + link " + link.name;
   costs.model = graph.name();
   costs.batch = batch;
+  costs.precision = precision;
   costs.link_bytes_per_second = link.bytes_per_second;
   costs.link_latency_seconds = link.latency_seconds;
   costs.memory_bytes_per_second = device.memory_bytes_per_second;

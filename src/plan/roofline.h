@@ -15,7 +15,9 @@
 // where that needs less workspace (AlgoCost::sub_batches; μ-cuDNN's idea): k kernels at batch / k,
 // each reading the weights whole, the workspace of one, at the efficiency of batch / k. A fully
 // connected layer's GEMM has the efficiency of its batch too. Every other layer has one entry, "-",
-// whose workspace is the node's scratch in `facts`. The figures are assumptions until calibrated on a real GPU:
+// whose workspace is the node's scratch in `facts`. In bf16 (`precision`), every kernel's arithmetic
+// runs at the profile's peak_bf16_flops instead (its tensor cores; the sizes given are bf16's), with
+// the same efficiencies. The figures are assumptions until calibrated on a real GPU:
 // docs/device-profiles.md.
 //
 //   DeviceProfile gpu = load_device_profile("titan-x-maxwell");
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/precision.h"
 #include "plan/device_profile.h"
 #include "plan/network_costs.h"
 #include "plan/program.h"
@@ -40,7 +43,9 @@ namespace vdnn {
 // Per node, per algorithm, forward and backward seconds and workspace; link and memory bandwidth
 // from the profiles. source: "device profile <device> + link <link>".
 // value_bytes / facts: per value / per node at `batch`, with no algorithm's workspace applied.
+// Throws vdnn::Error for bf16 on a device without peak_bf16_flops.
 NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector<size_t>& value_bytes,
-                            const std::vector<NodeFacts>& facts, const DeviceProfile& device, const LinkProfile& link);
+                            const std::vector<NodeFacts>& facts, const DeviceProfile& device, const LinkProfile& link,
+                            Precision precision = Precision::kFp32);
 
 }  // namespace vdnn

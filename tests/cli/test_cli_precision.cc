@@ -129,9 +129,10 @@ TEST(CliPrecision, PlanSizesAndCostsTheBf16Kernels) {
               0.01 * a["peak_by_class"]["weights"].get<double>());
 }
 
-TEST(CliPrecision, CostsCarryTheirPrecisionAndAGpuProfileIsFp32Only) {
+TEST(CliPrecision, CostsCarryTheirPrecisionAndAGpuWithoutBf16RefusesIt) {
+  // Maxwell has no bf16 arithmetic; the GPU profiles that do plan it (test_cuda_target_bf16.cc).
   expect_user_error("plan --model vgg16 --batch 8 --device titan-x-maxwell --precision bf16",
-                    "the CUDA target sizes fp32 tensors only");
+                    "device profile 'titan-x-maxwell' has no bf16 arithmetic");
   if (!cpu_has_native_bf16()) return;
   const auto dir = temp_dir("precision_costs");
   const std::string costs = (dir / "c.json").string();

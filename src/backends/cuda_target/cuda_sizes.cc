@@ -15,7 +15,8 @@ namespace vdnn {
 // [N, H, T, T] saved (+ a byte mask with dropout), dP and the dropped probabilities in scratch;
 // fused (FlashAttention-2): the per-row log-sum-exp [N, H, T] saved, D = rowsum(dO * O) and an f32
 // dQ accumulator [N, T, C] in scratch (its tiles live in shared memory, not in the arena).
-static CudaSizes attention_sizes(const AttentionLayer& layer, int64_t batch, const Shape& out, CudaSizes s) {
+static CudaSizes attention_sizes(const AttentionLayer& layer, int64_t batch, const Shape& out, size_t element_bytes,
+                                 CudaSizes s) {
   const int64_t t = out.dims.at(0), c = out.dims.at(1), rows = batch * layer.p().heads * t;
   const bool dropout = layer.p().dropout > 0;
   if (layer.fused()) {
@@ -23,7 +24,7 @@ static CudaSizes attention_sizes(const AttentionLayer& layer, int64_t batch, con
     s.scratch_bytes = static_cast<size_t>(rows + batch * t * c) * sizeof(float);
   } else {
     const size_t probabilities = static_cast<size_t>(rows * t);
-    s.saved_bytes = {probabilities * sizeof(float)};
+    s.saved_bytes = {probabilities * element_bytes};
     if (dropout) s.saved_bytes.push_back(probabilities);  // one byte per probability
     s.scratch_bytes = probabilities * sizeof(float) * (dropout ? 2 : 1);
   }
@@ -31,8 +32,18 @@ static CudaSizes attention_sizes(const AttentionLayer& layer, int64_t batch, con
   return s;
 }
 
+// bf16: the fp32 master weights of a convolution, fc or linear layer cast to bf16 for its kernel
+// each call, in scratch (as the CPU backend's bf16 kernels do).
+static size_t weight_cast_bytes(const std::string& type, const std::vector<size_t>& param_bytes, Precision precision) {
+  if (precision != Precision::kBf16 || (type != "conv" && type != "fc" && type != "linear")) return 0;
+  size_t bytes = 0;
+  for (size_t b : param_bytes) bytes += b / 2;
+  return bytes;
+}
+
 CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector<Shape>& in_shapes,
-                            const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo) {
+                            const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo, Precision precision,
+                            bool f32_output) {
   const std::string& type = layer.type();
   static const char* const kTypes[] = {"conv",
                                        "max_pool",
@@ -65,11 +76,13 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
   const bool is_loss = type == "softmax_cross_entropy" || type == "token_cross_entropy";
   // The batch-mean loss; a batch norm's statistics over slices (layers/batch_norm_slices.h): 2C floats.
   const bool statistics = type == "bn_stats" || type == "bn_combine";
+  const size_t element_bytes = precision == Precision::kBf16 && !f32_output ? 2 : sizeof(float);
   s.out_bytes = is_loss      ? sizeof(float)
                 : statistics ? static_cast<size_t>(out_shape.elements()) * sizeof(float)
-                             : float_bytes(batch, out_shape);
+                             : static_cast<size_t>(batch * out_shape.elements()) * element_bytes;
   for (const ParamSpec& spec : layer.params(in_shapes))
     s.param_bytes.push_back(static_cast<size_t>(spec.elements()) * sizeof(float));
+  const size_t weight_casts = weight_cast_bytes(type, s.param_bytes, precision);  // added to scratch below
   if (type == "max_pool" || type == "avg_pool") {
     const PoolLayer::Params& p = static_cast<const PoolLayer&>(layer).p();
     if (!p.symmetric_padding())  // its kernels take one pad per dimension (device_kernels.h PoolWindow)
@@ -93,7 +106,7 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
     s.saved_bytes = {s.out_bytes};  // lrn: y, for backward; dropout: the float mask
     s.saved_regenerated = {type == "lrn"};
   } else if (type == "bn_stats") {
-    s.scratch_bytes = float_bytes(batch, in_shapes.at(0));  // the training forward's normalized output, unused
+    s.scratch_bytes = activation_bytes(batch, in_shapes.at(0), precision);  // the normalized output, unused
   } else if (type == "bn_apply") {
     if (!input0_needs_grad) s.scratch_bytes = s.out_bytes;  // its data gradient, as batch_norm's
   } else if (type == "batch_norm") {
@@ -103,7 +116,7 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
     // its data gradient then goes to scratch.
     if (!input0_needs_grad) s.scratch_bytes = s.out_bytes;
   } else if (type == "attention") {
-    s = attention_sizes(static_cast<const AttentionLayer&>(layer), batch, out_shape, s);
+    s = attention_sizes(static_cast<const AttentionLayer&>(layer), batch, out_shape, element_bytes, s);
   } else if (type == "layer_norm") {
     const Shape& in = in_shapes.at(0);
     const size_t row_bytes = static_cast<size_t>(batch * in.elements() / in.dims.back()) * sizeof(float);
@@ -115,6 +128,7 @@ CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector
     s.saved_bytes = {float_bytes(batch, in_shapes.at(0))};                    // probabilities
     s.scratch_bytes = static_cast<size_t>(batch * labels) * sizeof(int32_t);  // labels
   }
+  s.scratch_bytes += weight_casts;
   return s;
 }
 
@@ -140,7 +154,8 @@ size_t cuda_conv_workspace_bytes(const ConvLayer& layer, const Shape& in, const 
   return most;
 }
 
-CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, ConvAlgo conv_algo) {
+CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, ConvAlgo conv_algo,
+                                  Precision precision) {
   const Node& n = graph.nodes().at(static_cast<size_t>(node));
   // A slice of a layer (layers/batch_slice.h) runs its original's computation on batch / slices samples.
   CudaKernelSetup setup{n.layer->original(), n.batch(batch), {}, graph.value(n.output).shape};
@@ -150,21 +165,32 @@ CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, C
   }
   setup.in_place = graph.runs_in_place(node);
   setup.conv_algo = conv_algo;
+  setup.precision = precision;
+  if (precision == Precision::kBf16)  // the logits rule: a loss reads fp32
+    for (const Node& reader : graph.nodes())
+      for (ValueId v : reader.inputs)
+        if (v == n.output && (reader.layer->type() == "softmax_cross_entropy" ||
+                              reader.layer->type() == "token_cross_entropy"))
+          setup.f32_output = true;
   return setup;
 }
 
 CudaSizes cuda_kernel_sizes(const CudaKernelSetup& s) {
-  CudaSizes sizes = cuda_kernel_sizes(s.layer, s.batch, s.in_shapes, s.out_shape, s.needs_grad(0), s.conv_algo);
+  CudaSizes sizes =
+      cuda_kernel_sizes(s.layer, s.batch, s.in_shapes, s.out_shape, s.needs_grad(0), s.conv_algo, s.precision,
+                        s.f32_output);
+  const size_t casts = weight_cast_bytes(s.layer.type(), sizes.param_bytes, s.precision);  // in scratch already
   if (s.sub_batches > 1) {
     if (s.layer.type() != "conv" || s.batch % s.sub_batches != 0)
       s.layer.fail(VDNN_MSG(s.sub_batches << " sub-batches: only a convolution runs in sub-batches, and they "
                                              "must divide the batch of "
                                           << s.batch));
     sizes.scratch_bytes = cuda_conv_workspace_bytes(static_cast<const ConvLayer&>(s.layer), s.in_shapes.at(0),
-                                                    s.out_shape, s.batch / s.sub_batches, s.conv_algo);
+                                                    s.out_shape, s.batch / s.sub_batches, s.conv_algo) +
+                          casts;
   }
-  if (s.workspace_cap && s.layer.type() == "conv")
-    sizes.scratch_bytes = std::min(sizes.scratch_bytes, *s.workspace_cap);
+  if (s.workspace_cap && s.layer.type() == "conv")  // the cap is the workspace's; the weights' cast is beside it
+    sizes.scratch_bytes = std::min(sizes.scratch_bytes - casts, *s.workspace_cap) + casts;
   return sizes;
 }
 

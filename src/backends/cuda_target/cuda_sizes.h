@@ -22,6 +22,16 @@
 //              attention: dP (and the dropped probabilities) N*H*T*T floats (materialized), D and
 //              a dQ accumulator (fused)
 //
+//
+// In bf16 (a plan of a device profile with --precision bf16; the CUDA kernels themselves run fp32
+// only, and CudaBackend refuses bf16), the sizes are those of the CPU backend's bf16 model
+// (docs/design/mixed-precision.md): activations and their gradients, dropout masks, LRN's y and
+// the materialized attention probabilities are 2 bytes per element; the layer writing a loss's
+// input writes fp32 (the logits rule), and the weights, their gradients, the statistics (batch and
+// layer norm, the log-sum-exp), the loss's probabilities, argmax indices, token ids and labels
+// stay 4 bytes; a convolution, fc or linear casts its fp32 weights to bf16 in scratch each call.
+// Workspaces (convolution, attention's dP) are kept at their fp32 size: an upper bound.
+//
 //   CudaSizes s = cuda_kernel_sizes(layer, 64, {in}, out, /*input0_needs_grad=*/true, ConvAlgo::kDirect);
 //   s.saved_bytes;  // max_pool: {64 * out.elements() * 4}
 #pragma once
@@ -34,6 +44,7 @@
 #include "core/conv_algo.h"
 #include "core/graph.h"
 #include "core/layer.h"
+#include "core/precision.h"
 #include "core/shape.h"
 
 namespace vdnn {
@@ -53,14 +64,18 @@ struct CudaKernelSetup {
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   int sub_batches = 1;                  // conv: run in this many slices of the batch; its workspace is one slice's
   std::optional<size_t> workspace_cap;  // conv: reserve at most this (BackendOptions::conv_workspace_bytes)
+  Precision precision = Precision::kFp32;  // the activations' type (the CUDA target's bf16 plans)
+  bool f32_output = false;                 // bf16: this layer writes a loss's input, in fp32
 
   bool needs_grad(size_t input) const { return input >= input_needs_grad.size() || input_needs_grad[input]; }
 };
 
 // The setup of node `node`: its shapes, which inputs need a gradient (all but the graph input),
-// whether it runs in place, `conv_algo`. The one place a node becomes a setup, for CudaBackend
-// and the CUDA target alike (the backend adds the dropout seed).
-CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, ConvAlgo conv_algo);
+// whether it runs in place, `conv_algo`, `precision` (and in bf16 whether it writes a loss's
+// input). The one place a node becomes a setup, for CudaBackend and the CUDA target alike (the
+// backend adds the dropout seed).
+CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, ConvAlgo conv_algo,
+                                  Precision precision = Precision::kFp32);
 
 struct CudaSizes {
   size_t out_bytes = 0;
@@ -77,9 +92,16 @@ inline size_t float_bytes(int64_t batch, const Shape& shape) {
   return static_cast<size_t>(batch * shape.elements()) * sizeof(float);
 }
 
-// Throws vdnn::Error naming the layer for a type the CUDA backend has no kernel for.
+// The bytes of `batch` samples of `shape` as activations in `precision` (bf16: 2 per element).
+inline size_t activation_bytes(int64_t batch, const Shape& shape, Precision precision) {
+  return static_cast<size_t>(batch * shape.elements()) * (precision == Precision::kBf16 ? 2 : sizeof(float));
+}
+
+// Throws vdnn::Error naming the layer for a type the CUDA backend has no kernel for. `precision`,
+// `f32_output`: as CudaKernelSetup's.
 CudaSizes cuda_kernel_sizes(const Layer& layer, int64_t batch, const std::vector<Shape>& in_shapes,
-                            const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo);
+                            const Shape& out_shape, bool input0_needs_grad, ConvAlgo conv_algo,
+                            Precision precision = Precision::kFp32, bool f32_output = false);
 
 // The same, for a setup (what CudaKernel::declare_sizes and the CUDA target call).
 CudaSizes cuda_kernel_sizes(const CudaKernelSetup& s);

@@ -51,18 +51,16 @@ class CudaTarget final : public BackendTarget {
 
   TargetFacts facts(const Graph& graph, int64_t batch, const std::vector<ConvAlgo>& algos,
                     Precision precision) const override {
-    if (precision != Precision::kFp32)
-      VDNN_THROW(
-          "--precision " << to_string(precision)
-                         << ": the CUDA target sizes fp32 tensors only so far (bf16 is planned and run on the cpu)");
     VDNN_CHECK(algos.empty() || algos.size() == graph.nodes().size(),
                "per-node convolution algorithms: " << algos.size() << " for " << graph.nodes().size() << " nodes");
     TargetFacts t;
     t.value_bytes.assign(graph.values().size(), 0);
-    t.value_bytes[0] = float_bytes(batch, graph.input_shape());
+    // Token ids are int32 whatever the precision; images are loaded as the activations' type.
+    t.value_bytes[0] = graph.token_input() ? float_bytes(batch, graph.input_shape())
+                                           : activation_bytes(batch, graph.input_shape(), precision);
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
-      const CudaKernelSetup setup =
-          cuda_kernel_setup(graph, static_cast<int>(i), batch, algos.empty() ? ConvAlgo::kDirect : algos[i]);
+      const CudaKernelSetup setup = cuda_kernel_setup(graph, static_cast<int>(i), batch,
+                                                      algos.empty() ? ConvAlgo::kDirect : algos[i], precision);
       CudaSizes s = cuda_kernel_sizes(setup);
       t.value_bytes[graph.nodes()[i].output] = s.out_bytes;
       t.facts.push_back({s.out_bytes, std::move(s.saved_bytes), s.scratch_bytes, std::move(s.param_bytes),
@@ -77,11 +75,18 @@ class CudaTarget final : public BackendTarget {
     if (!o.costs_file.empty()) VDNN_THROW("--costs is for --device cpu; a device profile brings its own costs");
     const DeviceProfile device = load_device_profile(o.device);
     const LinkProfile link = load_link_profile(o.link.empty() ? device.link : o.link);
+    if (o.precision == Precision::kBf16 && device.peak_bf16_flops <= 0)
+      VDNN_THROW("--precision bf16: device profile '" << device.name << "' has no bf16 arithmetic (no peak_bf16_flops: "
+                                                      << device.description << "); use --precision fp32");
     const TargetFacts base = facts(graph, batch, {}, o.precision);
-    return roofline_costs(graph, batch, base.value_bytes, base.facts, device, link);
+    return roofline_costs(graph, batch, base.value_bytes, base.facts, device, link, o.precision);
   }
 
   std::unique_ptr<Backend> instantiate(const Graph& graph, const BackendOptions& options) const override {
+    if (options.precision != Precision::kFp32)
+      VDNN_THROW("--precision " << to_string(options.precision)
+                                << ": the CUDA backend's kernels run fp32 only so far (a device profile plans bf16; "
+                                   "the cpu backend runs it)");
 #ifdef VDNN_HAVE_CUDA
     return make_cuda_backend(graph, options);
 #else
