@@ -40,7 +40,8 @@ py::tuple shape_tuple(const Shape& s) {
 py::dict plan(const py::object& model_or_name, int64_t batch, const std::string& device,
               const py::object& device_memory, const std::string& policy, const std::string& sync,
               const std::string& prefetch, const std::string& link, const std::string& costs, int repeats,
-              const py::object& host_memory, bool slice_search, const std::string& optimizer) {
+              const py::object& host_memory, bool slice_search, const std::string& optimizer,
+              const std::string& precision) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
   check_batch(batch, keywords);
@@ -48,6 +49,7 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
   const Prefetch prefetch_rule = parse_prefetch(prefetch, "prefetch");
   const OptimizerKind optimizer_kind = parse_optimizer(optimizer, "optimizer");
   PlanSourceOptions source{.device = device, .link = link, .costs_file = costs, .repeats = repeats, .names = keywords};
+  source.precision = parse_precision(precision, "precision");
   source.calibrate_with = [model] { return model->fresh_graph(); };
   const bool budget_given = !device_memory.is_none();
   const size_t given = budget_bytes(device_memory, "device_memory");
@@ -69,8 +71,9 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
                                            .prefetch = prefetch,
                                            .device = in.device,
                                            .optimizer = optimizer});
+    // In fp32 only, as the CLI (no backend runs slice runs in bf16 yet).
     const std::optional<SliceRunChoice> slices =
-        slice_search ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget, optimizer_kind)
+        slice_search && source.precision == Precision::kFp32 ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget, optimizer_kind)
                      : std::nullopt;
     if (slices) out["slice_runs"] = slice_runs_json(*slices, table.oracle);  // as `vdnn plan --policy auto`
     json = dump_json(out);
@@ -135,13 +138,15 @@ void bind_model(py::module_& m) {
         py::arg("device_memory") = py::none(), py::arg("policy") = "", py::arg("sync") = "event",
         py::arg("prefetch") = "vdnn", py::arg("link") = "", py::arg("costs") = "", py::arg("repeats") = 3,
         py::arg("host_memory") = py::none(), py::arg("slice_search") = true, py::arg("optimizer") = "sgd",
+        py::arg("precision") = "fp32",
         "`vdnn plan --json` as a dict: every configuration's memory and predicted step time (policy: '' "
         "for all of them, or none, conv, all, dyn, auto). device: 'cpu' (measured now, or costs= a "
         "`vdnn profile --save` file) or a device profile such as 'titan-x-maxwell'. host_memory: "
         "`--host-memory` (a row whose host copies need more has fits False, host_fits False). With "
         "policy 'auto' on a device profile, 'slice_runs' holds the slice-run search's choice, as in the CLI "
         "(20-60 auto searches; slice_search=False skips it, as --no-slice-search). optimizer: 'sgd' or 'adamw', "
-        "whose state (one or two buffers per trainable parameter) every configuration keeps (`--optimizer`).");
+        "whose state (one or two buffers per trainable parameter) every configuration keeps (`--optimizer`). "
+        "precision: 'fp32' or 'bf16' (`--precision`: this CPU's bf16 kernels, or a GPU profile's tensor cores).");
 }
 
 }  // namespace vdnn::python

@@ -40,7 +40,7 @@ struct PlanSourceOptions {
   // costs stay as the profiler took them. A sliced graph takes no costs_file either (refused).
   std::function<Graph()> calibrate_with;
   bool calibrate_inference = false;        // calibrate on forward passes of an inference Net instead
-  Precision precision = Precision::kFp32;  // the activations' type (cpu only so far)
+  Precision precision = Precision::kFp32;  // the activations' type (cpu, or a GPU profile with peak_bf16_flops)
   OptionNames names;                       // how errors name these options (--repeats, repeats)
 };
 

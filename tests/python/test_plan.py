@@ -49,3 +49,18 @@ def test_slice_search_false_skips_the_search_as_no_slice_search_does(cli):
                         slice_search=False)
     assert "slice_runs" not in skipped
     assert skipped == json.loads(cli(*args, "--no-slice-search"))
+
+
+def test_a_gpu_profile_plans_bf16_as_the_cli_does_and_one_without_bf16_refuses(cli):
+    args = ["plan", "--model", "gpt_char", "--batch", 8, "--device", "a100-40gb", "--optimizer", "adamw",
+            "--precision", "bf16", "--json"]
+    expected = json.loads(cli(*args))
+    got = vdnn.plan("gpt_char", batch=8, device="a100-40gb", optimizer="adamw", precision="bf16")
+    assert got == expected
+    fp32 = vdnn.plan("gpt_char", batch=8, device="a100-40gb", optimizer="adamw")
+    assert got["configurations"][0]["peak_by_class"]["feature_maps"] < fp32["configurations"][0]["peak_by_class"][
+        "feature_maps"]
+    with pytest.raises(vdnn.Error, match="device profile 'v100-16gb' has no bf16 arithmetic"):
+        vdnn.plan("gpt_char", batch=8, device="v100-16gb", precision="bf16")
+    with pytest.raises(vdnn.Error, match="precision"):
+        vdnn.plan("gpt_char", batch=8, device="a100-40gb", precision="fp16")

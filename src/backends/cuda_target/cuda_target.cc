@@ -76,8 +76,8 @@ class CudaTarget final : public BackendTarget {
     const DeviceProfile device = load_device_profile(o.device);
     const LinkProfile link = load_link_profile(o.link.empty() ? device.link : o.link);
     if (o.precision == Precision::kBf16 && device.peak_bf16_flops <= 0)
-      VDNN_THROW("--precision bf16: device profile '" << device.name << "' has no bf16 arithmetic (no peak_bf16_flops: "
-                                                      << device.description << "); use --precision fp32");
+      VDNN_THROW("bf16: device profile '" << device.name << "' has no bf16 arithmetic (no peak_bf16_flops: "
+                                           << device.description << "); plan it in fp32");
     const TargetFacts base = facts(graph, batch, {}, o.precision);
     return roofline_costs(graph, batch, base.value_bytes, base.facts, device, link, o.precision);
   }
