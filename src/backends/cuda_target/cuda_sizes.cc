@@ -167,11 +167,10 @@ CudaKernelSetup cuda_kernel_setup(const Graph& graph, int node, int64_t batch, C
   setup.conv_algo = conv_algo;
   setup.precision = precision;
   if (precision == Precision::kBf16)  // the logits rule: a loss reads fp32
-    for (const Node& reader : graph.nodes())
-      for (ValueId v : reader.inputs)
-        if (v == n.output && (reader.layer->type() == "softmax_cross_entropy" ||
-                              reader.layer->type() == "token_cross_entropy"))
-          setup.f32_output = true;
+    for (int reader : graph.value(n.output).consumers) {
+      const std::string& type = graph.nodes()[static_cast<size_t>(reader)].layer->type();
+      if (type == "softmax_cross_entropy" || type == "token_cross_entropy") setup.f32_output = true;
+    }
   return setup;
 }
 

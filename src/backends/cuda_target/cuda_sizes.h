@@ -22,7 +22,6 @@
 //              attention: dP (and the dropped probabilities) N*H*T*T floats (materialized), D and
 //              a dQ accumulator (fused)
 //
-//
 // In bf16 (a plan of a device profile with --precision bf16; the CUDA kernels themselves run fp32
 // only, and CudaBackend refuses bf16), the sizes are those of the CPU backend's bf16 model
 // (docs/design/mixed-precision.md): activations and their gradients, dropout masks, LRN's y and
