@@ -493,33 +493,18 @@ int run_largest_plan(const PlanOptions& o) {
 
 // --device A,B,...: each device planned alone, one row per device (tools/plan_devices.h).
 int run_devices_plan(const PlanOptions& o) {
-  const std::vector<std::string> devices = device_list(o);
-  for (const std::string& d : devices)
-    if (d.empty() || d == "cpu")
-      VDNN_THROW("--device " << o.source.device << ": a training plan over several devices takes device profiles ("
-                             << (d.empty() ? "one is empty" : "cpu measures this machine's costs: plan it alone")
-                             << "), e.g. --device v100-16gb,a100-40gb,h100");
+  DeviceTableRequest request{.devices = device_list(o),
+                             .budget = parse_budget(o.device_memory, "--device-memory"),
+                             .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),
+                             .sync = parse_sync_mode(o.sync),
+                             .prefetch = parse_prefetch(o.prefetch),
+                             .optimizer = parse_optimizer(o.optimizer),
+                             .source = o.source};
+  if (!o.policy.empty()) request.policies = {o.policy};
   const Graph graph = o.model.load().graph;
-  const std::optional<size_t> asked = parse_budget(o.device_memory, "--device-memory");
-  const size_t host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0);
-  const std::vector<std::string> policies =
-      o.policy.empty() ? std::vector<std::string>{"none", "conv", "all", "dyn", "auto"} : std::vector{o.policy};
-  std::vector<DevicePlan> rows;
-  for (const std::string& device : devices) {
-    PlanSourceOptions source = o.source;
-    source.device = device;
-    const PlanInputs in = plan_inputs(graph, o.model.batch, source);
-    Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync));
-    DevicePlan row{.device = device, .budget = asked.value_or(in.device_memory_bytes)};
-    planner.set_host_budget(plan_host_budget(in, row.budget, host_memory));
-    planner.set_optimizer(parse_optimizer(o.optimizer));
-    row.oracle = planner.oracle_seconds();
-    for (const std::string& policy : policies)
-      row.policies.push_back(policy_step(policy, plan_table(planner, row.budget, policy, parse_prefetch(o.prefetch))));
-    rows.push_back(std::move(row));
-  }
+  const std::vector<DevicePlan> rows = plan_devices(graph, o.model.batch, request);
   const DeviceTableHeader header{
-      .model = graph.name(), .optimizer = o.optimizer, .batch = o.model.batch, .budget = asked.value_or(0)};
+      .model = graph.name(), .optimizer = o.optimizer, .batch = o.model.batch, .budget = request.budget.value_or(0)};
   if (o.json)
     std::cout << dump_json(device_table_json(rows, header), 2) << "\n";
   else

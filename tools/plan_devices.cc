@@ -3,35 +3,8 @@
 #include <cstdio>
 
 #include "util/size_parse.h"
-#include "vdnn/error.h"
 
 namespace vdnn::cli {
-
-const PolicyStep* DevicePlan::fastest_fitting() const {
-  const PolicyStep* best = nullptr;
-  for (const PolicyStep& p : policies)
-    if (p.fits && (!best || p.step_seconds < best->step_seconds)) best = &p;
-  return best;
-}
-
-PolicyStep policy_step(const std::string& policy, const PlanTable& table) {
-  PolicyStep s{.policy = policy};
-  if (table.one) {  // none, conv, all: their one row, which says whether it fits
-    VDNN_CHECK(!table.rows.empty(), "a plan of --policy " << policy << " has its row");
-    s.fits = table.rows.front().e.fits;
-    s.minimum_budget = table.rows.front().e.minimum_budget;
-  } else if (policy == "dyn") {  // a row only where dyn found a configuration that fits
-    s.fits = table.dyn.fits;
-    s.minimum_budget = table.dyn.minimum_budget;
-  } else {
-    s.fits = table.chosen.fits;
-  }
-  if (s.fits) {
-    s.step_seconds = table.rows.front().e.time.iteration_seconds;
-    s.configuration = table.rows.front().label;
-  }
-  return s;
-}
 
 void print_device_table(const std::vector<DevicePlan>& rows, const DeviceTableHeader& h) {
   std::printf("model %s, batch %lld%s: each device at %s\n", h.model.c_str(), static_cast<long long>(h.batch),
@@ -60,30 +33,6 @@ void print_device_table(const std::vector<DevicePlan>& rows, const DeviceTableHe
       "each column: the step that `vdnn train --policy P` is predicted to train at on that device (-: it does not fit "
       "the budget); oracle: none with the fastest algorithms and unlimited memory on that device. Slice runs are not "
       "searched here: `vdnn plan --device D --policy auto` searches them for one device.\n");
-}
-
-nlohmann::json device_table_json(const std::vector<DevicePlan>& rows, const DeviceTableHeader& h) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (const DevicePlan& r : rows) {
-    nlohmann::json policies = nlohmann::json::array();
-    for (const PolicyStep& p : r.policies)
-      policies.push_back({{"policy", p.policy},
-                          {"fits", p.fits},
-                          {"step_seconds", p.fits ? nlohmann::json(p.step_seconds) : nlohmann::json()},
-                          {"configuration", p.fits ? nlohmann::json(p.configuration) : nlohmann::json()},
-                          {"minimum_budget", p.minimum_budget ? nlohmann::json(p.minimum_budget) : nlohmann::json()}});
-    const PolicyStep* best = r.fastest_fitting();
-    devices.push_back({{"device", r.device},
-                       {"device_memory", r.budget},
-                       {"oracle_seconds", r.oracle},
-                       {"policies", std::move(policies)},
-                       {"fastest_fitting", best ? nlohmann::json(best->policy) : nlohmann::json()}});
-  }
-  return {{"model", h.model},
-          {"batch", h.batch},
-          {"optimizer", h.optimizer},
-          {"device_memory", h.budget ? nlohmann::json(h.budget) : nlohmann::json()},
-          {"devices", std::move(devices)}};
 }
 
 }  // namespace vdnn::cli

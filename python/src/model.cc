@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "plan/planner.h"
 #include "plan/policy.h"
+#include "planning/device_table.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
 #include "runtime/net_settings.h"
@@ -81,6 +82,34 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
   return from_json_text(json);
 }
 
+// `vdnn plan --device A,B,... --json` (planning/device_table.h): one training plan per device.
+py::dict plan_devices(const py::object& model_or_name, const std::vector<std::string>& devices, int64_t batch,
+                      const py::object& device_memory, const std::string& policy, const std::string& sync,
+                      const std::string& prefetch, const py::object& host_memory, const std::string& optimizer,
+                      const std::string& precision) {
+  const std::shared_ptr<Model> model = as_model(model_or_name);
+  const OptionNames keywords{OptionNames::kKeywords};
+  check_batch(batch, keywords);
+  DeviceTableRequest request{.devices = devices,
+                             .devices_option = "devices",
+                             .host_memory = budget_bytes(host_memory, "host_memory"),
+                             .sync = parse_sync_mode(sync, "sync"),
+                             .prefetch = parse_prefetch(prefetch, "prefetch"),
+                             .optimizer = parse_optimizer(optimizer, "optimizer"),
+                             .source = {.precision = parse_precision(precision, "precision"), .names = keywords}};
+  if (!device_memory.is_none()) request.budget = budget_bytes(device_memory, "device_memory");
+  if (!policy.empty()) request.policies = {policy};  // plan_table refuses a policy it does not know
+  std::string json;
+  {
+    py::gil_scoped_release release;
+    const Graph graph = model->fresh_graph();
+    const std::vector<DevicePlan> rows = plan_devices(graph, batch, request);
+    json = dump_json(device_table_json(
+        rows, {.model = graph.name(), .optimizer = optimizer, .batch = batch, .budget = request.budget.value_or(0)}));
+  }
+  return from_json_text(json);
+}
+
 }  // namespace
 
 std::shared_ptr<Model> load_model(const std::string& source, const py::object& input, const py::object& classes) {
@@ -147,6 +176,14 @@ void bind_model(py::module_& m) {
         "(20-60 auto searches; slice_search=False skips it, as --no-slice-search). optimizer: 'sgd' or 'adamw', "
         "whose state (one or two buffers per trainable parameter) every configuration keeps (`--optimizer`). "
         "precision: 'fp32' or 'bf16' (`--precision`: this CPU's bf16 kernels, or a GPU profile's tensor cores).");
+  m.def("plan_devices", &plan_devices, py::arg("model"), py::arg("devices"), py::arg("batch") = 128,
+        py::arg("device_memory") = py::none(), py::arg("policy") = "", py::arg("sync") = "event",
+        py::arg("prefetch") = "vdnn", py::arg("host_memory") = py::none(), py::arg("optimizer") = "sgd",
+        py::arg("precision") = "fp32",
+        "`vdnn plan --device A,B,... --json` as a dict: one training plan per device profile in `devices` "
+        "(each at its own memory unless device_memory is given for all), each policy's predicted step there "
+        "(policy: '' for none, conv, all, dyn and auto, or one of them) and the fastest that fits. Slice runs are "
+        "not searched; 'cpu' is refused (plan it alone with vdnn.plan).");
 }
 
 }  // namespace vdnn::python

@@ -4,6 +4,7 @@
     vdnn.__version__                                    # "0.16.0", as `vdnn --version`
     model = vdnn.load_model("fmnist_cnn")               # a shipped name, a JSON or an ONNX file
     vdnn.plan(model, batch=128, device="titan-x-maxwell")["configurations"]
+    vdnn.plan_devices("gpt2", ["rtx-4090", "h100"], batch=8, optimizer="adamw", precision="bf16")["devices"]
     net = vdnn.Net(model, batch=32, policy="all", device_memory="32MiB")
     loss = net.train_step(x, y, lr=0.05)                # x float32 (n, C, H, W), y int labels
     logits = net.infer(x)
@@ -18,12 +19,12 @@ import atexit as _atexit
 import os as _os
 
 from ._vdnn import (Batches, Dataset, Error, Model, Net, batches, load_data, load_model, lr_at, models,
-                    plan, rank, ranks, set_data_dir, train)
+                    plan, plan_devices, rank, ranks, set_data_dir, train)
 from ._vdnn import _end_ranks
 from ._vdnn import __version__
 
 __all__ = ["Batches", "Dataset", "Error", "Model", "Net", "batches", "load_data", "load_model", "lr_at",
-           "models", "plan", "rank", "ranks", "set_data_dir", "train"]
+           "models", "plan", "plan_devices", "rank", "ranks", "set_data_dir", "train"]
 
 _atexit.register(_end_ranks)  # under mpirun: every rank leaves the run together (MPI_Finalize)
 

@@ -87,6 +87,7 @@
 #include "runtime/optimizer.h"
 #include "plan/optimizer_state.h"
 #include "backend_api/adamw_step.h"
+#include "planning/device_table.h"
 #include "planning/largest_fitting.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
@@ -700,6 +701,12 @@ void examples(Given& given) {
     std::vector<PolicyLargest> rows = largest_per_policy(plan_at, {"none", "conv", "all", "dyn", "auto"}, 1 << 20);
     rows[4].largest;
     rows[4].at->rows.front().label;
+  }
+  // == planning/device_table.h
+  {
+    DeviceTableRequest r{.devices = {"v100-16gb", "h100"}, .optimizer = OptimizerKind::kAdamW};
+    std::vector<DevicePlan> rows = plan_devices(load_model("gpt2"), 8, r);
+    nlohmann::json j = device_table_json(rows, {.model = "gpt2", .optimizer = "adamw", .batch = 8});
   }
   // == runtime/trainer.h
   {

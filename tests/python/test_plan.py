@@ -64,3 +64,18 @@ def test_a_gpu_profile_plans_bf16_as_the_cli_does_and_one_without_bf16_refuses(c
         vdnn.plan("gpt_char", batch=8, device="v100-16gb", precision="bf16")
     with pytest.raises(vdnn.Error, match="precision"):
         vdnn.plan("gpt_char", batch=8, device="a100-40gb", precision="fp16")
+
+
+def test_plan_devices_equals_the_cli_table_and_refuses_cpu(cli):
+    args = ["plan", "--model", "gpt_char", "--batch", 8, "--device", "v100-16gb,a100-40gb", "--optimizer", "adamw",
+            "--json"]
+    expected = json.loads(cli(*args))
+    got = vdnn.plan_devices("gpt_char", ["v100-16gb", "a100-40gb"], batch=8, optimizer="adamw")
+    assert got == expected
+    assert [d["device"] for d in got["devices"]] == ["v100-16gb", "a100-40gb"]
+    assert [p["policy"] for p in got["devices"][0]["policies"]] == ["none", "conv", "all", "dyn", "auto"]
+    one = vdnn.plan_devices("gpt_char", ["h100"], batch=8, policy="auto", precision="bf16")
+    assert [p["policy"] for p in one["devices"][0]["policies"]] == ["auto"]
+    with pytest.raises(vdnn.Error, match="devices cpu,h100: a training plan over several devices takes device "
+                                         "profiles"):
+        vdnn.plan_devices("gpt_char", ["cpu", "h100"], batch=8)
