@@ -15,8 +15,8 @@
 // smallest (plan/memory_plan.h). A configuration under vDNN's prefetch rule is therefore planned
 // and simulated once, whatever the number of budgets at which it is chosen; each budget is a
 // comparison with its smallest budget. What depends on the budget is planned at each: a policy's
-// choice (dyn's search: a few placements) and the `ahead` look-ahead depth (log2(layers)
-// placements, plan/planned_step.h). VGG-16 b256 on titan-x-maxwell, 20 steps: 0.4 s (docs/design.md).
+// choice (dyn's search: a few placements) and the `ahead` look-ahead depth (about log2(layers)
+// Programs, fewer from the depth found at the budget before; plan/planned_step.h). VGG-16 b256 on titan-x-maxwell, 20 steps: 0.4 s (docs/design.md).
 //
 //   Planner planner(graph, value_bytes, facts, costs, SyncMode::kEvent);
 //   BudgetSweep s = sweep_budgets(planner, sweep_policies(), {.steps = 20, .prefetch_ahead = true});

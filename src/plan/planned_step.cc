@@ -6,6 +6,7 @@
 #include "plan/collectives.h"
 #include "plan/program_builder.h"
 #include "util/size_parse.h"
+#include "util/threshold_search.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -21,15 +22,24 @@ Program build(const Graph& graph, const std::vector<size_t>& value_bytes, const 
   return build_program(graph, value_bytes, facts, o);
 }
 
-// The deepest look-ahead whose training plan still fits (deeper needs more memory: binary search).
-// Replaces step.train and step.train_plan by that depth's when one fits. The whole pass is tried
-// first: where the budget holds every prefetch at once, one Program answers instead of log2(layers)
-// of them (each as large as the network: a 40,000-layer chain took 14 s).
-void choose_prefetch_depth(const Graph& graph, const ProgramSource& programs, PlannedStep& step) {
+// The look-ahead depth: the deepest whose training plan fits. Deeper needs more memory, but fitting
+// is not monotone in the depth: the live-bytes floor only grows with it (each prefetch is issued no
+// later at a deeper look-ahead, so every tensor lives at least as long), while the placement's
+// excess over the floor varies from depth to depth (up to 8% on VGG-16's sliced graphs), so a
+// bisection on "fits" answers whatever its path met (docs/reliability.md). The depth is defined
+// without a path instead:
+//   1. the whole pass, when its placement fits (one Program, where the budget holds every prefetch);
+//   2. F, the deepest depth whose floor fits: monotone, so a threshold search finds the same F from
+//      any hint, and with the depth a similar step found it asks two Programs;
+//   3. from F down, the first depth whose placement fits: F, F - 1, ..., F - kWalk, then F - 2·kWalk,
+//      F - 4·kWalk, ... (a walk past kWalk stays logarithmic); none: vDNN's rule (depth 0) stays.
+// Replaces step.train and step.train_plan by that depth's when one fits.
+constexpr int kWalk = 16;
+
+void choose_prefetch_depth(const Graph& graph, const ProgramSource& programs, int hint, PlannedStep& step) {
   const int layers = static_cast<int>(graph.nodes().size());
-  auto fits_at = [&](int depth) {
-    Program candidate = programs(true, depth);
-    if (live_bytes_floor(candidate) > step.capacity) return false;  // cannot fit: no need to place it
+  auto floor_fits = [&](const Program& p) { return live_bytes_floor(p) <= step.capacity; };
+  auto place = [&](int depth, Program candidate) {
     MemoryPlan m = plan_memory(candidate, step.capacity);
     if (!m.fits) return false;
     step.prefetch_depth = depth;
@@ -37,15 +47,17 @@ void choose_prefetch_depth(const Graph& graph, const ProgramSource& programs, Pl
     step.train_plan = std::move(m);
     return true;
   };
-  if (fits_at(layers)) return;
-  int lo = 1, hi = layers - 1;
-  while (lo <= hi) {
-    const int mid = lo + (hi - lo) / 2;
-    if (fits_at(mid))
-      lo = mid + 1;
-    else
-      hi = mid - 1;
-  }
+  Program whole = programs(true, layers);
+  const bool whole_floor_fits = floor_fits(whole);
+  if (whole_floor_fits && place(layers, std::move(whole))) return;
+  if (layers < 2) return;
+  const int deepest_floor =
+      whole_floor_fits ? layers - 1
+                       : static_cast<int>(last_true(hint, layers - 1, [&](int64_t depth) {
+                           return floor_fits(programs(true, static_cast<int>(depth)));
+                         }));
+  for (int below = 0; below < deepest_floor; below = below < kWalk ? below + 1 : 2 * below)
+    if (place(deepest_floor - below, programs(true, deepest_floor - below))) return;
 }
 
 // What may fit below vDNN's policies: `auto` keeps, offloads or recomputes each tensor and takes
@@ -88,7 +100,7 @@ PlannedStep plan_step(const Graph& graph, const ProgramSource& programs, const S
   s.fits = s.train_plan.fits && s.eval_plan.fits;
   if (s.fits && options.prefetch == Prefetch::kAhead &&
       (options.policy != Policy::kNone || options.decisions.any(StorageAction::kOffload)))
-    choose_prefetch_depth(graph, programs, s);
+    choose_prefetch_depth(graph, programs, options.prefetch_depth_hint, s);
   // Collectives allocate nothing (buckets all-reduce the persistent gradients in place), so they
   // join the placed Program without changing its plan.
   add_collectives(s.train, options.collectives);

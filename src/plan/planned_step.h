@@ -4,8 +4,9 @@
 // as a backend declares them or a device-free target predicts them) and the options (policy, sync,
 // prefetch rule, budget): the training Program under the policy and the evaluation Program (no
 // offload), both placed in one arena of the budget (0: the smallest that works), and with
-// `Prefetch::kAhead` the deepest look-ahead whose placement still fits (binary search over 1..n,
-// log2(n) placements; deeper needs more memory). The Net executes exactly this (runtime/net.h);
+// `Prefetch::kAhead` the deepest look-ahead whose placement fits (planned_step.cc: a threshold
+// search on the live-bytes floor, which grows with the depth, then a walk down to the first depth
+// the placement fits; the same depth whatever the hint, in about log2(n) Programs without one). The Net executes exactly this (runtime/net.h);
 // the Planner (plan/planner.h) calls it for every configuration it reports, so `vdnn plan`
 // predicts the depth and peak `vdnn train` uses. Planning lives here only: a new planner changes
 // this one place.
@@ -44,6 +45,9 @@ struct StepOptions {
   // The optimizer whose state the training step keeps per trainable parameter (SGD: one buffer of
   // its bytes, AdamW: two), placed with the parameters in both Programs.
   OptimizerKind optimizer = OptimizerKind::kSgd;
+  // `Prefetch::kAhead`: a look-ahead depth expected near the answer (the one a similar step found;
+  // 0: none). It changes how many Programs the search builds, never the depth it finds.
+  int prefetch_depth_hint = 0;
 };
 
 struct PlannedStep {

@@ -65,8 +65,11 @@ Program Planner::program(const Configuration& config, bool training, int prefetc
 
 PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t budget) const {
   const ProgramSource programs = [&](bool training, int depth) { return *built(config, training, depth); };
-  return plan_step(graph_, programs,
-                   {config.policy, sync_, prefetch, budget, config.decisions, collectives_, optimizer_});
+  PlannedStep s = plan_step(graph_, programs,
+                            {config.policy, sync_, prefetch, budget, config.decisions, collectives_, optimizer_,
+                             last_prefetch_depth_.get()});
+  if (s.prefetch_depth > 0) last_prefetch_depth_.set(s.prefetch_depth);
+  return s;
 }
 
 bool Planner::fits(const Configuration& config, size_t budget) const {

@@ -24,8 +24,9 @@
 //   - simulate: O(S log S).
 //   - evaluate: one of each; `vdnn plan`: 4 configurations + dyn; dyn: 4 fits, then for conv
 //     and all a bisection of its W downgrade steps, O(log W) fits each (step 5).
-//   So planning a network is O((S log S + W) log W) in all; `--prefetch ahead` adds log2(n)
-//   placements per configuration (bisection over the depth, planned_step.cc). No pass is quadratic in the layer count.
+//   So planning a network is O((S log S + W) log W) in all; `--prefetch ahead` adds about log2(n)
+//   Programs per configuration (a threshold search over the depth, planned_step.cc), two when the
+//   depth the last configuration found is still right. No pass is quadratic in the layer count.
 //
 //   Planner planner(graph, value_bytes, facts, costs, SyncMode::kEvent);
 //   Evaluation e = planner.evaluate({Policy::kAll, costs.fastest()}, size_t{12} << 30);
@@ -151,6 +152,9 @@ class Planner {
   size_t host_budget_ = 0;
   OptimizerKind optimizer_ = OptimizerKind::kSgd;
   ProgramCache cache_;
+  // The look-ahead depth the last `Prefetch::kAhead` step found: the next one's hint (auto's trials
+  // differ in a few tensors, so their depths are close). It saves Programs, never changes a depth.
+  LastFound last_prefetch_depth_;
   Once oracle_;
   // The last 4 evaluations, at most 2M simulated ops in all (their timelines are the bulk).
   RecentMemo<EvaluationKey, Evaluation> evaluations_{4, size_t{2} << 20,

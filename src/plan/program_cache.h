@@ -17,6 +17,7 @@
 //   std::shared_ptr<const Program> p = cache.get(key, [&] { return build_program(g, bytes, facts, o); });
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -133,6 +134,20 @@ class Once {
   mutable std::mutex mutex_;
   mutable bool made_ = false;
   mutable double value_ = 0;
+};
+
+// The last value a search found, kept as the next search's hint (a Planner's look-ahead depth);
+// a copy starts at 0, no hint.
+class LastFound {
+ public:
+  LastFound() = default;
+  LastFound(const LastFound&) {}
+  LastFound& operator=(const LastFound&) = delete;
+  int get() const { return value_.load(); }
+  void set(int value) const { value_.store(value); }
+
+ private:
+  mutable std::atomic<int> value_{0};
 };
 
 }  // namespace vdnn

@@ -3,11 +3,10 @@
 // oracle at that size.
 //
 // Model: a configuration's tensors grow with the batch and the sequence length, so one that fits
-// size n is expected to fit every smaller size. The search assumes it without relying on it: from a
-// size known to fit (or 1) it doubles until a size does not fit or the cap is reached, then bisects
-// between the last that fit and the first that did not. The answer always fits and the size after
-// it was planned and refused (or is past the cap); where fitting is monotone in the size it is the
-// largest. Each size is a whole plan (`plan_at`: a Planner at that size and planning/plan_report.h's
+// size n is expected to fit every smaller size. The search assumes it without relying on it: it
+// gallops from a size expected to fit, then bisects (util/threshold_search.h). The answer always fits
+// and the size after it was planned and refused (or is past the cap); where fitting is monotone in
+// the size it is the largest. Each size is a whole plan (`plan_at`: a Planner at that size and planning/plan_report.h's
 // table for one policy), memoised, so a size is planned once per policy. `auto` fits every budget
 // that `all` and `dyn` fit (plan/auto_policy.h), so its search starts at the largest size of the
 // policies searched before it, which saves most of its costly searches.
@@ -45,10 +44,6 @@ struct PolicyLargest {
   std::optional<PlanTable> refused;  // the plan at largest + 1, which does not fit (none past the cap)
   int plans = 0;                     // sizes planned for this policy
 };
-
-// `from`: a size expected to fit (0: none known). Returns the largest size in 1..cap the search
-// found fitting (0: none), every size asked of `fits` once at most.
-int64_t largest_fitting(int64_t from, int64_t cap, const std::function<bool(int64_t)>& fits);
 
 // One row per policy, in order; `auto` starts from the largest batch of the others.
 std::vector<PolicyLargest> largest_per_policy(const PlanAt& plan_at, const std::vector<std::string>& policies,

@@ -1,7 +1,6 @@
-// The largest batch each policy trains in (planning/largest_fitting.h): the search finds the threshold of
-// any monotone predicate in 1..cap, asks each batch once and about 2 log2(answer) of them, starts
-// `auto` from the others' largest, and hands back the plans at the answer and at the refused batch
-// after it. On a device profile the answers are what `vdnn plan --batch B` says: B fits, B + 1 not.
+// The largest batch each policy trains in (planning/largest_fitting.h): the search (its threshold
+// search is tested in tests/util/test_threshold_search.cc) starts `auto` from the others' largest,
+// and hands back the plans at the answer and at the refused batch after it. On a device profile the answers are what `vdnn plan --batch B` says: B fits, B + 1 not.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -11,24 +10,6 @@
 
 namespace vdnn {
 namespace test_largest_fitting {
-
-TEST(LargestFitting, TheSearchFindsTheThresholdAskingEachBatchOnce) {
-  for (int64_t cap : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{1024}, int64_t{1} << 20})
-    for (int64_t threshold : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{100}, cap - 1, cap})
-      for (int64_t from : {int64_t{0}, int64_t{1}, threshold, threshold + 1, cap}) {
-        if (threshold < 0 || threshold > cap) continue;
-        std::multiset<int64_t> asked;
-        const int64_t found = largest_fitting(from, cap, [&](int64_t b) {
-          EXPECT_GE(b, 1);
-          EXPECT_LE(b, cap);
-          asked.insert(b);
-          return b <= threshold;
-        });
-        EXPECT_EQ(found, threshold) << "cap " << cap << ", from " << from;
-        for (int64_t b : asked) EXPECT_EQ(asked.count(b), 1u) << b << " asked twice";
-        EXPECT_LE(asked.size(), 2u * 21u + 2u);
-      }
-}
 
 // A fake plan per policy: none fits up to batch 40, all up to 90, auto up to 130.
 PlanTable fake_plan(const std::string& policy, int64_t batch) {
