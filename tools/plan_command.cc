@@ -42,6 +42,7 @@
 #include "plan_largest.h"
 #include "plan_parallel.h"
 #include "plan_sweep.h"
+#include "planning/device_planner.h"
 #include "planning/largest_fitting.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
@@ -230,10 +231,9 @@ double oracle_seconds(const PlanOptions& o, const Graph& whole, bool sliced, con
   if (!sliced) return planner.oracle_seconds();
   PlanSourceOptions uncalibrated = o.source;
   uncalibrated.calibrate_with = nullptr;
-  const PlanInputs w = plan_inputs(whole, o.model.batch, uncalibrated);
-  Planner planner_of_whole(whole, w.value_bytes, w.facts, w.costs, parse_sync_mode(o.sync));
-  planner_of_whole.set_optimizer(parse_optimizer(o.optimizer));
-  return planner_of_whole.oracle_seconds();
+  const DevicePlanner of_whole(whole, o.model.batch, uncalibrated,
+                               {.optimizer = parse_optimizer(o.optimizer), .sync = parse_sync_mode(o.sync)});
+  return of_whole.planner.oracle_seconds();
 }
 
 // --ranks N or --scaling: every row again at each number of ranks, with their all-reduce.
@@ -257,11 +257,12 @@ void sweep_plan(const PlanOptions& o, const Graph& whole, TrainingPlan& plan) {
   const std::optional<SliceRunChoice>& slices = plan.slices;
   if (!slices || !slices->choice.fits || slices->runs.empty()) return;
   const SlicedGraph cut = slice_runs(whole, o.model.batch, slices->runs);
-  const PlanInputs ci = plan_inputs(cut.graph, o.model.batch, o.source);
-  Planner cut_planner(cut.graph, ci.value_bytes, ci.facts, ci.costs, parse_sync_mode(o.sync));
-  cut_planner.set_host_budget(plan.planner.host_budget());
-  cut_planner.set_optimizer(plan.planner.optimizer());
-  add_sliced_column(*plan.sweep, cut_planner, "auto+slices", std::max(SweepOptions::kMinSteps, o.sweep_steps / 2),
+  const DevicePlanner cut_planned(cut.graph, o.model.batch, o.source,
+                                  {.device_memory = plan.budget,
+                                   .host_memory = plan.planner.host_budget(),
+                                   .optimizer = plan.planner.optimizer(),
+                                   .sync = parse_sync_mode(o.sync)});
+  add_sliced_column(*plan.sweep, cut_planned.planner, "auto+slices", std::max(SweepOptions::kMinSteps, o.sweep_steps / 2),
                     plan.budget);
   plan.sweep_title += "; auto+slices: the runs chosen at " + format_bytes(plan.budget);  // the text and JSON name them
 }
@@ -340,8 +341,9 @@ void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const Data
       plan.oracle * 1e3);
   if (o.policy.empty() || plan.table.one)
     std::printf(
-        "each none, conv and all row is the step `vdnn train --policy P` runs (its algorithms: --conv-algo auto%s), "
-        "so its min budget trains; leanest: with --conv-algo direct.\n",
+        "each none, conv and all row is the step `vdnn train --policy P --conv-algo auto` runs (oneDNN's default "
+        "algorithms%s), so its min budget trains (without --conv-algo, train makes convolutions direct where a "
+        "smaller budget needs it); leanest: with --conv-algo direct.\n",
         plan.planner.costs().defaults() == plan.planner.costs().fastest() ? ", here the fastest" : "");
   print_choices(o, plan);
   if (plan.slices) std::printf("%s.\n", slice_line(*plan.slices, plan.oracle).c_str());
@@ -411,14 +413,17 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   const Graph& graph = sliced ? sliced->graph : whole;
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   o.source.calibrate_with = [&] { return o.model.load().graph; };  // measured costs: a few timed steps
-  PlanInputs in = plan_inputs(graph, o.model.batch, o.source);
-  in.costs.network = dp.network;
-  Planner planner(graph, in.value_bytes, in.facts, in.costs, parse_sync_mode(o.sync), dp.collectives(o.ranks));
+  const DevicePlanner planned(graph, o.model.batch, o.source,
+                              {.device_memory = parse_budget(o.device_memory, "--device-memory"),
+                               .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),
+                               .optimizer = parse_optimizer(o.optimizer),
+                               .sync = parse_sync_mode(o.sync),
+                               .collectives = dp.collectives(o.ranks),
+                               .network = dp.network});
+  const PlanInputs& in = planned.in;
+  const Planner& planner = planned.planner;
   TrainingPlan plan{.graph = graph, .planner = planner, .device = in.device};
-  plan.budget = parse_budget(o.device_memory, "--device-memory").value_or(in.device_memory_bytes);
-  // A unified-memory board: the host copies get what the device budget leaves of its memory.
-  planner.set_host_budget(plan_host_budget(in, plan.budget, parse_budget(o.host_memory, "--host-memory").value_or(0)));
-  planner.set_optimizer(parse_optimizer(o.optimizer));
+  plan.budget = planned.budget;
   if (in.unified_memory) plan.unified_memory_bytes = in.device_memory_bytes;
   plan.oracle = oracle_seconds(o, whole, sliced.has_value(), planner);
   plan.prefetch = parse_prefetch(o.prefetch);
@@ -460,6 +465,7 @@ int run_largest_plan(const PlanOptions& o) {
   const size_t host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0);
   const SyncMode sync = parse_sync_mode(o.sync);
   const Prefetch prefetch = parse_prefetch(o.prefetch);
+  const OptimizerKind optimizer = parse_optimizer(o.optimizer);
   const auto [cap, cap_is] =
       o.max_seq_len ? longest_sequence(graph) : std::pair<int64_t, std::string>{kMaxBatch, "the batch limit, 2^20"};
   LargestHeader header{.model = graph.name(),
@@ -468,12 +474,10 @@ int run_largest_plan(const PlanOptions& o) {
                        .batch = o.max_seq_len ? o.model.batch : 0,
                        .cap = cap_is};
   const auto plan_of = [&](const Graph& g, int64_t batch, const std::string& policy) {
-    const PlanInputs in = plan_inputs(g, batch, o.source);
-    Planner planner(g, in.value_bytes, in.facts, in.costs, sync);
-    header.budget = asked.value_or(in.device_memory_bytes);
-    planner.set_host_budget(plan_host_budget(in, header.budget, host_memory));
-    planner.set_optimizer(parse_optimizer(o.optimizer));
-    return plan_table(planner, header.budget, policy, prefetch);
+    const DevicePlanner p(g, batch, o.source,
+                          {.device_memory = asked, .host_memory = host_memory, .optimizer = optimizer, .sync = sync});
+    header.budget = p.budget;
+    return plan_table(p.planner, p.budget, policy, prefetch);
   };
   const PlanAt plan_at = [&](const std::string& policy, int64_t size) {
     if (!o.max_seq_len) return plan_of(graph, size, policy);
@@ -504,7 +508,7 @@ int run_devices_plan(const PlanOptions& o) {
   const Graph graph = o.model.load().graph;
   const std::vector<DevicePlan> rows = plan_devices(graph, o.model.batch, request);
   const DeviceTableHeader header{
-      .model = graph.name(), .optimizer = o.optimizer, .batch = o.model.batch, .budget = request.budget.value_or(0)};
+      .model = graph.name(), .optimizer = request.optimizer, .batch = o.model.batch, .budget = request.budget.value_or(0)};
   if (o.json)
     std::cout << dump_json(device_table_json(rows, header), 2) << "\n";
   else

@@ -8,7 +8,7 @@ namespace vdnn::cli {
 
 void print_device_table(const std::vector<DevicePlan>& rows, const DeviceTableHeader& h) {
   std::printf("model %s, batch %lld%s: each device at %s\n", h.model.c_str(), static_cast<long long>(h.batch),
-              h.optimizer == "sgd" ? "" : (", optimizer " + h.optimizer).c_str(),
+              h.optimizer == OptimizerKind::kSgd ? "" : (std::string(", optimizer ") + to_string(h.optimizer)).c_str(),
               h.budget ? ("a budget of " + format_bytes(h.budget)).c_str() : "its own memory");
   std::printf("%-24s %11s %10s", "device", "budget", "oracle ms");
   if (!rows.empty())

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/planner.h"
+#include "planning/device_planner.h"
 #include "report/memory_timeline_chart.h"
 #include "rewrites/fc_split.h"
 #include "runtime/net_settings.h"
@@ -95,11 +96,10 @@ int run_plan_inference(const InferencePlanRequest& request) {
       source.device = device;
       source.calibrate_with = load;  // cpu, measuring: a few timed forward passes of that graph
       source.calibrate_inference = true;
-      const PlanInputs in = plan_inputs(graph, batch, source);
-      Planner planner(graph, in.value_bytes, in.facts, in.costs, SyncMode::kEvent);
-      const size_t budget = request.budget ? request.budget : in.device_memory_bytes;
-      planner.set_host_budget(plan_host_budget(in, budget, 0));  // a unified-memory board: streamed weights too
-      rows.push_back({in.device, batch, budget, planner.infer(budget)});
+      // A unified-memory board: its host budget holds the streamed weights too.
+      const DevicePlanner p(graph, batch, source,
+                            {.device_memory = request.budget ? std::optional<size_t>(request.budget) : std::nullopt});
+      rows.push_back({p.in.device, batch, p.budget, p.planner.infer(p.budget)});
     }
   if (request.json) {
     nlohmann::json out = {{"model", model}, {"inference", true}, {"rows", nlohmann::json::array()}};

@@ -1,5 +1,6 @@
 #include "planning/device_table.h"
 
+#include "planning/device_planner.h"
 #include "util/text_list.h"
 #include "vdnn/error.h"
 
@@ -44,14 +45,15 @@ std::vector<DevicePlan> plan_devices(const Graph& graph, int64_t batch, const De
   for (const std::string& device : request.devices) {
     PlanSourceOptions source = request.source;
     source.device = device;
-    const PlanInputs in = plan_inputs(graph, batch, source);
-    Planner planner(graph, in.value_bytes, in.facts, in.costs, request.sync);
-    DevicePlan row{.device = device, .budget = request.budget.value_or(in.device_memory_bytes)};
-    planner.set_host_budget(plan_host_budget(in, row.budget, request.host_memory));
-    planner.set_optimizer(request.optimizer);
-    row.oracle = planner.oracle_seconds();
+    const DevicePlanner p(graph, batch, source,
+                          {.device_memory = request.budget,
+                           .host_memory = request.host_memory,
+                           .optimizer = request.optimizer,
+                           .sync = request.sync});
+    DevicePlan row{.device = device, .budget = p.budget};
+    row.oracle = p.planner.oracle_seconds();
     for (const std::string& policy : request.policies)
-      row.policies.push_back(policy_step(policy, plan_table(planner, row.budget, policy, request.prefetch)));
+      row.policies.push_back(policy_step(policy, plan_table(p.planner, row.budget, policy, request.prefetch)));
     rows.push_back(std::move(row));
   }
   return rows;
@@ -76,7 +78,7 @@ nlohmann::json device_table_json(const std::vector<DevicePlan>& rows, const Devi
   }
   return {{"model", h.model},
           {"batch", h.batch},
-          {"optimizer", h.optimizer},
+          {"optimizer", to_string(h.optimizer)},
           {"device_memory", h.budget ? nlohmann::json(h.budget) : nlohmann::json()},
           {"devices", std::move(devices)}};
 }

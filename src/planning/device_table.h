@@ -13,7 +13,7 @@
 //
 //   DeviceTableRequest r{.devices = {"v100-16gb", "h100"}, .optimizer = OptimizerKind::kAdamW};
 //   std::vector<DevicePlan> rows = plan_devices(load_model("gpt2"), 8, r);
-//   nlohmann::json j = device_table_json(rows, {.model = "gpt2", .optimizer = "adamw", .batch = 8});
+//   nlohmann::json j = device_table_json(rows, {.model = "gpt2", .optimizer = OptimizerKind::kAdamW, .batch = 8});
 #pragma once
 
 #include <cstddef>
@@ -62,7 +62,8 @@ struct DeviceTableRequest {
 };
 
 struct DeviceTableHeader {
-  std::string model, optimizer = "sgd";
+  std::string model;
+  OptimizerKind optimizer = OptimizerKind::kSgd;
   int64_t batch = 0;
   size_t budget = 0;  // the budget given for every device; 0: each device's own memory
 };

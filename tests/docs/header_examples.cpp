@@ -87,6 +87,7 @@
 #include "runtime/optimizer.h"
 #include "plan/optimizer_state.h"
 #include "backend_api/adamw_step.h"
+#include "planning/device_planner.h"
 #include "planning/device_table.h"
 #include "planning/largest_fitting.h"
 #include "planning/plan_report.h"
@@ -111,6 +112,7 @@
 #include "util/size_parse.h"
 #include "util/text_file.h"
 #include "util/text_list.h"
+#include "util/threshold_search.h"
 #include "util/timing_stability.h"
 #include "util/utf8.h"
 #include "vdnn/error.h"
@@ -288,6 +290,13 @@ void examples(Given& given) {
   {
     vdnn::write_text_file("memory.svg", svg_text);
     std::string t = vdnn::read_text_file("costs.json");
+  }
+  // == util/threshold_search.h
+  {
+    int64_t n = last_true(99, 1 << 20, [](int64_t b) { return b <= 100; });
+    int64_t m = last_true(64, 1 << 20, [](int64_t b) { return b <= 100; }, 64);
+    int64_t none = last_true(0, 10, [](int64_t) { return false; });
+    (void)n, (void)m, (void)none;  // (adapted)
   }
   // == util/timing_stability.h
   {
@@ -668,6 +677,13 @@ void examples(Given& given) {
     calibrate_kernels(costs, load_model("vgg_cifar"), 64);
     costs.kernel_scale;
   }
+  // == planning/device_planner.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    const DevicePlanner p(graph, 256, {.device = "titan-x-maxwell"}, {.optimizer = OptimizerKind::kAdamW});
+    PlanTable t = plan_table(p.planner, p.budget, "auto", Prefetch::kVdnn);
+    (void)t;  // (adapted)
+  }
   // == planning/plan_source.h
   {
     const Graph& graph = *given.graph;  // (adapted)
@@ -706,7 +722,7 @@ void examples(Given& given) {
   {
     DeviceTableRequest r{.devices = {"v100-16gb", "h100"}, .optimizer = OptimizerKind::kAdamW};
     std::vector<DevicePlan> rows = plan_devices(load_model("gpt2"), 8, r);
-    nlohmann::json j = device_table_json(rows, {.model = "gpt2", .optimizer = "adamw", .batch = 8});
+    nlohmann::json j = device_table_json(rows, {.model = "gpt2", .optimizer = OptimizerKind::kAdamW, .batch = 8});
   }
   // == runtime/trainer.h
   {
