@@ -4,7 +4,10 @@
 // Model: each panel draws a step's memory timeline (plan/step_timeline.h: bytes per class after
 // every alloc and free) as stacked step-shaped areas, weights at the bottom and workspace on top.
 // All panels share both axes — time in the step and device memory — so a longer step (offload
-// overhead) and a lower peak (offload savings) read directly; the budget is a dashed line.
+// overhead) and a lower peak (offload savings) read directly; the budget is a dashed line. A
+// timeline of more points than two per pixel (a network of thousands of layers) is drawn at two
+// per pixel, each the busiest of its span of time, so the peak always shows and the file stays
+// small.
 //
 //   std::vector<MemoryPanel> panels;
 //   for (const Row& r : rows) panels.push_back({r.label, r.e.time.memory, r.e.time.iteration_seconds});
@@ -24,6 +27,11 @@ struct MemoryPanel {
   std::vector<MemoryPoint> memory;  // one step, in time order from 0
   double step_seconds = 0;          // when the step ends (the last area runs to here)
 };
+
+// At most `spans` points, in time order: the step (0 to `end`) cut into that many equal spans, each
+// the point of its span that holds the most bytes, from the span's first point on (the peak is
+// never lost; a dip shorter than a span is). A timeline of no more points comes back as it is.
+std::vector<MemoryPoint> busiest_per_span(const std::vector<MemoryPoint>& memory, double end, size_t spans);
 
 // The SVG document; `title` names model, batch and device; budget 0: no budget line.
 // forward_only: the panels are forward passes of an inference Net (plan/planned_inference.h).

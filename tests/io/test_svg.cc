@@ -68,6 +68,30 @@ TEST(Chart, BothPicturesAreValidXmlAndRenderAtTheirSize) {
   std::filesystem::remove_all(dir);
 }
 
+// A network of thousands of layers has hundreds of thousands of memory points; the picture draws
+// two per pixel, each the busiest of its span, so its size does not grow with the layers and the
+// peak still shows (a 20,000-layer chain's picture was 150 MB).
+TEST(Chart, ALongTimelineIsDrawnAtTwoPointsPerPixelKeepingItsPeak) {
+  std::vector<MemoryPoint> long_step;
+  for (int i = 0; i < 200000; ++i)
+    long_step.push_back(point(i * 1e-6, 10 * kMiB, (i % 7 == 3 ? 20 : 5) * kMiB + (i == 123457 ? 90 * kMiB : 0)));
+  const std::string svg = memory_timeline_svg("chain", {{"all+fastest", long_step, 0.2}}, 0);
+  EXPECT_LT(svg.size(), size_t{1} << 20) << "bytes";
+  EXPECT_NE(svg.find("peak 105.00 MiB"), std::string::npos);
+  const std::vector<MemoryPoint> drawn = busiest_per_span(long_step, 0.2, 1000);
+  ASSERT_LE(drawn.size(), 1000u);
+  EXPECT_GT(drawn.size(), 900u);
+  EXPECT_EQ(peak_point(drawn).bytes, 105 * kMiB) << "the peak is drawn";
+  EXPECT_EQ(drawn.front().seconds, 0.0);
+  for (size_t i = 1; i < drawn.size(); ++i) ASSERT_LT(drawn[i - 1].seconds, drawn[i].seconds);
+  const std::vector<MemoryPoint> short_step(long_step.begin(), long_step.begin() + 10);
+  EXPECT_EQ(busiest_per_span(short_step, 0.2, 1000).size(), 10u) << "fewer points than spans: as they are";
+  const auto dir = test::temp_dir("long_svg");
+  write_text_file((dir / "long.svg").string(), svg);
+  test::expect_svg_renders(dir / "long.svg");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Chart, PngSizeReadsTheHeaderAndRejectsOtherFiles) {
   const auto dir = test::temp_dir("png");
   write_text_file((dir / "not.png").string(), "GIF89a and more bytes than a header");
