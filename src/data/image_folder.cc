@@ -28,7 +28,7 @@ namespace {
 // text (a file or class name that is not UTF-8 is kept byte for byte; JSON text cannot hold it);
 // 5: a file under two classes (a link) is listed once, as bad under the second.
 // 6: such a file is bad under every class that holds it.
-constexpr int kCacheFormat = 6;
+constexpr int kCacheFormat = 7;  // 7: each readable file's modification time
 constexpr int64_t kRacySeconds = 2;
 
 bool is_image_name(const fs::path& p) {
@@ -253,6 +253,7 @@ void ImageFolder::scan() {
       try {
         const ImageHeader h = read_image_header(path.string());
         ++headers_[{h.size.width, h.size.height, h.mode}];
+        file_times_.push_back(modified(path));
       } catch (const Error& e) {
         bad_.emplace_back(path.string(), e.what());
         continue;
@@ -268,6 +269,11 @@ void ImageFolder::scan() {
   }
 }
 
+void ImageFolder::forget_list() {
+  folders_.clear(), classes_.clear(), files_.clear(), file_times_.clear(), labels_.clear(), bad_.clear();
+  headers_.clear();
+}
+
 bool ImageFolder::read_cache(const std::string& file) {
   // Only a regular file: a FIFO at the cache's path would block the read until some writer came.
   if (!not_a_regular_file(file).empty()) return false;
@@ -278,14 +284,22 @@ bool ImageFolder::read_cache(const std::string& file) {
     if (j.at("format").get<int>() != kCacheFormat || j.at("root").get<std::string>() != root_) return false;
     for (const auto& f : j.at("folders"))
       if (modified(f.at(0).get<std::string>()) != f.at(1).get<int64_t>()) return false;  // changed since
+    // An image rewritten in place (another size or colour mode) keeps its folder's time: the
+    // headers the list holds (adaptation()) would be stale, so every file's time is compared too.
+    const auto files = j.at("files").get<std::vector<std::string>>();
+    const auto times = j.at("file_times").get<std::vector<int64_t>>();
+    if (files.size() != times.size()) return false;
+    for (size_t i = 0; i < files.size(); ++i)
+      if (modified(files[i]) != times[i]) return false;
     folders_ = j.at("folders").get<decltype(folders_)>();
     classes_ = j.at("classes").get<decltype(classes_)>();
-    files_ = j.at("files").get<decltype(files_)>();
+    files_ = files;
+    file_times_ = times;
     labels_ = j.at("labels").get<decltype(labels_)>();
     bad_ = j.at("bad").get<decltype(bad_)>();
     headers_ = j.at("headers").get<decltype(headers_)>();
   } catch (const std::exception&) {  // unreadable or from another version: scan again
-    folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear(), headers_.clear();
+    forget_list();
     return false;
   }
   // A damaged cache (a label that names no class folder) is scanned again, never trusted.
@@ -302,7 +316,7 @@ bool ImageFolder::read_cache(const std::string& file) {
     }
   }
   if (repaired) {
-    folders_.clear(), classes_.clear(), files_.clear(), labels_.clear(), bad_.clear(), headers_.clear();
+    forget_list();
     return false;
   }
   from_cache_ = true;
@@ -314,11 +328,14 @@ bool ImageFolder::read_cache(const std::string& file) {
 // change in the same tick of the file system's clock would leave its time as the cache saw it
 // (git's "racily clean" rule).
 void ImageFolder::write_cache(const std::string& file) const {
+  const int64_t racy = scan_start_ - kRacySeconds * 1000000000LL;
   for (const auto& [folder, time] : folders_)
-    if (time > scan_start_ - kRacySeconds * 1000000000LL) return;
-  const nlohmann::json j = {
-      {"format", kCacheFormat}, {"root", root_},     {"folders", folders_}, {"classes", classes_},
-      {"files", files_},        {"labels", labels_}, {"bad", bad_},         {"headers", headers_}};
+    if (time > racy) return;
+  for (int64_t time : file_times_)
+    if (time > racy) return;
+  const nlohmann::json j = {{"format", kCacheFormat}, {"root", root_},   {"folders", folders_},
+                            {"classes", classes_},    {"files", files_}, {"file_times", file_times_},
+                            {"labels", labels_},      {"bad", bad_},     {"headers", headers_}};
   std::error_code ec;
   if (fs::exists(file, ec) && !not_a_regular_file(file).empty()) {  // a FIFO or a device: not ours to write
     std::fprintf(stderr, "warning: the file list of '%s' is not cached: %s %s\n", root_.c_str(), file.c_str(),

@@ -11,9 +11,10 @@
 // a file that is not an image, an empty or unreadable file, a FIFO or device, a link to a folder, or an empty class
 // folder is found before training: an error naming it, or with skip_bad_images a warning on stderr, the file left out
 // (bad_images() counts it) and an empty class kept with no samples. The scanned list is cached in `cache_dir` (one JSON
-// file per root), valid while every folder it walked has the same modification time (adding or removing a file changes
-// its folder's) and its bad files are still bad; a later run reads it instead of scanning. A folder changed within 2 s
-// of the scan keeps the list from being cached (its next change could fall in the same tick of the file system's
+// file per root), valid while every folder it walked and every image it lists has the same modification time (adding or
+// removing a file changes its folder's; rewriting an image in place, its own) and its bad files are still bad; a later
+// run reads it instead of scanning (one stat per image, where the scan opens each). A folder or image changed within
+// 2 s of the scan keeps the list from being cached (its next change could fall in the same tick of the file system's
 // clock). A sample: the region ImageFolderOptions's recipe picks (training with resized_crop: torchvision's
 // RandomResizedCrop; else Resize(round(side * resize_ratio)) + CenterCrop), resampled to height x width, mirrored with
 // probability 1/2 when augment.flip, normalized with mean and std per channel, then padded and cropped when augment.pad
@@ -75,6 +76,7 @@ class ImageFolder : public SampleReader {
  private:
   void scan();
   bool read_cache(const std::string& file);
+  void forget_list();  // what a cache that is not used left behind
   void write_cache(const std::string& file) const;
   void keep_or_refuse_bad(const std::string& path, const std::string& why);
   void read_one(int64_t index, float* dst, const Augmentation& augment, Rng& rng) const;
@@ -83,6 +85,7 @@ class ImageFolder : public SampleReader {
   ImageFolderOptions options_;
   std::vector<std::string> classes_;
   std::vector<std::string> files_;  // full paths
+  std::vector<int64_t> file_times_;  // their modification times at the scan (cache validity)
   std::vector<int32_t> labels_;
   std::vector<std::pair<std::string, int64_t>> folders_;  // walked, with their mtimes (cache validity)
   std::vector<std::pair<std::string, std::string>> bad_;  // found by the scan: path, why

@@ -61,13 +61,14 @@ inline void write_jpeg(const std::string& path, int64_t width, int64_t height, i
   std::fclose(f);
 }
 
-// Sets the modification time of `root` and every folder below it to now less `seconds_ago`: 10 s
+// Sets the modification time of `root` and every folder and file below it (links left alone) to now
+// less `seconds_ago`: 10 s
 // back, a file list cached now is not "racily clean" (data/image_folder.h) and is written; 0, it is.
 inline void set_folder_times(const std::string& root, int seconds_ago) {
   namespace fs = std::filesystem;
   const auto when = fs::file_time_type::clock::now() - std::chrono::seconds(seconds_ago);
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(root))
-    if (e.is_directory()) fs::last_write_time(e.path(), when);
+    if (!e.is_symlink()) fs::last_write_time(e.path(), when);
   fs::last_write_time(root, when);
 }
 

@@ -398,6 +398,26 @@ TEST(ImageFolder, TheScannedListIsCachedAndScannedAgainWhenAFolderChanges) {
   fs::remove_all(cache);
 }
 
+// Rewriting an image in place keeps its folder's time: the list's headers would describe the old
+// image (the adaptation line `vdnn train` prints said "resized" of an image now at the model's size).
+TEST(ImageFolder, AnImageRewrittenInPlaceIsScannedAgainNotDescribedFromTheCache) {
+  const fs::path root = make_folder("folder_rewritten", {"a", "b"}, 2);
+  const fs::path cache = test::temp_dir("folder_rewritten_cache");
+  test::set_folder_times(root, 10);
+  const ImageAdaptation before = ImageFolder(root, small(cache)).adaptation();  // scanned, cached
+  ASSERT_TRUE(ImageFolder(root, small(cache)).list_from_cache());
+  const fs::path image = root / "b" / "img0.png";
+  ASSERT_TRUE(fs::exists(image));
+  const fs::file_time_type folder_time = fs::last_write_time(root / "b");
+  test::write_png(image, 12, 12, 3, test::gradient(12, 12, 3));  // now at the model's size
+  fs::last_write_time(root / "b", folder_time);                   // its folder's time as cached
+  const ImageFolder again(root, small(cache));
+  EXPECT_FALSE(again.list_from_cache());
+  EXPECT_EQ(again.adaptation().resized, before.resized - 1);
+  fs::remove_all(root);
+  fs::remove_all(cache);
+}
+
 TEST(ImageFolder, ATruncatedImageMetWhileLoadingStopsNamingItOrIsReplacedByTheNextWithItsLabel) {
   const fs::path root = make_folder("folder_truncated", {"a", "b"}, 2);
   const fs::path cache = test::temp_dir("folder_truncated_cache");
