@@ -57,8 +57,17 @@ py::object from_json_text(const std::string& text);
 size_t budget_bytes(const py::object& value, const std::string& what);
 // `value` as an int in [lo, hi]; throws vdnn::Error naming `what` and the range for an int outside
 // it (however large: compared as Python ints, so 2**64 is "out of range", not a cast error) or a
-// value that is not an int.
+// value that is not an int (a bool, a float; NumPy's ints are ints, as Python's __index__ says).
+// Every integer argument of the API is taken as a py::object and read here: typed int64_t, an
+// argument past 64 bits was pybind11's TypeError listing every signature.
 int64_t int_in_range(const py::object& value, int64_t lo, int64_t hi, const std::string& what);
+// An int the library's own check judges in its words ("iterations -1: expected 0 (whole epochs)
+// to ..."): passed on when it fits `bits` (32: an int, 64: an int64_t), refused here naming `what`
+// and the library's range lo..hi when it does not (2**70).
+int64_t int_for_library_check(const py::object& value, int64_t lo, int64_t hi, const std::string& what,
+                              int bits = 64);
+// A seed: an int from 0 to 2**64 - 1, read as int_in_range reads one.
+uint64_t seed_of(const py::object& value, const std::string& what);
 
 void bind_model(py::module_& m);  // Model, load_model, plan, models
 void bind_net(py::module_& m);    // Net

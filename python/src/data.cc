@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <csignal>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -15,6 +16,7 @@
 #include "net_handle.h"
 #include "runtime/net_settings.h"
 #include "runtime/sgd.h"
+#include "runtime/trainer.h"
 #include "util/atomic_file.h"
 #include "vdnn/error.h"
 
@@ -24,19 +26,18 @@ namespace {
 using DatasetPtr = std::shared_ptr<Dataset>;
 
 // synthetic_samples: `vdnn train --synthetic-samples`'s range.
-void check_synthetic_samples(int64_t samples) {
-  if (samples < 1 || samples > kMaxSyntheticSamples)
-    VDNN_THROW("synthetic_samples " << samples << ": expected 1 to " << kMaxSyntheticSamples);
+int64_t synthetic_samples_of(const py::object& samples) {
+  return int_in_range(samples, 1, kMaxSyntheticSamples, "synthetic_samples");
 }
 
 DatasetPtr load_dataset(const py::object& model, const std::string& data, const std::string& split,
-                        int64_t synthetic_samples, uint64_t seed) {
+                        const py::object& synthetic_samples, const py::object& seed) {
   if (split != "train" && split != "test") VDNN_THROW("split '" << split << "': expected train or test");
-  check_synthetic_samples(synthetic_samples);
+  const DataSource source{data, synthetic_samples_of(synthetic_samples), seed_of(seed, "seed")};
   const std::shared_ptr<Model> m = as_model(model);
   py::gil_scoped_release release;
   return std::make_shared<Dataset>(
-      load_data({data, synthetic_samples, seed}, m->loaded.graph, split == "train" ? Split::kTrain : Split::kTest));
+      load_data(source, m->loaded.graph, split == "train" ? Split::kTrain : Split::kTest));
 }
 
 // One epoch of a Dataset in the order training visits it; yields (x, y) copies.
@@ -86,12 +87,20 @@ class Batches {
   std::mutex next_;
 };
 
-double lr_at(int64_t step, int epoch, double lr, const std::string& schedule, int64_t total_steps, int step_epochs,
-             double gamma, int64_t warmup_steps, double min_lr) {
-  const LrSchedule s{lr,    LrSchedule::parse(schedule, "schedule"), total_steps, step_epochs, gamma, warmup_steps,
+double lr_at(const py::object& step, const py::object& epoch, double lr, const std::string& schedule,
+             const py::object& total_steps, const py::object& step_epochs, double gamma,
+             const py::object& warmup_steps, double min_lr) {
+  constexpr int64_t kLargest = std::numeric_limits<int64_t>::max();
+  const LrSchedule s{lr,
+                     LrSchedule::parse(schedule, "schedule"),
+                     int_for_library_check(total_steps, 1, kLargest, "total_steps"),
+                     static_cast<int>(int_for_library_check(step_epochs, 1, kMaxStepEpochs, "step_epochs", 32)),
+                     gamma,
+                     int_for_library_check(warmup_steps, 0, kMaxWarmupSteps, "warmup_steps"),
                      min_lr};
   s.check(OptionNames{OptionNames::kKeywords});
-  return s.at(step, epoch);
+  return s.at(int_for_library_check(step, 0, kLargest, "step"),
+              static_cast<int>(int_for_library_check(epoch, 0, std::numeric_limits<int>::max(), "epoch", 32)));
 }
 
 py::dict step_dict(const StepProgress& p) {
@@ -131,9 +140,9 @@ py::dict epoch_dict(const EpochResult& e) {
 // `batch` (default 128) made from a model.
 std::shared_ptr<NetHandle> net_to_train(const py::object& net_or_model, const py::object& batch) {
   if (!py::isinstance<NetHandle>(net_or_model))
-    return make_net(net_or_model, batch.is_none() ? 128 : int_in_range(batch, 1, kMaxBatch, "batch"), "none",
-                    py::none(), 1, 0.9, py::none(), "weights", "event", "vdnn", "auto", "", false, py::none(), "fp32",
-                    "sgd", 0.9, 0.999, 1e-8, 0.0);
+    return make_net(net_or_model, batch.is_none() ? py::int_(128) : batch, "none", py::none(), py::int_(1), 0.9,
+                    py::none(), "weights", "event", "vdnn", py::none(), "", false, py::none(), "fp32", "sgd", 0.9,
+                    0.999, 1e-8, 0.0);
   auto h = net_or_model.cast<std::shared_ptr<NetHandle>>();
   if (!batch.is_none() && int_in_range(batch, 1, kMaxBatch, "batch") != h->net->batch())
     VDNN_THROW("batch " << batch.cast<int64_t>() << ": this Net was made for batch " << h->net->batch()
@@ -143,27 +152,28 @@ std::shared_ptr<NetHandle> net_to_train(const py::object& net_or_model, const py
 }
 
 // vdnn.train: Trainer::run on a Net (or a Net built from a model with `batch`), a callback per step.
-py::dict train(const py::object& net_or_model, const std::string& data, int64_t iterations, int epochs,
-               const py::object& batch, std::optional<double> lr, const std::string& schedule, int step_epochs,
-               double gamma, int64_t synthetic_samples, bool evaluate, const py::object& callback,
-               const std::string& save, const std::string& augment, int64_t warmup_steps, double min_lr) {
+py::dict train(const py::object& net_or_model, const std::string& data, const py::object& iterations,
+               const py::object& epochs, const py::object& batch, std::optional<double> lr,
+               const std::string& schedule, const py::object& step_epochs, double gamma,
+               const py::object& synthetic_samples, bool evaluate, const py::object& callback,
+               const std::string& save, const std::string& augment, const py::object& warmup_steps, double min_lr) {
   const std::shared_ptr<NetHandle> h = net_to_train(net_or_model, batch);
-  check_synthetic_samples(synthetic_samples);
+  const int64_t samples = synthetic_samples_of(synthetic_samples);
   if (!callback.is_none() && !PyCallable_Check(callback.ptr())) VDNN_THROW("callback: expected a function of one dict");
   TrainConfig config = h->config;
-  config.iterations = iterations;
-  config.epochs = epochs;
+  config.iterations = int_for_library_check(iterations, 0, kMaxIterations, "iterations");
+  config.epochs = static_cast<int>(int_for_library_check(epochs, 1, kMaxEpochs, "epochs", 32));
   config.lr = lr.value_or(default_lr(config.optimizer));  // None: the Net's optimizer's (SGD 0.05, AdamW 1e-3)
   config.schedule = LrSchedule::parse(schedule, "schedule");
-  config.step_epochs = step_epochs;
+  config.step_epochs = static_cast<int>(int_for_library_check(step_epochs, 1, kMaxStepEpochs, "step_epochs", 32));
   config.gamma = gamma;
-  config.warmup_steps = warmup_steps;
+  config.warmup_steps = int_for_library_check(warmup_steps, 0, kMaxWarmupSteps, "warmup_steps");
   config.min_lr = min_lr;
   config.evaluate = evaluate;
   config.save_path = save;
   if (!save.empty()) check_can_create_file(save, "save=");  // before the training it would come after
   config.augment = parse_augmentation(augment, "augment");
-  const DataSource source{data, synthetic_samples, config.seed, config.augment};
+  const DataSource source{data, samples, config.seed, config.augment};
   if (evaluate && !has_evaluation_split(source))  // ImageFolder(root): the CLI's --val-data has no keyword here
     VDNN_THROW("evaluate=True: '" << data << "' holds the class folders themselves (torchvision's ImageFolder "
                                   << "root), so nothing is held out to evaluate on; pass evaluate=False (and "
@@ -259,8 +269,11 @@ void bind_data(py::module_& m) {
       .def("__len__", &Batches::size);
   m.def(
       "batches",
-      [](DatasetPtr data, int64_t batch, uint64_t seed, int epoch, bool shuffle, const std::string& augment) {
-        return std::make_unique<Batches>(std::move(data), batch, seed, epoch, shuffle,
+      [](DatasetPtr data, const py::object& batch, const py::object& seed, const py::object& epoch, bool shuffle,
+         const std::string& augment) {
+        return std::make_unique<Batches>(std::move(data), int_in_range(batch, 1, kMaxBatch, "batch"),
+                                         seed_of(seed, "seed"),
+                                         static_cast<int>(int_in_range(epoch, 0, kMaxEpochs, "epoch")), shuffle,
                                          parse_augmentation(augment, "augment"));
       },
       py::arg("data"), py::arg("batch"), py::arg("seed") = 1, py::arg("epoch") = 0, py::arg("shuffle") = true,

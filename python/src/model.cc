@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "plan/planner.h"
+#include "planning/device_planner.h"
 #include "plan/policy.h"
 #include "planning/device_table.h"
 #include "planning/plan_report.h"
@@ -38,18 +39,23 @@ py::tuple shape_tuple(const Shape& s) {
   return t;
 }
 
-py::dict plan(const py::object& model_or_name, int64_t batch, const std::string& device,
+py::dict plan(const py::object& model_or_name, const py::object& batch_arg, const std::string& device,
               const py::object& device_memory, const std::string& policy, const std::string& sync,
-              const std::string& prefetch, const std::string& link, const std::string& costs, int repeats,
+              const std::string& prefetch, const std::string& link, const std::string& costs,
+              const py::object& repeats,
               const py::object& host_memory, bool slice_search, const std::string& optimizer,
               const std::string& precision) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
-  check_batch(batch, keywords);
+  const int64_t batch = int_in_range(batch_arg, 1, kMaxBatch, "batch");
   const SyncMode sync_mode = parse_sync_mode(sync, "sync");
   const Prefetch prefetch_rule = parse_prefetch(prefetch, "prefetch");
   const OptimizerKind optimizer_kind = parse_optimizer(optimizer, "optimizer");
-  PlanSourceOptions source{.device = device, .link = link, .costs_file = costs, .repeats = repeats, .names = keywords};
+  PlanSourceOptions source{.device = device,
+                           .link = link,
+                           .costs_file = costs,
+                           .repeats = static_cast<int>(int_for_library_check(repeats, 1, kMaxRepeats, "repeats", 32)),
+                           .names = keywords};
   source.precision = parse_precision(precision, "precision");
   source.calibrate_with = [model] { return model->fresh_graph(); };
   const bool budget_given = !device_memory.is_none();
@@ -59,12 +65,15 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
   {
     py::gil_scoped_release release;
     const Graph graph = model->fresh_graph();
-    const PlanInputs in = plan_inputs(graph, batch, source);
-    Planner planner(graph, in.value_bytes, in.facts, in.costs, sync_mode);
-    const size_t budget = budget_given ? given : in.device_memory_bytes;
-    const size_t host_budget = plan_host_budget(in, budget, host_given);  // a unified-memory board: what is left
-    planner.set_host_budget(host_budget);
-    planner.set_optimizer(optimizer_kind);
+    const DevicePlanner planned(graph, batch, source,
+                                {.device_memory = budget_given ? std::optional<size_t>(given) : std::nullopt,
+                                 .host_memory = host_given,
+                                 .optimizer = optimizer_kind,
+                                 .sync = sync_mode});
+    const PlanInputs& in = planned.in;
+    const Planner& planner = planned.planner;
+    const size_t budget = planned.budget;
+    const size_t host_budget = planner.host_budget();  // a unified-memory board: what is left
     const PlanTable table = plan_table(planner, budget, policy, prefetch_rule);
     nlohmann::json out = plan_json(table, {.model = graph.name(),
                                            .batch = batch,
@@ -83,13 +92,14 @@ py::dict plan(const py::object& model_or_name, int64_t batch, const std::string&
 }
 
 // `vdnn plan --device A,B,... --json` (planning/device_table.h): one training plan per device.
-py::dict plan_devices(const py::object& model_or_name, const std::vector<std::string>& devices, int64_t batch,
+py::dict plan_devices(const py::object& model_or_name, const std::vector<std::string>& devices,
+                      const py::object& batch_arg,
                       const py::object& device_memory, const std::string& policy, const std::string& sync,
                       const std::string& prefetch, const py::object& host_memory, const std::string& optimizer,
                       const std::string& precision) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   const OptionNames keywords{OptionNames::kKeywords};
-  check_batch(batch, keywords);
+  const int64_t batch = int_in_range(batch_arg, 1, kMaxBatch, "batch");
   DeviceTableRequest request{.devices = devices,
                              .devices_option = "devices",
                              .host_memory = budget_bytes(host_memory, "host_memory"),
@@ -105,7 +115,7 @@ py::dict plan_devices(const py::object& model_or_name, const std::vector<std::st
     const Graph graph = model->fresh_graph();
     const std::vector<DevicePlan> rows = plan_devices(graph, batch, request);
     json = dump_json(device_table_json(
-        rows, {.model = graph.name(), .optimizer = optimizer, .batch = batch, .budget = request.budget.value_or(0)}));
+        rows, {.model = graph.name(), .optimizer = request.optimizer, .batch = batch, .budget = request.budget.value_or(0)}));
   }
   return from_json_text(json);
 }

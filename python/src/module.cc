@@ -83,13 +83,49 @@ size_t budget_bytes(const py::object& value, const std::string& what) {
                   << py::str(py::type::of(value).attr("__name__")).cast<std::string>());
 }
 
-int64_t int_in_range(const py::object& value, int64_t lo, int64_t hi, const std::string& what) {
-  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+namespace {
+
+// `value` as a Python int (an int, or what __index__ makes one of: NumPy's integers), refusing
+// bools and everything else, naming `what` and the range it should be in.
+template <class Int>
+py::int_ python_int(const py::object& value, Int lo, Int hi, const std::string& what) {
+  PyObject* index = py::isinstance<py::bool_>(value) ? nullptr : PyNumber_Index(value.ptr());
+  if (!index) {
+    PyErr_Clear();
     VDNN_THROW(what << ": expected an int from " << lo << " to " << hi << ", got "
                     << py::str(py::type::of(value).attr("__name__")).cast<std::string>());
-  if (value < py::int_(lo) || value > py::int_(hi))  // compared as Python ints: 2**64 is out of range, not a cast error
-    VDNN_THROW(what << " " << py::str(value).cast<std::string>() << ": expected " << lo << " to " << hi);
-  return value.cast<int64_t>();
+  }
+  return py::reinterpret_steal<py::int_>(index);
+}
+
+// Throws naming `what` and lo..hi when `i` is outside [from, to] (compared as Python ints: 2**64
+// is out of range, not a cast error).
+template <class Int>
+void refuse_outside(const py::int_& i, Int from, Int to, Int lo, Int hi, const std::string& what) {
+  if (i < py::int_(from) || i > py::int_(to))
+    VDNN_THROW(what << " " << py::repr(i).cast<std::string>() << ": expected " << lo << " to " << hi);
+}
+
+}  // namespace
+
+int64_t int_in_range(const py::object& value, int64_t lo, int64_t hi, const std::string& what) {
+  const py::int_ i = python_int(value, lo, hi, what);
+  refuse_outside(i, lo, hi, lo, hi, what);
+  return i.cast<int64_t>();
+}
+
+int64_t int_for_library_check(const py::object& value, int64_t lo, int64_t hi, const std::string& what, int bits) {
+  const py::int_ i = python_int(value, lo, hi, what);
+  const int64_t top = bits == 32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+  refuse_outside(i, -top - 1, top, lo, hi, what);
+  return i.cast<int64_t>();
+}
+
+uint64_t seed_of(const py::object& value, const std::string& what) {
+  constexpr uint64_t kTop = std::numeric_limits<uint64_t>::max();
+  const py::int_ i = python_int(value, uint64_t{0}, kTop, what);
+  refuse_outside(i, uint64_t{0}, kTop, uint64_t{0}, kTop, what);
+  return i.cast<uint64_t>();
 }
 
 }  // namespace vdnn::python

@@ -193,7 +193,7 @@ void bind_net(py::module_& m) {
       .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
            py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
            py::arg("weight_decay") = py::none(), py::arg("weight_decay_on") = "weights", py::arg("sync") = "event",
-           py::arg("prefetch") = "vdnn", py::arg("conv_algo") = "auto", py::arg("costs") = "",
+           py::arg("prefetch") = "vdnn", py::arg("conv_algo") = py::none(), py::arg("costs") = "",
            py::arg("inference") = false, py::arg("host_memory") = py::none(), py::arg("precision") = "fp32",
            py::arg("optimizer") = "sgd", py::arg("beta1") = 0.9, py::arg("beta2") = 0.999, py::arg("eps") = 1e-8,
            py::arg("clip_grad_norm") = 0.0)

@@ -17,19 +17,21 @@ std::unique_lock<std::recursive_mutex> NetHandle::lock() {
   return taken;
 }
 
-std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, const std::string& policy,
-                                    const py::object& device_memory, uint64_t seed, double momentum,
+std::shared_ptr<NetHandle> make_net(const py::object& model, const py::object& batch, const std::string& policy,
+                                    const py::object& device_memory, const py::object& seed_arg, double momentum,
                                     const py::object& weight_decay, const std::string& weight_decay_on,
-                                    const std::string& sync, const std::string& prefetch, const std::string& conv_algo,
+                                    const std::string& sync, const std::string& prefetch, const py::object& conv_algo,
                                     const std::string& costs, bool inference, const py::object& host_memory,
                                     const std::string& precision, const std::string& optimizer, double beta1,
                                     double beta2, double eps, double clip_grad_norm) {
   const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
-  NetSettings settings{.batch = batch,
+  const uint64_t seed = seed_of(seed_arg, "seed");
+  NetSettings settings{.batch = int_in_range(batch, 1, kMaxBatch, "batch"),
                        .seed = seed,
                        .policy = policy,
                        .precision = precision,
-                       .conv_algo = conv_algo,
+                       .conv_algo = conv_algo.is_none() ? "auto" : conv_algo.cast<std::string>(),
+                       .conv_algo_asked = !conv_algo.is_none(),
                        .sync = sync,
                        .prefetch = prefetch,
                        .inference = inference,
@@ -60,7 +62,8 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, cons
     PlanSourceOptions source{.costs_file = costs};
     source.precision = o.precision;
     source.calibrate_with = [model = h->model] { return model->fresh_graph(); };
-    h->policy_summary = choose_planned_policy(graph, batch, policy, o.device_memory, source, o.sync, o).summary;
+    h->policy_summary =
+        choose_planned_policy(graph, settings.batch, policy, o.device_memory, source, o.sync, o).summary;
   }
   h->net = std::make_unique<Net>(std::move(graph), o);
   if (!h->model->loaded.initial_weights.tensors.empty()) load_weights(h->model->loaded.initial_weights, *h->net);

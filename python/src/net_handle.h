@@ -38,12 +38,14 @@ struct NetHandle {
 // profile --save` file, or measured now). inference: a Net that only infers (runtime/net.h
 // NetOptions::inference): weights and the forward pass's working set within device_memory.
 // precision: "fp32" or "bf16" (NetOptions::precision; bf16 needs a CPU with native bf16).
+// conv_algo None: oneDNN's default, convolutions made direct where device_memory needs it; a name:
+// that algorithm, kept (NetOptions::conv_algo_asked).
 // optimizer: "sgd" or "adamw" (its state planned in the arena); weight_decay None: the optimizer's
 // default (default_weight_decay); beta1, beta2, eps: AdamW's; clip_grad_norm > 0: clip_grad_norm_.
-std::shared_ptr<NetHandle> make_net(const py::object& model, int64_t batch, const std::string& policy,
-                                    const py::object& device_memory, uint64_t seed, double momentum,
+std::shared_ptr<NetHandle> make_net(const py::object& model, const py::object& batch, const std::string& policy,
+                                    const py::object& device_memory, const py::object& seed, double momentum,
                                     const py::object& weight_decay, const std::string& weight_decay_on,
-                                    const std::string& sync, const std::string& prefetch, const std::string& conv_algo,
+                                    const std::string& sync, const std::string& prefetch, const py::object& conv_algo,
                                     const std::string& costs, bool inference, const py::object& host_memory,
                                     const std::string& precision, const std::string& optimizer, double beta1,
                                     double beta2, double eps, double clip_grad_norm);

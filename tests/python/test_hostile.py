@@ -27,6 +27,44 @@ def test_a_batch_out_of_range_is_refused_before_any_kernel(mlp_path):
     assert refused(vdnn.plan, mlp_path, batch=4, repeats=0) == "repeats 0: expected 1 to 1000 timed runs per kernel"
 
 
+def test_every_integer_argument_past_64_bits_is_refused_naming_it(mlp_path):
+    # Typed int64_t, these were pybind11's TypeError listing every signature ("incompatible function
+    # arguments"); each is now read as a Python int and refused naming the keyword and its range.
+    huge = 2**70
+    dataset = vdnn.load_data(mlp_path, data="synthetic", synthetic_samples=8)
+    net = vdnn.Net(mlp_path, batch=4)
+    calls = {
+        "batch": [lambda v: vdnn.Net(mlp_path, batch=v), lambda v: vdnn.plan(mlp_path, batch=v),
+                  lambda v: vdnn.plan_devices(mlp_path, ["h100"], batch=v), lambda v: vdnn.batches(dataset, v),
+                  lambda v: vdnn.train(mlp_path, data="synthetic", batch=v)],
+        "seed": [lambda v: vdnn.Net(mlp_path, batch=4, seed=v), lambda v: vdnn.batches(dataset, 4, seed=v),
+                 lambda v: vdnn.load_data(mlp_path, data="synthetic", seed=v)],
+        "epoch": [lambda v: vdnn.batches(dataset, 4, epoch=v), lambda v: vdnn.lr_at(0, v)],
+        "step": [lambda v: vdnn.lr_at(v, 0)],
+        "total_steps": [lambda v: vdnn.lr_at(0, 0, total_steps=v)],
+        "step_epochs": [lambda v: vdnn.lr_at(0, 0, step_epochs=v),
+                        lambda v: vdnn.train(net, data="synthetic", iterations=1, step_epochs=v)],
+        "warmup_steps": [lambda v: vdnn.lr_at(0, 0, warmup_steps=v),
+                         lambda v: vdnn.train(net, data="synthetic", iterations=1, warmup_steps=v)],
+        "iterations": [lambda v: vdnn.train(net, data="synthetic", iterations=v)],
+        "epochs": [lambda v: vdnn.train(net, data="synthetic", epochs=v)],
+        "synthetic_samples": [lambda v: vdnn.load_data(mlp_path, data="synthetic", synthetic_samples=v),
+                              lambda v: vdnn.train(net, data="synthetic", iterations=1, synthetic_samples=v)],
+        "repeats": [lambda v: vdnn.plan(mlp_path, batch=4, repeats=v)],
+    }
+    for name, uses in calls.items():
+        for use in uses:
+            for value in (huge, -huge):
+                assert refused(use, value).startswith(f"{name} {value}: expected "), (name, value)
+    assert refused(vdnn.Net, mlp_path, batch=4, seed=-1) == "seed -1: expected 0 to 18446744073709551615"
+    assert refused(vdnn.Net, mlp_path, batch=4.0) == "batch: expected an int from 1 to 1048576, got float"
+    assert refused(vdnn.Net, mlp_path, batch=True) == "batch: expected an int from 1 to 1048576, got bool"
+    assert net.steps == 0
+    # NumPy's integers are ints (their __index__), as pybind11 took them before.
+    assert vdnn.Net(mlp_path, batch=np.int64(4), seed=np.uint64(2**64 - 1)).batch == 4
+    assert vdnn.lr_at(np.int32(0), np.int64(0), lr=1.0, total_steps=np.int16(10)) == pytest.approx(1.0)
+
+
 def test_learning_rates_and_optimizer_settings_out_of_range_are_refused(mlp_path):
     net = vdnn.Net(mlp_path, batch=4)
     x = np.zeros((4, 1, 4, 4), np.float32)
