@@ -37,6 +37,7 @@
 #include "util/interrupt.h"
 #include "util/progress.h"
 #include "util/size_parse.h"
+#include "util/text_list.h"
 #include "vdnn/error.h"
 
 namespace vdnn::cli {
@@ -61,6 +62,7 @@ struct TrainOptions {
   std::string on_nan = "stop";
   std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, host_memory,
               link_bandwidth = "0", link_latency = "0";
+  bool conv_algo_asked = false;  // --conv-algo given (NetOptions::conv_algo_asked)
   // Data parallel (under mpirun): a collective's timeout, the gradient bucket size, and the
   // replica check after every step.
   int conv_sub_batches = 1;             // every convolution in this many slices of the batch
@@ -93,11 +95,18 @@ std::string choose_planned_configuration(const Graph& graph, const TrainOptions&
 }
 
 // One line after a signal stopped training: where it stopped and, if a checkpoint of this run is
-// at --save, the step it holds and how to continue from it.
-void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions& o, const std::string& model) {
+// at --save, the step it holds and how to continue from it. Under mpirun rank 0 writes the
+// checkpoints, maybe still: another rank reading the file could quote the step before the one rank 0
+// is saving (the second probe saw it one short), so it names the writer instead of a step.
+void report_interrupted(int sig, int64_t step, int64_t total, const TrainOptions& o, const std::string& model,
+                        int rank) {
   std::fflush(stdout);
   std::string next = "no --save, so nothing to resume from";
-  if (!o.config.save_path.empty()) {
+  if (!o.config.save_path.empty() && rank > 0) {
+    next = VDNN_MSG("rank 0 writes the checkpoints at " << o.config.save_path << ": `vdnn train ... --resume "
+                                                        << o.config.save_path
+                                                        << "` (the same flags) continues from the step it holds");
+  } else if (!o.config.save_path.empty()) {
     next = VDNN_MSG("no checkpoint at " << o.config.save_path << " yet");
     try {
       const Checkpoint c = read_checkpoint(o.config.save_path);
@@ -120,6 +129,7 @@ NetOptions train_net_options(const TrainOptions& o) {
                 .policy = o.policy,
                 .precision = o.precision,
                 .conv_algo = o.conv_algo,
+                .conv_algo_asked = o.conv_algo_asked,
                 .sync = o.sync,
                 .prefetch = o.prefetch,
                 .backend = parse_backend(o.backend),
@@ -272,6 +282,10 @@ void print_memory_plan(const Net& net, const TrainOptions& o) {
       format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
       net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
       format_bytes(plan.peak_bytes).c_str(), format_bytes(net.host_bytes()).c_str());
+  // oneDNN's default algorithms depend on the CPU (runtime/net.h): say where the budget overruled them.
+  if (const std::vector<std::string>& direct = net.convolutions_made_direct(); !direct.empty())
+    std::printf("to fit --device-memory, %zu convolutions run direct instead of oneDNN's default algorithm: %s\n",
+                direct.size(), join_list(direct).c_str());
 }
 
 void resume_trainer(Trainer& trainer, const Checkpoint& checkpoint, const std::string& path) {
@@ -494,7 +508,7 @@ int train(TrainOptions& o, const NetOptions& checked, Communicator& comm) {
   }
   if (const int sig = interrupt_signal()) {
     console.end();
-    report_interrupted(sig, console.last_step(), console.total_steps(), o, model_name);
+    report_interrupted(sig, console.last_step(), console.total_steps(), o, model_name, comm.rank());
     return Interrupted{sig}.exit_code();
   }
   print_result(r, o);
@@ -635,6 +649,7 @@ void add_memory_flags(CLI::App& app, TrainOptions& o) {
                  "convolution algorithm: auto (cpu: oneDNN picks; cuda: fastest measured), direct "
                  "(cuda: least workspace), winograd")
       ->check(CLI::IsMember({"auto", "direct", "winograd"}))
+      ->each([&o](const std::string&) { o.conv_algo_asked = true; })
       ->capture_default_str();
   app.add_option("--conv-sub-batches", o.conv_sub_batches,
                  "run every convolution in this many equal slices of the batch (a divisor of --batch): each "
