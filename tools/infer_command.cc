@@ -126,18 +126,6 @@ std::vector<std::string> streamed_layers(const Net& net) {
   return names;
 }
 
-// The convolutions an inference Net made direct to fit its budget (runtime/net.h NetOptions::inference):
-// direct now, not as `asked` (per layer; empty: none asked per layer).
-std::vector<std::string> direct_convolutions(const Net& net, const std::vector<ConvAlgo>& asked) {
-  std::vector<std::string> names;
-  const std::vector<ConvAlgo>& algos = net.options().conv_algos;
-  for (size_t i = 0; i < algos.size(); ++i)
-    if (algos[i] == ConvAlgo::kDirect && net.graph().nodes()[i].layer->kind() == LayerKind::kConv &&
-        (asked.empty() || asked[i] != ConvAlgo::kDirect))
-      names.push_back(net.graph().nodes()[i].layer->name());
-  return names;
-}
-
 // --top-k K --predictions FILE: per sample, the K most probable classes (softmax of the logits), as
 // JSON {"k": K, "samples": [{"classes": [...], "probabilities": [...]}, ...]} in the data's order.
 void write_top_k(const std::string& path, const std::vector<float>& logits, int classes, int k) {
@@ -255,7 +243,6 @@ struct InferRun {
   std::string weights_sha256;   // of the weights as given (the folded ones hash otherwise)
   std::string step;             // the weights' metadata "step" ("" without one)
   std::string batch_note;       // --batch above the samples: the batch taken instead
-  std::vector<ConvAlgo> asked;  // per layer, as asked (--conv-algo fastest), before the Net fits its budget
   EvalResult eval;
   double batch_seconds = 0;  // --repeat: the median
 };
@@ -290,7 +277,7 @@ void print_json(const InferOptions& o, const Net& net, const Dataset& test, cons
   if (!o.logits.empty()) j["logits"] = o.logits;
   if (!o.predictions.empty()) j["predictions"] = o.predictions;
   if (o.repeat > 0) j["batch_seconds_median"] = run.batch_seconds, j["repeat"] = o.repeat;
-  j["direct_convolutions"] = direct_convolutions(net, run.asked);
+  j["direct_convolutions"] = net.convolutions_made_direct();
   j["streamed_layers"] = streamed_layers(net);
   j["streamed_bytes_per_batch"] = net.train_program().streamed_bytes();
   j["smallest_streamed_budget_bytes"] = net.smallest_streamed_budget();
@@ -337,7 +324,7 @@ void print_graph_notes(const Net& net, const InferRun& run) {
         "their host copies take %s\n",
         format_bytes(net.train_program().streamed_bytes()).c_str(), streamed.size(), join_list(streamed).c_str(),
         format_bytes(net.host_bytes()).c_str());
-  if (const std::vector<std::string> direct = direct_convolutions(net, run.asked); !direct.empty())
+  if (const std::vector<std::string> direct = net.convolutions_made_direct(); !direct.empty())
     std::printf("to fit --device-memory, %zu convolutions run direct instead of their fastest algorithm: %s\n",
                 direct.size(), join_list(direct).c_str());
   if (g.order.moved > 0)
@@ -393,7 +380,6 @@ int run_infer(InferOptions& o) {
   options.stream_weights = o.stream_weights == "auto";
   run.graph = prepare_graph(o, options, graph, weights);
   set_conv_algos(o, graph, options);
-  run.asked = options.conv_algos;
   Net net(std::move(graph), options);
   load_weights(std::move(weights), net);  // each tensor's host copy goes once the Net holds it
   evaluate(o, net, test, run);

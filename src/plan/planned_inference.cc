@@ -52,9 +52,6 @@ Placed stream_largest_first(const Graph& graph, const std::vector<size_t>& value
   return place_values(graph, value_bytes, facts, streamed, budget);
 }
 
-// The workspace an inference Program allocates for a node (program_builder.h).
-size_t forward_workspace(const NodeFacts& f) { return std::min(f.scratch_bytes, f.forward_scratch_bytes); }
-
 }  // namespace
 
 PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& value_bytes,
@@ -85,28 +82,6 @@ PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& v
     p.plan.by_class = plan_memory(copy, p.smallest_streamed_budget).by_class;
   }
   return p;
-}
-
-std::vector<ConvAlgo> direct_convolutions_until_fits(const Graph& graph, const std::vector<size_t>& value_bytes,
-                                                     const std::vector<NodeFacts>& facts,
-                                                     const std::vector<NodeFacts>& direct, std::vector<ConvAlgo> algos,
-                                                     size_t budget, bool streaming) {
-  const int n = static_cast<int>(graph.nodes().size());
-  std::vector<NodeFacts> mixed = facts;
-  bool changed = false;
-  while (!plan_inference(graph, value_bytes, mixed, budget, streaming).fits) {
-    int widest = -1;
-    for (int i = 0; i < n; ++i)
-      if (graph.nodes()[i].layer->kind() == LayerKind::kConv && algos[i] != ConvAlgo::kDirect &&
-          forward_workspace(direct[i]) < forward_workspace(mixed[i]) &&
-          (widest < 0 || forward_workspace(mixed[i]) > forward_workspace(mixed[widest])))
-        widest = i;
-    if (widest < 0) break;
-    algos[widest] = ConvAlgo::kDirect;
-    mixed[widest] = direct[widest];
-    changed = true;
-  }
-  return changed ? algos : std::vector<ConvAlgo>{};
 }
 
 InferencePeak inference_peak(const MemoryPlan& plan) {

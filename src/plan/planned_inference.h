@@ -15,7 +15,8 @@
 // layer larger than the budget must be split first: rewrites/fc_split.h.)
 // Workspace that does not fit: when even every weight streamed does not fit, the convolution with
 // the widest forward workspace goes direct, one at a time, until the pass fits
-// (direct_convolutions_until_fits; a Net that infers under a budget rebuilds its kernels so).
+// (plan/direct_convolutions.h: Winograd's transformed tiles need 890 MiB for one VGG-16 layer at
+// batch 32; a Net that infers under a budget rebuilds its kernels so).
 //
 //   PlannedInference p = plan_inference(graph, backend.value_bytes(), backend.facts(), 64 << 20);
 //   if (!p.fits) throw Error(inference_refusal(graph, batch, p));
@@ -55,17 +56,6 @@ struct InferencePeak {
 // weights when they do not fit and `streaming` allows it.
 PlannedInference plan_inference(const Graph& graph, const std::vector<size_t>& value_bytes,
                                 const std::vector<NodeFacts>& facts, size_t budget, bool streaming = true);
-
-// A pass that does not fit `budget` with `facts` (the kernels of the per-node algorithms `algos`):
-// the convolution whose forward workspace is widest goes direct, its facts from `direct` (the same
-// kernels with every convolution direct: Winograd's transformed tiles need 890 MiB for one VGG-16
-// layer at batch 32), one at a time, until the pass fits or no direct convolution is leaner, as
-// Planner::infer does on predicted costs. Returns `algos` with those convolutions direct; empty
-// when none went direct (it fits, or nothing leaner helps).
-std::vector<ConvAlgo> direct_convolutions_until_fits(const Graph& graph, const std::vector<size_t>& value_bytes,
-                                                     const std::vector<NodeFacts>& facts,
-                                                     const std::vector<NodeFacts>& direct, std::vector<ConvAlgo> algos,
-                                                     size_t budget, bool streaming = true);
 
 InferencePeak inference_peak(const MemoryPlan& plan);
 

@@ -69,13 +69,15 @@ PlanTable plan_table(const Planner& planner, size_t budget, const std::string& p
       r.label += VDNN_MSG(", ahead " << r.e.prefetch_depth << (r.e.prefetch_depth == 1 ? " layer" : " layers"));
     t.rows.push_back(std::move(r));
   };
-  // vDNN's policies with the algorithms `vdnn train --policy P` runs (its default, --conv-algo auto),
-  // and `none` with --conv-algo direct's where they differ: each row is a command that keeps it
-  // (`none` prefetches nothing, and train refuses --prefetch with it).
+  // vDNN's policies with the algorithms `vdnn train --policy P --conv-algo auto` runs, and `none`
+  // with --conv-algo direct's where they differ: each row is a command that keeps it (`none`
+  // prefetches nothing, and train refuses --prefetch with it). The algorithm is named: without
+  // --conv-algo, train makes convolutions direct where a budget below the row's needs it
+  // (runtime/net.h NetOptions::conv_algo_asked).
   const AlgoChoice defaults = costs.defaults(), direct = costs.direct();
   auto add = [&](Policy p, const AlgoChoice& a) {
     row("", Configuration{p, a}, prefetch,
-        VDNN_MSG("--policy " << to_string(p) << (a == defaults ? "" : " --conv-algo direct")
+        VDNN_MSG("--policy " << to_string(p) << (a == defaults ? " --conv-algo auto" : " --conv-algo direct")
                              << (p == Policy::kNone ? "" : ahead)));
   };
   t.one = !policy.empty() && policy != "dyn" && policy != "auto";

@@ -5,11 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "backends/backend_targets.h"
 #include "comm/rank_agreement.h"
 #include "core/graph_digest.h"
+#include "plan/direct_convolutions.h"
 #include "util/host_memory.h"
 #include "util/sha256.h"
 #include "util/size_parse.h"
@@ -20,20 +22,28 @@ namespace vdnn {
 
 namespace {
 
-// Under a budget the fastest convolutions' workspace may not fit: the backend target's facts for
-// the same kernels with every convolution direct, and which of them go direct
-// (plan/planned_inference.h). Returns the per-node algorithms (empty: nothing leaner helps or is
+// Under a budget the default convolutions' workspace may not fit: the backend target's facts for
+// the same kernels with every convolution direct, and which of them go direct until `fits`
+// (plan/direct_convolutions.h). Returns the per-node algorithms (empty: nothing leaner helps or is
 // needed).
 std::vector<ConvAlgo> leaner_convolutions(const Graph& graph, int64_t batch, const NetOptions& options,
-                                          const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts) {
+                                          const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
+                                          Workspace counted,
+                                          const std::function<bool(const std::vector<NodeFacts>&)>& fits) {
   const int n = static_cast<int>(graph.nodes().size());
   const TargetFacts direct = backend_target(to_string(options.backend))
                                  .facts(graph, batch, std::vector<ConvAlgo>(n, ConvAlgo::kDirect), options.precision);
   if (direct.value_bytes != value_bytes) return {};
   std::vector<ConvAlgo> algos =
       options.conv_algos.empty() ? std::vector<ConvAlgo>(n, options.conv_algo) : options.conv_algos;
-  return direct_convolutions_until_fits(graph, value_bytes, facts, direct.facts, std::move(algos),
-                                        options.device_memory, options.stream_weights);
+  return direct_convolutions_until(graph, facts, direct.facts, std::move(algos), counted, fits);
+}
+
+// A training Net picks its convolutions' algorithms itself (oneDNN's default, which depends on the
+// CPU) unless someone chose them: asked for one, per layer (dyn, auto), or layers in slices.
+bool picks_its_own_algorithms(const NetOptions& options) {
+  return options.conv_algo == ConvAlgo::kAuto && !options.conv_algo_asked && options.conv_algos.empty() &&
+         options.conv_sub_batches.empty() && options.slice_runs.empty();
 }
 
 // NetOptions::conv_sub_batches: one count per node, >= 1, > 1 only for a convolution, dividing
@@ -140,11 +150,15 @@ Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), bat
     PlannedInference planned =
         plan_inference(graph_, value_bytes, facts_, options.device_memory, options.stream_weights);
     if (!planned.fits && options.device_memory) {
-      std::vector<ConvAlgo> algos = leaner_convolutions(graph_, batch_, options, value_bytes, facts_);
-      if (!algos.empty()) {  // the kernels again, some convolutions direct
-        options_.conv_algos = std::move(algos);
-        backend_ = make_backend(graph_, backend_options());
-        facts_ = backend_->facts();
+      std::vector<ConvAlgo> algos =
+          leaner_convolutions(graph_, batch_, options, value_bytes, facts_, Workspace::kForward,
+                              [&](const std::vector<NodeFacts>& f) {
+                                return plan_inference(graph_, value_bytes, f, options.device_memory,
+                                                      options.stream_weights)
+                                    .fits;
+                              });
+      if (!algos.empty()) {
+        make_direct(std::move(algos));
         planned =
             plan_inference(graph_, backend_->value_bytes(), facts_, options.device_memory, options.stream_weights);
       }
@@ -159,6 +173,15 @@ Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), bat
     step.collectives.bucket_bytes = options.bucket_bytes;
     step.collectives.first_bucket_bytes = std::min(step.collectives.first_bucket_bytes, options.bucket_bytes);
     PlannedStep planned = plan_step(run_graph, value_bytes, facts_, step);
+    if (!planned.fits && options.device_memory && picks_its_own_algorithms(options)) {
+      std::vector<ConvAlgo> algos = leaner_convolutions(
+          graph_, batch_, options, value_bytes, facts_, Workspace::kStep,
+          [&](const std::vector<NodeFacts>& f) { return plan_step(graph_, value_bytes, f, step).fits; });
+      if (!algos.empty()) {
+        make_direct(std::move(algos));
+        planned = plan_step(graph_, backend_->value_bytes(), facts_, step);
+      }
+    }
     if (!planned.fits) VDNN_THROW(budget_refusal(run_graph, value_bytes, facts_, step, batch_, planned, options.names));
     take(std::move(planned));
   }
@@ -192,6 +215,16 @@ Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), bat
   labels_ = HostBuffer(labels * sizeof(int32_t), staging, "labels");
   std::memset(images_.data(), 0, images_.bytes());
   std::memset(labels_.data(), 0, labels_.bytes());
+}
+
+void Net::make_direct(std::vector<ConvAlgo> algos) {
+  for (size_t i = 0; i < algos.size(); ++i) {
+    const ConvAlgo had = options_.conv_algos.empty() ? options_.conv_algo : options_.conv_algos[i];
+    if (algos[i] == ConvAlgo::kDirect && had != ConvAlgo::kDirect) made_direct_.push_back(graph_.nodes()[i].layer->name());
+  }
+  options_.conv_algos = std::move(algos);
+  backend_ = make_backend(graph_, backend_options());
+  facts_ = backend_->facts();
 }
 
 Net::~Net() {

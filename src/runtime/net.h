@@ -65,6 +65,11 @@ struct NetOptions {
   // (without a budget: as far as fits in what vDNN's rule needs).
   bool prefetch_ahead = false;
   ConvAlgo conv_algo = ConvAlgo::kAuto;
+  // Training under a budget: with conv_algo kAuto left as the default (not asked), no per-node
+  // choice and no slices, convolutions whose default algorithm's workspace does not fit go direct,
+  // the widest first, until the step fits (plan/direct_convolutions.h; oneDNN's default depends on
+  // the CPU). Asked (--conv-algo given), the algorithm is kept and a budget it does not fit is refused.
+  bool conv_algo_asked = false;
   std::vector<ConvAlgo> conv_algos;  // per node (vDNN_dyn's choice); empty: conv_algo everywhere
   // Per node: k > 1 runs that convolution in k slices of the batch (k divides it), its workspace
   // that of batch / k; the weight gradient sums the slices' (float rounding differs from one pass).
@@ -99,7 +104,7 @@ struct NetOptions {
   // zero: load them (runtime/checkpoint.h load_weights, import_param). When the pass does not fit
   // `device_memory`, weights are streamed first (stream_weights); only when every weight streamed
   // does not fit either do convolutions go direct, widest workspace first, until it does
-  // (options().conv_algos then says which). The Net has no cost model: on this CPU a streamed
+  // (convolutions_made_direct() says which). The Net has no cost model: on this CPU a streamed
   // weight costs a memcpy and a direct kernel more time; `vdnn plan --inference` weighs the two.
   bool inference = false;
   // Inference under a budget: weights that do not fit are streamed from host memory (false: every
@@ -147,6 +152,10 @@ class Net {
   const Graph& compute_graph() const { return sliced_ ? sliced_->graph : graph_; }
   int64_t batch() const { return batch_; }
   const NetOptions& options() const { return options_; }
+  // The convolutions this Net made direct so its plan fits the budget (the workspace of the
+  // algorithm they had did not), by layer name in graph order; empty: none. options().conv_algos
+  // holds every layer's algorithm then.
+  const std::vector<std::string>& convolutions_made_direct() const { return made_direct_; }
 
   // Copies `valid` <= batch samples (plain NCHW floats; a token input: floats holding exact ids) and
   // their labels in (valid x graph().labels_per_sample(): one per token for [T, V] logits); the rest
@@ -239,6 +248,8 @@ class Net {
   std::unique_ptr<SlicedGraph> sliced_;  // NetOptions::slice_runs; borrows graph_'s layers
   int64_t batch_;
   NetOptions options_;
+  std::vector<std::string> made_direct_;
+  void make_direct(std::vector<ConvAlgo> algos);  // rebuilds the kernels with those algorithms
   std::unique_ptr<Backend> backend_;
   std::vector<NodeFacts> facts_;  // the backend's facts (parameter sizes)
   Program train_, eval_;          // an inference Net: eval_ alone

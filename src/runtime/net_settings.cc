@@ -61,6 +61,7 @@ NetOptions net_options(const NetSettings& s, const OptionNames& names) {
   o.policy = checked_policy(s, names);
   o.precision = parse_precision(s.precision, names("precision"));
   o.conv_algo = parse_conv_algo(s.conv_algo, names("conv_algo"));
+  o.conv_algo_asked = s.conv_algo_asked;
   check_precision(s, o.precision, o.conv_algo, names);
   if (const std::string why = backend_unavailable_reason(s.backend); !why.empty())
     VDNN_THROW(names("backend") << " " << to_string(s.backend) << ": " << why);

@@ -40,6 +40,7 @@ struct NetSettings {
   std::optional<size_t> host_memory;    // bytes, for the host copies; none: what the plans need
   std::string precision = "fp32";
   std::string conv_algo = "auto";  // a planned policy picks the algorithms itself
+  bool conv_algo_asked = false;    // conv_algo was given, not left to the default (NetOptions::conv_algo_asked)
   std::string sync = "event";
   std::string prefetch = "vdnn";
   BackendKind backend = BackendKind::kCpu;

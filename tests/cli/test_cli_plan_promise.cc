@@ -7,7 +7,9 @@
 // refusal where `auto` fits points at `--policy auto`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "backends/cpu/cpu_isa.h"
@@ -122,11 +124,18 @@ TEST(CliPlanPromise, AUnifiedMemoryBoardNeverCountsOnHostMemoryItDoesNotHave) {
 // `profile --check auto` measured `none` (auto without a budget keeps everything): it now trains
 // what auto picks for --device-memory, and its row predicts that pick. vgg_cifar, whose peak `all`
 // lowers on every CPU (fmnist_cnn's peak is its first layer's gradients, which `all` does not
-// offload: on AVX2 none, conv and all share it).
+// offload: on AVX2 none, conv and all share it). The budget: `all`'s smallest, and below
+// none+leanest's, where auto decides per tensor (with AVX-512, oneDNN's default algorithms are
+// Winograd with 10-40 MiB of workspace a layer, so `all` with them needs more than none+leanest).
 TEST(CliPlanPromise, ProfileCheckAutoMeasuresWhatAutoPicksForTheBudget) {
-  const CliRun all = vdnn("plan --model vgg_cifar --batch 16 --policy all --json");
-  ASSERT_EQ(all.exit_code, 0) << all.output;
-  const size_t budget = json_of(all.output)["configurations"][0]["minimum_budget"];
+  const CliRun table = vdnn("plan --model vgg_cifar --batch 16 --json");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  size_t budget = std::numeric_limits<size_t>::max();
+  const nlohmann::json rows = json_of(table.output)["configurations"];  // none+leanest first, then each policy's
+  for (const auto& row : rows)
+    if (row["policy"] == "all" || row["configuration"] == "none+leanest")
+      budget = std::min(budget, row["minimum_budget"].get<size_t>() - (row["policy"] == "none" ? 1 : 0));
+  ASSERT_LT(budget, std::numeric_limits<size_t>::max()) << table.output;
   const CliRun r = vdnn(
       "profile --model vgg_cifar --batch 16 --repeats 1 --steps 2 --progress none --check none,auto "
       "--device-memory " +
@@ -200,10 +209,16 @@ TEST(CliPlanPromise, ARefusalWhereAutoFitsPointsAtIt) {
   const SmallestBudgets b = smallest_budgets();
   ASSERT_LT(b.floor, b.all) << "fmnist_cnn's leanest algorithms take less workspace than train's";
   const std::string between = std::to_string((b.floor + b.all) / 2);
-  expect_refused(kTrainB32 + "--policy all --device-memory " + between,
+  expect_refused(kTrainB32 + "--policy all --conv-algo auto --device-memory " + between,
                  "--policy auto (keep, offload or recompute per tensor, leaner algorithms) may fit it");
   const CliRun a = vdnn(kTrainB32 + "--policy auto --device-memory " + between);
   EXPECT_EQ(a.exit_code, 0) << "the refusal's suggestion does not train:\n" << a.output;
+  // Without --conv-algo, train keeps the policy and makes the widest convolutions direct.
+  const CliRun direct = vdnn(kTrainB32 + "--policy all --device-memory " + between);
+  EXPECT_EQ(direct.exit_code, 0) << direct.output;
+  EXPECT_NE(direct.output.find("to fit --device-memory, 1 convolutions run direct instead of oneDNN's default"),
+            std::string::npos)
+      << direct.output;
 }
 
 // Below the floor dyn's refusal, whose costs are measured, does not point at auto (auto was tried

@@ -14,6 +14,7 @@
 #include "cli/cli_run.h"
 #include "interop/onnx_test_model.h"
 #include "io/npy.h"
+#include "io/safetensors.h"
 #include "io/svg_check.h"
 
 namespace vdnn::test {
@@ -174,11 +175,20 @@ TEST_F(CliSecondProbe, InferRefusesImagesThatAreNotFinite) {
   std::fill(x.begin(), x.end(), std::numeric_limits<float>::quiet_NaN());
   write_npy(path("nan.npy"), {3, 1, 28, 28}, x);
   expect_user_error(infer + path("nan.npy"), "sample 0 holds nan (2352 of the file's 2352 values are NaN or infinite)");
-  // Was: finite inputs that overflow float32 in the forward pass gave NaN or infinite logits, exit 0.
+  // Was: finite inputs or weights that overflow float32 in the forward pass gave NaN or infinite
+  // logits, exit 0. Finite weights of 3e38 in the last layer overflow in the logits themselves: an
+  // overflow earlier is a NaN that oneDNN's ReLU turns into 0 with AVX-512 kernels (and keeps with
+  // AVX2), so only the last layer's overflow reaches the logits on every CPU.
+  SafeTensors weights = read_safetensors(path("w.safetensors"), {.accept_integer = [](const std::string&) { return true; }});
+  for (SafeTensor& t : weights.tensors)
+    if (t.name == "fc2.weight") std::fill(t.data.begin(), t.data.end(), 3e38f);
+  weights.metadata.erase("weights_sha256");  // changed on purpose
+  write_safetensors(path("huge.safetensors"), weights);
   std::fill(x.begin(), x.end(), 0.5f);
-  std::fill(x.begin() + 2 * 28 * 28, x.end(), 3e38f);
-  write_npy(path("huge.npy"), {3, 1, 28, 28}, x);
-  expect_user_error(infer + path("huge.npy"), "1 sample(s) gave logits that are NaN or infinite (the first: sample 2");
+  write_npy(path("ok.npy"), {3, 1, 28, 28}, x);
+  const std::string huge = "infer --model fmnist_cnn --batch 2 --weights " + path("huge.safetensors") +
+                           " --logits " + path("y.npy") + " --images " + path("ok.npy");
+  expect_user_error(huge, "3 sample(s) gave logits that are NaN or infinite (the first: sample 0");
 }
 
 }  // namespace test_cli_second_probe

@@ -158,6 +158,7 @@ TEST(Offload, TooSmallBudgetIsRefusedBeforeTrainingWithTheSmallestThatWorks) {
   o.batch = 16;
   o.policy = Policy::kAll;
   o.device_memory = 1 << 20;
+  o.conv_algo_asked = true;  // kept: no convolution goes direct to fit (runtime/net.h)
   try {
     Net net(deep_linear_net(), o);
     ADD_FAILURE() << "1 MiB accepted";
