@@ -341,8 +341,8 @@ void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const Data
       plan.oracle * 1e3);
   if (o.policy.empty() || plan.table.one)
     std::printf(
-        "each none, conv and all row is the step `vdnn train --policy P --conv-algo auto` runs (oneDNN's default "
-        "algorithms%s), so its min budget trains (without --conv-algo, train makes convolutions direct where a "
+        "each none, conv and all row is the step `vdnn train --policy P --conv-algo auto` runs (the backend's own "
+        "choice of algorithm%s), so its min budget trains (without --conv-algo, train makes convolutions direct where a "
         "smaller budget needs it); leanest: with --conv-algo direct.\n",
         plan.planner.costs().defaults() == plan.planner.costs().fastest() ? ", here the fastest" : "");
   print_choices(o, plan);

@@ -284,7 +284,7 @@ void print_memory_plan(const Net& net, const TrainOptions& o) {
       format_bytes(plan.peak_bytes).c_str(), format_bytes(net.host_bytes()).c_str());
   // oneDNN's default algorithms depend on the CPU (runtime/net.h): say where the budget overruled them.
   if (const std::vector<std::string>& direct = net.convolutions_made_direct(); !direct.empty())
-    std::printf("to fit --device-memory, %zu convolutions run direct instead of oneDNN's default algorithm: %s\n",
+    std::printf("to fit --device-memory, %zu convolution(s) run direct instead of their default algorithm: %s\n",
                 direct.size(), join_list(direct).c_str());
 }
 

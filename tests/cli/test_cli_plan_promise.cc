@@ -216,7 +216,7 @@ TEST(CliPlanPromise, ARefusalWhereAutoFitsPointsAtIt) {
   // Without --conv-algo, train keeps the policy and makes the widest convolutions direct.
   const CliRun direct = vdnn(kTrainB32 + "--policy all --device-memory " + between);
   EXPECT_EQ(direct.exit_code, 0) << direct.output;
-  EXPECT_NE(direct.output.find("to fit --device-memory, 1 convolutions run direct instead of oneDNN's default"),
+  EXPECT_NE(direct.output.find("to fit --device-memory, 1 convolution(s) run direct instead of their default"),
             std::string::npos)
       << direct.output;
 }
