@@ -118,10 +118,11 @@ void print_row(const PlanRow& r, double oracle, bool with_budget) {
 
 // --trace, --svg, --svg-memory. The trace shows dyn's pick if there is one, else none
 // (none with train's default algorithms, or the one --policy asked for); the memory panels skip none
-// with --conv-algo direct.
+// with --conv-algo direct, and show dyn's and auto's picks whatever their algorithms.
 void write_pictures(const PlanOptions& o, const std::vector<PlanRow>& rows, const std::string& title, size_t budget,
                     double oracle, const NetworkCosts& costs) {
   const auto is_dyn = [](const PlanRow& r) { return r.label.rfind("dyn: ", 0) == 0; };
+  const auto is_pick = [&](const PlanRow& r) { return is_dyn(r) || r.label.rfind("auto: ", 0) == 0; };
   if (!o.trace.empty() && !rows.empty()) {
     auto traced = std::find_if(rows.begin(), rows.end(), is_dyn);
     if (traced == rows.end())
@@ -140,7 +141,7 @@ void write_pictures(const PlanOptions& o, const std::vector<PlanRow>& rows, cons
   if (!o.svg_memory.empty()) {
     std::vector<MemoryPanel> panels;
     for (const PlanRow& r : rows)
-      if (is_dyn(r) || r.e.config.algos == costs.defaults())
+      if (is_pick(r) || r.e.config.algos == costs.defaults())
         panels.push_back({r.label, r.e.time.memory, r.e.time.iteration_seconds});
     write_text_file(o.svg_memory, memory_timeline_svg(title, panels, budget));
   }

@@ -277,11 +277,14 @@ NetChoice choose_net_options(const Graph& graph, const TrainOptions& o, const Ne
 void print_memory_plan(const Net& net, const TrainOptions& o) {
   const MemoryPlan& plan = net.train_plan();
   std::printf(
-      "device memory %s (policy %s, sync %s, prefetch %s): plan peak %s, host %s for offloaded tensors "
-      "(taken once)\n",
+      "device memory %s (policy %s, sync %s, prefetch %s): plan peak %s (smallest budget %s), host %s for "
+      "offloaded tensors (taken once)\n",
       format_bytes(net.arena_bytes()).c_str(), o.policy.c_str(), o.sync.c_str(),
-      net.prefetch_depth() ? VDNN_MSG("ahead " << net.prefetch_depth() << " layers").c_str() : "vdnn",
-      format_bytes(plan.peak_bytes).c_str(), format_bytes(net.host_bytes()).c_str());
+      net.prefetch_depth()
+          ? VDNN_MSG("ahead " << net.prefetch_depth() << (net.prefetch_depth() == 1 ? " layer" : " layers")).c_str()
+          : "vdnn",
+      format_bytes(plan.peak_bytes).c_str(), format_bytes(net.smallest_resident_budget()).c_str(),
+      format_bytes(net.host_bytes()).c_str());
   // oneDNN's default algorithms depend on the CPU (runtime/net.h): say where the budget overruled them.
   if (const std::vector<std::string>& direct = net.convolutions_made_direct(); !direct.empty())
     std::printf("to fit --device-memory, %zu convolution(s) run direct instead of their default algorithm: %s\n",

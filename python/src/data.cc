@@ -100,7 +100,7 @@ double lr_at(const py::object& step, const py::object& epoch, double lr, const s
                      min_lr};
   s.check(OptionNames{OptionNames::kKeywords});
   return s.at(int_for_library_check(step, 0, kLargest, "step"),
-              static_cast<int>(int_for_library_check(epoch, 0, std::numeric_limits<int>::max(), "epoch", 32)));
+              static_cast<int>(int_for_library_check(epoch, 0, kMaxEpochs, "epoch", 32)));
 }
 
 py::dict step_dict(const StepProgress& p) {

@@ -1,6 +1,7 @@
 // python/src/module.cc — the extension vdnn._vdnn: vdnn.Error, the shared conversions, the bindings.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "bindings.h"
 #include "util/host_memory.h"
@@ -65,38 +66,52 @@ py::array_t<float, py::array::c_style> float32_array(const py::handle& array, co
 
 py::object from_json_text(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
 
+namespace {
+
+// `value` as a Python int: an int, or what __index__ makes one of (NumPy's integers); none for a
+// bool (Python's or NumPy's: True is not a count) or anything else.
+std::optional<py::int_> as_int(const py::object& value) {
+  if (py::isinstance<py::bool_>(value) ||
+      (py::hasattr(value, "dtype") && py::str(value.attr("dtype").attr("kind")).cast<std::string>() == "b"))
+    return std::nullopt;
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (!index) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return py::reinterpret_steal<py::int_>(index);
+}
+
+// as_int, or an error naming `what` and the range it should be in.
+template <class Int>
+py::int_ python_int(const py::object& value, Int lo, Int hi, const std::string& what) {
+  if (std::optional<py::int_> i = as_int(value)) return *i;
+  VDNN_THROW(what << ": expected an int from " << lo << " to " << hi << ", got "
+                  << py::str(py::type::of(value).attr("__name__")).cast<std::string>());
+}
+
+}  // namespace
+
 size_t budget_bytes(const py::object& value, const std::string& what) {
   if (value.is_none()) return 0;
   if (py::isinstance<py::str>(value)) return check_budget(parse_size(value.cast<std::string>(), what), what);
-  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+  if (const std::optional<py::int_> bytes = as_int(value)) {
     // Python's ints have no bound: compared as Python ints, never cast first (2**64 would not fit).
-    if (value > py::int_(std::numeric_limits<size_t>::max()))
-      VDNN_THROW(what << " " << py::str(value).cast<std::string>() << ": expected a size of at most "
+    const py::int_& n = *bytes;
+    if (n > py::int_(std::numeric_limits<size_t>::max()))
+      VDNN_THROW(what << " " << py::repr(n).cast<std::string>() << ": expected a size of at most "
                       << std::numeric_limits<size_t>::max() << " bytes, or a text such as \"48MiB\"");
-    if (value < py::int_(1))
+    if (n < py::int_(1))
       VDNN_THROW(
-          what << " " << py::str(value).cast<std::string>()
+          what << " " << py::repr(n).cast<std::string>()
                << ": expected a size above 0 in bytes, or a text such as \"48MiB\" (leave it out for the default)");
-    return value.cast<size_t>();
+    return n.cast<size_t>();
   }
   VDNN_THROW(what << ": expected bytes (int) or a size such as \"48MiB\" (str), got "
                   << py::str(py::type::of(value).attr("__name__")).cast<std::string>());
 }
 
 namespace {
-
-// `value` as a Python int (an int, or what __index__ makes one of: NumPy's integers), refusing
-// bools and everything else, naming `what` and the range it should be in.
-template <class Int>
-py::int_ python_int(const py::object& value, Int lo, Int hi, const std::string& what) {
-  PyObject* index = py::isinstance<py::bool_>(value) ? nullptr : PyNumber_Index(value.ptr());
-  if (!index) {
-    PyErr_Clear();
-    VDNN_THROW(what << ": expected an int from " << lo << " to " << hi << ", got "
-                    << py::str(py::type::of(value).attr("__name__")).cast<std::string>());
-  }
-  return py::reinterpret_steal<py::int_>(index);
-}
 
 // Throws naming `what` and lo..hi when `i` is outside [from, to] (compared as Python ints: 2**64
 // is out of range, not a cast error).

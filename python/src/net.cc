@@ -199,6 +199,9 @@ void bind_net(py::module_& m) {
            py::arg("clip_grad_norm") = 0.0)
       .def_property_readonly("model", [](const NetHandle& h) { return h.model; })
       .def_property_readonly("batch", [](const NetHandle& h) { return h.net->batch(); })
+      .def_property_readonly(
+          "convolutions_made_direct", [](const NetHandle& h) { return h.net->convolutions_made_direct(); },
+          "The convolutions this Net made direct so its plan fits device_memory (conv_algo None), by name.")
       .def_property_readonly("precision",
                              [](const NetHandle& h) { return std::string(to_string(h.net->options().precision)); })
       .def_property_readonly("seed", [](const NetHandle& h) { return h.config.seed; })

@@ -26,6 +26,9 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, const py::object& b
                                     double beta2, double eps, double clip_grad_norm) {
   const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
   const uint64_t seed = seed_of(seed_arg, "seed");
+  if (!conv_algo.is_none() && !py::isinstance<py::str>(conv_algo))
+    VDNN_THROW("conv_algo: expected None, \"auto\", \"direct\" or \"winograd\", got "
+               << py::str(py::type::of(conv_algo).attr("__name__")).cast<std::string>());
   NetSettings settings{.batch = int_in_range(batch, 1, kMaxBatch, "batch"),
                        .seed = seed,
                        .policy = policy,

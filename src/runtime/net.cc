@@ -238,6 +238,7 @@ void Net::take(PlannedStep step) {
   train_plan_ = std::move(step.train_plan);
   eval_plan_ = std::move(step.eval_plan);
   prefetch_depth_ = step.prefetch_depth;
+  smallest_resident_budget_ = step.smallest_budget;
 }
 
 // An inference Net has one Program, the evaluation one: train_program() and train_plan() give it

@@ -222,8 +222,9 @@ class Net {
   // Per node: its weights are streamed from host memory (an inference Net under a budget smaller
   // than its weights and working set, plan/planned_inference.h); empty: none is.
   const std::vector<bool>& streamed_weights() const { return streamed_weights_; }
-  // An inference Net: the smallest budget with every weight on the device, and the smallest that
-  // runs its pass at all, every weight streamed (plan/planned_inference.h).
+  // The smallest budget with every weight on the device (a training Net: the smallest its step runs
+  // in, at vDNN's prefetch rule, with the algorithms it runs; plan_step's), and for an inference Net
+  // the smallest that runs its pass at all, every weight streamed (plan/planned_inference.h).
   size_t smallest_resident_budget() const { return smallest_resident_budget_; }
   size_t smallest_streamed_budget() const { return smallest_streamed_budget_; }
   const Program& eval_program() const { return eval_; }

@@ -24,11 +24,23 @@ std::string kind_of_mode(mode_t mode) {
   return "is not a file";
 }
 
+// Why a path that stat(2) or open(2) did not find is missing: "does not exist", or for a link whose
+// target is gone, which target ("is a link to '/data/x.png', which does not exist").
+std::string missing(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    std::string target(4096, '\0');
+    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+    if (n >= 0) return "is a link to '" + target.substr(0, static_cast<size_t>(n)) + "', which does not exist";
+  }
+  return "does not exist";
+}
+
 // "" when stat(path) has `wanted` as its type; else why not.
 std::string unless_kind(const std::string& path, mode_t wanted) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    return errno == ENOENT || errno == ENOTDIR ? "does not exist"
+    return errno == ENOENT || errno == ENOTDIR ? missing(path)
                                                : VDNN_MSG("cannot be examined (" << std::strerror(errno) << ")");
   return (st.st_mode & S_IFMT) == wanted ? "" : kind_of_mode(st.st_mode);
 }
@@ -45,7 +57,11 @@ int open_regular_file(const std::string& path) {
   if (::stat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode))
     VDNN_THROW(path << ": " << kind_of_mode(before.st_mode) << ", not a regular file");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) VDNN_THROW(path << ": cannot open (" << std::strerror(errno) << ")");
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ENOENT) VDNN_THROW(path << ": " << missing(path));
+    VDNN_THROW(path << ": cannot open (" << std::strerror(error) << ")");
+  }
   struct stat st {};
   std::string why;
   if (::fstat(fd, &st) != 0)

@@ -60,8 +60,15 @@ def test_every_integer_argument_past_64_bits_is_refused_naming_it(mlp_path):
     assert refused(vdnn.Net, mlp_path, batch=4.0) == "batch: expected an int from 1 to 1048576, got float"
     assert refused(vdnn.Net, mlp_path, batch=True) == "batch: expected an int from 1 to 1048576, got bool"
     assert net.steps == 0
-    # NumPy's integers are ints (their __index__), as pybind11 took them before.
+    # NumPy's integers are ints (their __index__), as pybind11 took them before, budgets included;
+    # NumPy's bools are bools, refused as True is.
     assert vdnn.Net(mlp_path, batch=np.int64(4), seed=np.uint64(2**64 - 1)).batch == 4
+    assert vdnn.Net(mlp_path, batch=4, device_memory=np.int64(10**7)).batch == 4
+    assert refused(vdnn.Net, mlp_path, batch=np.bool_(True)) == "batch: expected an int from 1 to 1048576, got bool_"
+    assert refused(vdnn.Net, mlp_path, batch=4, conv_algo=1) == (
+        'conv_algo: expected None, "auto", "direct" or "winograd", got int')
+    # Which convolutions a budget made direct (conv_algo None) is said, as train prints it.
+    assert isinstance(vdnn.Net("fmnist_dag", batch=8).convolutions_made_direct, list)
     assert vdnn.lr_at(np.int32(0), np.int64(0), lr=1.0, total_steps=np.int16(10)) == pytest.approx(1.0)
 
 

@@ -7,7 +7,9 @@
 #include <mutex>
 #include <set>
 
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/kernels.h"
+#include "core/layer_kind.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -78,6 +80,10 @@ std::unique_ptr<CpuKernel> make_cpu_kernel(const KernelSetup& setup, const dnnl:
     if (!kernel->slow_kernels.empty()) warn_slow_once(layer, kernel->slow_kernels);
     return kernel;
   } catch (const dnnl::error& e) {
+    // Winograd exists only for some shapes and instruction sets: the algorithm, not the batch, is why.
+    if (layer.kind() == LayerKind::kConv && setup.conv_algo == ConvAlgo::kWinograd)
+      layer.fail(VDNN_MSG("oneDNN has no Winograd convolution for this layer's shape on this CPU ("
+                          << cpu_isa_name() << "): the auto or direct algorithm runs it (" << e.what() << ")"));
     layer.fail(VDNN_MSG("oneDNN cannot implement it for batch "
                         << setup.batch
                         << (setup.sub_batches > 1 ? VDNN_MSG(" (in " << setup.sub_batches << " sub-batches)") : "")
