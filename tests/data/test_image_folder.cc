@@ -163,7 +163,7 @@ TEST(ImageDecode, EveryUnreadableFileIsAnErrorNamingIt) {
   test::expect_error([&] { read_image_size(dir / "empty.jpg"); }, {(dir / "empty.jpg").string(), "empty"});
   test::expect_error([&] { read_image_size(dir / "text.jpg"); }, {(dir / "text.jpg").string(), "not a JPEG or PNG"});
   test::expect_error([&] { read_image_size(dir / "dangling.png"); },
-                     {(dir / "dangling.png").string(), "cannot open (No such file"});
+                     {(dir / "dangling.png").string(), "is a link to '", "nowhere.png', which does not exist"});
   // 65535 x 65535 claimed by a valid header: refused before any allocation.
   test::expect_error([&] { read_image_size(dir / "huge.png"); }, {(dir / "huge.png").string(), "65535 x 65535 pixels"});
   test::expect_error([&] { decode_image(dir / "huge.png", 3, whole(), 8, 8); }, {"at most 178956970 pixels"});
