@@ -177,8 +177,9 @@ TEST_F(CliSecondProbe, InferRefusesImagesThatAreNotFinite) {
   expect_user_error(infer + path("nan.npy"), "sample 0 holds nan (2352 of the file's 2352 values are NaN or infinite)");
   // Was: finite inputs or weights that overflow float32 in the forward pass gave NaN or infinite
   // logits, exit 0. Finite weights of 3e38 in the last layer overflow in the logits themselves: an
-  // overflow earlier is a NaN that oneDNN's ReLU turns into 0 with AVX-512 kernels (and keeps with
-  // AVX2), so only the last layer's overflow reaches the logits on every CPU.
+  // overflow in the first layers (3e38 inputs) reached the logits as NaN with AVX2 kernels but gave
+  // finite logits with AVX-512 ones (where the NaN is lost was not traced; a ReLU between does it),
+  // so only the last layer's overflow reaches the logits on every CPU.
   SafeTensors weights = read_safetensors(path("w.safetensors"), {.accept_integer = [](const std::string&) { return true; }});
   for (SafeTensor& t : weights.tensors)
     if (t.name == "fc2.weight") std::fill(t.data.begin(), t.data.end(), 3e38f);
