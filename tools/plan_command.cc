@@ -66,7 +66,7 @@ struct PlanOptions {
   ModelFlags model{.name = "fmnist_cnn"};
   std::string policy, sync = "event", prefetch = "vdnn", device_memory, host_memory, link_bandwidth = "0",
                       link_latency = "0", trace, svg, svg_memory, sweep_svg, network, bucket_size = "25MiB",
-                      scaling_svg, batches, precision = "fp32", optimizer = "sgd";
+                      scaling_svg, batches, precision = "fp32", optimizer = "sgd", optimizer_state = "device";
   std::vector<std::string> scaling_with;
   std::vector<std::string> slice_runs;  // --slice-run FIRST:LAST:K, repeatable
   PlanSourceOptions source;
@@ -418,6 +418,7 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
                               {.device_memory = parse_budget(o.device_memory, "--device-memory"),
                                .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),
                                .optimizer = parse_optimizer(o.optimizer),
+                               .optimizer_state = parse_state_place(o.optimizer_state),
                                .sync = parse_sync_mode(o.sync),
                                .collectives = dp.collectives(o.ranks),
                                .network = dp.network});
@@ -431,11 +432,13 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   plan.sliced = sliced.has_value();
   plan.table = plan_table(planner, plan.budget, o.policy, plan.prefetch);
   plan.title = plan.sweep_title = VDNN_MSG(graph.name() << ", batch " << o.model.batch << ", " << in.device
-                                                        << (o.optimizer == "sgd" ? "" : ", optimizer " + o.optimizer));
+                                                        << (o.optimizer == "sgd" ? "" : ", optimizer " + o.optimizer)
+                                                        << (o.optimizer_state == "host" ? ", its state in host memory" : ""));
   if (o.ranks > 1 || o.scaling) plan.scaling = scale_rows(o, plan, in, dp);
   // --policy auto on a device profile: auto also chooses slice runs (plan/slice_search.h); in fp32
   // only, as --slice-run (no backend runs slice runs in bf16 yet).
-  if (runs.empty() && !o.no_slice_search && o.ranks == 1 && o.source.precision == Precision::kFp32)
+  if (runs.empty() && !o.no_slice_search && o.ranks == 1 && o.source.precision == Precision::kFp32 &&
+      o.optimizer_state == "device")  // the slice search plans the state on the device
     plan.slices = plan_slice_runs(whole, o.model.batch, o.policy, o.source, plan.budget, parse_sync_mode(o.sync),
                                   planner.host_budget(), planner.optimizer());
   if (o.sweep) sweep_plan(o, whole, plan);
@@ -476,7 +479,11 @@ int run_largest_plan(const PlanOptions& o) {
                        .cap = cap_is};
   const auto plan_of = [&](const Graph& g, int64_t batch, const std::string& policy) {
     const DevicePlanner p(g, batch, o.source,
-                          {.device_memory = asked, .host_memory = host_memory, .optimizer = optimizer, .sync = sync});
+                          {.device_memory = asked,
+                           .host_memory = host_memory,
+                           .optimizer = optimizer,
+                           .optimizer_state = parse_state_place(o.optimizer_state),
+                           .sync = sync});
     header.budget = p.budget;
     return plan_table(p.planner, p.budget, policy, prefetch);
   };
@@ -504,6 +511,7 @@ int run_devices_plan(const PlanOptions& o) {
                              .sync = parse_sync_mode(o.sync),
                              .prefetch = parse_prefetch(o.prefetch),
                              .optimizer = parse_optimizer(o.optimizer),
+                             .optimizer_state = parse_state_place(o.optimizer_state),
                              .source = o.source};
   if (!o.policy.empty()) request.policies = {o.policy};
   const Graph graph = o.model.load().graph;
@@ -552,6 +560,12 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
                  "as `vdnn train --optimizer`: sgd (one momentum buffer per parameter) or adamw (two moments): "
                  "the optimizer state every configuration keeps in the arena")
       ->check(CLI::IsMember({"sgd", "adamw"}))
+      ->capture_default_str();
+  app.add_option("--optimizer-state", o.optimizer_state,
+                 "as `vdnn train --optimizer-state`: device, or host (the state, each weight's master and a gradient "
+                 "copy in host memory, counted against --host-memory; the host's CPU updates them after the backward "
+                 "pass, priced at the profile's host_memory_bytes_per_second; the oracle keeps them on the device)")
+      ->check(CLI::IsMember({"device", "host"}))
       ->capture_default_str();
   app.add_option("--prefetch", o.prefetch,
                  "as `vdnn train --prefetch`: vdnn (nearest offloaded layer, never past a conv) or ahead (as far "
@@ -644,7 +658,7 @@ FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions
   rules.add({"--host-memory"},
             {"to training plans (`vdnn infer --host-memory` bounds an inference run)", training, with_inference});
   rules.add(
-      {"--policy",      "--sync",    "--optimizer",   "--prefetch",     "--slice-run", "--no-slice-search", "--print",
+      {"--policy",      "--sync",    "--optimizer",   "--optimizer-state", "--prefetch",     "--slice-run", "--no-slice-search", "--print",
        "--trace",       "--svg",     "--sweep",       "--sweep-steps",  "--sweep-svg", "--ranks",           "--network",
        "--bucket-size", "--scaling", "--scaling-svg", "--scaling-with", "--max-batch", "--max-seq-len"},
       {"to training plans", training, with_inference});

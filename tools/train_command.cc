@@ -58,6 +58,7 @@ struct TrainOptions {
   std::string save_weights;     // --save-weights: the weights alone at the end, as a state_dict
   std::string weight_decay_on = "weights";
   std::string optimizer = "sgd";
+  std::string optimizer_state = "device";
   std::string progress = "auto";
   std::string on_nan = "stop";
   std::string policy = "none", sync = "event", prefetch = "vdnn", conv_algo = "auto", device_memory, host_memory,
@@ -133,7 +134,8 @@ NetOptions train_net_options(const TrainOptions& o) {
                 .sync = o.sync,
                 .prefetch = o.prefetch,
                 .backend = parse_backend(o.backend),
-                .optimizer = o.optimizer};
+                .optimizer = o.optimizer,
+                .optimizer_state = o.optimizer_state};
   s.device_memory = parse_budget(o.device_memory, "--device-memory");
   s.host_memory = parse_budget(o.host_memory, "--host-memory");
   return net_options(s, OptionNames{});
@@ -593,6 +595,11 @@ void add_schedule_flags(CLI::App& app, TrainOptions& o) {
                  "sgd (with momentum) or adamw (torch.optim.AdamW; its two moments take twice SGD's optimizer "
                  "state in the device arena)")
       ->check(CLI::IsMember({"sgd", "adamw"}))
+      ->capture_default_str();
+  app.add_option("--optimizer-state", o.optimizer_state,
+                 "device (beside each weight in the arena) or host: the state, a master of each weight and a "
+                 "gradient copy in host memory, updated by the CPU after the backward pass (ZeRO-Offload); one rank")
+      ->check(CLI::IsMember({"device", "host"}))
       ->capture_default_str();
   app.add_option("--momentum", o.config.momentum, "SGD momentum")
       ->check(CLI::Range(0.0, kMaxMomentum))

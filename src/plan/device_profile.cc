@@ -286,6 +286,7 @@ DeviceProfile parse_device_profile(std::string_view json_text, const std::string
   d.peak_fp32_flops = f.number("peak_fp32_flops", Range::kRate);
   d.peak_bf16_flops = f.optional_number("peak_bf16_flops", Range::kRate);
   d.memory_bytes_per_second = f.number("memory_bytes_per_second", Range::kRate);
+  d.host_memory_bytes_per_second = f.optional_number("host_memory_bytes_per_second", Range::kRate);
   d.link = f.text("link");
   d.kernel_launch_seconds = f.number("kernel_launch_seconds", Range::kOverhead);
   d.unified_memory = f.optional_flag("unified_memory");

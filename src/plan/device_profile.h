@@ -68,6 +68,9 @@ struct DeviceProfile {
   // device without it refuses bf16 plans.
   double peak_bf16_flops = 0;
   double memory_bytes_per_second = 0;
+  // Optional (0: not given): the memory bandwidth of the host such a board sits in, at which the
+  // host's CPU updates optimizer state kept in host memory (--optimizer-state host needs it).
+  double host_memory_bytes_per_second = 0;
   std::string link;                  // the default host link: a link profile name or path
   double kernel_launch_seconds = 0;  // added to every kernel
   // Optional (false): memory_bytes is the board's memory, shared by the CPU and the GPU (a Jetson),

@@ -250,7 +250,7 @@ class Replay {
     if (out_) {
       size_t offset = 0;
       for (ProgramTensor& tensor : out_->tensors)
-        if (tensor.offloaded || tensor.streamed)
+        if (tensor.has_host_copy())
           tensor.host_offset = std::exchange(offset, offset + OffsetAllocator::round_up(tensor.bytes));
     }
     return std::move(plan_);
@@ -367,10 +367,10 @@ size_t live_bytes_floor(const Program& program) {
   return persistent + most;
 }
 
-size_t host_copies_bytes(const Program& program) {
+size_t host_copies_bytes(const Program& program, bool activations_only) {
   size_t bytes = 0;
   for (const ProgramTensor& t : program.tensors)
-    if (t.offloaded || t.streamed) bytes += OffsetAllocator::round_up(t.bytes);
+    if (activations_only ? t.offloaded || t.streamed : t.has_host_copy()) bytes += OffsetAllocator::round_up(t.bytes);
   return bytes;
 }
 
@@ -388,6 +388,11 @@ std::string host_refusal(const std::string& model, int64_t batch, size_t host_bu
     if (largest < 0 || tensor.bytes > program.tensors[largest].bytes) largest = static_cast<int>(t);
   }
   std::string what = VDNN_MSG(copies << (weights ? " streamed weights" : " offloaded tensors"));
+  if (!program.host_updated.empty()) {
+    const size_t model_states = host_copies_bytes(program) - host_copies_bytes(program, /*activations_only=*/true);
+    what += VDNN_MSG(", and the optimizer state in host memory with each trainable weight's master and gradient copy, "
+                     << format_bytes(model_states));
+  }
   if (largest >= 0)
     what += VDNN_MSG(", the largest '" << program.tensors[largest].name << "' of "
                                        << format_bytes(program.tensors[largest].bytes));
@@ -395,7 +400,8 @@ std::string host_refusal(const std::string& model, int64_t batch, size_t host_bu
   return VDNN_MSG(host << " " << describe_budget(host_budget) << " is too small for model '" << model << "' at batch "
                        << batch << ": its host copies (" << what << ") need " << describe_budget(host_bytes)
                        << ", the smallest " << host << " that works for this plan; "
-                       << (weights ? "a larger " + names("device_memory") + " streams fewer weights"
+                       << (weights                            ? "a larger " + names("device_memory") + " streams fewer weights"
+                           : copies == 0 && !program.host_updated.empty() ? names("optimizer_state") + " device keeps them on the device"
                                    : "a plan that offloads less needs less (conv offloads less than all; " +
                                          names("policy") + " dyn or auto choose one within " + host + ")"));
 }

@@ -71,9 +71,10 @@ size_t minimum_budget(const Program& train, const Program& eval);
 // less, so a capacity below it never fits: searches that only ask "does it fit" (the look-ahead
 // depth, Planner::fits) skip the placement then, with the same answer.
 size_t live_bytes_floor(const Program& program);
-// The host copies of `program` (offloaded tensors, streamed weights), each rounded to
-// OffsetAllocator::kAlignment: the MemoryPlan::host_bytes every placement of it reports.
-size_t host_copies_bytes(const Program& program);
+// The host copies of `program` (offloaded tensors, streamed weights; optimizer state in host memory
+// with its weights' and gradients' copies), each rounded to OffsetAllocator::kAlignment: the
+// MemoryPlan::host_bytes every placement of it reports. activations_only: the first two alone.
+size_t host_copies_bytes(const Program& program, bool activations_only = false);
 // A budget as error messages name it, exact to the byte: "46.97 MiB (49254912 bytes)".
 std::string describe_budget(size_t bytes);
 // Why a plan whose host copies need `host_bytes` (the sum of its Programs' MemoryPlan::host_bytes)

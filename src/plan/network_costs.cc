@@ -129,6 +129,7 @@ nlohmann::json NetworkCosts::to_json() const {
           {"link_bytes_per_second", link_bytes_per_second},
           {"link_latency_seconds", link_latency_seconds},
           {"memory_bytes_per_second", memory_bytes_per_second},
+          {"host_memory_bytes_per_second", host_memory_bytes_per_second},
           {"compute_slowdown_when_copying", compute_slowdown_when_copying},
           {"copy_slowdown_when_computing", copy_slowdown_when_computing},
           {"kernel_scale", kernel_scale},
@@ -149,6 +150,8 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
   c.link_bytes_per_second = field<double>(j, "link_bytes_per_second", where);
   c.link_latency_seconds = field<double>(j, "link_latency_seconds", where);
   c.memory_bytes_per_second = field<double>(j, "memory_bytes_per_second", where);
+  if (j.contains("host_memory_bytes_per_second"))
+    c.host_memory_bytes_per_second = field<double>(j, "host_memory_bytes_per_second", where);
   if (j.contains("compute_slowdown_when_copying"))
     c.compute_slowdown_when_copying = field<double>(j, "compute_slowdown_when_copying", where);
   if (j.contains("copy_slowdown_when_computing"))
@@ -164,6 +167,7 @@ NetworkCosts NetworkCosts::from_json(const nlohmann::json& j, const std::string&
   // 0: not measured (an unlimited emulated link, no memory figure); else what hardware can be.
   const auto rate_or_zero = [](double x) { return x == 0 || within_rate(x); };
   if (!(rate_or_zero(c.link_bytes_per_second) && rate_or_zero(c.memory_bytes_per_second) &&
+        rate_or_zero(c.host_memory_bytes_per_second) &&
         c.link_latency_seconds >= 0 && c.link_latency_seconds <= kMaxOverheadSeconds))
     VDNN_THROW(where << ": link and memory figures must be 0 (not measured) or rates from " << kMinRatePerSecond
                      << " to " << kMaxRatePerSecond << " bytes per second, and the link latency from 0 to "
@@ -267,11 +271,24 @@ std::vector<size_t> conv_workspace_of(const NetworkCosts& costs, const AlgoChoic
   return out;
 }
 
-double ChosenCosts::update_seconds(size_t weight_bytes, size_t state_bytes) const {
-  // Memory-bound: reads each weight, its gradient and its state, writes the weight and the state
-  // (SGD with momentum: 5 words per weight; AdamW, two moments: 7).
+namespace {
+
+// Memory-bound: reads each weight, its gradient and its state, writes the weight and the state
+// (SGD with momentum: 5 words per weight; AdamW, two moments: 7).
+double update_traffic_seconds(size_t weight_bytes, size_t state_bytes, double bytes_per_second) {
   const double traffic = 3.0 * static_cast<double>(weight_bytes) + 2.0 * static_cast<double>(state_bytes);
-  return costs_.memory_bytes_per_second > 0 ? traffic / costs_.memory_bytes_per_second : 0.0;
+  return bytes_per_second > 0 ? traffic / bytes_per_second : 0.0;
+}
+
+}  // namespace
+
+double ChosenCosts::update_seconds(size_t weight_bytes, size_t state_bytes) const {
+  return update_traffic_seconds(weight_bytes, state_bytes, costs_.memory_bytes_per_second);
+}
+
+double ChosenCosts::host_update_seconds(size_t weight_bytes, size_t state_bytes) const {
+  const double host = costs_.host_memory_bytes_per_second;
+  return update_traffic_seconds(weight_bytes, state_bytes, host > 0 ? host : costs_.memory_bytes_per_second);
 }
 double ChosenCosts::load_input_seconds(size_t bytes) const {
   return costs_.memory_bytes_per_second > 0 ? static_cast<double>(bytes) / costs_.memory_bytes_per_second : 0.0;

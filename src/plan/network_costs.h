@@ -73,6 +73,9 @@ struct NetworkCosts {
   double link_bytes_per_second = 0;    // one direction; 0: copies cost nothing
   double link_latency_seconds = 0;     // per copy
   double memory_bytes_per_second = 0;  // device memory: gradient sums, input upload; 0: free
+  // The host's CPU over host memory: the update of optimizer state kept there (StatePlace::kHost);
+  // 0: memory_bytes_per_second (measured costs: the CPU backend's device memory is host memory).
+  double host_memory_bytes_per_second = 0;
   // Slowdown of kernels while a copy runs, and of copies while a kernel runs (>= 1; 1 on a GPU,
   // measured on the CPU backend, whose copy engine shares the cores). Optional in JSON.
   double compute_slowdown_when_copying = 1;
@@ -135,6 +138,7 @@ class ChosenCosts : public CostModel {
   double accumulate_seconds(size_t bytes) const override;
   double load_input_seconds(size_t bytes) const override;
   double update_seconds(size_t weight_bytes, size_t state_bytes) const override;
+  double host_update_seconds(size_t weight_bytes, size_t state_bytes) const override;
   double slowdown_when_overlapped(StreamKind s) const override;
   double all_reduce_seconds(size_t bytes, int ranks) const override;  // costs.network's ring
   // 1 + min(network, link) / link when the network shares the host link, else 1 (simulator.h).

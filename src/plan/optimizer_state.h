@@ -20,6 +20,17 @@ namespace vdnn {
 
 enum class OptimizerKind { kSgd, kAdamW };
 
+// Where the optimizer state lives. kDevice: beside each parameter in the arena, updated by the
+// device. kHost: ZeRO-Offload's single-device placement (Ren et al., USENIX ATC 2021): the state and
+// a master copy of each trainable weight live in host memory; after the backward pass each gradient
+// is copied to the host, the host's CPU updates the master weight and the state, and the weight is
+// copied back. The device keeps the weights and the gradients; the host, per trainable parameter,
+// the state, the master and a gradient copy. The arithmetic is the same, so the weights are too.
+enum class StatePlace { kDevice, kHost };
+// "device" | "host"; throws vdnn::Error naming `option`.
+StatePlace parse_state_place(const std::string& name, const std::string& option = "--optimizer-state");
+const char* to_string(StatePlace place);
+
 // "sgd" | "adamw"; throws vdnn::Error naming `option` as the caller spells it (util/option_names.h).
 OptimizerKind parse_optimizer(const std::string& name, const std::string& option = "--optimizer");
 const char* to_string(OptimizerKind kind);

@@ -13,10 +13,11 @@ namespace vdnn {
 namespace {
 
 Program build(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
-              OptimizerKind optimizer, Policy policy, SyncMode sync, bool training, int prefetch_depth = 0,
+              const StepOptions& step, Policy policy, bool training, int prefetch_depth = 0,
               const StepDecisions& decisions = {}) {
-  ProgramOptions o{policy, sync, training};
-  o.optimizer = optimizer;
+  ProgramOptions o{policy, step.sync, training};
+  o.optimizer = step.optimizer;
+  o.optimizer_state = step.optimizer_state;
   o.prefetch_depth = prefetch_depth;
   if (training) o.decisions = decisions;
   return build_program(graph, value_bytes, facts, o);
@@ -79,8 +80,8 @@ std::string below_vdnn_policies(const Program& train, size_t budget, const Optio
 PlannedStep plan_step(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,
                       const StepOptions& options) {
   const ProgramSource programs = [&](bool training, int depth) {
-    return build(graph, value_bytes, facts, options.optimizer, training ? options.policy : Policy::kNone, options.sync,
-                 training, depth, options.decisions);
+    return build(graph, value_bytes, facts, options, training ? options.policy : Policy::kNone, training, depth,
+                 options.decisions);
   };
   return plan_step(graph, programs, options);
 }
@@ -105,7 +106,8 @@ PlannedStep plan_step(const Graph& graph, const ProgramSource& programs, const S
   // join the placed Program without changing its plan.
   add_collectives(s.train, options.collectives);
   if (!s.fits) return s;
-  for (size_t i = 0; i < s.train.tensors.size() && s.train.tensors[i].persistent; ++i)
+  // The parameters' tensors come first (state in host memory among them, never on the device).
+  for (size_t i = 0; i < s.train.tensors.size() && (s.train.tensors[i].persistent || s.train.tensors[i].on_host); ++i)
     VDNN_CHECK(s.eval.tensors[i].name == s.train.tensors[i].name &&
                    s.train_plan.persistent_offsets[i] == s.eval_plan.persistent_offsets[i],
                "parameter '" << s.train.tensors[i].name << "' must not move between plans");
@@ -116,13 +118,13 @@ std::string budget_refusal(const Graph& graph, const std::vector<size_t>& value_
                            const std::vector<NodeFacts>& facts, const StepOptions& options, int64_t batch,
                            const PlannedStep& step, const OptionNames& names) {
   const Program eval =
-      build(graph, value_bytes, facts, options.optimizer, Policy::kNone, options.sync, false);  // unplaced
+      build(graph, value_bytes, facts, options, Policy::kNone, false);  // unplaced
   std::string others;
   for (Policy p : {Policy::kNone, Policy::kConv, Policy::kAll})
     others += VDNN_MSG((others.empty() ? "" : ", ")
                        << to_string(p) << " "
                        << format_bytes(minimum_budget(
-                              build(graph, value_bytes, facts, options.optimizer, p, options.sync, true), eval)));
+                              build(graph, value_bytes, facts, options, p, true), eval)));
   return VDNN_MSG(
       names("device_memory") << " " << describe_budget(step.capacity) << " is too small for model '" << graph.name()
                              << "' at batch " << batch << " with policy " << to_string(options.policy)

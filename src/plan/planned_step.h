@@ -45,6 +45,7 @@ struct StepOptions {
   // The optimizer whose state the training step keeps per trainable parameter (SGD: one buffer of
   // its bytes, AdamW: two), placed with the parameters in both Programs.
   OptimizerKind optimizer = OptimizerKind::kSgd;
+  StatePlace optimizer_state = StatePlace::kDevice;  // where that state lives (plan/optimizer_state.h)
   // `Prefetch::kAhead`: a look-ahead depth expected near the answer (the one a similar step found;
   // 0: none). It changes how many Programs the search builds, never the depth it finds.
   int prefetch_depth_hint = 0;

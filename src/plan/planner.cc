@@ -41,19 +41,23 @@ std::vector<NodeFacts> Planner::facts_with(const AlgoChoice& algos) const {
 ProgramKey Planner::key_of(const Configuration& config, bool training, int prefetch_depth) const {
   Policy policy = training ? config.policy : Policy::kNone;
   if (policy == Policy::kConv && conv_is_none_) policy = Policy::kNone;
-  ProgramKey key{policy, config.algos, {}, training, prefetch_depth, optimizer_};
+  ProgramKey key{policy, config.algos, {}, training, prefetch_depth, optimizer_, optimizer_state_};
   if (training) key.decisions = config.decisions;
   return key;
 }
 
 std::shared_ptr<const Program> Planner::built(const Configuration& config, bool training, int prefetch_depth) const {
-  const ProgramKey key = key_of(config, training, prefetch_depth);
+  return built(key_of(config, training, prefetch_depth));
+}
+
+std::shared_ptr<const Program> Planner::built(const ProgramKey& key) const {
   return cache_.get(key, [&] {
-    ProgramOptions o{key.policy, sync_, training};
-    o.optimizer = optimizer_;
-    o.prefetch_depth = prefetch_depth;
+    ProgramOptions o{key.policy, sync_, key.training};
+    o.optimizer = key.optimizer;
+    o.optimizer_state = key.optimizer_state;
+    o.prefetch_depth = key.prefetch_depth;
     o.decisions = key.decisions;
-    return build_program(graph_, value_bytes_, facts_with(config.algos), o);
+    return build_program(graph_, value_bytes_, facts_with(key.algos), o);
   });
 }
 
@@ -67,7 +71,7 @@ PlannedStep Planner::step(const Configuration& config, Prefetch prefetch, size_t
   const ProgramSource programs = [&](bool training, int depth) { return *built(config, training, depth); };
   PlannedStep s = plan_step(graph_, programs,
                             {config.policy, sync_, prefetch, budget, config.decisions, collectives_, optimizer_,
-                             last_prefetch_depth_.get()});
+                             optimizer_state_, last_prefetch_depth_.get()});
   if (s.prefetch_depth > 0) last_prefetch_depth_.set(s.prefetch_depth);
   return s;
 }
@@ -158,7 +162,9 @@ double Planner::oracle_seconds() const {
 
 double Planner::oracle_anew() const {
   const Configuration oracle{Policy::kNone, costs_.fastest()};
-  const std::shared_ptr<const Program> built_train = built(oracle, true);
+  ProgramKey key = key_of(oracle, true, 0);
+  key.optimizer_state = StatePlace::kDevice;  // unlimited memory keeps the state beside the weights
+  const std::shared_ptr<const Program> built_train = built(key);
   if (collectives_.ranks <= 1) return simulate(*built_train, ChosenCosts(costs_, oracle.algos)).iteration_seconds;
   Program train = *built_train;
   add_collectives(train, collectives_);

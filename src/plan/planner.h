@@ -120,6 +120,10 @@ class Planner {
     oracle_.reset();  // the update's time depends on it
   }
   OptimizerKind optimizer() const { return optimizer_; }
+  // Where every planned step keeps that state (plan/optimizer_state.h StatePlace; `--optimizer-state`):
+  // the device by default. The oracle keeps it on the device whatever this says.
+  void set_optimizer_state(StatePlace place) { optimizer_state_ = place; }
+  StatePlace optimizer_state() const { return optimizer_state_; }
   // The host copies both Programs of `config` need (memory_plan.h host_copies_bytes).
   size_t host_bytes(const Configuration& config) const;
   // Whether both Programs fit `budget` bytes (and the host budget).
@@ -143,6 +147,7 @@ class Planner {
   std::vector<NodeFacts> facts_with(const AlgoChoice& algos) const;  // workspace of the chosen algorithms
   InferenceEvaluation infer_leanest(size_t budget, bool streaming) const;
   ProgramKey key_of(const Configuration& config, bool training, int prefetch_depth) const;
+  std::shared_ptr<const Program> built(const ProgramKey& key) const;
   Evaluation evaluate_anew(const Configuration& config, size_t budget, Prefetch prefetch) const;
   double oracle_anew() const;
   NetworkCosts costs_;
@@ -151,6 +156,7 @@ class Planner {
   bool conv_is_none_;  // no convolution-class layer: `conv` offloads nothing (key_of)
   size_t host_budget_ = 0;
   OptimizerKind optimizer_ = OptimizerKind::kSgd;
+  StatePlace optimizer_state_ = StatePlace::kDevice;
   ProgramCache cache_;
   // The look-ahead depth the last `Prefetch::kAhead` step found: the next one's hint (auto's trials
   // differ in a few tensors, so their depths are close). It saves Programs, never changes a depth.

@@ -35,8 +35,23 @@ struct ProgramTensor {
   bool streamed = false;    // a weight held in host memory (inference): prefetched for its layer's
                             // forward kernel, freed after it (ProgramOptions::streamed_weights)
   size_t offset = 0;        // persistent tensors: their fixed place, set by the memory planner
-  size_t host_offset = 0;   // offloaded and streamed tensors: their host copy's place in the
-                            // Program's host region (MemoryPlan::host_bytes), set by the planner
+  // Optimizer state in host memory (ProgramOptions::optimizer_state kHost, ZeRO-Offload's idea):
+  bool on_host = false;      // lives in the host region only, never on the device (the state itself)
+  bool host_mirror = false;  // has a host copy besides its device one: a trainable weight (persistent;
+                             // the host's master, copied back after the host's update) and its gradient
+                             // (on the device only from its first writer in backward until copied out)
+  size_t host_offset = 0;   // offloaded, streamed, on_host and host_mirror tensors: their host copy's
+                            // place in the Program's host region (MemoryPlan::host_bytes), set by the planner
+  bool has_host_copy() const { return offloaded || streamed || on_host || host_mirror; }
+};
+
+// A trainable parameter whose optimizer state is in host memory: its gradient is copied to the host
+// as soon as the backward pass finishes it (the Program's kOffload), and after the pass the host
+// updates the master weight and the state there and the weight is copied back
+// (runtime/host_optimizer_step.h; the simulator prices those two as a pipeline).
+struct HostUpdatedParam {
+  int weight = -1, grad = -1;  // host_mirror tensors
+  std::vector<int> state;      // on_host tensors, in optimizer_state_suffixes order
 };
 
 enum class Op {
@@ -100,11 +115,13 @@ struct Program {
   std::vector<std::string> node_names;
   int ranks = 1;                        // data-parallel ranks; > 1: kAllReduce and kUpdate steps
   std::vector<GradientBucket> buckets;  // ranks > 1
+  std::vector<HostUpdatedParam> host_updated;  // optimizer state in host memory, per parameter
 
   size_t offloaded_bytes() const;             // bytes copied each way per step
   size_t recomputed_bytes() const;            // bytes dropped in forward and re-made in backward per step
   size_t streamed_bytes() const;              // weight bytes copied host -> device per forward pass
   size_t all_reduced_bytes() const;           // data parallel: the buckets' bytes, summed over the ranks per step
+  size_t host_state_bytes() const;            // optimizer state kept in host memory (on_host tensors)
   std::vector<int> recomputed_nodes() const;  // kRecompute steps' nodes, in issue order
   std::string to_text() const;                // one line per step
 };

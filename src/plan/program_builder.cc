@@ -113,6 +113,7 @@ class Builder {
   std::map<int, int> offload_event_, prefetch_event_;
   std::set<int> prefetched_, waited_, grad_allocated_;
   std::set<int> shares_params_;       // nodes whose parameters later slices share (Node::param_owner)
+  std::map<int, std::vector<int>> streamed_grads_;  // per owner node: its gradients streamed to the host
   std::set<int> param_grad_written_;  // shared parameters' gradients already written in backward
   // Per-node indexes (index_storages), so that each step looks only at what concerns it: building
   // is O(n log n) in the graph's size, not O(n^2) (a chain of 10,000 ReLUs took minutes).
@@ -173,9 +174,22 @@ void Builder::make_parameters() {
       // inference Program is the only one of its Net and has none.
       int grad = -1;
       if (spec.trainable && !o_.inference) {
-        grad = add_tensor(name + ":grad", bytes, MemoryClass::kWeightGrads, true);
-        for (const std::string& state : optimizer_state_suffixes(o_.optimizer))
-          add_tensor(name + state, bytes, MemoryClass::kOptimizerState, true);
+        const int weight = b.params.back();
+        // State in host memory is the training Program's alone (an evaluation one lists it, unplaced,
+        // so that both place the same persistent tensors alike). Its gradients stream to the host as
+        // the backward pass finishes each (emit_backward_node): on the device only while written.
+        const bool on_host = o_.optimizer_state == StatePlace::kHost;
+        grad = add_tensor(name + ":grad", bytes, MemoryClass::kWeightGrads, !on_host);
+        HostUpdatedParam updated{weight, grad, {}};
+        for (const std::string& state : optimizer_state_suffixes(o_.optimizer)) {
+          updated.state.push_back(add_tensor(name + state, bytes, MemoryClass::kOptimizerState, !on_host));
+          p_.tensors.back().on_host = on_host && o_.training;
+        }
+        if (on_host && o_.training) {
+          p_.tensors[weight].host_mirror = p_.tensors[grad].host_mirror = true;
+          streamed_grads_[i].push_back(grad);
+          p_.host_updated.push_back(std::move(updated));
+        }
       }
       b.d_params.push_back(o_.training ? grad : -1);
     }
@@ -617,6 +631,8 @@ void Builder::emit_backward_node(int j) {
     }
   }
   sum_shared_parameter_gradients(j, sums);
+  for (int grad : b.d_params)  // a gradient streamed to the host: on the device from its first writer
+    if (grad >= 0 && p_.tensors[grad].host_mirror && !live_.count(grad)) alloc(grad);
   if (b.scratch >= 0) alloc(b.scratch);
   emit({Op::kBackward, StreamKind::kCompute, j});
   for (auto [grad, temp] : sums) emit({Op::kAccumulate, StreamKind::kCompute, -1, grad, temp});
@@ -629,6 +645,13 @@ void Builder::emit_backward_node(int j) {
     if (live_.count(storages_[k].tensor)) free_now(storages_[k].tensor);
   for (int t : b.saved)
     if (live_.count(t)) free_now(t);
+  // The owner of parameters comes before every layer sharing them (Node::param_owner), so its
+  // backward is their last: their gradients are final, and stream to the host (state in host memory).
+  if (auto it = streamed_grads_.find(j); it != streamed_grads_.end())
+    for (int grad : it->second) {
+      offload(grad);
+      free_now(grad);
+    }
 }
 
 // Slices of one layer share its parameters (Node::param_owner): the first slice in backward order

@@ -68,6 +68,9 @@ struct ProgramOptions {
   // keeps beside its gradient, persistent, as MemoryClass::kOptimizerState: SGD one buffer of the
   // parameter's bytes (":momentum"), AdamW two (":exp_avg", ":exp_avg_sq").
   OptimizerKind optimizer = OptimizerKind::kSgd;
+  // kHost: that state is on_host (never on the device) and each trainable weight and its gradient
+  // are host_mirror tensors, listed in Program::host_updated (plan/optimizer_state.h StatePlace).
+  StatePlace optimizer_state = StatePlace::kDevice;
 };
 
 Program build_program(const Graph& graph, const std::vector<size_t>& value_bytes, const std::vector<NodeFacts>& facts,

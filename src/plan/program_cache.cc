@@ -19,6 +19,7 @@ uint64_t hash_of(const ProgramKey& key) {
   h = mix(h, key.training);
   h = mix(h, static_cast<uint64_t>(static_cast<int64_t>(key.prefetch_depth)));
   h = mix(h, static_cast<uint64_t>(key.optimizer));
+  h = mix(h, static_cast<uint64_t>(key.optimizer_state));
   for (int a : key.algos) h = mix(h, static_cast<uint64_t>(static_cast<int64_t>(a)));
   h = mix(h, key.decisions.values.size());
   for (const StorageDecision& d : key.decisions.values) h = mix(h, d);

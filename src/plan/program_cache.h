@@ -37,6 +37,7 @@ struct ProgramKey {
   bool training = true;
   int prefetch_depth = 0;
   OptimizerKind optimizer = OptimizerKind::kSgd;
+  StatePlace optimizer_state = StatePlace::kDevice;
   bool operator==(const ProgramKey&) const = default;
 };
 

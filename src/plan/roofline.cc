@@ -134,6 +134,7 @@ NetworkCosts roofline_costs(const Graph& graph, int64_t batch, const std::vector
   costs.link_bytes_per_second = link.bytes_per_second;
   costs.link_latency_seconds = link.latency_seconds;
   costs.memory_bytes_per_second = device.memory_bytes_per_second;
+  costs.host_memory_bytes_per_second = device.host_memory_bytes_per_second;
   for (int i = 0; i < static_cast<int>(graph.nodes().size()); ++i) {
     const Layer& layer = *graph.nodes()[i].layer;
     const NodeWork w = node_work(graph, i, batch, value_bytes, facts[i]);

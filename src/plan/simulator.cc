@@ -22,6 +22,24 @@ double persistent_bytes(const Program& p, MemoryClass cls) {
   return bytes;
 }
 
+// Optimizer state in host memory (Program::host_updated), after the backward pass (whose Program
+// copied each gradient out): per parameter the host updates the master weight and the state
+// (CostModel::host_update_seconds) and the weight crosses back, a two-stage pipeline in the
+// parameters' order (one host update and one h2d copy at a time). Returns when the last weight is back.
+double host_update_pipeline(const Program& p, const CostModel& costs, SimResult& r) {
+  double update = 0, back = 0;
+  for (const HostUpdatedParam& u : p.host_updated) {
+    const size_t weight = p.tensors[u.weight].bytes;
+    size_t state = 0;
+    for (int t : u.state) state += p.tensors[t].bytes;
+    const double h2d = costs.copy_seconds(weight);
+    update += costs.host_update_seconds(weight, state);
+    back = std::max(back, update) + h2d;
+    r.busy_seconds[static_cast<int>(StreamKind::kH2D)] += h2d;
+  }
+  return back;
+}
+
 // Optimizer state bytes per trainable weight byte: 1 for SGD's momentum, 2 for AdamW's moments.
 double state_per_weight(const Program& p) {
   const double weights = persistent_bytes(p, MemoryClass::kWeightGrads);
@@ -198,14 +216,16 @@ SimResult simulate(const Program& program, const CostModel& costs) {
   for (size_t i = 0; i < program.steps.size(); ++i) clocks.run(i);
   result.iteration_seconds = clocks.end();
   result.all_reduce_hidden = comm_overlap(result.timeline()).hidden_fraction();
-  if (program.training &&
-      !clocks
-           .has_updates()) {  // the optimizer updates every trainable weight (one gradient each) on the compute stream
-    const double weights = persistent_bytes(program, MemoryClass::kWeightGrads);
+  if (program.training && !clocks.has_updates()) {
+    // The device updates every trainable weight whose state is on the device (one gradient each)
+    // on the compute stream; the host those whose state is in host memory.
+    const double weights = persistent_bytes(program, MemoryClass::kWeightGrads);  // state in host memory: none
     result.update_seconds = costs.update_seconds(static_cast<size_t>(weights),
                                                  static_cast<size_t>(persistent_bytes(program, MemoryClass::kOptimizerState)));
     result.iteration_seconds += result.update_seconds;
     result.busy_seconds[static_cast<int>(StreamKind::kCompute)] += result.update_seconds;
+    result.host_update_seconds = host_update_pipeline(program, costs, result);
+    result.iteration_seconds += result.host_update_seconds;
   }
   return result;
 }

@@ -7,6 +7,8 @@
 // its stall), `sync` and the end of the forward pass hold the host until the streams are done.
 // A training step ends with the optimizer's update of every trainable weight (the trainer runs it
 // once the streams are done: CostModel::update_seconds, memory-bound), after the Program's steps;
+// with optimizer state in host memory (Program::host_updated) the host's update follows instead, a
+// pipeline of host updates and weight copies back (host_update_seconds);
 // a data-parallel Program (plan/collectives.h) has its own kUpdate steps per gradient bucket
 // instead, and its kAllReduce steps run on the comm stream (CostModel::all_reduce_seconds).
 // Durations come from a CostModel (measured per layer, or a roofline of a device profile). Two
@@ -47,6 +49,11 @@ class CostModel {
   // The optimizer's step over `weight_bytes` of trainable weights and `state_bytes` of their
   // optimizer state (SGD: a momentum as big as the weights; AdamW: two moments), after the backward pass.
   virtual double update_seconds(size_t weight_bytes, size_t state_bytes) const { return 0.0; }
+  // The same step run by the host's CPU over state in host memory (plan/optimizer_state.h
+  // StatePlace::kHost); by default the device's (the CPU backend: one memory).
+  virtual double host_update_seconds(size_t weight_bytes, size_t state_bytes) const {
+    return update_seconds(weight_bytes, state_bytes);
+  }
   // How much slower an op on stream `s` runs while the other kind of stream is busy (compute vs
   // copies): 1 on a GPU, whose copy engines are separate hardware; above 1 on the CPU backend,
   // where the copy engine is a thread sharing cores and memory bandwidth with the kernels.
@@ -64,6 +71,9 @@ struct SimResult {
   double stall_seconds = 0;      // time the compute stream waited on other streams
   double recompute_seconds = 0;  // forward kernels re-run in the backward pass (kRecompute)
   double update_seconds = 0;     // training: the optimizer's step (all kUpdate steps when the Program has them)
+  // Optimizer state in host memory: from the end of the device's work until the last updated weight
+  // is back (the host's update and the weights' copies in, as a pipeline); in iteration_seconds.
+  double host_update_seconds = 0;
   std::array<double, kStreamCount> busy_seconds{};  // busy_seconds[kComm]: the all-reduces
   // Data parallel: the fraction of the comm stream's busy time during which the compute stream is
   // busy too (all-reduce hidden under backward); 0 without all-reduces.

@@ -1,5 +1,7 @@
 #include "planning/device_planner.h"
 
+#include "vdnn/error.h"
+
 namespace vdnn {
 namespace {
 
@@ -18,6 +20,16 @@ DevicePlanner::DevicePlanner(const Graph& graph, int64_t batch, const PlanSource
       planner(graph, in.value_bytes, in.facts, in.costs, request.sync, request.collectives) {
   planner.set_host_budget(plan_host_budget(in, budget, request.host_memory));
   planner.set_optimizer(request.optimizer);
+  planner.set_optimizer_state(request.optimizer_state);
+  if (request.optimizer_state != StatePlace::kHost) return;
+  const std::string option = source.names("optimizer_state");
+  if (request.collectives.ranks > 1)
+    VDNN_THROW(option << " host: state in host memory is planned for one rank; data-parallel ranks with it are not built "
+                         "yet");
+  if (!in.device.empty() && in.costs.host_memory_bytes_per_second <= 0)
+    VDNN_THROW(option << " host: device profile '" << in.device
+                      << "' gives no host_memory_bytes_per_second, the bandwidth at which its host's CPU would update "
+                         "the state (docs/device-profiles.md)");
 }
 
 }  // namespace vdnn

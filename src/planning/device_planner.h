@@ -3,7 +3,7 @@
 // Model: plan_inputs (planning/plan_source.h) gives a graph's sizes and costs on this CPU or a
 // device profile. The Planner over them gets the device budget asked (else the device's memory),
 // the host budget plan_host_budget leaves (a unified-memory board: what the device budget does not
-// take of its memory), the optimizer whose state it counts, the sync mode and, for data
+// take of its memory), the optimizer whose state it counts and where that state lives, the sync mode and, for data
 // parallelism, the collectives and the network they cross. `vdnn plan` (each of its tables, the
 // largest batch, the table over devices), inference plans and vdnn.plan all build it here.
 //
@@ -24,6 +24,7 @@ struct PlannerRequest {
   std::optional<size_t> device_memory;  // the device budget asked; none: the device's memory
   size_t host_memory = 0;               // the host budget asked (0: none)
   OptimizerKind optimizer = OptimizerKind::kSgd;
+  StatePlace optimizer_state = StatePlace::kDevice;  // host: one rank; a device profile with host_memory_bytes_per_second
   SyncMode sync = SyncMode::kEvent;
   CollectiveOptions collectives;              // data parallel: gradient buckets and their all-reduce
   std::optional<NetworkProfile> network;      // data parallel: what the ranks all-reduce over

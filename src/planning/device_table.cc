@@ -49,6 +49,7 @@ std::vector<DevicePlan> plan_devices(const Graph& graph, int64_t batch, const De
                           {.device_memory = request.budget,
                            .host_memory = request.host_memory,
                            .optimizer = request.optimizer,
+                           .optimizer_state = request.optimizer_state,
                            .sync = request.sync});
     DevicePlan row{.device = device, .budget = p.budget};
     row.oracle = p.planner.oracle_seconds();

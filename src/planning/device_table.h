@@ -58,6 +58,7 @@ struct DeviceTableRequest {
   SyncMode sync = SyncMode::kEvent;
   Prefetch prefetch = Prefetch::kVdnn;
   OptimizerKind optimizer = OptimizerKind::kSgd;
+  StatePlace optimizer_state = StatePlace::kDevice;
   PlanSourceOptions source;  // link, precision and how errors name options; `device` is set per row
 };
 

@@ -22,6 +22,7 @@ PlannedPolicy choose_planned_policy(const Graph& graph, int64_t batch, const std
   Planner planner(graph, in.value_bytes, in.facts, in.costs, sync);
   planner.set_host_budget(net_options.host_memory);
   planner.set_optimizer(net_options.optimizer);
+  planner.set_optimizer_state(net_options.optimizer_state);
   const std::string host = net_options.host_memory ? VDNN_MSG(" with " << net_options.names("host_memory") << " "
                                                                        << describe_budget(net_options.host_memory))
                                                    : std::string();

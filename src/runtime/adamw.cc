@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "backend_api/host_update.h"
 #include "vdnn/error.h"
 
 namespace vdnn {
@@ -11,6 +12,8 @@ void AdamW::update_all(Backend& backend, std::vector<ParamTensor>& params) {
 }
 
 void AdamW::update(Backend& backend, ParamTensor& p) { backend.adamw_update(update_of(p)); }
+
+void AdamW::update_on_host(ParamTensor& p) { host_adamw_update_all({update_of(p, /*on_host=*/true)}); }
 
 AdamwStep AdamW::scalars(bool decays) const {
   VDNN_CHECK(steps_ >= 1, "AdamW: an update before begin_step");
@@ -31,12 +34,13 @@ AdamwStep AdamW::scalars(bool decays) const {
   return s;
 }
 
-AdamwUpdate AdamW::update_of(ParamTensor& p) const {
+AdamwUpdate AdamW::update_of(ParamTensor& p, bool on_host) const {
   VDNN_CHECK(p.exp_avg && p.exp_avg_sq, "parameter '" << p.name
                                                       << "' has a gradient but no AdamW moments (build the Net with "
                                                          "NetOptions::optimizer adamw)");
-  return {p.data,
-          p.grad,
+  VDNN_CHECK(!on_host || (p.host_data && p.host_grad), "parameter '" << p.name << "' has no host copies to update");
+  return {on_host ? p.host_data : p.data,
+          on_host ? p.host_grad : p.grad,
           p.exp_avg,
           p.exp_avg_sq,
           static_cast<int64_t>(p.bytes / sizeof(float)),

@@ -29,11 +29,12 @@ class AdamW : public Optimizer {
   OptimizerKind kind() const override { return OptimizerKind::kAdamW; }
   void update_all(Backend& backend, std::vector<ParamTensor>& params) override;
   void update(Backend& backend, ParamTensor& param) override;
+  void update_on_host(ParamTensor& param) override;
   // The step's scalars for a parameter that decays or not (tests compare kernels with them).
   AdamwStep scalars(bool decays) const;
 
  private:
-  AdamwUpdate update_of(ParamTensor& param) const;
+  AdamwUpdate update_of(ParamTensor& param, bool on_host = false) const;
 
   OptimizerConfig config_;
 };

@@ -15,7 +15,7 @@ Executor::~Executor() {
 
 char* Executor::host_copy(const Program& p, int tensor) const {
   const ProgramTensor& t = p.tensors.at(static_cast<size_t>(tensor));
-  if (!t.offloaded && !t.streamed) return nullptr;
+  if (!t.has_host_copy()) return nullptr;
   auto it = host_regions_.find(&p);
   VDNN_CHECK(it != host_regions_.end() && it->second,
              "tensor '" << t.name << "' has a host copy, but its Program was given no host region");

@@ -132,6 +132,12 @@ Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), bat
         VDNN_THROW("layer '" << n.layer->name() << "' shares the weights of '"
                              << graph_.nodes()[n.param_owner].layer->name()
                              << "' (tied_to): tied weights do not train data-parallel (mpirun) yet; train on one rank");
+  if (options.optimizer_state == StatePlace::kHost && (options.inference || (options.comm && options.comm->size() > 1)))
+    VDNN_THROW(options.names("optimizer_state")
+               << " host keeps one rank's optimizer state in its host memory for training: "
+               << (options.inference ? "an inference Net has no optimizer"
+                                     : "data-parallel ranks (mpirun) with state in host memory are not built yet; "
+                                       "use " + options.names("optimizer_state") + " device"));
   sliced_ = sliced_graph(graph_, options);
   const Graph& run_graph = compute_graph();
   check_sub_batches(run_graph, options);
@@ -169,6 +175,7 @@ Net::Net(Graph graph, const NetOptions& options) : graph_(std::move(graph)), bat
     StepOptions step{options.policy, options.sync, options.prefetch_ahead ? Prefetch::kAhead : Prefetch::kVdnn,
                      options.device_memory, options.decisions};
     step.optimizer = options.optimizer;
+    step.optimizer_state = options.optimizer_state;
     step.collectives.ranks = options.comm ? options.comm->size() : 1;
     step.collectives.bucket_bytes = options.bucket_bytes;
     step.collectives.first_bucket_bytes = std::min(step.collectives.first_bucket_bytes, options.bucket_bytes);
@@ -259,9 +266,14 @@ void Net::bind_params() {
   auto at = [&](const std::string& name) -> float* {
     auto it = by_name.find(name);
     if (it == by_name.end()) return nullptr;
-    if (program.tensors[it->second].streamed)
-      return reinterpret_cast<float*>(executor_->host_copy(program, it->second));
+    const ProgramTensor& t = program.tensors[it->second];
+    if (t.streamed || t.on_host) return reinterpret_cast<float*>(executor_->host_copy(program, it->second));
     return reinterpret_cast<float*>(arena_->data() + train_plan().persistent_offsets[it->second]);
+  };
+  auto host_mirror = [&](const std::string& name) {  // a weight's or gradient's host copy
+    const int t = by_name.at(name);
+    VDNN_CHECK(program.tensors[t].host_mirror, "'" << name << "' has no host copy in the plan");
+    return reinterpret_cast<float*>(executor_->host_copy(program, t));
   };
   for (size_t i = 0; i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
@@ -282,7 +294,14 @@ void Net::bind_params() {
         const std::vector<char> zeros(t.bytes, 0);
         for (const std::string& state : optimizer_state_suffixes(options_.optimizer)) {
           VDNN_CHECK(t.state(state), "parameter '" << name << "' has no " << state << " buffer in the plan");
-          backend_->upload(t.state(state), zeros.data(), t.bytes);
+          if (state_on_host())
+            std::memset(t.state(state), 0, t.bytes);
+          else
+            backend_->upload(t.state(state), zeros.data(), t.bytes);
+        }
+        if (state_on_host()) {  // the gradient's home is its host copy (streamed out in backward)
+          t.host_data = host_mirror(tensor);
+          t.grad = t.host_grad = host_mirror(tensor + ":grad");
         }
       }
       params_.push_back(t);
@@ -346,7 +365,15 @@ const ParamTensor* Net::first_nonfinite_weight() {
   return nullptr;
 }
 
+void Net::refresh_host_masters() {
+  if (!host_masters_stale_) return;
+  for (const ParamTensor& t : params_)
+    if (t.host_data) backend_->download(t.host_data, t.data, t.bytes);
+  host_masters_stale_ = false;
+}
+
 void Net::import_param(size_t i, const std::vector<float>& plain) {
+  host_masters_stale_ = true;
   const ParamTensor& t = params_.at(i);
   if (static_cast<int64_t>(plain.size()) != t.spec.elements())
     VDNN_THROW("parameter '" << t.name << "' has " << t.spec.elements() << " elements, got " << plain.size());

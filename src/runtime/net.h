@@ -115,6 +115,10 @@ struct NetOptions {
   // SGD's momentum, or AdamW's two moments), planned with the parameters. The Trainer's optimizer
   // must be this one (runtime/optimizer.h).
   OptimizerKind optimizer = OptimizerKind::kSgd;
+  // Where that state lives (plan/optimizer_state.h): the arena, or host memory with a master copy
+  // of each trainable weight and of its gradient, updated by the host (Trainer; ZeRO-Offload's
+  // placement for one device). One rank only.
+  StatePlace optimizer_state = StatePlace::kDevice;
   // How its errors name these options (a budget too small, a policy an inference Net does not
   // take): the CLI's flags (--device-memory) or the Python API's keywords (device_memory).
   OptionNames names;
@@ -130,6 +134,11 @@ struct ParamTensor {
   float* velocity = nullptr;    // SGD momentum (":momentum"); null for non-trainable and under AdamW
   float* exp_avg = nullptr;     // AdamW's first moment (":exp_avg"); null otherwise
   float* exp_avg_sq = nullptr;  // AdamW's second moment (":exp_avg_sq"); null otherwise
+  // Optimizer state in host memory (NetOptions::optimizer_state kHost): the state pointers above
+  // are host memory, and these the host's master of the weight and its gradient's copy (which
+  // `grad` then points to: the backward pass streams each gradient there); else null.
+  float* host_data = nullptr;
+  float* host_grad = nullptr;
   // The optimizer state buffer named by `suffix` (plan/optimizer_state.h), or null.
   float* state(const std::string& suffix) const {
     return suffix == ":momentum"     ? velocity
@@ -232,11 +241,17 @@ class Net {
   size_t arena_bytes() const { return arena_->bytes(); }
   size_t host_bytes() const { return host_copies_.bytes(); }  // the host copies' region, taken at start
   int prefetch_depth() const { return prefetch_depth_; }      // 0: vDNN's rule
+  // Optimizer state in host memory: the host's master weights (ParamTensor::host_data) equal the
+  // device's once this returns; a weight written on the device since the last call (init,
+  // import_param, a checkpoint) is copied to the host first. The Trainer calls it before an update.
+  bool state_on_host() const { return options_.optimizer_state == StatePlace::kHost; }
+  void refresh_host_masters();
   Device& device() { return backend_->device(); }
 
  private:
   BackendOptions backend_options() const;
   void take(PlannedStep step);
+  bool host_masters_stale_ = true;  // a weight was written on the device since refresh_host_masters
   void take(PlannedInference planned);
   void check_trains() const;  // throws for an inference Net
   void bind_params();

@@ -73,6 +73,7 @@ NetOptions net_options(const NetSettings& s, const OptionNames& names) {
   o.sync = parse_sync_mode(s.sync, names("sync"));
   o.prefetch_ahead = parse_prefetch(s.prefetch, names("prefetch")) == Prefetch::kAhead;
   o.optimizer = parse_optimizer(s.optimizer, names("optimizer"));
+  o.optimizer_state = parse_state_place(s.optimizer_state, names("optimizer_state"));
   o.device_memory = s.device_memory.value_or(0);
   o.host_memory = s.host_memory.value_or(0);
   o.backend = s.backend;

@@ -11,7 +11,8 @@
 //   - precision: fp32 or bf16; bf16 on the cpu backend only, and not with conv_algo winograd
 //     (oneDNN 2.6 has no bf16 Winograd);
 //   - conv_algo: auto, direct or winograd; sync: event or layer; prefetch: vdnn or ahead;
-//   - optimizer: sgd or adamw (the state the plan places per trainable parameter);
+//   - optimizer: sgd or adamw (the state the plan places per trainable parameter); optimizer_state:
+//     device or host (host: training on one rank, NetOptions::optimizer_state);
 //   - the backend built into this vdnn; device_memory and host_memory above 0 when given (absent:
 //     what the plans need; util/size_parse.h check_budget); on the cpu backend the device_memory
 //     budget is host memory taken at once, so at most what the host has available now.
@@ -46,6 +47,7 @@ struct NetSettings {
   BackendKind backend = BackendKind::kCpu;
   bool inference = false;         // NetOptions::inference: a Net that only infers
   std::string optimizer = "sgd";  // sgd or adamw: whose state the plan keeps (NetOptions::optimizer)
+  std::string optimizer_state = "device";  // device or host: where that state lives (NetOptions::optimizer_state)
 };
 
 // The largest batch vdnn takes (2^20 samples): a batch's tensors then stay far from the 2^31

@@ -73,6 +73,10 @@ class Optimizer {
   // (compute work: inside Net::run_on_compute), or of one parameter (data parallel).
   virtual void update_all(Backend& backend, std::vector<ParamTensor>& params) = 0;
   virtual void update(Backend& backend, ParamTensor& param) = 0;
+  // The same update of one parameter whose state is in host memory, over its host copies
+  // (ParamTensor::host_data, host_grad and the state), by the host's CPU on any backend
+  // (backend_api/host_update.h): runtime/host_optimizer_step.h moves the gradient and weight.
+  virtual void update_on_host(ParamTensor& param) = 0;
   // begin_step then update_all.
   void step(Backend& backend, std::vector<ParamTensor>& params, double lr, float grad_scale = 1.0f) {
     begin_step(lr, grad_scale);

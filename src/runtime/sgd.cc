@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "backend_api/host_update.h"
 #include "util/number_text.h"
 #include "vdnn/error.h"
 
@@ -13,11 +14,14 @@ void Sgd::update_all(Backend& backend, std::vector<ParamTensor>& params) {
 
 void Sgd::update(Backend& backend, ParamTensor& p) { backend.sgd_update(update_of(p)); }
 
-SgdUpdate Sgd::update_of(ParamTensor& p) const {
+void Sgd::update_on_host(ParamTensor& p) { host_sgd_update_all({update_of(p, /*on_host=*/true)}); }
+
+SgdUpdate Sgd::update_of(ParamTensor& p, bool on_host) const {
   VDNN_CHECK(p.velocity, "parameter '" << p.name << "' has a gradient but no momentum buffer");
+  VDNN_CHECK(!on_host || (p.host_data && p.host_grad), "parameter '" << p.name << "' has no host copies to update");
   SgdUpdate u;
-  u.weights = p.data;
-  u.grads = p.grad;
+  u.weights = on_host ? p.host_data : p.data;
+  u.grads = on_host ? p.host_grad : p.grad;
   u.velocity = p.velocity;
   u.count = static_cast<int64_t>(p.bytes / sizeof(float));
   u.lr = static_cast<float>(lr_);

@@ -56,9 +56,10 @@ class Sgd : public Optimizer {
   void update_all(Backend& backend, std::vector<ParamTensor>& params) override;
   // The same update for one trainable parameter (data parallel: a gradient bucket at a time).
   void update(Backend& backend, ParamTensor& param) override;
+  void update_on_host(ParamTensor& param) override;
 
  private:
-  SgdUpdate update_of(ParamTensor& param) const;
+  SgdUpdate update_of(ParamTensor& param, bool on_host = false) const;
 
   SgdConfig config_;
 };

@@ -9,6 +9,7 @@
 #include "comm/rank_agreement.h"
 #include "data/batch_loader.h"
 #include "runtime/checkpoint.h"
+#include "runtime/host_optimizer_step.h"
 #include "util/number_text.h"
 #include "util/sha256.h"
 #include "vdnn/error.h"
@@ -433,10 +434,12 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
   // Check and update in one trip to the compute stream: an OpenMP region on this thread would
   // start a second thread team that spins against the compute stream's on the same cores.
   std::string bad;
+  float grad_scale = 1.0f;
+  const bool on_device = !net_.state_on_host();  // else the host updates after this trip (host_optimizer_step.h)
   net_.run_on_compute([&] {
     if (config_.clip_grad_norm <= 0) {
       bad = nonfinite(loss, net_.first_nonfinite_gradient());
-      if (bad.empty()) optimizer_->step(net_.backend(), net_.params(), lr, 1.0f);
+      if (bad.empty() && on_device) optimizer_->step(net_.backend(), net_.params(), lr, 1.0f);
       return;
     }
     // torch.nn.utils.clip_grad_norm_, folded into the update kernel; its one pass over the
@@ -446,8 +449,13 @@ float Trainer::train_step(int64_t step, int epoch, double lr, TrainResult& resul
     bad = nonfinite(loss, first_bad == squares.end() ? nullptr : &net_.params()[first_bad - squares.begin()]);
     if (!bad.empty()) return;
     last_grad_norm_ = global_grad_norm(squares);
-    optimizer_->step(net_.backend(), net_.params(), lr, clip_scale(config_.clip_grad_norm, last_grad_norm_));
+    grad_scale = clip_scale(config_.clip_grad_norm, last_grad_norm_);
+    if (on_device) optimizer_->step(net_.backend(), net_.params(), lr, grad_scale);
   });
+  if (bad.empty() && !on_device) {
+    optimizer_->begin_step(lr, grad_scale);
+    host_optimizer_step(net_, *optimizer_);
+  }
   if (bad.empty()) return loss;
   put_back(statistics);
   if (config_.on_nonfinite != TrainConfig::OnNonFinite::kSkip)

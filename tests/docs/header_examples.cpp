@@ -87,6 +87,8 @@
 #include "runtime/optimizer.h"
 #include "plan/optimizer_state.h"
 #include "backend_api/adamw_step.h"
+#include "backend_api/host_update.h"
+#include "runtime/host_optimizer_step.h"
 #include "planning/device_planner.h"
 #include "planning/device_table.h"
 #include "planning/largest_fitting.h"
@@ -876,6 +878,23 @@ void examples(Given& given) {
     int64_t count = 0;  // (adapted)
     AdamwStep s{.decay = 1 - 1e-3f * 0.01f, .neg_step_size = -1e-3f / 0.1f, .bias_correction2_sqrt = 0.0316f};
     backend.adamw_update({weights, grads, exp_avg, exp_avg_sq, count, s});
+  }
+  // == backend_api/host_update.h
+  {
+    size_t n = 8;  // (adapted)
+    std::vector<float> w(n), g(n), m(n), v(n);
+    AdamwStep s{.decay = 1 - 1e-3f * 0.01f, .neg_step_size = -1e-3f / 0.1f, .bias_correction2_sqrt = 0.0316f};
+    vdnn::host_adamw_update_all({{w.data(), g.data(), m.data(), v.data(), static_cast<int64_t>(n), s}});
+  }
+  // == runtime/host_optimizer_step.h
+  {
+    Net& net = *given.net;  // (adapted)
+    std::unique_ptr<Optimizer> owned = make_optimizer({.kind = OptimizerKind::kAdamW});  // (adapted)
+    Optimizer& optimizer = *owned;  // (adapted)
+    double lr = 1e-3;  // (adapted)
+    float grad_scale = 1.0f;  // (adapted)
+    optimizer.begin_step(lr, grad_scale);
+    vdnn::host_optimizer_step(net, optimizer);
   }
   // == runtime/net_settings.h
   {

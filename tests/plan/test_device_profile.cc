@@ -208,7 +208,8 @@ TEST_F(DeviceProfileFiles, AnUnknownFieldIsATypo) {
   const std::string top = device_error([](json& j) { j["peak_fp32_flop"] = 1e12; });
   EXPECT_CONTAINS(top,
                   "unknown field 'peak_fp32_flop' (valid: name, description, memory_bytes, peak_fp32_flops,"
-                  " peak_bf16_flops, memory_bytes_per_second, link, kernel_launch_seconds, unified_memory, conv_algorithms,"
+                  " peak_bf16_flops, memory_bytes_per_second, host_memory_bytes_per_second, link, kernel_launch_seconds,"
+                  " unified_memory, conv_algorithms,"
                   " efficiency, batch_efficiency, sources)");
   EXPECT_CONTAINS(link_error([](json& j) { j["speed"] = 1; }),
                   "(valid: name, description, bytes_per_second, theoretical_bytes_per_second, latency_seconds,"
