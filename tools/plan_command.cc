@@ -288,7 +288,8 @@ void print_plan_json(const PlanOptions& o, const TrainingPlan& plan, const DataP
                                               .sync = o.sync,
                                               .prefetch = o.prefetch,
                                               .device = plan.device,
-                                              .optimizer = o.optimizer});
+                                              .optimizer = o.optimizer,
+                                              .optimizer_state = o.optimizer_state});
   if (plan.sweep) out["sweep"] = sweep_json(*plan.sweep, plan.planner.costs());
   if (plan.sliced) {  // against the whole graph's oracle, as the table
     out["oracle_seconds"] = plan.oracle;

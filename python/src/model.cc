@@ -44,13 +44,14 @@ py::dict plan(const py::object& model_or_name, const py::object& batch_arg, cons
               const std::string& prefetch, const std::string& link, const std::string& costs,
               const py::object& repeats,
               const py::object& host_memory, bool slice_search, const std::string& optimizer,
-              const std::string& precision) {
+              const std::string& precision, const std::string& optimizer_state) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
   const int64_t batch = int_in_range(batch_arg, 1, kMaxBatch, "batch");
   const SyncMode sync_mode = parse_sync_mode(sync, "sync");
   const Prefetch prefetch_rule = parse_prefetch(prefetch, "prefetch");
   const OptimizerKind optimizer_kind = parse_optimizer(optimizer, "optimizer");
+  const StatePlace state_place = parse_state_place(optimizer_state, "optimizer_state");
   PlanSourceOptions source{.device = device,
                            .link = link,
                            .costs_file = costs,
@@ -69,6 +70,7 @@ py::dict plan(const py::object& model_or_name, const py::object& batch_arg, cons
                                 {.device_memory = budget_given ? std::optional<size_t>(given) : std::nullopt,
                                  .host_memory = host_given,
                                  .optimizer = optimizer_kind,
+                                 .optimizer_state = state_place,
                                  .sync = sync_mode});
     const PlanInputs& in = planned.in;
     const Planner& planner = planned.planner;
@@ -80,10 +82,12 @@ py::dict plan(const py::object& model_or_name, const py::object& batch_arg, cons
                                            .sync = sync,
                                            .prefetch = prefetch,
                                            .device = in.device,
-                                           .optimizer = optimizer});
+                                           .optimizer = optimizer,
+                                           .optimizer_state = optimizer_state});
     // In fp32 only, as the CLI (no backend runs slice runs in bf16 yet).
     const std::optional<SliceRunChoice> slices =
-        slice_search && source.precision == Precision::kFp32 ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget, optimizer_kind)
+        slice_search && source.precision == Precision::kFp32 && state_place == StatePlace::kDevice
+            ? plan_slice_runs(graph, batch, policy, source, budget, sync_mode, host_budget, optimizer_kind)
                      : std::nullopt;
     if (slices) out["slice_runs"] = slice_runs_json(*slices, table.oracle);  // as `vdnn plan --policy auto`
     json = dump_json(out);
@@ -96,7 +100,7 @@ py::dict plan_devices(const py::object& model_or_name, const std::vector<std::st
                       const py::object& batch_arg,
                       const py::object& device_memory, const std::string& policy, const std::string& sync,
                       const std::string& prefetch, const py::object& host_memory, const std::string& optimizer,
-                      const std::string& precision) {
+                      const std::string& precision, const std::string& optimizer_state) {
   const std::shared_ptr<Model> model = as_model(model_or_name);
   const OptionNames keywords{OptionNames::kKeywords};
   const int64_t batch = int_in_range(batch_arg, 1, kMaxBatch, "batch");
@@ -106,6 +110,7 @@ py::dict plan_devices(const py::object& model_or_name, const std::vector<std::st
                              .sync = parse_sync_mode(sync, "sync"),
                              .prefetch = parse_prefetch(prefetch, "prefetch"),
                              .optimizer = parse_optimizer(optimizer, "optimizer"),
+                             .optimizer_state = parse_state_place(optimizer_state, "optimizer_state"),
                              .source = {.precision = parse_precision(precision, "precision"), .names = keywords}};
   if (!device_memory.is_none()) request.budget = budget_bytes(device_memory, "device_memory");
   if (!policy.empty()) request.policies = {policy};  // plan_table refuses a policy it does not know
@@ -177,7 +182,7 @@ void bind_model(py::module_& m) {
         py::arg("device_memory") = py::none(), py::arg("policy") = "", py::arg("sync") = "event",
         py::arg("prefetch") = "vdnn", py::arg("link") = "", py::arg("costs") = "", py::arg("repeats") = 3,
         py::arg("host_memory") = py::none(), py::arg("slice_search") = true, py::arg("optimizer") = "sgd",
-        py::arg("precision") = "fp32",
+        py::arg("precision") = "fp32", py::arg("optimizer_state") = "device",
         "`vdnn plan --json` as a dict: every configuration's memory and predicted step time (policy: '' "
         "for all of them, or none, conv, all, dyn, auto). device: 'cpu' (measured now, or costs= a "
         "`vdnn profile --save` file) or a device profile such as 'titan-x-maxwell'. host_memory: "
@@ -185,11 +190,13 @@ void bind_model(py::module_& m) {
         "policy 'auto' on a device profile, 'slice_runs' holds the slice-run search's choice, as in the CLI "
         "(20-60 auto searches; slice_search=False skips it, as --no-slice-search). optimizer: 'sgd' or 'adamw', "
         "whose state (one or two buffers per trainable parameter) every configuration keeps (`--optimizer`). "
-        "precision: 'fp32' or 'bf16' (`--precision`: this CPU's bf16 kernels, or a GPU profile's tensor cores).");
+        "precision: 'fp32' or 'bf16' (`--precision`: this CPU's bf16 kernels, or a GPU profile's tensor cores). "
+        "optimizer_state: 'device' or 'host' (`--optimizer-state`; a device profile needs host_memory_bytes_per_second; "
+        "no slice search then).");
   m.def("plan_devices", &plan_devices, py::arg("model"), py::arg("devices"), py::arg("batch") = 128,
         py::arg("device_memory") = py::none(), py::arg("policy") = "", py::arg("sync") = "event",
         py::arg("prefetch") = "vdnn", py::arg("host_memory") = py::none(), py::arg("optimizer") = "sgd",
-        py::arg("precision") = "fp32",
+        py::arg("precision") = "fp32", py::arg("optimizer_state") = "device",
         "`vdnn plan --device A,B,... --json` as a dict: one training plan per device profile in `devices` "
         "(each at its own memory unless device_memory is given for all), each policy's predicted step there "
         "(policy: '' for none, conv, all, dyn and auto, or one of them) and the fastest that fits. Slice runs are "

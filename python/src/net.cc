@@ -189,6 +189,8 @@ void bind_net(py::module_& m) {
       "(a CPU without native bf16 raises vdnn.Error). optimizer: 'sgd' (momentum) or 'adamw' (torch.optim.AdamW: "
       "beta1, beta2, eps; its two moments are planned in the arena); weight_decay None: 5e-4 with sgd, 0.01 with "
       "adamw; clip_grad_norm > 0: each train_step clips the gradients' global L2 norm to it (clip_grad_norm_). "
+      "optimizer_state: 'device' (beside each weight in the arena) or 'host' (the state, a master of each weight "
+      "and its gradient's copy in host memory, updated by the CPU after the backward pass: ZeRO-Offload; one rank). "
       "Threads may share a Net: its calls take turns.")
       .def(py::init(&make_net), py::arg("model"), py::arg("batch") = 128, py::arg("policy") = "none",
            py::arg("device_memory") = py::none(), py::arg("seed") = 1, py::arg("momentum") = 0.9,
@@ -196,7 +198,7 @@ void bind_net(py::module_& m) {
            py::arg("prefetch") = "vdnn", py::arg("conv_algo") = py::none(), py::arg("costs") = "",
            py::arg("inference") = false, py::arg("host_memory") = py::none(), py::arg("precision") = "fp32",
            py::arg("optimizer") = "sgd", py::arg("beta1") = 0.9, py::arg("beta2") = 0.999, py::arg("eps") = 1e-8,
-           py::arg("clip_grad_norm") = 0.0)
+           py::arg("clip_grad_norm") = 0.0, py::arg("optimizer_state") = "device")
       .def_property_readonly("model", [](const NetHandle& h) { return h.model; })
       .def_property_readonly("batch", [](const NetHandle& h) { return h.net->batch(); })
       .def_property_readonly(
@@ -215,6 +217,8 @@ void bind_net(py::module_& m) {
       .def_property_readonly("arena_bytes", [](const NetHandle& h) { return h.net->arena_bytes(); })
       .def_property_readonly("optimizer",
                              [](const NetHandle& h) { return std::string(to_string(h.net->options().optimizer)); })
+      .def_property_readonly(
+          "optimizer_state", [](const NetHandle& h) { return std::string(to_string(h.net->options().optimizer_state)); })
       .def_property_readonly(
           "grad_norm",
           [](NetHandle& h) {

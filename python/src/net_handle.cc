@@ -23,7 +23,8 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, const py::object& b
                                     const std::string& sync, const std::string& prefetch, const py::object& conv_algo,
                                     const std::string& costs, bool inference, const py::object& host_memory,
                                     const std::string& precision, const std::string& optimizer, double beta1,
-                                    double beta2, double eps, double clip_grad_norm) {
+                                    double beta2, double eps, double clip_grad_norm,
+                                    const std::string& optimizer_state) {
   const OptionNames keywords{OptionNames::kKeywords};  // errors name the keyword arguments
   const uint64_t seed = seed_of(seed_arg, "seed");
   if (!conv_algo.is_none() && !py::isinstance<py::str>(conv_algo))
@@ -38,7 +39,8 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, const py::object& b
                        .sync = sync,
                        .prefetch = prefetch,
                        .inference = inference,
-                       .optimizer = optimizer};
+                       .optimizer = optimizer,
+                       .optimizer_state = optimizer_state};
   if (!device_memory.is_none()) settings.device_memory = budget_bytes(device_memory, keywords("device_memory"));
   if (!host_memory.is_none()) settings.host_memory = budget_bytes(host_memory, keywords("host_memory"));
   NetOptions o = net_options(settings, keywords);

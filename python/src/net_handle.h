@@ -48,6 +48,7 @@ std::shared_ptr<NetHandle> make_net(const py::object& model, const py::object& b
                                     const std::string& sync, const std::string& prefetch, const py::object& conv_algo,
                                     const std::string& costs, bool inference, const py::object& host_memory,
                                     const std::string& precision, const std::string& optimizer, double beta1,
-                                    double beta2, double eps, double clip_grad_norm);
+                                    double beta2, double eps, double clip_grad_norm,
+                                    const std::string& optimizer_state = "device");
 
 }  // namespace vdnn::python

@@ -109,7 +109,7 @@ nlohmann::json plan_json(const PlanTable& t, const PlanJsonHeader& h) {
   nlohmann::json out{{"model", h.model},        {"batch", h.batch},          {"sync", h.sync},
                      {"prefetch", h.prefetch},  {"optimizer", h.optimizer},  {"device", h.device},
                      {"costs", t.costs_source}, {"device_memory", t.budget}, {"oracle_seconds", t.oracle},
-                     {"configurations", rows}};
+                     {"optimizer_state", h.optimizer_state}, {"configurations", rows}};
   if (t.has_dyn)
     out["dyn"] = {{"fits", t.dyn.fits},
                   {"step", t.dyn.step},

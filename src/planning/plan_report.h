@@ -58,6 +58,7 @@ struct PlanJsonHeader {
   int64_t batch = 0;
   std::string sync = "event", prefetch = "vdnn", device = "cpu";
   std::string optimizer = "sgd";  // whose state the plans keep (Planner::set_optimizer)
+  std::string optimizer_state = "device";  // where (Planner::set_optimizer_state)
 };
 
 nlohmann::json plan_json(const PlanTable& table, const PlanJsonHeader& header);

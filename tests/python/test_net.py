@@ -166,6 +166,24 @@ def test_a_bf16_net_follows_the_fp32_one_in_half_the_activation_memory(mlp_path)
         vdnn.Net(mlp_path, batch=8, precision="fp16")
 
 
+def test_optimizer_state_in_host_memory_trains_the_same_weights(mlp_path):
+    nets = {place: vdnn.Net(mlp_path, batch=8, optimizer="adamw", clip_grad_norm=0.5, optimizer_state=place)
+            for place in ("device", "host")}
+    assert nets["host"].optimizer_state == "host"
+    by_class = lambda n: n.memory["peak_by_class"]
+    assert by_class(nets["host"])["optimizer_state"] == 0 < by_class(nets["device"])["optimizer_state"]
+    x, y = batch(np.random.default_rng(3), 8)
+    for step in range(3):
+        for net in nets.values():
+            net.train_step(x, y, 1e-3)
+    assert nets["host"].weights_sha256() == nets["device"].weights_sha256()
+    with pytest.raises(vdnn.Error, match="^optimizer_state 'disk': expected device"):
+        vdnn.Net(mlp_path, batch=8, optimizer_state="disk")
+    plan = vdnn.plan(mlp_path, batch=8, device="titan-x-maxwell", policy="none", optimizer="adamw",
+                     optimizer_state="host")
+    assert plan["optimizer_state"] == "host"
+
+
 def test_adamw_keywords_state_in_memory_clipping_and_refusals(mlp_path):
     sgd = vdnn.Net(mlp_path, batch=8)
     adamw = vdnn.Net(mlp_path, batch=8, optimizer="adamw", beta2=0.95, clip_grad_norm=0.1)
