@@ -46,6 +46,7 @@
 #include "planning/largest_fitting.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
+#include "planning/state_placement.h"
 #include "report/budget_sweep_chart.h"
 #include "report/chrome_trace.h"
 #include "report/configuration_chart.h"
@@ -216,6 +217,7 @@ struct TrainingPlan {
   std::vector<ScalingSeries> scaling;    // --ranks N or --scaling: each row at 1..N ranks
   std::optional<SliceRunChoice> slices;  // auto's slice search (a device profile, --policy auto)
   std::optional<BudgetSweep> sweep;      // --sweep
+  std::string state_choice;              // --optimizer-state auto: which placement, and why
   std::string title;                     // "model, batch N, device": the pictures'
   std::string sweep_title;
 
@@ -291,6 +293,7 @@ void print_plan_json(const PlanOptions& o, const TrainingPlan& plan, const DataP
                                               .optimizer = o.optimizer,
                                               .optimizer_state = o.optimizer_state});
   if (plan.sweep) out["sweep"] = sweep_json(*plan.sweep, plan.planner.costs());
+  if (!plan.state_choice.empty()) out["optimizer_state_choice"] = plan.state_choice;
   if (plan.sliced) {  // against the whole graph's oracle, as the table
     out["oracle_seconds"] = plan.oracle;
     for (nlohmann::json& c : out["configurations"])
@@ -337,10 +340,15 @@ void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const Data
     std::printf("host budget %s: a configuration whose host copies (host MiB) need more does not fit.\n",
                 format_bytes(host_budget).c_str());
   std::printf(
-      "* params = weights + weight gradients + optimizer state (sgd: momentum; adamw: 2 moments). oracle = none, "
+      "* params = weights + weight gradients + optimizer state (sgd: momentum; adamw: 2 moments)%s. oracle = none, "
       "fastest algorithms, unlimited "
       "memory: %.2f ms. /bound = step time over the busiest stream's time.\n",
+      plan.planner.optimizer_state() == StatePlace::kHost
+          ? " on the device: here the weights alone (the state, masters and gradient copies are host MiB; each "
+            "gradient is on the device only while the backward pass writes it, under grads)"
+          : "",
       plan.oracle * 1e3);
+  if (!plan.state_choice.empty()) std::printf("%s\n", plan.state_choice.c_str());
   if (o.policy.empty() || plan.table.one)
     std::printf(
         "each none, conv and all row is the step `vdnn train --policy P --conv-algo auto` runs (the backend's own "
@@ -415,6 +423,20 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   const Graph& graph = sliced ? sliced->graph : whole;
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   o.source.calibrate_with = [&] { return o.model.load().graph; };  // measured costs: a few timed steps
+  std::string state_choice;
+  if (o.optimizer_state == "auto") {
+    const StatePlacement p = choose_state_placement(
+        graph, o.model.batch, o.source,
+        {.device_memory = parse_budget(o.device_memory, "--device-memory"),
+         .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),
+         .optimizer = parse_optimizer(o.optimizer),
+         .sync = parse_sync_mode(o.sync),
+         .collectives = dp.collectives(o.ranks),
+         .network = dp.network},
+        o.policy, parse_prefetch(o.prefetch));
+    o.optimizer_state = to_string(p.place);
+    state_choice = "--optimizer-state auto: " + p.summary;
+  }
   const DevicePlanner planned(graph, o.model.batch, o.source,
                               {.device_memory = parse_budget(o.device_memory, "--device-memory"),
                                .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),
@@ -425,7 +447,7 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
                                .network = dp.network});
   const PlanInputs& in = planned.in;
   const Planner& planner = planned.planner;
-  TrainingPlan plan{.graph = graph, .planner = planner, .device = in.device};
+  TrainingPlan plan{.graph = graph, .planner = planner, .device = in.device, .state_choice = state_choice};
   plan.budget = planned.budget;
   if (in.unified_memory) plan.unified_memory_bytes = in.device_memory_bytes;
   plan.oracle = oracle_seconds(o, whole, sliced.has_value(), planner);
@@ -565,8 +587,9 @@ void add_configuration_flags(CLI::App& app, PlanOptions& o) {
   app.add_option("--optimizer-state", o.optimizer_state,
                  "as `vdnn train --optimizer-state`: device, or host (the state, each weight's master and a gradient "
                  "copy in host memory, counted against --host-memory; the host's CPU updates them after the backward "
-                 "pass, priced at the profile's host_memory_bytes_per_second; the oracle keeps them on the device)")
-      ->check(CLI::IsMember({"device", "host"}))
+                 "pass, priced at the profile's host_memory_bytes_per_second; the oracle keeps them on the device), or auto: "
+                 "both planned, the one whose fastest fitting row is faster kept (one batch, one device)")
+      ->check(CLI::IsMember({"device", "host", "auto"}))
       ->capture_default_str();
   app.add_option("--prefetch", o.prefetch,
                  "as `vdnn train --prefetch`: vdnn (nearest offloaded layer, never past a conv) or ahead (as far "

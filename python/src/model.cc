@@ -11,6 +11,7 @@
 #include "planning/device_table.h"
 #include "planning/plan_report.h"
 #include "planning/plan_source.h"
+#include "planning/state_placement.h"
 #include "runtime/net_settings.h"
 #include "util/json_dump.h"
 #include "vdnn/error.h"
@@ -51,7 +52,8 @@ py::dict plan(const py::object& model_or_name, const py::object& batch_arg, cons
   const SyncMode sync_mode = parse_sync_mode(sync, "sync");
   const Prefetch prefetch_rule = parse_prefetch(prefetch, "prefetch");
   const OptimizerKind optimizer_kind = parse_optimizer(optimizer, "optimizer");
-  const StatePlace state_place = parse_state_place(optimizer_state, "optimizer_state");
+  const bool choose_state = optimizer_state == "auto";
+  StatePlace state_place = choose_state ? StatePlace::kDevice : parse_state_place(optimizer_state, "optimizer_state");
   PlanSourceOptions source{.device = device,
                            .link = link,
                            .costs_file = costs,
@@ -66,12 +68,17 @@ py::dict plan(const py::object& model_or_name, const py::object& batch_arg, cons
   {
     py::gil_scoped_release release;
     const Graph graph = model->fresh_graph();
-    const DevicePlanner planned(graph, batch, source,
-                                {.device_memory = budget_given ? std::optional<size_t>(given) : std::nullopt,
-                                 .host_memory = host_given,
-                                 .optimizer = optimizer_kind,
-                                 .optimizer_state = state_place,
-                                 .sync = sync_mode});
+    PlannerRequest request{.device_memory = budget_given ? std::optional<size_t>(given) : std::nullopt,
+                           .host_memory = host_given,
+                           .optimizer = optimizer_kind,
+                           .sync = sync_mode};
+    std::optional<StatePlacement> chosen;
+    if (choose_state) {
+      chosen = choose_state_placement(graph, batch, source, request, policy, prefetch_rule);
+      state_place = chosen->place;
+    }
+    request.optimizer_state = state_place;
+    const DevicePlanner planned(graph, batch, source, request);
     const PlanInputs& in = planned.in;
     const Planner& planner = planned.planner;
     const size_t budget = planned.budget;
@@ -83,7 +90,8 @@ py::dict plan(const py::object& model_or_name, const py::object& batch_arg, cons
                                            .prefetch = prefetch,
                                            .device = in.device,
                                            .optimizer = optimizer,
-                                           .optimizer_state = optimizer_state});
+                                           .optimizer_state = to_string(state_place)});
+    if (chosen) out["optimizer_state_choice"] = chosen->summary;
     // In fp32 only, as the CLI (no backend runs slice runs in bf16 yet).
     const std::optional<SliceRunChoice> slices =
         slice_search && source.precision == Precision::kFp32 && state_place == StatePlace::kDevice
@@ -191,8 +199,9 @@ void bind_model(py::module_& m) {
         "(20-60 auto searches; slice_search=False skips it, as --no-slice-search). optimizer: 'sgd' or 'adamw', "
         "whose state (one or two buffers per trainable parameter) every configuration keeps (`--optimizer`). "
         "precision: 'fp32' or 'bf16' (`--precision`: this CPU's bf16 kernels, or a GPU profile's tensor cores). "
-        "optimizer_state: 'device' or 'host' (`--optimizer-state`; a device profile needs host_memory_bytes_per_second; "
-        "no slice search then).");
+        "optimizer_state: 'device', 'host' or 'auto' (`--optimizer-state`: auto plans both and keeps the faster, "
+        "naming why in 'optimizer_state_choice'; a device profile needs host_memory_bytes_per_second; no slice "
+        "search in host memory).");
   m.def("plan_devices", &plan_devices, py::arg("model"), py::arg("devices"), py::arg("batch") = 128,
         py::arg("device_memory") = py::none(), py::arg("policy") = "", py::arg("sync") = "event",
         py::arg("prefetch") = "vdnn", py::arg("host_memory") = py::none(), py::arg("optimizer") = "sgd",

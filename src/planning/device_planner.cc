@@ -26,7 +26,7 @@ DevicePlanner::DevicePlanner(const Graph& graph, int64_t batch, const PlanSource
   if (request.collectives.ranks > 1)
     VDNN_THROW(option << " host: state in host memory is planned for one rank; data-parallel ranks with it are not built "
                          "yet");
-  if (!in.device.empty() && in.costs.host_memory_bytes_per_second <= 0)
+  if (in.device != "cpu" && in.costs.host_memory_bytes_per_second <= 0)  // cpu: the same memory
     VDNN_THROW(option << " host: device profile '" << in.device
                       << "' gives no host_memory_bytes_per_second, the bandwidth at which its host's CPU would update "
                          "the state (docs/device-profiles.md)");

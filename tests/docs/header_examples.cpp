@@ -90,6 +90,7 @@
 #include "backend_api/host_update.h"
 #include "runtime/host_optimizer_step.h"
 #include "planning/device_planner.h"
+#include "planning/state_placement.h"
 #include "planning/device_table.h"
 #include "planning/largest_fitting.h"
 #include "planning/plan_report.h"
@@ -895,6 +896,13 @@ void examples(Given& given) {
     float grad_scale = 1.0f;  // (adapted)
     optimizer.begin_step(lr, grad_scale);
     vdnn::host_optimizer_step(net, optimizer);
+  }
+  // == planning/state_placement.h
+  {
+    const Graph& graph = *given.graph;  // (adapted)
+    StatePlacement p = choose_state_placement(graph, 8, {.device = "rtx-4090"}, {.optimizer = OptimizerKind::kAdamW}, "auto");
+    p.place;
+    p.summary;
   }
   // == runtime/net_settings.h
   {

@@ -182,6 +182,10 @@ def test_optimizer_state_in_host_memory_trains_the_same_weights(mlp_path):
     plan = vdnn.plan(mlp_path, batch=8, device="titan-x-maxwell", policy="none", optimizer="adamw",
                      optimizer_state="host")
     assert plan["optimizer_state"] == "host"
+    chosen = vdnn.plan(mlp_path, batch=8, device="titan-x-maxwell", policy="none", optimizer="adamw",
+                       optimizer_state="auto")
+    assert chosen["optimizer_state"] in ("device", "host")
+    assert chosen["optimizer_state_choice"].startswith("optimizer state ")
 
 
 def test_adamw_keywords_state_in_memory_clipping_and_refusals(mlp_path):

@@ -14,6 +14,7 @@
 #include "plan/planner.h"
 #include "planning/device_planner.h"
 #include "planning/plan_source.h"
+#include "planning/state_placement.h"
 #include "runtime/checkpoint.h"
 #include "runtime/train_for_hash.h"
 #include "runtime/trainer.h"
@@ -141,6 +142,32 @@ TEST(HostOptimizerState, TheSimulatorAddsTheHostsUpdateAfterTheDevicesWork) {
   EXPECT_GT(host.time.iteration_seconds, device.time.iteration_seconds - device.time.update_seconds);
   EXPECT_DOUBLE_EQ(planner.oracle_seconds(), device.time.iteration_seconds) << "the oracle keeps the state on the device";
   EXPECT_LT(host.minimum_budget, device.minimum_budget);
+}
+
+TEST(HostOptimizerState, AutoKeepsTheStateOnTheDeviceUnlessOnlyTheHostFitsOrIsFaster) {
+  const Graph graph = load_model("vgg_cifar");
+  const PlanSourceOptions titan{.device = "titan-x-maxwell"};
+  const PlannerRequest adamw{.optimizer = OptimizerKind::kAdamW};
+  const StatePlacement roomy = choose_state_placement(graph, 32, titan, adamw, "all");
+  EXPECT_EQ(roomy.place, StatePlace::kDevice) << roomy.summary;
+  ASSERT_TRUE(roomy.device_seconds && roomy.host_seconds) << roomy.summary;
+  EXPECT_LT(*roomy.device_seconds, *roomy.host_seconds) << "the device's update is faster than the host's";
+  // A budget below the device placement's smallest and above the host's: only the host fits.
+  size_t smallest[2];
+  for (StatePlace place : {StatePlace::kDevice, StatePlace::kHost}) {
+    PlannerRequest r = adamw;
+    r.optimizer_state = place;
+    const DevicePlanner p(graph, 32, titan, r);
+    smallest[place == StatePlace::kHost] = p.planner.minimum_budget({Policy::kAll, p.in.costs.fastest()});
+  }
+  ASSERT_LT(smallest[1], smallest[0]);
+  PlannerRequest tight = adamw;
+  tight.device_memory = (smallest[0] + smallest[1]) / 2;
+  const StatePlacement p = choose_state_placement(graph, 32, titan, tight, "all");
+  EXPECT_EQ(p.place, StatePlace::kHost) << p.summary;
+  EXPECT_FALSE(p.device_seconds);
+  EXPECT_NE(p.summary.find("optimizer state in host memory: its fastest fitting row "), std::string::npos) << p.summary;
+  EXPECT_NE(p.summary.find("on the device nothing fits"), std::string::npos) << p.summary;
 }
 
 TEST(HostOptimizerState, WhatItDoesNotTakeIsRefusedByName) {
