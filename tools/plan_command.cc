@@ -485,9 +485,25 @@ std::pair<int64_t, std::string> longest_sequence(const Graph& graph) {
 
 // --max-batch or --max-seq-len: per policy (--policy, or none, conv, all, dyn and auto), the largest
 // batch (or token input length, at --batch) whose plan fits the budget (--device-memory, else the
-// device's memory), each size planned from scratch.
+// device's memory), each size planned from scratch. Several devices: one table each, in their order
+// (JSON: {"devices": [one object each]}).
+nlohmann::json largest_on_device(const PlanOptions& o, const Graph& graph);
+
 int run_largest_plan(const PlanOptions& o) {
   const Graph graph = o.model.load().graph;
+  const std::vector<std::string> devices = device_list(o);
+  nlohmann::json each = nlohmann::json::array();
+  for (const std::string& device : devices) {
+    PlanOptions on = o;
+    on.source.device = device;
+    each.push_back(largest_on_device(on, graph));
+  }
+  if (o.json) std::cout << dump_json(devices.size() == 1 ? each.front() : nlohmann::json{{"devices", each}}, 2) << "\n";
+  return 0;
+}
+
+// One device's table (printed unless --json) and its JSON.
+nlohmann::json largest_on_device(const PlanOptions& o, const Graph& graph) {
   const std::optional<size_t> asked = parse_budget(o.device_memory, "--device-memory");
   const size_t host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0);
   const SyncMode sync = parse_sync_mode(o.sync);
@@ -498,6 +514,7 @@ int run_largest_plan(const PlanOptions& o) {
   LargestHeader header{.model = graph.name(),
                        .device = o.source.device,
                        .optimizer = o.optimizer,
+                       .optimizer_state = o.optimizer_state,
                        .batch = o.max_seq_len ? o.model.batch : 0,
                        .cap = cap_is};
   const auto plan_of = [&](const Graph& g, int64_t batch, const std::string& policy) {
@@ -519,11 +536,8 @@ int run_largest_plan(const PlanOptions& o) {
   const std::vector<std::string> policies =
       o.policy.empty() ? std::vector<std::string>{"none", "conv", "all", "dyn", "auto"} : std::vector{o.policy};
   const std::vector<PolicyLargest> rows = largest_per_policy(plan_at, policies, cap);
-  if (o.json)
-    std::cout << dump_json(largest_json(rows, header), 2) << "\n";
-  else
-    print_largest_table(rows, header);
-  return 0;
+  if (!o.json) print_largest_table(rows, header);
+  return largest_json(rows, header);
 }
 
 // --device A,B,...: each device planned alone, one row per device (tools/plan_devices.h).
@@ -707,9 +721,13 @@ FlagRules plan_flag_rules(const CLI::App& sub, const std::shared_ptr<PlanOptions
                                              " and --device " + o->source.device;
                                     }});
   rules.add({"--max-batch", "--max-seq-len"},
-            {"with a device profile (--device NAME: each size is planned with its sizes and costs; this CPU's costs "
-             "are measured at one batch and length)",
-             [o] { return o->source.device != "cpu" && o->source.device.find(',') == std::string::npos; },
+            {"with device profiles (--device NAME or A,B,...: each size is planned with its sizes and costs; this "
+             "CPU's costs are measured at one batch and length)",
+             [o] {
+               const std::vector<std::string> devices = device_list(*o);
+               return !devices.empty() && std::none_of(devices.begin(), devices.end(),
+                                                       [](const std::string& d) { return d == "cpu" || d.empty(); });
+             },
              [o] { return "with --device " + o->source.device; }});
   rules.add({"--max-seq-len"}, {"without --max-batch (one size is searched at a time)", [o] { return !o->max_batch; },
                                 [] { return std::string("with --max-batch"); }});

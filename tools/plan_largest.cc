@@ -31,10 +31,11 @@ double items_per_step(const PolicyLargest& r, const LargestHeader& h) {
 
 void print_largest_table(const std::vector<PolicyLargest>& rows, const LargestHeader& h) {
   const bool seq = h.batch > 0;
-  std::printf("model %s, device %s, budget %s%s%s: the largest %s each policy trains in\n", h.model.c_str(),
+  std::printf("model %s, device %s, budget %s%s%s%s: the largest %s each policy trains in\n", h.model.c_str(),
               h.device.c_str(), format_bytes(h.budget).c_str(),
               seq ? (", batch " + std::to_string(h.batch)).c_str() : "",
-              h.optimizer == "sgd" ? "" : (", optimizer " + h.optimizer).c_str(), seq ? "sequence length" : "batch");
+              h.optimizer == "sgd" ? "" : (", optimizer " + h.optimizer).c_str(),
+              h.optimizer_state == "host" ? ", its state in host memory" : "", seq ? "sequence length" : "batch");
   std::printf("%-7s %11s  %-40s %10s %10s %9s %9s %15s %6s\n", "policy", seq ? "max length" : "max batch",
               "configuration", "step ms", seq ? "tokens/s" : "samples/s", "vs oracle", "peak MiB",
               seq ? "length+1 needs" : "batch+1 needs", "plans");
@@ -61,7 +62,11 @@ void print_largest_table(const std::vector<PolicyLargest>& rows, const LargestHe
 
 nlohmann::json largest_json(const std::vector<PolicyLargest>& rows, const LargestHeader& h) {
   const bool seq = h.batch > 0;
-  nlohmann::json out{{"model", h.model}, {"device", h.device}, {"device_memory", h.budget}, {"optimizer", h.optimizer}};
+  nlohmann::json out{{"model", h.model},
+                     {"device", h.device},
+                     {"device_memory", h.budget},
+                     {"optimizer", h.optimizer},
+                     {"optimizer_state", h.optimizer_state}};
   if (seq) out["batch"] = h.batch;
   out["cap"] = h.cap;
   nlohmann::json list = nlohmann::json::array();
@@ -69,7 +74,11 @@ nlohmann::json largest_json(const std::vector<PolicyLargest>& rows, const Larges
     nlohmann::json j{{"policy", r.policy}, {seq ? "max_seq_len" : "max_batch", r.largest}, {"plans", r.plans}};
     if (r.at)
       j["plan"] = plan_json(
-          *r.at, {.model = h.model, .batch = seq ? h.batch : r.largest, .device = h.device, .optimizer = h.optimizer});
+          *r.at, {.model = h.model,
+                  .batch = seq ? h.batch : r.largest,
+                  .device = h.device,
+                  .optimizer = h.optimizer,
+                  .optimizer_state = h.optimizer_state});
     const std::optional<size_t> needs = next_size_needs(r);
     j[seq ? "next_length_minimum_budget" : "next_batch_minimum_budget"] =
         needs ? nlohmann::json(*needs) : nlohmann::json();

@@ -19,7 +19,7 @@
 namespace vdnn::cli {
 
 struct LargestHeader {
-  std::string model, device, optimizer = "sgd";
+  std::string model, device, optimizer = "sgd", optimizer_state = "device";
   size_t budget = 0;
   int64_t batch = 0;  // searching the sequence length: the batch it is planned at; 0: searching the batch
   std::string cap;    // what the largest size searched is: "the batch limit", "the 1024 positions of 'wpe'"

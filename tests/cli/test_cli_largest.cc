@@ -70,8 +70,33 @@ TEST(CliLargest, TheLongestSequenceFitsAndTheNextDoesNotOrIsPastThePositions) {
   expect_user_error("plan " + gpt2 + " --max-seq-len --input 64", "--input applies only without --max-seq-len");
 }
 
+// Several devices: each one's table is what that device alone answers, in the order given; and
+// the state in host memory (an AdamW GPT-2 on a V100's 16 GiB) fits a larger batch under none.
+TEST(CliLargest, SeveralDevicesEachAnswerAsAlone) {
+  const std::string model = "--model fmnist_cnn --device-memory 64MiB --max-batch --policy all --json";
+  const CliRun both = vdnn("plan " + model + " --device titan-x-maxwell,v100-16gb");
+  ASSERT_EQ(both.exit_code, 0) << both.output;
+  const auto j = nlohmann::json::parse(both.output);
+  ASSERT_EQ(j["devices"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string device = i == 0 ? "titan-x-maxwell" : "v100-16gb";
+    const CliRun alone = vdnn("plan " + model + " --device " + device);
+    ASSERT_EQ(alone.exit_code, 0) << alone.output;
+    EXPECT_EQ(j["devices"][i], nlohmann::json::parse(alone.output)) << device;
+  }
+  const std::string gpt2 = "plan --model gpt2 --device v100-16gb --optimizer adamw --max-batch --policy none --json";
+  const CliRun device = vdnn(gpt2), host = vdnn(gpt2 + " --optimizer-state host");
+  ASSERT_EQ(device.exit_code, 0) << device.output;
+  ASSERT_EQ(host.exit_code, 0) << host.output;
+  const auto on_host = nlohmann::json::parse(host.output);
+  EXPECT_EQ(on_host["optimizer_state"], "host");
+  EXPECT_GT(on_host["max_batch"][0]["max_batch"], nlohmann::json::parse(device.output)["max_batch"][0]["max_batch"]);
+}
+
 TEST(CliLargest, RefusesThisCpuAndTheFlagsItDoesNotUse) {
-  expect_user_error("plan --model fmnist_cnn --max-batch", "--max-batch applies only with a device profile");
+  expect_user_error("plan --model fmnist_cnn --max-batch", "--max-batch applies only with device profiles");
+  expect_user_error("plan --model fmnist_cnn --device v100-16gb,cpu --max-batch",
+                    "--max-batch applies only with device profiles");
   expect_user_error("plan " + kModel + " --max-batch --batch 64", "--batch");
   expect_user_error("plan " + kModel + " --max-batch --sweep", "with --max-batch");
   expect_user_error("plan " + kModel + " --max-batch --inference", "--max-batch applies only to training plans");
