@@ -766,11 +766,11 @@ Command add_plan_command(CLI::App& app) {
   app.add_option("--batches", o->batches, "--inference: batch sizes, e.g. 1,8,32 (default: --batch)");
   app.add_flag("--json", o->json, "print JSON instead of a table");
   app.add_flag("--max-batch", o->max_batch,
-               "on each device profile (--device A,B,...: a table each): per policy (--policy, or every one) the largest batch that trains in the budget, "
-               "its step and overhead against the oracle at that batch");
+               "on each device profile (--device A,B,...: a table each): per policy (--policy, or every one) the "
+               "largest batch that trains in the budget, its step and overhead against the oracle at that batch");
   app.add_flag("--max-seq-len", o->max_seq_len,
-               "on each device profile, a token model: per policy the longest input (tokens) that trains in the budget at "
-               "--batch, its step and overhead against the oracle at that length");
+               "on each device profile, a token model: per policy the longest input (tokens) that trains in the "
+               "budget at --batch, its step and overhead against the oracle at that length");
   Runner run = [o, sub = &app] {
     o->sweep = o->sweep || sub->count("--sweep-steps") > 0 || !o->sweep_svg.empty();
     o->scaling = o->scaling || !o->scaling_svg.empty();

@@ -45,8 +45,9 @@ StatePlacement choose_state_placement(const Graph& graph, int64_t batch, const P
   out.place = host_wins ? StatePlace::kHost : StatePlace::kDevice;
   const std::string device = describe(out.device_seconds);
   const std::string host = host_refused.empty() ? describe(out.host_seconds) : "not planned (" + host_refused + ")";
-  out.summary = host_wins ? "optimizer state in host memory: its fastest fitting row " + host + "; on the device " + device
-                          : "optimizer state on the device: its fastest fitting row " + device + "; in host memory " + host;
+  out.summary = host_wins
+                    ? "optimizer state in host memory: its fastest fitting row " + host + "; on the device " + device
+                    : "optimizer state on the device: its fastest fitting row " + device + "; in host memory " + host;
   return out;
 }
 

@@ -7,9 +7,10 @@
 // it is faster or the only one that fits; a device profile without a host bandwidth plans the
 // device alone. A whole-model choice: per-tensor placement is not built.
 //
-//   StatePlacement p = choose_state_placement(graph, 8, {.device = "rtx-4090"}, {.optimizer = OptimizerKind::kAdamW}, "auto");
+//   StatePlacement p =
+//       choose_state_placement(graph, 8, {.device = "rtx-4090"}, {.optimizer = OptimizerKind::kAdamW}, "auto");
 //   p.place;    // StatePlace::kHost where only it fits
-//   p.summary;  // "optimizer state in host memory: its fastest fitting row 2364.43 ms; on the device nothing fits"
+//   p.summary;  // "optimizer state in host memory: its fastest fitting row 2364.43 ms; ..."
 #pragma once
 
 #include <optional>

@@ -900,7 +900,8 @@ void examples(Given& given) {
   // == planning/state_placement.h
   {
     const Graph& graph = *given.graph;  // (adapted)
-    StatePlacement p = choose_state_placement(graph, 8, {.device = "rtx-4090"}, {.optimizer = OptimizerKind::kAdamW}, "auto");
+    StatePlacement p =
+        choose_state_placement(graph, 8, {.device = "rtx-4090"}, {.optimizer = OptimizerKind::kAdamW}, "auto");
     p.place;
     p.summary;
   }

@@ -39,8 +39,9 @@ std::string train(Graph g, NetOptions o, TrainConfig c, const std::function<void
                   const std::function<void(const StepProgress&)>& on_step = {}) {
   o.optimizer = c.optimizer;
   const Shape& s = g.input_shape();
-  const Dataset data = g.token_input() ? make_synthetic_tokens(4 * o.batch, s.channels(), g.classes(), 11)
-                                       : make_synthetic(4 * o.batch, s.channels(), s.height(), s.width(), g.classes(), 11);
+  const Dataset data = g.token_input()
+                           ? make_synthetic_tokens(4 * o.batch, s.channels(), g.classes(), 11)
+                           : make_synthetic(4 * o.batch, s.channels(), s.height(), s.width(), g.classes(), 11);
   Net net(std::move(g), o);
   c.seed = o.seed;
   Trainer trainer(net, c);
@@ -70,7 +71,8 @@ TEST(HostOptimizerState, ATiedHeadsGradientIsSummedBeforeItLeaves) {
   // gpt_char's lm_head shares wte's weight: its gradient is final only after the embedding's backward.
   NetOptions host = on(StatePlace::kHost), device = on(StatePlace::kDevice);
   host.batch = device.batch = 2;
-  EXPECT_EQ(train(load_model("gpt_char"), host, clipped_adamw(2)), train(load_model("gpt_char"), device, clipped_adamw(2)));
+  EXPECT_EQ(train(load_model("gpt_char"), host, clipped_adamw(2)),
+            train(load_model("gpt_char"), device, clipped_adamw(2)));
 }
 
 // Each tensor's bytes as the host region places them.
@@ -140,7 +142,8 @@ TEST(HostOptimizerState, TheSimulatorAddsTheHostsUpdateAfterTheDevicesWork) {
   const double weights = static_cast<double>(device.memory.by_class.peak(MemoryClass::kWeightGrads));
   EXPECT_GE(host.time.host_update_seconds, 7 * weights / in.costs.host_memory_bytes_per_second * 0.99);
   EXPECT_GT(host.time.iteration_seconds, device.time.iteration_seconds - device.time.update_seconds);
-  EXPECT_DOUBLE_EQ(planner.oracle_seconds(), device.time.iteration_seconds) << "the oracle keeps the state on the device";
+  EXPECT_DOUBLE_EQ(planner.oracle_seconds(), device.time.iteration_seconds)
+      << "the oracle keeps the state on the device";
   EXPECT_LT(host.minimum_budget, device.minimum_budget);
 }
 
@@ -176,8 +179,12 @@ TEST(HostOptimizerState, WhatItDoesNotTakeIsRefusedByName) {
   expect_error([&] { Net(load_model("fmnist_cnn"), inference); }, {"--optimizer-state host", "inference"});
   expect_error([&] { parse_state_place("disk"); }, {"--optimizer-state 'disk'", "device", "host"});
   const Graph graph = load_model("fmnist_cnn");
-  expect_error([&] { DevicePlanner(graph, 8, {.device = "h100"}, {.optimizer_state = StatePlace::kHost, .collectives = {.ranks = 2}}); },
-               {"--optimizer-state host", "one rank"});
+  expect_error(
+      [&] {
+        DevicePlanner(graph, 8, {.device = "h100"},
+                      {.optimizer_state = StatePlace::kHost, .collectives = {.ranks = 2}});
+      },
+      {"--optimizer-state host", "one rank"});
 }
 
 }  // namespace test_host_optimizer_state
