@@ -77,6 +77,14 @@ struct PlanOptions {
 };
 
 // The devices --device names: one, or several separated by commas.
+// --optimizer-state auto plans one batch on one device both ways; the searches and tables over
+// sizes or devices take one placement.
+void refuse_state_auto(const PlanOptions& o, const std::string& with) {
+  if (o.optimizer_state == "auto")
+    VDNN_THROW("--optimizer-state auto plans one batch on one device both ways; with "
+               << with << " give --optimizer-state device or host");
+}
+
 std::vector<std::string> device_list(const PlanOptions& o) {
   std::vector<std::string> devices;
   std::stringstream list(o.source.device);
@@ -344,8 +352,8 @@ void print_plan_table(const PlanOptions& o, const TrainingPlan& plan, const Data
       "fastest algorithms, unlimited "
       "memory: %.2f ms. /bound = step time over the busiest stream's time.\n",
       plan.planner.optimizer_state() == StatePlace::kHost
-          ? " on the device: here the weights alone (the state, masters and gradient copies are host MiB; each "
-            "gradient is on the device only while the backward pass writes it, under grads)"
+          ? " on the device: here the weights and the weight gradients the backward pass holds at once (each is "
+            "on the device from its first writer until copied out; the state, masters and gradient copies are host MiB)"
           : "",
       plan.oracle * 1e3);
   if (!plan.state_choice.empty()) std::printf("%s\n", plan.state_choice.c_str());
@@ -423,28 +431,26 @@ int run_training_plan(PlanOptions& o, const DataParallel& dp, const std::vector<
   const Graph& graph = sliced ? sliced->graph : whole;
   o.source.cpu_link = parse_link(o.link_bandwidth, o.link_latency);
   o.source.calibrate_with = [&] { return o.model.load().graph; };  // measured costs: a few timed steps
+  if ((o.scaling || o.ranks > 1) && o.optimizer_state != "device")
+    VDNN_THROW("--optimizer-state " << o.optimizer_state << " with " << (o.scaling ? "--scaling" : "--ranks")
+                                    << ": state in host memory is planned for one rank; data-parallel ranks with it "
+                                       "are not built yet (give --optimizer-state device)");
+  PlannerRequest request{.device_memory = parse_budget(o.device_memory, "--device-memory"),
+                         .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),
+                         .optimizer = parse_optimizer(o.optimizer),
+                         .sync = parse_sync_mode(o.sync),
+                         .collectives = dp.collectives(o.ranks),
+                         .network = dp.network};
+  PlanInputs inputs = plan_inputs(graph, o.model.batch, o.source);  // this CPU's costs: measured once
   std::string state_choice;
   if (o.optimizer_state == "auto") {
-    const StatePlacement p = choose_state_placement(
-        graph, o.model.batch, o.source,
-        {.device_memory = parse_budget(o.device_memory, "--device-memory"),
-         .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),
-         .optimizer = parse_optimizer(o.optimizer),
-         .sync = parse_sync_mode(o.sync),
-         .collectives = dp.collectives(o.ranks),
-         .network = dp.network},
-        o.policy, parse_prefetch(o.prefetch));
+    const StatePlacement p =
+        choose_state_placement(graph, inputs, request, o.policy, parse_prefetch(o.prefetch), o.source.names);
     o.optimizer_state = to_string(p.place);
     state_choice = "--optimizer-state auto: " + p.summary;
   }
-  const DevicePlanner planned(graph, o.model.batch, o.source,
-                              {.device_memory = parse_budget(o.device_memory, "--device-memory"),
-                               .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),
-                               .optimizer = parse_optimizer(o.optimizer),
-                               .optimizer_state = parse_state_place(o.optimizer_state),
-                               .sync = parse_sync_mode(o.sync),
-                               .collectives = dp.collectives(o.ranks),
-                               .network = dp.network});
+  request.optimizer_state = parse_state_place(o.optimizer_state);
+  const DevicePlanner planned(graph, std::move(inputs), request, o.source.names);
   const PlanInputs& in = planned.in;
   const Planner& planner = planned.planner;
   TrainingPlan plan{.graph = graph, .planner = planner, .device = in.device, .state_choice = state_choice};
@@ -490,6 +496,7 @@ std::pair<int64_t, std::string> longest_sequence(const Graph& graph) {
 nlohmann::json largest_on_device(const PlanOptions& o, const Graph& graph);
 
 int run_largest_plan(const PlanOptions& o) {
+  refuse_state_auto(o, o.max_batch ? "--max-batch" : "--max-seq-len");
   const Graph graph = o.model.load().graph;
   const std::vector<std::string> devices = device_list(o);
   nlohmann::json each = nlohmann::json::array();
@@ -542,6 +549,7 @@ nlohmann::json largest_on_device(const PlanOptions& o, const Graph& graph) {
 
 // --device A,B,...: each device planned alone, one row per device (tools/plan_devices.h).
 int run_devices_plan(const PlanOptions& o) {
+  refuse_state_auto(o, "--device " + o.source.device);
   DeviceTableRequest request{.devices = device_list(o),
                              .budget = parse_budget(o.device_memory, "--device-memory"),
                              .host_memory = parse_budget(o.host_memory, "--host-memory").value_or(0),

@@ -72,13 +72,14 @@ py::dict plan(const py::object& model_or_name, const py::object& batch_arg, cons
                            .host_memory = host_given,
                            .optimizer = optimizer_kind,
                            .sync = sync_mode};
+    PlanInputs inputs = plan_inputs(graph, batch, source);  // this CPU's costs: measured once
     std::optional<StatePlacement> chosen;
     if (choose_state) {
-      chosen = choose_state_placement(graph, batch, source, request, policy, prefetch_rule);
+      chosen = choose_state_placement(graph, inputs, request, policy, prefetch_rule, keywords);
       state_place = chosen->place;
     }
     request.optimizer_state = state_place;
-    const DevicePlanner planned(graph, batch, source, request);
+    const DevicePlanner planned(graph, std::move(inputs), request, keywords);
     const PlanInputs& in = planned.in;
     const Planner& planner = planned.planner;
     const size_t budget = planned.budget;
@@ -112,6 +113,8 @@ py::dict plan_devices(const py::object& model_or_name, const std::vector<std::st
   const std::shared_ptr<Model> model = as_model(model_or_name);
   const OptionNames keywords{OptionNames::kKeywords};
   const int64_t batch = int_in_range(batch_arg, 1, kMaxBatch, "batch");
+  if (optimizer_state == "auto")
+    VDNN_THROW("optimizer_state 'auto' plans one device both ways (vdnn.plan); plan_devices takes 'device' or 'host'");
   DeviceTableRequest request{.devices = devices,
                              .devices_option = "devices",
                              .host_memory = budget_bytes(host_memory, "host_memory"),

@@ -106,10 +106,11 @@ PlannedStep plan_step(const Graph& graph, const ProgramSource& programs, const S
   // join the placed Program without changing its plan.
   add_collectives(s.train, options.collectives);
   if (!s.fits) return s;
-  // The parameters' tensors come first (state in host memory among them, never on the device).
-  for (size_t i = 0; i < s.train.tensors.size() && (s.train.tensors[i].persistent || s.train.tensors[i].on_host); ++i)
-    VDNN_CHECK(s.eval.tensors[i].name == s.train.tensors[i].name &&
-                   s.train_plan.persistent_offsets[i] == s.eval_plan.persistent_offsets[i],
+  // The parameters' tensors come first, in both Programs alike (gradients and state in host memory
+  // among them, not persistent there).
+  for (size_t i = 0; i < s.train.tensors.size() && i < s.eval.tensors.size(); ++i)
+    VDNN_CHECK(!s.train.tensors[i].persistent || (s.eval.tensors[i].name == s.train.tensors[i].name &&
+                                                   s.train_plan.persistent_offsets[i] == s.eval_plan.persistent_offsets[i]),
                "parameter '" << s.train.tensors[i].name << "' must not move between plans");
   return s;
 }

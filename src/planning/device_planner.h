@@ -33,6 +33,9 @@ struct PlannerRequest {
 struct DevicePlanner {
   // Throws vdnn::Error as plan_inputs does (an unusable source option, named by source.names).
   DevicePlanner(const Graph& graph, int64_t batch, const PlanSourceOptions& source, const PlannerRequest& request = {});
+  // From inputs planned before (plan_inputs: this CPU's costs measured once for several Planners);
+  // `names` spell the options in errors.
+  DevicePlanner(const Graph& graph, PlanInputs inputs, const PlannerRequest& request, const OptionNames& names = {});
   DevicePlanner(const DevicePlanner&) = delete;
   DevicePlanner& operator=(const DevicePlanner&) = delete;
 

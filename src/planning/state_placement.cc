@@ -27,16 +27,21 @@ std::string describe(const std::optional<double>& seconds) {
 
 StatePlacement choose_state_placement(const Graph& graph, int64_t batch, const PlanSourceOptions& source,
                                       PlannerRequest request, const std::string& policy, Prefetch prefetch) {
+  return choose_state_placement(graph, plan_inputs(graph, batch, source), request, policy, prefetch, source.names);
+}
+
+StatePlacement choose_state_placement(const Graph& graph, const PlanInputs& in, PlannerRequest request,
+                                      const std::string& policy, Prefetch prefetch, const OptionNames& names) {
   StatePlacement out;
   request.optimizer_state = StatePlace::kDevice;
   {
-    const DevicePlanner on_device(graph, batch, source, request);
+    const DevicePlanner on_device(graph, in, request, names);
     out.device_seconds = fastest_fitting(plan_table(on_device.planner, on_device.budget, policy, prefetch));
   }
   request.optimizer_state = StatePlace::kHost;
   std::string host_refused;
   try {
-    const DevicePlanner on_host(graph, batch, source, request);
+    const DevicePlanner on_host(graph, in, request, names);
     out.host_seconds = fastest_fitting(plan_table(on_host.planner, on_host.budget, policy, prefetch));
   } catch (const Error& e) {  // a profile without a host bandwidth, data-parallel ranks
     host_refused = e.what();

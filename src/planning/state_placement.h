@@ -29,6 +29,11 @@ struct StatePlacement {
 };
 
 // `request.optimizer_state` is ignored (both are tried); `policy` as plan_table takes it ("": all).
+// Both placements are planned on the same inputs (this CPU's costs measured once).
+StatePlacement choose_state_placement(const Graph& graph, const PlanInputs& in, PlannerRequest request,
+                                      const std::string& policy, Prefetch prefetch = Prefetch::kVdnn,
+                                      const OptionNames& names = {});
+// The same from a source: plan_inputs(graph, batch, source), then the above.
 StatePlacement choose_state_placement(const Graph& graph, int64_t batch, const PlanSourceOptions& source,
                                       PlannerRequest request, const std::string& policy,
                                       Prefetch prefetch = Prefetch::kVdnn);

@@ -98,6 +98,12 @@ TEST(CliLargest, RefusesThisCpuAndTheFlagsItDoesNotUse) {
   expect_user_error("plan --model fmnist_cnn --device v100-16gb,cpu --max-batch",
                     "--max-batch applies only with device profiles");
   expect_user_error("plan " + kModel + " --max-batch --batch 64", "--batch");
+  expect_user_error("plan " + kModel + " --max-batch --optimizer-state auto",
+                    "--optimizer-state auto plans one batch on one device both ways; with --max-batch give");
+  expect_user_error("plan --model fmnist_cnn --device titan-x-maxwell,h100 --optimizer-state auto",
+                    "with --device titan-x-maxwell,h100 give --optimizer-state device or host");
+  expect_user_error("plan " + kModel + " --scaling --network hdr-infiniband --optimizer-state host",
+                    "--optimizer-state host with --scaling: state in host memory is planned for one rank");
   expect_user_error("plan " + kModel + " --max-batch --sweep", "with --max-batch");
   expect_user_error("plan " + kModel + " --max-batch --inference", "--max-batch applies only to training plans");
 }
