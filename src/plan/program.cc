@@ -25,13 +25,6 @@ size_t Program::streamed_bytes() const {
   return bytes;
 }
 
-size_t Program::host_state_bytes() const {
-  size_t bytes = 0;
-  for (const ProgramTensor& t : tensors)
-    if (t.on_host) bytes += t.bytes;
-  return bytes;
-}
-
 size_t Program::all_reduced_bytes() const {
   size_t bytes = 0;
   for (const GradientBucket& b : buckets) bytes += b.bytes;

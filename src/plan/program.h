@@ -50,8 +50,8 @@ struct ProgramTensor {
 // updates the master weight and the state there and the weight is copied back
 // (runtime/host_optimizer_step.h; the simulator prices those two as a pipeline).
 struct HostUpdatedParam {
-  int weight = -1, grad = -1;  // host_mirror tensors
-  std::vector<int> state;      // on_host tensors, in optimizer_state_suffixes order
+  int weight = -1;         // a host_mirror tensor (its gradient is one too, streamed out in backward)
+  std::vector<int> state;  // on_host tensors, in optimizer_state_suffixes order
 };
 
 enum class Op {
@@ -121,7 +121,6 @@ struct Program {
   size_t recomputed_bytes() const;            // bytes dropped in forward and re-made in backward per step
   size_t streamed_bytes() const;              // weight bytes copied host -> device per forward pass
   size_t all_reduced_bytes() const;           // data parallel: the buckets' bytes, summed over the ranks per step
-  size_t host_state_bytes() const;            // optimizer state kept in host memory (on_host tensors)
   std::vector<int> recomputed_nodes() const;  // kRecompute steps' nodes, in issue order
   std::string to_text() const;                // one line per step
 };

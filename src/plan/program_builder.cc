@@ -180,7 +180,7 @@ void Builder::make_parameters() {
         // the backward pass finishes each (emit_backward_node): on the device only while written.
         const bool on_host = o_.optimizer_state == StatePlace::kHost;
         grad = add_tensor(name + ":grad", bytes, MemoryClass::kWeightGrads, !on_host);
-        HostUpdatedParam updated{weight, grad, {}};
+        HostUpdatedParam updated{weight, {}};
         for (const std::string& state : optimizer_state_suffixes(o_.optimizer)) {
           updated.state.push_back(add_tensor(name + state, bytes, MemoryClass::kOptimizerState, !on_host));
           p_.tensors.back().on_host = on_host && o_.training;

@@ -1,7 +1,5 @@
 #include "runtime/host_optimizer_step.h"
 
-#include <vector>
-
 #include "vdnn/error.h"
 
 namespace vdnn {
